@@ -1,0 +1,128 @@
+"""The `trainbudget` command: a thin layer over trainbudget.calc and the addin modules.
+
+Bad input prints one line on stderr and exits with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from trainbudget import calc
+from trainbudget.addin import report as rep
+
+
+class CountType(click.ParamType):
+    """A count such as 7e9, 7B, 1.5T or 350M."""
+
+    name = "count"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            return calc.parse_count(f"--{param.name}" if param else "count", value)
+        except calc.TrainingBudgetError as e:
+            self.fail(str(e), param, ctx)
+
+
+def _table(path: str | None) -> calc.DeviceTable:
+    return calc.catalog() if path is None else calc.load_devices(path)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=float))
+
+
+def _fancy() -> bool:
+    """A formatted table on a terminal; plain text when piped."""
+    return sys.stdout.isatty()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="trainbudget")
+def cli() -> None:
+    """Training budgets: bytes, FLOPs, hours and cost, for engineers and finance."""
+
+
+catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exists=True),
+                              help="A CSV of devices to use instead of the packaged catalog.")
+
+
+@cli.command()
+@click.option("--params", type=CountType(), default=str(calc.SEED_PARAMS), show_default="7e9",
+              help="Model parameters: 7e9, 7B, 350M.")
+@click.option("--tokens", type=CountType(), default=str(calc.SEED_TOKENS), show_default="1e9",
+              help="Training tokens: 1e9, 1B, 1.5T.")
+@click.option("--device", "device_names", multiple=True,
+              help="Device name from the catalog (repeatable); default: the seed's four.")
+@click.option("--utilization", type=float, default=1.0, show_default=True,
+              help="Share of the device's rate actually reached, in (0, 1].")
+@click.option("--devices", "n_devices", type=float, default=1, show_default=True,
+              help="Number of devices training together.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
+@catalog_option
+def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
+             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+    """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
+    calc.checks.whole("--devices", n_devices)
+    calc.checks.fraction("--utilization", utilization)
+    report = rep.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
+                          int(n_devices), _table(catalog_path))
+    if as_json:
+        _emit_json(report)
+    elif as_csv:
+        click.echo(rep.to_csv(report["rows"]), nl=False)
+    elif _fancy():
+        from trainbudget.addin import console
+        console.print_estimate(report)
+    else:
+        click.echo(rep.estimate_text(report), nl=False)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@catalog_option
+def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+    """List the device catalog: name, kind, TFLOP/s, memory, watts, source."""
+    rows = rep.device_rows(_table(catalog_path))
+    if as_json:
+        _emit_json(rows)
+    elif as_csv:
+        click.echo(rep.to_csv(rows), nl=False)
+    elif _fancy():
+        from trainbudget.addin import console
+        console.print_devices(rows)
+    else:
+        for r in rows:
+            click.echo(f"{r['name']:48} {r['tflops']:8.1f} TFLOP/s  {r['kind']:17}  "
+                       f"{r['memory_gb'] or '':>5} GB  {r['source']}")
+
+
+def run(command: Callable[..., Any], args: list[str]) -> int:
+    """Run a click command; bad input becomes one line on stderr and status 2."""
+    try:
+        command.main(args=args, prog_name="trainbudget", standalone_mode=False)
+    except (calc.TrainingBudgetError, click.UsageError, click.BadParameter) as e:
+        message = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        click.echo(f"trainbudget: error: {message}", err=True)
+        return 2
+    except click.ClickException as e:
+        click.echo(f"trainbudget: error: {e.format_message()}", err=True)
+        return e.exit_code
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("trainbudget: interrupted", err=True)
+        return 130
+    return 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run(cli, sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Plain-data reports behind the command line: the estimate table and the device listing.
+
+Each report is a dict of plain Python values (for --json), with text and CSV renderings.
+The text rendering of `estimate` with no options is the seed's printed table, line for line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from trainbudget import calc
+
+UTILIZATION_NOTE = ("utilization is never 100%: published large runs report model-FLOPs "
+                    "utilization well below peak, and a laptop GPU through PyTorch far below that.")
+
+_COUNT_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+_FLOP_UNITS = ((1e24, "YFLOP"), (1e21, "ZFLOP"), (1e18, "EFLOP"), (1e15, "PFLOP"),
+               (1e12, "TFLOP"), (1.0, "FLOP"))
+
+
+def format_count(value: float) -> str:
+    """7e9 -> '7B', 1.5e12 -> '1.5T', 3.5e8 -> '350M' (three significant digits at most)."""
+    for scale, suffix in _COUNT_SUFFIXES:
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def format_flops(value: float) -> str:
+    """4.2e19 -> '42 EFLOP' (the seed's unit), with the largest unit that keeps the figure >= 1."""
+    for scale, unit in _FLOP_UNITS:
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} FLOP"
+
+
+def estimate(params: float = calc.SEED_PARAMS, tokens: float = calc.SEED_TOKENS,
+             devices: tuple[str, ...] | list[str] = calc.SEED_DEVICES, utilization: float = 1.0,
+             n_devices: int = 1, table: calc.DeviceTable | None = None) -> dict[str, Any]:
+    """The seed's table for any job: memory, FLOPs, and hours on each device (hours are wall-clock)."""
+    table = calc.catalog() if table is None else table
+    memory = calc.train_memory(params)
+    rows = []
+    for name in devices:
+        d = table.get(name)
+        hours = calc.train_hours(params, tokens, d.tflops, utilization=utilization,
+                                 devices=n_devices)
+        rows.append({"device": d.name, "tflops": d.tflops, "kind": d.kind, "hours": hours,
+                     "days": hours / 24, "device_hours": hours * n_devices, "note": d.note})
+    return {"params": params, "tokens": tokens, "utilization": utilization,
+            "devices": n_devices, "flops": calc.train_flops(params, tokens),
+            "memory_bytes": memory.as_dict(), "rows": rows}
+
+
+def _where_text(report: dict[str, Any]) -> str:
+    on = f" on {report['devices']} devices" if report["devices"] != 1 else ""
+    return f"{on} at {report['utilization'] * 100:g}% utilization"
+
+
+def estimate_header(report: dict[str, Any]) -> list[str]:
+    """The seed's two opening lines."""
+    total_gb = report["memory_bytes"]["total"] / calc.schedule.GB
+    return [f"full fine-tune of a {format_count(report['params'])}: {total_gb:,.0f} GB of "
+            "optimizer state and weights before activations",
+            f"{format_count(report['tokens'])} training tokens: {format_flops(report['flops'])}"]
+
+
+def estimate_text(report: dict[str, Any]) -> str:
+    """The seed's printed table (shared/seed), for any inputs."""
+    lines = [*estimate_header(report), ""]
+    for r in report["rows"]:
+        lines.append(f"{r['device']:52} {r['tflops']:7.1f} TFLOP/s -> {r['hours']:8.1f} h"
+                     f"{_where_text(report)}   [{r['note']}]")
+    return "\n".join([*lines, "", UTILIZATION_NOTE]) + "\n"
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    """Rows of dicts as CSV text with a header line."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def device_rows(table: calc.DeviceTable | None = None) -> list[dict[str, Any]]:
+    """The device table as plain rows, in the catalog's column order."""
+    table = calc.catalog() if table is None else table
+    return [{c: getattr(d, c) for c in calc.devices.COLUMNS} for d in table]

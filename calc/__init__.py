@@ -1,0 +1,63 @@
+"""trainbudget.calc: the training-budget calculator, pure numpy.
+
+Every numeric argument takes a scalar, a list or an array and broadcasts like numpy;
+scalars in give a Python float out. Units are in the names: params (count), tokens (count),
+tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), hours, usd, kwh.
+"""
+
+from .checks import TrainingBudgetError
+from .devices import Device, DeviceTable, catalog, load_devices
+from .flops import chinchilla_tokens, train_flops
+from .memory import (
+                     METHODS,
+                     OPTIMIZERS,
+                     MemoryBreakdown,
+                     activation_bytes,
+                     train_bytes,
+                     train_memory,
+)
+from .schedule import (
+                     device_tflops,
+                     devices_needed,
+                     gpu_hours,
+                     train_cost,
+                     train_energy_kwh,
+                     train_hours,
+)
+from .units import parse_count
+
+# The seed's scenario and its four rates, in the seed's order (shared/seed).
+SEED_PARAMS = 7e9
+SEED_TOKENS = 1e9
+SEED_DEVICES = (
+    "M3 Ultra, MLX fp32 matmul (measured)",
+    "M3 Ultra, PyTorch MPS bf16 matmul (measured)",
+    "H100 SXM, BF16 tensor core, dense",
+    "H100 SXM, FP8 tensor core, dense",
+)
+
+__all__ = [
+                     "METHODS",
+                     "OPTIMIZERS",
+                     "SEED_DEVICES",
+                     "SEED_PARAMS",
+                     "SEED_TOKENS",
+                     "Device",
+                     "DeviceTable",
+                     "MemoryBreakdown",
+                     "TrainingBudgetError",
+                     "activation_bytes",
+                     "catalog",
+                     "chinchilla_tokens",
+                     "device_tflops",
+                     "devices_needed",
+                     "gpu_hours",
+                     "load_devices",
+                     "parse_count",
+                     "train_bytes",
+                     "train_cost",
+                     "train_energy_kwh",
+                     "train_flops",
+                     "train_hours",
+                     "train_memory",
+]

@@ -1,0 +1,115 @@
+"""Time, device-hours, cost, energy and device count of a training job.
+
+hours = FLOPs / (rate · 1e12 · utilization · devices) / 3600, the seed's formula with
+utilization and device count made explicit. Rates are TFLOP/s from the device table.
+Energy: kWh = watts · device-hours · PUE / 1000 (board power from the datasheet; PUE of the
+data centre, 1.0 when unknown). Cost: device-hours · price per device-hour.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .checks import TrainingBudgetError, fraction, non_negative, number, out, positive, whole
+from .devices import DeviceTable, catalog
+from .flops import train_flops
+from .memory import train_memory
+
+SECONDS_PER_HOUR = 3600.0
+TERA = 1e12  # TFLOP/s -> FLOP/s
+GB = 1e9     # the seed's and vendors' GB: 10^9 bytes
+
+
+def _table(table: DeviceTable | None) -> DeviceTable:
+    return catalog() if table is None else table
+
+
+def device_tflops(device: Any, *, table: DeviceTable | None = None) -> np.ndarray | float:
+    """TFLOP/s of `device`: a table name (case- and space-insensitive) or a number of TFLOP/s."""
+    return _table(table).value(device, "tflops")
+
+
+def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0,
+                devices: Any = 1, table: DeviceTable | None = None,
+                **flops_options: Any) -> np.ndarray | float:
+    """Wall-clock hours to train on `devices` devices at `utilization` of the device's rate.
+
+    `device` is a table name or TFLOP/s. `utilization` 1.0 reproduces the seed's "at 100%
+    utilization" table; real runs reach far less: published large runs report 30-55% model
+    FLOPs utilization (PaLM 46.2%, Llama 3.1 405B 38-43%; see `trainbudget runs`).
+    `flops_options` are those of `train_flops` (n_layers, d_model, seq_len, recompute).
+    """
+    flops = train_flops(params, tokens, **flops_options)
+    rate = np.asarray(device_tflops(device, table=table))
+    u = fraction("utilization", utilization)
+    n = whole("devices", devices)
+    return out(flops / (rate * (TERA * SECONDS_PER_HOUR) * u * n))
+
+
+def gpu_hours(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
+              **options: Any) -> np.ndarray | float:
+    """Device-hours (GPU-hours): wall-clock hours times `devices`; options as `train_hours`."""
+    hours = train_hours(params, tokens, device, devices=devices, **options)
+    return out(hours * whole("devices", devices))
+
+
+def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: Any = None,
+               table: DeviceTable | None = None, **options: Any) -> np.ndarray | float:
+    """US dollars: device-hours times `usd_per_device_hour`.
+
+    An explicit `usd_per_device_hour` (the user's contract price) wins; else the device row's
+    price; else an error. Cloud list prices vary by provider, region and date, so the packaged
+    catalog carries none.
+    """
+    if usd_per_device_hour is None:
+        try:
+            price = _table(table).value(device, "usd_per_device_hour")
+        except TrainingBudgetError as e:
+            raise TrainingBudgetError(f"{e}; pass usd_per_device_hour") from None
+    else:
+        price = non_negative("usd_per_device_hour", usd_per_device_hour)
+    return out(gpu_hours(params, tokens, device, table=table, **options) * price)
+
+
+def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0,
+                     watts: Any = None, table: DeviceTable | None = None,
+                     **options: Any) -> np.ndarray | float:
+    """Energy in kWh: board watts · device-hours · PUE / 1000.
+
+    `watts` overrides the device row's board power (needed for a device given as a number).
+    `pue` (power usage effectiveness, >= 1) scales for cooling and power delivery.
+    """
+    w = _table(table).value(device, "watts") if watts is None else positive("watts", watts)
+    p = number("pue", pue)
+    if (p < 1).any():
+        raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
+    return out(np.asarray(w) * gpu_hours(params, tokens, device, table=table, **options)
+               * p / 1000.0)
+
+
+def devices_needed(params: Any, device: Any, *, zero_stage: Any = 0, memory_gb: Any = None,
+                   table: DeviceTable | None = None, **memory_options: Any) -> np.ndarray | float:
+    """Smallest device count whose per-device bytes fit the device's memory (inf: never fits).
+
+    Per device = fixed + sharded / n, where ZeRO `zero_stage` decides which parts are sharded
+    (ZeRO §5) and activations stay whole; so n = ceil(sharded / (memory - fixed)), at least 1.
+    `memory_gb` (1e9 bytes) overrides the device row's memory. `memory_options` are those of
+    `train_memory` (method, optimizer, trainable, grad_bytes, master, activations).
+    """
+    cap = GB * (_table(table).value(device, "memory_gb") if memory_gb is None
+                else positive("memory_gb", memory_gb))
+    stage = whole("zero_stage", zero_stage, minimum=0)
+    if (stage > 3).any():
+        raise TrainingBudgetError(f"zero_stage must be 0, 1, 2 or 3 (got {zero_stage!r})")
+    m = train_memory(params, **memory_options)
+    sharded = (np.where(stage >= 1, m.optimizer + m.master, 0.0)
+               + np.where(stage >= 2, m.gradients, 0.0) + np.where(stage >= 3, m.weights, 0.0))
+    fixed = m.total - sharded
+    room = cap - fixed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.ceil(sharded / room * (1 - 1e-12))  # 1e-12 keeps exact fits from rounding up
+    n = np.where(room <= 0, math.inf, np.maximum(n, 1.0))
+    return out(n)
