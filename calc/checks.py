@@ -40,7 +40,9 @@ def number(name: str, value: Any) -> np.ndarray:
     """`value` as a finite float64 array; text, booleans, None, NaN and infinities are refused."""
     if isinstance(value, (bool, np.bool_)):
         raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {value!r})")
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+    if type(value) in (float, int):  # the common scalar case, without the object-array pass
+        arr = np.array(float(value))
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
         arr = value.astype(np.float64, copy=False)
     else:
         obj = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on a fresh Debian machine, then runs every test.
+# LibreOffice (headless Calc) is the spreadsheet engine the workbook tests recalculate with.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+apt_packages=(libreoffice-calc-nogui fonts-crosextra-carlito poppler-utils)
+missing=()
+for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+python3 -m pip install -q -e '.[test]'
+python3 -m ruff check .
+python3 -m pytest "$@"

@@ -1,0 +1,51 @@
+"""Every bad input raises a TrainingBudgetError that names the argument and the value."""
+
+import math
+
+import numpy as np
+import pytest
+
+from trainbudget import calc
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+
+CASES = [
+    (lambda: calc.train_hours(-1, 1e9, H100), "params must be > 0 (got -1)"),
+    (lambda: calc.train_hours(0, 1e9, H100), "params must be > 0 (got 0)"),
+    (lambda: calc.train_hours(math.nan, 1e9, H100), "params must be a finite number (got nan)"),
+    (lambda: calc.train_hours(7e9, math.inf, H100), "tokens must be a finite number (got inf)"),
+    (lambda: calc.train_hours(True, 1e9, H100), "params must be a number, not a boolean"),
+    (lambda: calc.train_hours("7e9", 1e9, H100), "params must be a number (got '7e9')"),
+    (lambda: calc.train_hours(None, 1e9, H100), "params must be a number (got None)"),
+    (lambda: calc.train_hours([1e9, -5], 1e9, H100), "params[1] must be > 0 (got -5)"),
+    (lambda: calc.train_hours([[1e9], [np.nan]], 1e9, H100), "params[1, 0] must be a finite number"),
+    (lambda: calc.train_hours(7e9, 1e9, H100, utilization=0), "utilization must be in (0, 1] (got 0)"),
+    (lambda: calc.train_hours(7e9, 1e9, H100, utilization=1.2), "utilization must be in (0, 1] (got 1.2)"),
+    (lambda: calc.train_hours(7e9, 1e9, H100, devices=0), "devices must be a whole number >= 1 (got 0)"),
+    (lambda: calc.train_hours(7e9, 1e9, H100, devices=2.5), "devices must be a whole number >= 1 (got 2.5)"),
+    (lambda: calc.train_hours(7e9, 1e9, "H10"), "unknown device 'H10'; closest: H100"),
+    (lambda: calc.train_hours(7e9, 1e9, -3), "device must be > 0 (got -3)"),
+    (lambda: calc.train_bytes(7e9, optimizer="adam9"), "optimizer must be one of adamw"),
+    (lambda: calc.train_bytes(7e9, method="dora"), "method must be one of full, lora"),
+    (lambda: calc.train_bytes(7e9, zero_stage=4), "zero_stage must be 0, 1, 2 or 3 (got 4)"),
+    (lambda: calc.train_energy_kwh(7e9, 1e9, H100, pue=0.5), "pue must be >= 1"),
+    (lambda: calc.activation_bytes(24, 2048, 16, 0, 1), "seq_len must be a whole number >= 1 (got 0)"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), CASES)
+def test_message_names_argument_and_value(call, message):
+    with pytest.raises(calc.TrainingBudgetError) as err:
+        call()
+    assert message in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+def test_parse_count():
+    assert calc.parse_count("p", "7B") == 7e9
+    assert calc.parse_count("p", "1.5T") == 1.5e12
+    assert calc.parse_count("p", "350M") == 350e6
+    assert calc.parse_count("p", "7e9") == 7e9
+    for bad in ("7Q", "", "-1B", "nan"):
+        with pytest.raises(calc.TrainingBudgetError, match="p must"):
+            calc.parse_count("p", bad)
