@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+
 from trainbudget import calc
 from trainbudget.addin import report as rep
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
 from trainbudget.addin import report as rep
 
 

@@ -5,7 +5,7 @@ scalars in give a Python float out. Units are in the names: params (count), toke
 tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), hours, usd, kwh.
 """
 
-from .checks import TrainingBudgetError
+from .checks import TrainingBudgetError, UnknownDeviceError
 from .devices import Device, DeviceTable, catalog, load_devices
 from .flops import chinchilla_tokens, train_flops
 from .memory import (
@@ -37,27 +37,8 @@ SEED_DEVICES = (
 )
 
 __all__ = [
-                     "METHODS",
-                     "OPTIMIZERS",
-                     "SEED_DEVICES",
-                     "SEED_PARAMS",
-                     "SEED_TOKENS",
-                     "Device",
-                     "DeviceTable",
-                     "MemoryBreakdown",
-                     "TrainingBudgetError",
-                     "activation_bytes",
-                     "catalog",
-                     "chinchilla_tokens",
-                     "device_tflops",
-                     "devices_needed",
-                     "gpu_hours",
-                     "load_devices",
-                     "parse_count",
-                     "train_bytes",
-                     "train_cost",
-                     "train_energy_kwh",
-                     "train_flops",
-                     "train_hours",
-                     "train_memory",
+    "METHODS", "OPTIMIZERS", "SEED_DEVICES", "SEED_PARAMS", "SEED_TOKENS", "Device", "DeviceTable",
+    "MemoryBreakdown", "TrainingBudgetError", "UnknownDeviceError", "activation_bytes", "catalog",
+    "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
+    "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
 ]

@@ -16,6 +16,10 @@ class TrainingBudgetError(ValueError):
     """Bad input to a TrainingBudget function; the message names the argument and the value."""
 
 
+class UnknownDeviceError(TrainingBudgetError):
+    """A device name that no table holds; the message lists the closest known names."""
+
+
 def _where(arr: np.ndarray, bad: np.ndarray) -> tuple[str, Any]:
     """Index text ('' for a scalar, '[i]' or '[i, j]' for arrays) and value of the first bad element."""
     if arr.ndim == 0:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, positive
+from .checks import TrainingBudgetError, UnknownDeviceError, positive
 
 KINDS = ("vendor dense peak", "measured")
 NUMERIC = ("tflops", "memory_gb", "memory_tbps", "watts", "usd_per_device_hour")
@@ -129,8 +129,12 @@ class DeviceTable:
         found = self._by_key.get(normalize(name))
         if found is None:
             near = "; ".join(self.closest(name)) or "none"
-            raise TrainingBudgetError(f"unknown device {name!r}; closest: {near}")
+            raise UnknownDeviceError(f"unknown device {name!r}; closest: {near}")
         return found
+
+    def with_fallback(self, other: DeviceTable) -> DeviceTable:
+        """This table's rows first, then `other`'s rows whose names this table lacks."""
+        return DeviceTable([*self.devices, *(d for d in other if d.name not in self)])
 
     def value(self, device: Any, column: str = "tflops") -> np.ndarray | float:
         """`column` of each device in `device`: a name, a number (TFLOP/s), or an array of them.

@@ -49,15 +49,17 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
     return out(flops / (rate * (TERA * SECONDS_PER_HOUR) * u * n))
 
 
-def gpu_hours(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
-              **options: Any) -> np.ndarray | float:
-    """Device-hours (GPU-hours): wall-clock hours times `devices`; options as `train_hours`."""
-    hours = train_hours(params, tokens, device, devices=devices, **options)
+def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, devices: Any = 1,
+              table: DeviceTable | None = None, **flops_options: Any) -> np.ndarray | float:
+    """Device-hours (GPU-hours): wall-clock hours times `devices`; arguments as `train_hours`."""
+    hours = train_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
+                        **flops_options)
     return out(hours * whole("devices", devices))
 
 
 def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: Any = None,
-               table: DeviceTable | None = None, **options: Any) -> np.ndarray | float:
+               utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
+               **flops_options: Any) -> np.ndarray | float:
     """US dollars: device-hours times `usd_per_device_hour`.
 
     An explicit `usd_per_device_hour` (the user's contract price) wins; else the device row's
@@ -71,12 +73,14 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
             raise TrainingBudgetError(f"{e}; pass usd_per_device_hour") from None
     else:
         price = non_negative("usd_per_device_hour", usd_per_device_hour)
-    return out(gpu_hours(params, tokens, device, table=table, **options) * price)
+    dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
+                   **flops_options)
+    return out(dh * price)
 
 
-def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0,
-                     watts: Any = None, table: DeviceTable | None = None,
-                     **options: Any) -> np.ndarray | float:
+def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, watts: Any = None,
+                     utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
+                     **flops_options: Any) -> np.ndarray | float:
     """Energy in kWh: board watts · device-hours · PUE / 1000.
 
     `watts` overrides the device row's board power (needed for a device given as a number).
@@ -86,25 +90,29 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0,
     p = number("pue", pue)
     if (p < 1).any():
         raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
-    return out(np.asarray(w) * gpu_hours(params, tokens, device, table=table, **options)
-               * p / 1000.0)
+    dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
+                   **flops_options)
+    return out(np.asarray(w) * dh * p / 1000.0)
 
 
-def devices_needed(params: Any, device: Any, *, zero_stage: Any = 0, memory_gb: Any = None,
-                   table: DeviceTable | None = None, **memory_options: Any) -> np.ndarray | float:
+def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer: str = "adamw",
+                   zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,
+                   memory_gb: Any = None, table: DeviceTable | None = None,
+                   **memory_options: Any) -> np.ndarray | float:
     """Smallest device count whose per-device bytes fit the device's memory (inf: never fits).
 
     Per device = fixed + sharded / n, where ZeRO `zero_stage` decides which parts are sharded
     (ZeRO §5) and activations stay whole; so n = ceil(sharded / (memory - fixed)), at least 1.
-    `memory_gb` (1e9 bytes) overrides the device row's memory. `memory_options` are those of
-    `train_memory` (method, optimizer, trainable, grad_bytes, master, activations).
+    `memory_gb` (1e9 bytes) overrides the device row's memory. The other options are those of
+    `train_memory` (`memory_options`: grad_bytes, master).
     """
     cap = GB * (_table(table).value(device, "memory_gb") if memory_gb is None
                 else positive("memory_gb", memory_gb))
     stage = whole("zero_stage", zero_stage, minimum=0)
     if (stage > 3).any():
         raise TrainingBudgetError(f"zero_stage must be 0, 1, 2 or 3 (got {zero_stage!r})")
-    m = train_memory(params, **memory_options)
+    m = train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
+                     activations=activations, **memory_options)
     sharded = (np.where(stage >= 1, m.optimizer + m.master, 0.0)
                + np.where(stage >= 2, m.gradients, 0.0) + np.where(stage >= 3, m.weights, 0.0))
     fixed = m.total - sharded

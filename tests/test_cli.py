@@ -13,7 +13,7 @@ from trainbudget.addin.cli import cli
 
 def _seed_expected(seed_text):
     """The seed's printed output: its trailing '# ' comment lines."""
-    return [line[2:] for line in seed_text.splitlines() if line.startswith("# ") and "TFLOP" in line
+    return [line[2:] for line in seed_text.splitlines() if (line.startswith("# ") and "TFLOP" in line)
             or line.startswith("# full") or line.startswith("# 1B")]
 
 

@@ -1,6 +1,5 @@
 """train_flops and chinchilla_tokens against their sources."""
 
-import numpy as np
 import pytest
 
 from trainbudget import calc

@@ -1,5 +1,7 @@
 """Properties that must hold for any input (hypothesis)."""
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -38,4 +40,4 @@ def test_flops_linear_in_tokens(n, d, scale):
 def test_higher_zero_stage_never_raises_bytes(n, k, method, optimizer, act):
     per_stage = [calc.train_bytes(n, method=method, optimizer=optimizer, zero_stage=s, devices=k,
                                   activations=act) for s in range(4)]
-    assert all(b <= a * (1 + 1e-12) for a, b in zip(per_stage, per_stage[1:], strict=False))
+    assert all(b <= a * (1 + 1e-12) for a, b in itertools.pairwise(per_stage))

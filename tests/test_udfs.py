@@ -1,0 +1,170 @@
+"""The UDF module against xlwings' own code, and called with values shaped as Excel passes them."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import sys
+import types
+
+import numpy as np
+import pytest
+import xlwings
+
+from trainbudget import calc
+from trainbudget.addin import cells, devices_sheet, udfs
+from trainbudget.addin.functions import FUNCTIONS
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+
+
+def test_xlwings_version_pinned():
+    # generate_vba_wrapper, xlfunc/xlarg/xlret and the "caller" convention are internal APIs
+    assert xlwings.__version__ == "0.37.8"
+
+
+@pytest.fixture(scope="module")
+def contract(request):
+    """udfs reloaded under xlwings' real decorators (pywin32 stubbed), and the VBA it generates."""
+    stubs = {n: types.ModuleType(n) for n in ("pythoncom", "pywintypes", "win32com", "win32com.client")}
+    stubs["win32com.client"].Dispatch = lambda *a, **k: None
+    stubs["pywintypes"].com_error = Exception
+    stubs["pythoncom"].CoInitialize = lambda: None
+    saved = {n: sys.modules.get(n) for n in stubs}
+    sys.modules.update(stubs)
+    import xlwings.udfs as xu
+
+    originals = (xlwings.func, xlwings.arg, xlwings.ret)
+    xlwings.func, xlwings.arg, xlwings.ret = xu.xlfunc, xu.xlarg, xu.xlret
+    module = importlib.reload(udfs)
+    vba = io.StringIO()
+    xu.generate_vba_wrapper("trainbudget.addin.udfs", module, vba, types.SimpleNamespace(Name="TB.xlsm"))
+    yield module, vba.getvalue()
+    xlwings.func, xlwings.arg, xlwings.ret = originals
+    importlib.reload(udfs)
+    for n, m in saved.items():
+        if m is None:
+            sys.modules.pop(n, None)
+        else:
+            sys.modules[n] = m
+
+
+def test_every_function_has_a_vba_wrapper_with_its_argument_list(contract):
+    _module, vba = contract
+    for spec in FUNCTIONS:
+        args = ", ".join(("Optional " if a not in spec.required else "") + a.name for a in spec.args)
+        assert f"Function {spec.name}({args})" in vba, spec.name
+        names = ", ".join(a.name for a in spec.args)
+        assert f'"trainbudget.addin.udfs", "{spec.name}", Array({names}, Nothing)' in vba
+
+
+def test_help_text_within_excel_limits(contract):
+    module, _ = contract
+    for spec in FUNCTIONS:
+        info = getattr(module, spec.name).__xlfunc__
+        assert info["category"] == "TrainingBudget"
+        assert info["ret"]["doc"] == spec.description and len(spec.description) <= 255
+        docs = {a["name"]: a["doc"] for a in info["args"]}
+        assert docs.pop("caller").startswith("Positional")  # xlwings passes the calling range
+        for a in spec.args:
+            assert docs[a.name] == a.doc(spec.default(a)) and len(docs[a.name]) <= 255
+            assert a.unit in docs[a.name]
+            assert ("Optional" in docs[a.name]) == (a not in spec.required)
+            assert info["argmap"][a.name]["options"]["convert"] == "raw"
+
+
+def _excel_literal_value(text):
+    """'7E9' -> 7e9, '"adamw"' -> 'adamw' (the registry's examples are Excel literals)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text.strip('"')
+
+
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda s: s.name)
+def test_udf_equals_calc_for_scalars(spec):
+    values = {a.name: _excel_literal_value(v) for a, v in zip(spec.args, spec.example, strict=False)}
+    got = getattr(udfs, spec.name)(*values.values())
+    want = cells.value_out(spec.call(values))
+    assert got == want
+
+
+def test_ranges_spill_with_broadcast_shape():
+    params = ((7e9, 13e9), (70e9, 1e9))  # a 2x2 range, as COM passes it
+    got = udfs.TRAIN_HOURS(params, 1e12, H100, ((0.4,), (0.5,)))
+    want = calc.train_hours(np.array(params), 1e12, H100, utilization=np.array([[0.4], [0.5]]))
+    assert np.allclose(got, want) and len(got) == 2 and len(got[0]) == 2
+
+
+def test_device_range_and_number_device():
+    got = udfs.TRAIN_HOURS(7e9, 1e9, ((H100,), (989.5,)))
+    assert got[0][0] == got[1][0] == pytest.approx(calc.train_hours(7e9, 1e9, H100))
+
+
+def test_omitted_optional_means_default():
+    assert udfs.TRAIN_HOURS(7e9, 1e9, H100, None, None) == calc.train_hours(7e9, 1e9, H100)
+
+
+def test_budget_spills_two_columns():
+    rows = udfs.TRAIN_BUDGET(7e9, 1e12, H100, 0.4, 8, 2.5)
+    labels = [r[0] for r in rows]
+    assert all(len(r) == 2 for r in rows)
+    assert dict(rows)["Hours"] == pytest.approx(calc.train_hours(7e9, 1e12, H100, utilization=0.4, devices=8))
+    assert dict(rows)["Cost (USD)"] == pytest.approx(calc.train_cost(
+        7e9, 1e12, H100, utilization=0.4, devices=8, usd_per_device_hour=2.5))
+    assert "Total (GB per device)" in labels
+
+
+@pytest.mark.parametrize(("call", "text"), [
+    (lambda: udfs.TRAIN_HOURS(-1.0, 1e9, H100), "#VALUE! params must be > 0 (got -1)"),
+    (lambda: udfs.TRAIN_HOURS(0.0, 1e9, H100), "#VALUE! params must be > 0 (got 0)"),
+    (lambda: udfs.TRAIN_HOURS(None, 1e9, H100), "#VALUE! params is empty"),
+    (lambda: udfs.TRAIN_HOURS(((1e9,), (None,)), 1e9, H100), "#VALUE! params[1, 0] is empty"),
+    (lambda: udfs.TRAIN_HOURS("7e9", 1e9, H100), "#VALUE! params must be a number (got '7e9')"),
+    (lambda: udfs.TRAIN_HOURS(True, 1e9, H100), "#VALUE! params must be a number, not a boolean"),
+    (lambda: udfs.TRAIN_HOURS(((1e9, "x"),), 1e9, H100), "#VALUE! params[0, 1] must be a number (got 'x')"),
+    (lambda: udfs.TRAIN_HOURS(7e9, float("nan"), H100), "#VALUE! tokens must be a finite number"),
+    (lambda: udfs.TRAIN_HOURS(7e9, float("inf"), H100), "#VALUE! tokens must be a finite number"),
+    (lambda: udfs.TRAIN_HOURS(7e9, 1e9, H100, 1.5), "#VALUE! utilization must be in (0, 1] (got 1.5)"),
+    (lambda: udfs.TRAIN_HOURS(7e9, 1e9, H100, 0.5, 0.5), "#VALUE! devices must be a whole number >= 1"),
+    (lambda: udfs.TRAIN_HOURS(7e9, 1e9, "H10"), "#N/A unknown device 'H10'; closest: H100"),
+    (lambda: udfs.TRAIN_HOURS(7e9, 1e9, None), "#VALUE! device is empty"),
+    (lambda: udfs.TRAIN_BYTES(7e9, "dora"), "#VALUE! method must be one of"),
+    (lambda: udfs.TRAIN_BYTES(7e9, None, "adam9"), "#VALUE! optimizer must be one of"),
+    (lambda: udfs.TRAIN_ACTIVATION_BYTES(1, 2, 3, 4, 5, None, None, "yes"),
+     "#VALUE! sequence_parallel must be"),
+])
+def test_bad_input_returns_message_and_raises_nothing(call, text):
+    got = call()
+    assert isinstance(got, str) and got.startswith(text), got
+    assert "\n" not in got and "Traceback" not in got
+
+
+class _Book:
+    fullname = "C:/Budgets/team.xlsm"
+
+
+class _Caller:
+    sheet = types.SimpleNamespace(book=_Book())
+
+
+def test_workbook_devices_first_then_catalog_and_cached(monkeypatch):
+    rows = [["Name", "TFLOPS", "Kind", "Source"], ["Lab A100 (measured)", 250.0, "measured", "bench 2026-11"]]
+    reads = []
+    now = [100.0]
+
+    def read(book):
+        reads.append(book.fullname)
+        return rows
+
+    devices_sheet._cache.clear()
+    table = lambda: devices_sheet.devices_for(_Caller(), clock=lambda: now[0], read=read)  # noqa: E731
+    assert table().value("lab a100 (measured)") == 250.0
+    assert table().value(H100) == 989.5  # falls back on the catalog
+    for _ in range(1000):
+        table()
+    assert len(reads) == 1
+    rows[1][1] = 300.0
+    now[0] += devices_sheet.TTL_S
+    assert table().value("Lab A100 (measured)") == 300.0 and len(reads) == 2
+    devices_sheet._cache.clear()
