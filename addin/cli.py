@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
 from trainbudget import calc
+from trainbudget.addin import TEMPLATE_PATH as DEFAULT_OUT
 from trainbudget.addin import report as rep
 
 
@@ -103,6 +105,39 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
                        f"{r['memory_gb'] or '':>5} GB  {r['source']}")
 
 
+@cli.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
+              show_default=True, help="Where to write the template.")
+def build(out: Path) -> None:
+    """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
+    from trainbudget.addin import template
+
+    built = template.build(out)
+    cells = sum(len(v) for v in built.values.values())
+    click.echo(f"wrote {built.path} ({cells} formula cells with cached values)")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
+@click.option("--recalc/--no-recalc", default=None,
+              help="Recalculate with LibreOffice (default: when it is installed).")
+def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
+    """Check a TrainingBudget workbook; one line per problem, exit 1 if any, 0 when clean."""
+    from trainbudget.addin import verify as check
+
+    problems = check.verify(path, recalc)
+    if as_json:
+        _emit_json([p.as_dict() for p in problems])
+    else:
+        for p in problems:
+            click.echo(str(p))
+        if not problems:
+            click.echo(f"{path}: clean")
+    if problems:
+        raise SystemExit(1)
+
+
 def run(command: Callable[..., Any], args: list[str]) -> int:
     """Run a click command; bad input becomes one line on stderr and status 2."""
     try:
@@ -114,6 +149,8 @@ def run(command: Callable[..., Any], args: list[str]) -> int:
     except click.ClickException as e:
         click.echo(f"trainbudget: error: {e.format_message()}", err=True)
         return e.exit_code
+    except SystemExit as e:
+        return int(e.code or 0)
     except (KeyboardInterrupt, click.Abort):
         click.echo("trainbudget: interrupted", err=True)
         return 130

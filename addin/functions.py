@@ -132,9 +132,8 @@ _FLOPS = ('(IF({recompute}="full",8,6)*{params}'
           '+IF({recompute}="none",12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 _HOURS = "6*{params}*{tokens}/({device:tflops}*1E12*{utilization}*{devices})/3600"
 _GPU_HOURS = f"{_HOURS}*{{devices}}"
-_SHARDED = ('IF({zero_stage}>=1,' + native.OPTIMIZER_AND_MASTER + ',0)+IF({zero_stage}>=2,'
-            + native.GRADIENTS + ',0)+IF({zero_stage}>=3,' + native.WEIGHTS + ',0)')
-_STATES = f"{native.WEIGHTS}+{native.GRADIENTS}+{native.OPTIMIZER_AND_MASTER}"
+_SHARDED = "+".join(native.sharded(p) for p in native.PARTS)
+_STATES = "+".join(f"({expr})" for expr, _ in native.PARTS.values())
 _ROOM = "({device:memory_gb}*1E9-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
@@ -142,12 +141,11 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens, plus attention when the shape is given",
                   "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE),
                   _FLOPS, ("7E9", "1E9")),
-    ExcelFunction("TRAIN_BYTES", "Memory per device before activations (16 B/param for bf16 + Adam)",
+    ExcelFunction("TRAIN_BYTES",
+                  "Bytes per device: weights, grads, optimizer, master (16 B/param: bf16 + Adam) + activations",
                   "bytes", calc.train_bytes, (PARAMS, METHOD, OPTIMIZER, ZERO, DEVICES, TRAINABLE,
                                               ACTIVATIONS),
-                  f"({native.WEIGHTS})/IF({{zero_stage}}>=3,{{devices}},1)"
-                  f"+{native.GRADIENTS}/IF({{zero_stage}}>=2,{{devices}},1)"
-                  f"+{native.OPTIMIZER_AND_MASTER}/IF({{zero_stage}}>=1,{{devices}},1)+{{activations}}",
+                  "+".join(native.per_device(p) for p in native.PARTS) + "+{activations}",
                   ("7E9",)),
     ExcelFunction("TRAIN_HOURS", "Wall-clock training hours at the given utilization", "hours",
                   calc.train_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES), _HOURS,

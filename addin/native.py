@@ -71,12 +71,13 @@ def render(template: str, exprs: dict[str, str]) -> str:
     return NativeFormatter().vformat(template, (), exprs)
 
 
-# Memory pieces shared by TRAIN_BYTES and TRAIN_DEVICES_NEEDED (see calc.memory for sources).
 def _escaped(text: str) -> str:
     """Literal braces (array constants) made safe inside a template."""
     return text.replace("{", "{{").replace("}", "}}")
 
 
+# Memory pieces shared by TRAIN_BYTES, TRAIN_DEVICES_NEEDED and the Budget sheet's breakdown
+# (see calc.memory for the sources). Each part is bytes for all devices together.
 _OPT = (f"INDEX({_escaped(array(list(memory.OPTIMIZER_BYTES.values())))},"
         f"MATCH({{optimizer}},{_escaped(array(list(memory.OPTIMIZER_BYTES)))},0))")
 TRAINABLE = ('IF({method}="full",{params},IF({method}="inference",0,'
@@ -84,4 +85,20 @@ TRAINABLE = ('IF({method}="full",{params},IF({method}="inference",0,'
 WEIGHTS = (f'(IF({{method}}="qlora",{memory.QLORA_BASE_BYTES!r},{memory.WEIGHT_BYTES!r})*{{params}}'
            f'+IF(OR({{method}}="lora",{{method}}="qlora"),{memory.WEIGHT_BYTES!r}*{TRAINABLE},0))')
 GRADIENTS = f"{memory.GRAD_BYTES!r}*{TRAINABLE}"
-OPTIMIZER_AND_MASTER = f"({_OPT}+{memory.MASTER_BYTES!r})*{TRAINABLE}"
+OPTIMIZER = f"{_OPT}*{TRAINABLE}"
+MASTER = f"{memory.MASTER_BYTES!r}*{TRAINABLE}"
+# Part -> (bytes, the ZeRO stage from which it is sharded over the devices; ZeRO §5)
+PARTS = {"weights": (WEIGHTS, 3), "gradients": (GRADIENTS, 2), "optimizer": (OPTIMIZER, 1),
+         "master": (MASTER, 1)}
+
+
+def per_device(part: str) -> str:
+    """Template: bytes per device of a model-state part under ZeRO {zero_stage} over {devices}."""
+    expr, stage = PARTS[part]
+    return f"({expr})/IF({{zero_stage}}>={stage},{{devices}},1)"
+
+
+def sharded(part: str) -> str:
+    """Template: the part's bytes when ZeRO {zero_stage} shards it, else 0."""
+    expr, stage = PARTS[part]
+    return f"IF({{zero_stage}}>={stage},{expr},0)"

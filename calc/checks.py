@@ -13,7 +13,14 @@ import numpy as np
 
 
 class TrainingBudgetError(ValueError):
-    """Bad input to a TrainingBudget function; the message names the argument and the value."""
+    """Bad input to a TrainingBudget function; the message names the argument and the value.
+
+    `field` names the table column at fault when the input was a table row (else None).
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class UnknownDeviceError(TrainingBudgetError):

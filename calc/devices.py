@@ -56,14 +56,14 @@ def _cell_number(value: Any, where: str, column: str, required: bool) -> float |
     """A catalog cell as a float > 0, None when blank and optional."""
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise TrainingBudgetError(f"{where}: {column} is required")
+            raise TrainingBudgetError(f"{where}: {column} is required", column)
         return None
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise TrainingBudgetError(f"{where}: {column} must be a number (got {value!r})") from None
+        raise TrainingBudgetError(f"{where}: {column} must be a number (got {value!r})", column) from None
     if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
-        raise TrainingBudgetError(f"{where}: {column} must be a number > 0 (got {value!r})")
+        raise TrainingBudgetError(f"{where}: {column} must be a number > 0 (got {value!r})", column)
     return number
 
 
@@ -71,16 +71,16 @@ def device_from_record(record: Mapping[str, Any], where: str = "row") -> Device:
     """A `Device` from a mapping of column name to cell value, checked."""
     name = str(record.get("name") or "").strip()
     if not name:
-        raise TrainingBudgetError(f"{where}: name is required")
+        raise TrainingBudgetError(f"{where}: name is required", "name")
     here = f"{where} ({name!r})"
     values = {c: _cell_number(record.get(c), here, c, c == "tflops") for c in NUMERIC}
     texts = {c: str(record.get(c) or "").strip() for c in ("hardware", "precision", "source",
                                                            "as_of", "note")}
     if not texts["source"]:
-        raise TrainingBudgetError(f"{here}: source is required (a URL, paper or measurement)")
+        raise TrainingBudgetError(f"{here}: source is required (a URL, paper or measurement)", "source")
     kind = str(record.get("kind") or "measured").strip().lower()
     if kind not in KINDS:
-        raise TrainingBudgetError(f"{here}: kind must be one of {', '.join(KINDS)} (got {kind!r})")
+        raise TrainingBudgetError(f"{here}: kind must be one of {', '.join(KINDS)} (got {kind!r})", "kind")
     return Device(name=name, kind=kind, **values, **texts)
 
 

@@ -1,0 +1,36 @@
+"""The workbook's look: named fonts (LibreOffice renders an unnamed bold font as serif),
+input and result fills, and the number formats a finance reader expects."""
+
+from __future__ import annotations
+
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Side
+
+FONT = "Calibri"
+BODY = Font(name=FONT, size=11)
+BOLD = Font(name=FONT, size=11, bold=True)
+TITLE = Font(name=FONT, size=16, bold=True, color="1F3864")
+HEADING = Font(name=FONT, size=12, bold=True, color="1F3864")
+NOTE = Font(name=FONT, size=9, italic=True, color="595959")
+INPUT_FONT = Font(name=FONT, size=11, color="0000C0")
+
+INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")    # pale yellow: type here
+RESULT_FILL = PatternFill("solid", fgColor="E2EFDA")   # pale green: computed
+HEADER_FILL = PatternFill("solid", fgColor="D9E1F2")
+THIN = Side(style="thin", color="BFBFBF")
+BOX = Border(left=THIN, right=THIN, top=THIN, bottom=THIN)
+UNLOCKED = Protection(locked=False)
+WRAP = Alignment(wrap_text=True, vertical="top")
+
+# Number formats; GB is 1e9 bytes, as in the seed.
+COUNT = "#,##0"
+FLOPS = "0.00E+00"
+GB = '#,##0.0 "GB"'
+HOURS = '#,##0.0 "h"'
+DAYS = '#,##0.00 "days"'
+DEVICE_HOURS = '#,##0 "device-h"'
+USD = '"$"#,##0'
+USD_RATE = '"$"#,##0.00'
+KWH = '#,##0 "kWh"'
+PERCENT = "0%"
+TFLOPS = '#,##0.0 "TFLOP/s"'
+RATIO = "0.00"

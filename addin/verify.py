@@ -1,0 +1,178 @@
+"""`trainbudget verify`: is this a sound TrainingBudget workbook? One finding per problem.
+
+Checks: the structure; the Devices table (unique names, positive numeric rates, sources);
+every Budget and Runs formula equal to the template's; no result an error (recalculated by
+LibreOffice where installed, else the cached values); the VBA project holding only the
+template's modules; no links to other workbooks.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tempfile
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+
+from trainbudget import calc
+from trainbudget.addin import budget_sheet, devices_sheet, engine, native, package, sheets, vba
+from trainbudget.addin.functions import FUNCTIONS
+from trainbudget.addin.sheetkit import CachedCells
+
+REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
+CHECKED_FORMULAS = ("Budget", "Runs")
+_UDF_CALL = re.compile(r"\b(" + "|".join(f.name for f in FUNCTIONS) + r")\s*\(", re.IGNORECASE)
+_EXTERNAL = re.compile(r"\[\d+\]")
+_ERROR = re.compile(r"^(#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)|Err:\d+)")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: where (Sheet!Cell, or a part of the file) and what."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
+    """Every problem found in the workbook at `path`; an empty list when it is clean.
+
+    `recalc`: recalculate with LibreOffice (None: when it is installed).
+    """
+    path = Path(path)
+    if not zipfile.is_zipfile(path):
+        raise calc.TrainingBudgetError(f"{path} is not an Excel workbook (not a zip package)")
+    wb = openpyxl.load_workbook(path)
+    missing = [s for s in REQUIRED_SHEETS if s not in wb.sheetnames]
+    if "Budget" in missing or "Devices" in missing:
+        return [Problem("workbook", f"not a TrainingBudget workbook: no {', '.join(missing)} sheet")]
+    problems = [Problem("workbook", f"sheet {s!r} is missing") for s in missing]
+    problems += _devices(wb["Devices"]) + _formulas(wb) + _links(path, wb)
+    problems += _vba(path, expect=path.suffix.lower() == ".xlsm", wb=wb)
+    use_engine = engine.soffice() is not None if recalc is None else recalc
+    return problems + _results(path, wb, use_engine)
+
+
+def _devices(ws: Any) -> list[Problem]:
+    table = ws.tables.get(native.TABLE)
+    if table is None:
+        return [Problem("Devices!A1", f"no Excel table named {native.TABLE!r}")]
+    cells = list(ws[table.ref])
+    header = [devices_sheet._FIELD_BY_HEADER.get(devices_sheet._key(c.value)) for c in cells[0]]
+    col_of = {f: cells[0][i].column_letter for i, f in enumerate(header) if f}
+    for field in devices_sheet.REQUIRED_FIELDS:
+        if field not in col_of:
+            return [Problem(f"Devices!{cells[0][0].coordinate}",
+                            f"the Devices table has no {native.HEADERS[field]!r} column")]
+    problems, seen = [], {}
+    for row in cells[1:]:
+        record = {f: c.value for f, c in zip(header, row, strict=False) if f}
+        if all(v in (None, "") for v in record.values()):
+            continue
+        where = f"Devices!{col_of['name']}{row[0].row}"
+        try:
+            device = calc.devices.device_from_record(record, "row")
+        except calc.TrainingBudgetError as e:
+            where = f"Devices!{col_of.get(e.field, col_of['name'])}{row[0].row}"
+            problems.append(Problem(where, str(e).split(": ", 1)[-1]))
+            continue
+        key = calc.devices.normalize(device.name)
+        if key in seen:
+            problems.append(Problem(where, f"duplicate device name {device.name!r} (first at {seen[key]})"))
+        seen.setdefault(key, where.split("!")[1])
+    return problems
+
+
+@functools.lru_cache(maxsize=1)
+def expected_formulas() -> dict[str, dict[str, str]]:
+    """The template's formulas on the checked sheets, generated as `build` writes them."""
+    wb = openpyxl.Workbook()
+    budget, runs = wb.active, wb.create_sheet("Runs")
+    budget.title = "Budget"
+    cached = CachedCells()
+    sheets.write_runs(runs, cached)
+    budget_sheet.write(budget, cached, calc.catalog())
+    return {ws.title: {c.coordinate: c.value for row in ws.iter_rows() for c in row
+                       if isinstance(c.value, str) and c.value.startswith("=")} for ws in (budget, runs)}
+
+
+def _formulas(wb: Any) -> list[Problem]:
+    problems = []
+    for title, expected in expected_formulas().items():
+        if title not in wb.sheetnames:
+            continue
+        ws = wb[title]
+        for ref, formula in expected.items():
+            got = ws[ref].value
+            if not (isinstance(got, str) and got.startswith("=")):
+                problems.append(Problem(f"{title}!{ref}", "formula missing (the template has one here)"))
+            elif got.replace(" ", "") != formula.replace(" ", ""):
+                problems.append(Problem(f"{title}!{ref}", f"formula differs from the template's: {got[:80]}"))
+    return problems
+
+
+def _links(path: Path, wb: Any) -> list[Problem]:
+    with zipfile.ZipFile(path) as z:
+        parts = [n for n in z.namelist() if n.startswith("xl/externalLinks/")]
+    problems = [Problem(part, "link to another workbook") for part in parts if part.endswith(".xml")]
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value.startswith("=") and _EXTERNAL.search(c.value):
+                    problems.append(Problem(f"{ws.title}!{c.coordinate}", "formula refers to another workbook"))
+    return problems
+
+
+def _vba(path: Path, expect: bool, wb: Any) -> list[Problem]:
+    with zipfile.ZipFile(path) as z:
+        project = z.read("xl/vbaProject.bin") if "xl/vbaProject.bin" in z.namelist() else None
+    if project is None:
+        return [Problem("xl/vbaProject.bin", "the VBA project is missing")] if expect else []
+    if not expect:
+        return [Problem("xl/vbaProject.bin", "a macro-free .xlsx must not carry a VBA project")]
+    allowed = set(vba.template_modules()) | vba.ADDIN_MODULES
+    documents = allowed | _sheet_codenames(wb)  # Excel adds a document module per new sheet
+    problems = [Problem("xl/vbaProject.bin", f"VBA module {name!r} ({kind}) is not one the template ships: "
+                                              "a macro added after the template was built")
+                for name, kind in vba.modules(project).items()
+                if name not in (allowed if kind == "procedural" else documents)]
+    conf = wb["xlwings.conf"] if "xlwings.conf" in wb.sheetnames else None
+    if conf is None or not any(r[0] == "UDF Modules" and r[1] == sheets.UDF_MODULE
+                               for r in conf.iter_rows(values_only=True, max_col=2)):
+        problems.append(Problem("xlwings.conf!A1", f"'UDF Modules' must name {sheets.UDF_MODULE}"))
+    return problems
+
+
+def _sheet_codenames(wb: Any) -> set[str]:
+    return {ws.sheet_properties.codeName for ws in wb.worksheets if ws.sheet_properties.codeName}
+
+
+def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
+    with tempfile.TemporaryDirectory(prefix="tb-verify-") as tmp:
+        source = engine.recalculate(path, Path(tmp)) if use_engine else path
+        values = openpyxl.load_workbook(source, data_only=True)
+        how = "recalculated" if use_engine else "cached"
+        uncached = package.uncached_formulas(path)
+        problems = [Problem(f"{sheet}!{ref}", "no cached value: Protected View and previews show a blank")
+                    for sheet, refs in uncached.items() for ref in sorted(refs)]
+        for ws in wb.worksheets:
+            for row in ws.iter_rows():
+                for c in row:
+                    if not (isinstance(c.value, str) and c.value.startswith("=")) or _UDF_CALL.search(c.value):
+                        continue
+                    got = values[ws.title][c.coordinate].value if ws.title in values.sheetnames else None
+                    if isinstance(got, str) and _ERROR.match(got) and got != native.DOES_NOT_FIT:
+                        problems.append(Problem(f"{ws.title}!{c.coordinate}", f"{how} result is an error: {got}"))
+    return problems
+
+

@@ -1,0 +1,73 @@
+"""Published training runs: what real runs achieved, to calibrate the utilization a budget assumes.
+
+Packaged data `data/runs.csv`, every row with its source (paper and table, or model card) and
+`as_of`. Implied whole-run utilization = train_flops / (device-hours · 3600 · peak), the
+reference's check (Llama 2 7B: 6 · 6.74e9 · 2e12 / (184,320 · 3600 · 312e12) ≈ 0.39).
+It falls below steady-state MFU because the hours include restarts and everything else.
+For mixture-of-experts models FLOPs use the active parameters.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+from .devices import DeviceTable, catalog
+from .flops import train_flops
+from .schedule import SECONDS_PER_HOUR, TERA, gpu_hours
+
+
+@dataclass(frozen=True)
+class Run:
+    """One published run; `device_hours`, `reported_flops` and `reported_mfu` may be unknown."""
+
+    run: str
+    params: float
+    active_params: float | None
+    tokens: float
+    device: str
+    device_hours: float | None
+    reported_flops: float | None
+    reported_mfu: float | None
+    hours_scope: str
+    source: str
+    as_of: str
+    note: str
+
+    @property
+    def flops_params(self) -> float:
+        """Parameters that do the FLOPs: the active ones for a mixture of experts."""
+        return self.active_params or self.params
+
+
+def _opt(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+@functools.lru_cache(maxsize=1)
+def load_runs() -> tuple[Run, ...]:
+    """The packaged runs, in file order."""
+    text = resources.files(__package__).joinpath("data/runs.csv").read_text("utf-8")
+    return tuple(Run(run=r["run"], params=float(r["params"]), active_params=_opt(r["active_params"]),
+                     tokens=float(r["tokens"]), device=r["device"], device_hours=_opt(r["device_hours"]),
+                     reported_flops=_opt(r["reported_flops"]), reported_mfu=_opt(r["reported_mfu"]),
+                     hours_scope=r["hours_scope"], source=r["source"], as_of=r["as_of"], note=r["note"])
+                 for r in csv.DictReader(text.splitlines()))
+
+
+def implied_utilization(run: Run, table: DeviceTable | None = None) -> float | None:
+    """train_flops / (device-hours · 3600 · peak FLOP/s); None where hours are not published."""
+    if run.device_hours is None:
+        return None
+    peak = (catalog() if table is None else table).get(run.device).tflops * TERA
+    return float(train_flops(run.flops_params, run.tokens)) / (run.device_hours * SECONDS_PER_HOUR * peak)
+
+
+def predicted_device_hours(run: Run, table: DeviceTable | None = None) -> float | None:
+    """Device-hours this tool predicts at the run's reported MFU; None where no MFU is reported."""
+    if run.reported_mfu is None:
+        return None
+    return float(gpu_hours(run.flops_params, run.tokens, run.device, utilization=run.reported_mfu,
+                           table=table))
