@@ -54,7 +54,7 @@ _cache: dict[str, tuple[float, calc.DeviceTable | Exception]] = {}
 
 
 def devices_for(caller: Any, clock: Callable[[], float] = time.monotonic,
-                read: Callable[[Any], list[list[Any]] | None] = read_book_rows) -> calc.DeviceTable:
+                read: Callable[[Any], list[list[Any]] | None] | None = None) -> calc.DeviceTable:
     """The calling workbook's Devices rows, then the packaged catalog; cached for TTL_S seconds."""
     if caller is None:
         return calc.catalog()
@@ -63,7 +63,7 @@ def devices_for(caller: Any, clock: Callable[[], float] = time.monotonic,
     hit = _cache.get(book.fullname)
     if hit is None or now - hit[0] >= TTL_S:
         try:
-            rows = read(book)
+            rows = (read or read_book_rows)(book)
             found: calc.DeviceTable | Exception = (
                 calc.catalog() if rows is None else table_from_rows(rows).with_fallback(calc.catalog()))
         except calc.TrainingBudgetError as e:

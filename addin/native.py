@@ -33,11 +33,12 @@ def column(field: str) -> str:
 
 
 def lookup(device: str, field: str) -> str:
-    """The `field` of the Devices row named `device` (an expression)."""
+    """The `field` of the Devices row named `device` (an expression); a blank field is #N/A, as
+    calc refuses a device row without the figure (no watts: no energy)."""
     found = f"INDEX({column(field)},MATCH({device},{column('name')},0))"
     if field == "tflops":  # a number as device means TFLOP/s, as in calc
         return f"IF(ISNUMBER({device}),{device},{found})"
-    return found
+    return f'IF({found}="",NA(),{found})'
 
 
 def wrap(expr: str) -> str:

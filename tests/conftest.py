@@ -28,3 +28,21 @@ def run_cli(*args: str, check: bool = False, cwd: Path | None = None) -> subproc
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
+
+
+@pytest.fixture(scope="session")
+def soffice():
+    """LibreOffice must be installed wherever the tests run (the README's test command installs it)."""
+    from trainbudget.addin import engine
+
+    path = engine.soffice()
+    assert path, "LibreOffice is not installed: run the README's test command (tests/run-all.sh)"
+    return path
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """The template built afresh into a temporary folder."""
+    from trainbudget.addin import template
+
+    return template.build(tmp_path_factory.mktemp("built") / "TrainingBudget.xlsm")

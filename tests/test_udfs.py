@@ -168,3 +168,45 @@ def test_workbook_devices_first_then_catalog_and_cached(monkeypatch):
     now[0] += devices_sheet.TTL_S
     assert table().value("Lab A100 (measured)") == 300.0 and len(reads) == 2
     devices_sheet._cache.clear()
+
+
+def _table_rows(path):
+    """The Devices table of a real workbook file as a 2-D list (what xlwings' table range gives)."""
+    import openpyxl
+
+    ws = openpyxl.load_workbook(path)["Devices"]
+    return [[c.value for c in row] for row in ws[ws.tables["Devices"].ref]]
+
+
+def test_devices_table_from_a_real_workbook_with_a_measured_row(built):
+    rows = _table_rows(built.path)
+    rows.append(["Lab H100 (measured)", "H100 SXM", "bf16", 702.0, "measured", 80, None, 700, 2.1,
+                 "trainbudget measure, 2026-11-28", "2026-11-28", ""])
+    table = devices_sheet.table_from_rows(rows)
+    assert len(table) == len(calc.catalog()) + 1
+    assert udfs.TRAIN_HOURS(7e9, 1e9, "Lab H100 (measured)").startswith("#N/A")  # not in the catalog
+    assert calc.train_hours(7e9, 1e9, "lab h100 (measured)", table=table) == pytest.approx(42e18 / 702e12 / 3600)
+    assert calc.train_cost(7e9, 1e9, "Lab H100 (measured)", table=table) == pytest.approx(
+        2.1 * 42e18 / 702e12 / 3600)
+
+
+def test_devices_table_reordered_and_snake_case_headers(built):
+    rows = _table_rows(built.path)
+    order = list(reversed(range(len(rows[0]))))
+    shuffled = [[row[i] for i in order] for row in rows]
+    shuffled[0] = [{"TFLOPS": "tflops", "Memory GB": "memory_gb"}.get(h, h) for h in shuffled[0]]
+    table = devices_sheet.table_from_rows(shuffled)
+    assert table.value(H100) == 989.5 and table.get(H100).memory_gb == 80
+
+
+def test_devices_table_renamed_rate_column_is_refused(built, monkeypatch):
+    rows = _table_rows(built.path)
+    rows[0] = ["TFLOP/s" if h == "TFLOPS" else h for h in rows[0]]
+    with pytest.raises(calc.TrainingBudgetError, match="Devices table has no 'TFLOPS' column"):
+        devices_sheet.table_from_rows(rows)
+
+    devices_sheet._cache.clear()
+    monkeypatch.setattr(devices_sheet, "read_book_rows", lambda book: rows)
+    got = udfs.DEVICE_TFLOPS(H100, caller=_Caller())  # in Excel, the same message reaches the cell
+    devices_sheet._cache.clear()
+    assert got.startswith("#VALUE! Devices table has no 'TFLOPS' column")

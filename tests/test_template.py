@@ -1,0 +1,104 @@
+"""The template as built: structure, VBA, cached values, look; and no drift from the committed file."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import xlwings
+
+from tests.conftest import ROOT
+from trainbudget import calc
+from trainbudget.addin import package, sheets, template, vba
+
+COMMITTED = ROOT / "workbook" / "TrainingBudget.xlsm"
+
+
+def _content(path: Path) -> dict:
+    """What a workbook says, not its bytes: cells, formulas, styles' formats, names, tables, validation."""
+    wb = openpyxl.load_workbook(path)
+    out = {"sheets": wb.sheetnames, "names": {n: d.attr_text for n, d in wb.defined_names.items()}}
+    for ws in wb.worksheets:
+        out[ws.title] = {
+            "cells": {c.coordinate: (c.value, c.number_format, c.font.name, c.protection.locked)
+                      for row in ws.iter_rows() for c in row if c.value is not None},
+            "tables": {t.name: t.ref for t in ws.tables.values()},
+            "validation": sorted((str(d.sqref), d.formula1) for d in ws.data_validations.dataValidation),
+            "state": ws.sheet_state, "protected": ws.protection.sheet, "print_area": ws.print_area,
+        }
+    return out
+
+
+def test_committed_workbook_matches_build(built):
+    assert COMMITTED.exists(), "run `trainbudget build` and commit workbook/TrainingBudget.xlsm"
+    assert _content(COMMITTED) == _content(built.path)
+    cached = openpyxl.load_workbook(COMMITTED, data_only=True)
+    fresh = openpyxl.load_workbook(built.path, data_only=True)
+    for ws in fresh.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                assert cached[ws.title][c.coordinate].value == c.value, f"{ws.title}!{c.coordinate}"
+
+
+def test_vba_project_is_xlwings_quickstart_byte_for_byte(built):
+    with zipfile.ZipFile(Path(xlwings.__file__).parent / "quickstart.xlsm") as z:
+        original = z.read("xl/vbaProject.bin")
+    with zipfile.ZipFile(built.path) as z:
+        assert z.read("xl/vbaProject.bin") == original
+        assert "application/vnd.ms-excel.sheet.macroEnabled.main+xml" in z.read("[Content_Types].xml").decode()
+    assert set(vba.modules(original)) == {"ThisWorkbook", "Sheet1", "Sheet2", "Module1"}
+
+
+def test_sheets_conf_and_names(built):
+    wb = openpyxl.load_workbook(built.path)
+    assert wb.sheetnames == list(template.SHEETS)
+    conf = wb["xlwings.conf"]
+    assert conf.sheet_state == "hidden"
+    assert ("UDF Modules", sheets.UDF_MODULE) in list(conf.iter_rows(values_only=True, max_col=2))
+    assert wb["Budget"].sheet_properties.codeName == "Sheet1"
+    assert wb.defined_names["DeviceNames"].attr_text == "Devices[Name]"
+    devices = wb["Devices"].tables["Devices"]
+    assert devices.ref == f"A1:L{len(calc.catalog()) + 1}"
+
+
+def test_every_formula_carries_a_cached_value(built):
+    assert all(not refs for refs in package.uncached_formulas(built.path).values())
+    assert sum(len(v) for v in built.values.values()) > 250
+
+
+def test_no_newer_functions_or_row_shorthand(built):
+    wb = openpyxl.load_workbook(built.path)
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if isinstance(c.value, str) and c.value.startswith("="):
+                    assert not re.search(r"XLOOKUP|\bLET\(|\[@|\[#This Row\]", c.value), c.coordinate
+
+
+def test_reads_like_a_finance_document(built):
+    wb = openpyxl.load_workbook(built.path)
+    budget = wb["Budget"]
+    labels = {budget[f"A{r}"].value: r for r in range(1, 40)}
+    assert budget.protection.sheet and budget.print_area == f"'Budget'!$A$1:$C${labels['Energy (kWh)']}"
+    assert budget.sheet_properties.pageSetUpPr.fitToPage
+    for row in budget.iter_rows(min_row=5, max_row=16, min_col=2, max_col=2):
+        assert row[0].protection.locked is False and row[0].fill.fgColor.rgb.endswith("FFF2CC")
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.value is not None and ws.title != "xlwings.conf":
+                    assert c.font.name == "Calibri", f"{ws.title}!{c.coordinate}"
+    formats = {label: budget[f"B{r}"].number_format for label, r in labels.items()}
+    assert formats["Cost (USD)"].startswith('"$"') and "GB" in formats["Total per device"]
+    assert "days" in formats["Days"] and "h" in formats["Wall-clock hours"]
+
+
+def test_chart_carries_cached_data(built):
+    with zipfile.ZipFile(built.path) as z:
+        charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
+        xml = z.read(charts[0]).decode()
+    n = len(calc.catalog())
+    assert xml.count(f'ptCount val="{n}"') == 2 and len(re.findall(r"<(c:)?pt idx=", xml)) == 2 * n
+    assert calc.catalog().devices[0].name in xml
