@@ -106,6 +106,26 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@catalog_option
+def runs(as_json: bool, catalog_path: str | None) -> None:
+    """Published training runs: the utilization they imply, and hours predicted at their MFU."""
+    rows = rep.runs_rows(_table(catalog_path))
+    if as_json:
+        _emit_json(rows)
+    else:
+        click.echo(rep.runs_text(rows), nl=False)
+
+
+@cli.command()
+def functions() -> None:
+    """Print the Excel function reference (Markdown), generated from the registry."""
+    from trainbudget.addin import docs
+
+    click.echo(docs.function_reference())
+
+
+@cli.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
               show_default=True, help="Where to write the template.")
 def build(out: Path) -> None:

@@ -32,15 +32,16 @@ class Arg:
     help: str
     native_default: str | None = None  # Excel expression when omitted; else the calc default
     kind: str = "number"  # number | device | text | flag: how a cell's value is read
+    default_text: str | None = None  # how docs describe an omitted value, where calc's default is None
 
     def doc(self, default: Any) -> str:
         """Argument help as Excel's function wizard shows it (<= 255 characters)."""
-        tail = "" if default is REQUIRED else f" Optional; default {_default_text(default)}."
+        tail = "" if default is REQUIRED else f" Optional; default {self.describe(default)}."
         return f"{self.help} [{self.unit}].{tail}"[:255]
 
-
-def _default_text(default: Any) -> str:
-    return "the device row's value" if default is None else native.excel_literal(default)
+    def describe(self, default: Any) -> str:
+        """The default in words: an Excel literal, or this argument's text for None."""
+        return (self.default_text or "none") if default is None else native.excel_literal(default)
 
 
 @dataclass(frozen=True)
@@ -109,18 +110,20 @@ DEVICE = Arg("device", "name or TFLOP/s", "A Devices-sheet name, or a number of 
 UTILIZATION = Arg("utilization", "fraction, 0-1", "Share of the device's rate reached (real runs: 0.3-0.55)")
 DEVICES = Arg("devices", "count", "Devices training together")
 PRICE = Arg("usd_per_device_hour", "USD per device-hour", "Your price per device-hour",
-            native_default="{device:usd_per_device_hour}")
+            native_default="{device:usd_per_device_hour}", default_text="the device row's price")
 PUE = Arg("pue", "ratio >= 1", "Data-centre power usage effectiveness")
-METHOD = Arg("method", "full | lora | qlora | inference", "Fine-tuning method", kind="text")
+METHOD = Arg("method", "full / lora / qlora / inference", "Fine-tuning method", kind="text")
 OPTIMIZER = Arg("optimizer", "adamw | adamw_8bit | adafactor | lion | sgd_momentum | sgd", "Optimizer")
 ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
-                native_default=repr(calc.memory.LORA_TRAINABLE))
+                native_default=repr(calc.memory.LORA_TRAINABLE),
+                default_text=f"{calc.memory.LORA_TRAINABLE!r} (1% of params)")
 ACTIVATIONS = Arg("activations", "bytes per device", "Activation memory (see TRAIN_ACTIVATION_BYTES)")
-RECOMPUTE = Arg("recompute", "none | selective | full", "Activation recomputation", kind="text")
-N_LAYERS = Arg("n_layers", "layers", "Transformer layers", native_default="0")
-D_MODEL = Arg("d_model", "width", "Hidden size", native_default="0")
-SEQ_LEN = Arg("seq_len", "tokens", "Sequence length", native_default="0")
+RECOMPUTE = Arg("recompute", "none / selective / full", "Activation recomputation", kind="text")
+_NO_SHAPE = "none (no attention term)"
+N_LAYERS = Arg("n_layers", "layers", "Transformer layers", native_default="0", default_text=_NO_SHAPE)
+D_MODEL = Arg("d_model", "width", "Hidden size", native_default="0", default_text=_NO_SHAPE)
+SEQ_LEN = Arg("seq_len", "tokens", "Sequence length", native_default="0", default_text=_NO_SHAPE)
 N_HEADS = Arg("n_heads", "heads", "Attention heads")
 MICRO_BATCH = Arg("micro_batch", "sequences", "Micro-batch size per device")
 TP = Arg("tensor_parallel", "ways", "Tensor-parallel size")

@@ -89,3 +89,33 @@ def device_rows(table: calc.DeviceTable | None = None) -> list[dict[str, Any]]:
     """The device table as plain rows, in the catalog's column order."""
     table = calc.catalog() if table is None else table
     return [{c: getattr(d, c) for c in calc.devices.COLUMNS} for d in table]
+
+
+def runs_rows(table: calc.DeviceTable | None = None) -> list[dict[str, Any]]:
+    """Published runs with their implied utilization and, where an MFU is reported, predicted hours."""
+    from trainbudget.calc import runs
+
+    return [{"run": r.run, "params": r.params, "active_params": r.active_params, "tokens": r.tokens,
+             "device": r.device, "device_hours": r.device_hours, "hours_scope": r.hours_scope,
+             "implied_utilization": runs.implied_utilization(r, table), "reported_mfu": r.reported_mfu,
+             "predicted_device_hours": runs.predicted_device_hours(r, table), "source": r.source}
+            for r in runs.load_runs()]
+
+
+def runs_text(rows: list[dict[str, Any]]) -> str:
+    """The runs as plain aligned text."""
+    def pct(v: float | None) -> str:
+        return "" if v is None else f"{v:.1%}"
+
+    def hours(v: float | None) -> str:
+        return "" if v is None else f"{v:,.0f}"
+
+    lines = [f"{'run':16} {'params':>7} {'tokens':>6} {'device-hours':>13} {'implied':>8} {'MFU':>6} "
+             f"{'predicted at MFU':>17}  device"]
+    for r in rows:
+        lines.append(f"{r['run']:16} {format_count(r['params']):>7} {format_count(r['tokens']):>6} "
+                     f"{hours(r['device_hours']):>13} {pct(r['implied_utilization']):>8} "
+                     f"{pct(r['reported_mfu']):>6} {hours(r['predicted_device_hours']):>17}  {r['device']}")
+    lines.append("implied = whole-run utilization: train_flops / (device-hours x 3600 x dense peak); "
+                 "MFU = steady-state, as reported.")
+    return "\n".join(lines) + "\n"
