@@ -158,6 +158,35 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
         raise SystemExit(1)
 
 
+@cli.command()
+@click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
+@click.option("--dtype", default=None,
+              help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
+@click.option("--seconds", type=float, default=20.0, show_default=True, help="Time budget for the sweep.")
+@click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
+@click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
+              help="Add (or update) the measured row in this workbook's Devices table.")
+@click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
+def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
+            name: str | None) -> None:
+    """Measure this machine's matmul rate (checked against float64) and optionally record it."""
+    from trainbudget.addin import backends, measuring
+
+    if workbook is not None:  # refuse before spending the time budget
+        measuring.check_writable(workbook)
+    chosen = backends.choose(backend)
+    m = measuring.run(chosen, dtype or chosen.dtypes[0], seconds, show_progress=_fancy() and not as_json)
+    if as_json:
+        _emit_json(m.as_dict())
+    else:
+        click.echo(measuring.text(m), nl=False)
+    if workbook is not None:
+        device = measuring.as_device(m, name)
+        done = measuring.record(workbook, device)
+        click.echo(f"{done} {device.name!r} ({device.tflops:.2f} TFLOP/s) in {workbook}; "
+                   f"the original is kept as {workbook.name}.bak", err=as_json)
+
+
 def run(command: Callable[..., Any], args: list[str]) -> int:
     """Run a click command; bad input becomes one line on stderr and status 2."""
     try:

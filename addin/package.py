@@ -59,6 +59,11 @@ def write_parts(source: Path, target: Path, changed: dict[str, bytes | None]) ->
                 zout.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
 
 
+def resolve(base_dir: str, target: str) -> str:
+    """A relationship's target as a part name: absolute ('/xl/...') or relative to `base_dir`."""
+    return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(base_dir, target))
+
+
 def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
     """Sheet name -> worksheet part name, from workbook.xml and its relationships."""
     book = ET.fromstring(parts["xl/workbook.xml"])
@@ -66,9 +71,7 @@ def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
     targets = {r.get("Id"): r.get("Target") for r in rels}
     out = {}
     for sheet in book.iter(f"{{{MAIN}}}sheet"):
-        target = targets[sheet.get(f"{{{REL}}}id")]
-        out[sheet.get("name")] = target.lstrip("/") if target.startswith("/") else \
-            posixpath.normpath(posixpath.join("xl", target))
+        out[sheet.get("name")] = resolve("xl", targets[sheet.get(f"{{{REL}}}id")])
     return out
 
 
