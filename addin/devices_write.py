@@ -17,15 +17,11 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
-from openpyxl.utils import column_index_from_string, get_column_letter, range_boundaries
+from openpyxl.utils import get_column_letter, range_boundaries
 
 from trainbudget import calc
-from trainbudget.addin import devices_sheet, native, package
-
-_ROW = r'<row\b[^>]*\br="{r}"[^>]*?(?:/>|>.*?</row>)'
-_CELL = re.compile(r"<c\b[^>]*?(?:/>|>.*?</c>)", re.S)
+from trainbudget.addin import devices_sheet, native, package, xmlcells
 
 
 class NotATrainingBudgetWorkbook(calc.TrainingBudgetError):
@@ -57,43 +53,19 @@ def _table_part(parts: dict[str, bytes], sheet_part: str) -> str:
     raise NotATrainingBudgetWorkbook("not a TrainingBudget workbook: its Devices sheet has no table named Devices")
 
 
-def _cell_xml(ref: str, value: Any, style: str | None) -> str:
-    s = f' s="{style}"' if style else ""
-    if value is None or value == "":
-        return f'<c r="{ref}"{s}/>'
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f'<c r="{ref}"{s}><v>{float(value)!r}</v></c>'
-    return f'<c r="{ref}"{s} t="inlineStr"><is><t xml:space="preserve">{escape(str(value))}</t></is></c>'
-
-
-def _cells_of(row_xml: str) -> dict[str, str]:
-    return {re.search(r'\br="([A-Z]+)\d+"', c).group(1): c for c in _CELL.findall(row_xml)}
-
-
-def _style(cell_xml: str | None) -> str | None:
-    m = re.search(r'\bs="(\d+)"', cell_xml or "")
-    return m.group(1) if m else None
-
-
 def _write_row(sheet: str, r: int, values: dict[str, Any], style_row: int) -> str:
-    """The sheet XML with row `r`'s table cells set to `values` (column letter -> value)."""
-    found = re.search(_ROW.format(r=r), sheet, re.S)
-    above = re.search(_ROW.format(r=style_row), sheet, re.S)
-    cells = _cells_of(found.group(0)) if found else {}
-    styles = _cells_of(above.group(0)) if above else {}
-    for col, value in values.items():
-        cells[col] = _cell_xml(f"{col}{r}", value, _style(cells.get(col) or styles.get(col)))
-    ordered = "".join(cells[c] for c in sorted(cells, key=column_index_from_string))
-    if found:
-        head = re.sub(r'\sspans="[^"]*"', "", re.match(r"<row\b[^>]*?(?=/?>)", found.group(0)).group(0))
-        return sheet[:found.start()] + f"{head}>{ordered}</row>" + sheet[found.end():]
-    new = f'<row r="{r}">{ordered}</row>'
-    later = [m for m in re.finditer(r'<row\b[^>]*\br="(\d+)"', sheet) if int(m.group(1)) > r]
-    if later:
-        return sheet[:later[0].start()] + new + sheet[later[0].start():]
-    if "<sheetData/>" in sheet:
-        return sheet.replace("<sheetData/>", f"<sheetData>{new}</sheetData>", 1)
-    return sheet.replace("</sheetData>", new + "</sheetData>", 1)
+    """The sheet XML with row `r`'s table cells set to `values` (column letter -> value); new
+    cells take the style of the same column in `style_row`."""
+    above = next((m.group(0) for m in xmlcells.ROW.finditer(sheet) if int(m.group(1)) == style_row), None)
+    styles = xmlcells.cells_by_column(above) if above else {}
+
+    def edit(row_xml: str | None) -> str:
+        cells = xmlcells.cells_by_column(row_xml) if row_xml else {}
+        new = {col: xmlcells.text_cell(f"{col}{r}", v, xmlcells.style_of(cells.get(col) or styles.get(col)))
+               for col, v in values.items()}
+        return xmlcells.set_row_cells(row_xml, r, new)
+
+    return xmlcells.edit_rows(sheet, {r: edit})
 
 
 def _grow_ref(ref: str, last_row: int) -> str:

@@ -18,10 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from trainbudget.addin import xmlcells
+
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
-EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 
 
 def read_parts(path: Path) -> dict[str, bytes]:
@@ -88,35 +89,11 @@ def serialize(root: ET.Element, data: bytes) -> bytes:
 
 
 def set_cached_values(data: bytes, values: dict[str, Any]) -> bytes:
-    """A worksheet part (as openpyxl writes it) with cached values for its formula cells.
+    """A worksheet part with cached values for its cells (formulas kept), edited as text.
 
     `values` maps cell references to a number, text, bool, or an Excel error text ('#N/A').
     """
-    root = ET.fromstring(data)
-    for c in root.iter(f"{{{MAIN}}}c"):
-        ref = c.get("r")
-        if ref not in values or c.find(f"{{{MAIN}}}f") is None:
-            continue
-        v = c.find(f"{{{MAIN}}}v")
-        if v is None:
-            v = ET.SubElement(c, f"{{{MAIN}}}v")
-        kind, text = _cached(values[ref])
-        v.text = text
-        if kind:
-            c.set("t", kind)
-        elif "t" in c.attrib:
-            del c.attrib["t"]
-    return serialize(root, data)
-
-
-def _cached(value: Any) -> tuple[str | None, str]:
-    """Cell type attribute and text of a cached value."""
-    if isinstance(value, bool):
-        return "b", "1" if value else "0"
-    if isinstance(value, (int, float)):
-        return None, repr(float(value)) if isinstance(value, float) else str(value)
-    text = str(value)
-    return ("e", text) if text in EXCEL_ERRORS else ("str", text)
+    return xmlcells.set_values(data.decode("utf-8"), values).encode("utf-8")
 
 
 def uncached_formulas(path: Path) -> dict[str, set[str]]:
