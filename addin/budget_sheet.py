@@ -49,7 +49,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     _inputs(ws, cached)
     last = _results(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
     _compare(ws, cached, table, values, FIRST_INPUT - 1)
-    widths(ws, A=30, B=34, C=62, D=3, E=44, F=15, G=11, H=11, I=12)
+    widths(ws, A=30, B=34, C=52, D=3, E=44, F=15, G=11, H=11, I=12)
     ws.print_area = f"A1:C{last}"
     ws.page_setup.orientation = "portrait"
     ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = 1

@@ -187,6 +187,23 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
                    f"the original is kept as {workbook.name}.bak", err=as_json)
 
 
+@cli.command()
+@click.argument("workbook", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The macro-free .xlsx to write (never the input).")
+@click.option("--pdf", type=click.Path(dir_okay=False, path_type=Path), help="Also print a PDF report here.")
+@click.option("--sheets", default="Budget", show_default=True, help="Sheets the PDF prints, comma-separated.")
+def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
+    """Make the e-mail copy: macro-free .xlsx, native formulas with cached values (and a PDF)."""
+    from trainbudget.addin import export as exporting
+
+    done = exporting.export(workbook, out, pdf, [s.strip() for s in sheets.split(",") if s.strip()])
+    click.echo(f"wrote {done.out}: {done.rewritten} formulas made native, {len(done.frozen)} frozen to values"
+               + (f" ({', '.join(done.frozen)})" if done.frozen else "")
+               + ("; added a Devices sheet" if done.added_devices else "")
+               + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
+
+
 def run(command: Callable[..., Any], args: list[str]) -> int:
     """Run a click command; bad input becomes one line on stderr and status 2."""
     try:

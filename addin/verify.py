@@ -93,6 +93,11 @@ def _devices(ws: Any) -> list[Problem]:
     return problems
 
 
+def is_formula(cell: Any) -> bool:
+    """A formula cell (a text that merely starts with '=' is not one)."""
+    return cell.data_type == "f" and isinstance(cell.value, str)
+
+
 @functools.lru_cache(maxsize=1)
 def expected_formulas() -> dict[str, dict[str, str]]:
     """The template's formulas on the checked sheets, generated as `build` writes them."""
@@ -103,7 +108,7 @@ def expected_formulas() -> dict[str, dict[str, str]]:
     sheets.write_runs(runs, cached)
     budget_sheet.write(budget, cached, calc.catalog())
     return {ws.title: {c.coordinate: c.value for row in ws.iter_rows() for c in row
-                       if isinstance(c.value, str) and c.value.startswith("=")} for ws in (budget, runs)}
+                       if is_formula(c)} for ws in (budget, runs)}
 
 
 def _formulas(wb: Any) -> list[Problem]:
@@ -114,7 +119,7 @@ def _formulas(wb: Any) -> list[Problem]:
         ws = wb[title]
         for ref, formula in expected.items():
             got = ws[ref].value
-            if not (isinstance(got, str) and got.startswith("=")):
+            if not is_formula(ws[ref]):
                 problems.append(Problem(f"{title}!{ref}", "formula missing (the template has one here)"))
             elif got.replace(" ", "") != formula.replace(" ", ""):
                 problems.append(Problem(f"{title}!{ref}", f"formula differs from the template's: {got[:80]}"))
@@ -128,7 +133,7 @@ def _links(path: Path, wb: Any) -> list[Problem]:
     for ws in wb.worksheets:
         for row in ws.iter_rows():
             for c in row:
-                if isinstance(c.value, str) and c.value.startswith("=") and _EXTERNAL.search(c.value):
+                if is_formula(c) and _EXTERNAL.search(c.value):
                     problems.append(Problem(f"{ws.title}!{c.coordinate}", "formula refers to another workbook"))
     return problems
 
@@ -168,7 +173,7 @@ def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
         for ws in wb.worksheets:
             for row in ws.iter_rows():
                 for c in row:
-                    if not (isinstance(c.value, str) and c.value.startswith("=")) or _UDF_CALL.search(c.value):
+                    if not is_formula(c) or _UDF_CALL.search(c.value):
                         continue
                     got = values[ws.title][c.coordinate].value if ws.title in values.sheetnames else None
                     if isinstance(got, str) and _ERROR.match(got) and got != native.DOES_NOT_FIT:

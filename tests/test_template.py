@@ -11,7 +11,7 @@ import xlwings
 
 from tests.conftest import ROOT
 from trainbudget import calc
-from trainbudget.addin import package, sheets, template, vba
+from trainbudget.addin import package, sheets, template, vba, verify
 
 COMMITTED = ROOT / "workbook" / "TrainingBudget.xlsm"
 
@@ -73,7 +73,7 @@ def test_no_newer_functions_or_row_shorthand(built):
     for ws in wb.worksheets:
         for row in ws.iter_rows():
             for c in row:
-                if isinstance(c.value, str) and c.value.startswith("="):
+                if verify.is_formula(c):
                     assert not re.search(r"XLOOKUP|\bLET\(|\[@|\[#This Row\]", c.value), c.coordinate
 
 

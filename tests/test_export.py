@@ -1,0 +1,147 @@
+"""`trainbudget export`: the e-mail copy of the template and of a user's own workbook."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pytest
+from openpyxl.chart import BarChart, Reference
+from openpyxl.drawing.image import Image
+from openpyxl.worksheet.formula import ArrayFormula
+
+from tests.conftest import run_cli
+from trainbudget import calc
+from trainbudget.addin import engine, export, package, verify
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+OURS = ("TRAIN_", "CHINCHILLA_", "DEVICE_")
+
+
+@pytest.fixture(scope="module")
+def exported(soffice, built, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("export")
+    before = built.path.read_bytes()
+    done = export.export(built.path, tmp / "budget.xlsx", tmp / "budget.pdf")
+    assert built.path.read_bytes() == before  # the input is never written
+    return done
+
+
+def _formulas(path):
+    wb = openpyxl.load_workbook(path)
+    return {(ws.title, c.coordinate): c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row
+            if verify.is_formula(c)}
+
+
+def test_template_export_is_macro_free_and_verifies(exported):
+    with zipfile.ZipFile(exported.out) as z:
+        names = z.namelist()
+        types = z.read("[Content_Types].xml").decode()
+    assert not any("vbaProject" in n for n in names) and "macroEnabled" not in types and "vbaProject" not in types
+    wb = openpyxl.load_workbook(exported.out)
+    assert "xlwings.conf" not in wb.sheetnames and wb.sheetnames[0] == "Budget"
+    assert verify.verify(exported.out, recalc=False) == []
+
+
+def test_no_function_of_ours_is_left(exported):
+    formulas = _formulas(exported.out)
+    assert len(formulas) > 250
+    assert not [k for k, f in formulas.items() if any(name in f.upper() for name in OURS)]
+    assert exported.rewritten == 10 and exported.frozen == ["Functions!D12"]
+
+
+def test_every_formula_cell_has_a_value_equal_to_calc_and_libreoffice(exported, built, tmp_path):
+    assert all(not refs for refs in package.uncached_formulas(exported.out).values())
+    cached = openpyxl.load_workbook(exported.out, data_only=True)
+    again = openpyxl.load_workbook(engine.recalculate(exported.out, tmp_path), data_only=True)
+    for (sheet, ref) in _formulas(exported.out):
+        a, b = cached[sheet][ref].value, again[sheet][ref].value
+        assert a == b or (isinstance(a, float) and math.isclose(a, b, rel_tol=1e-12)), (sheet, ref, a, b)
+        want = built.values[sheet].get(ref)  # computed by calc when the template was built
+        if isinstance(want, float):
+            assert math.isclose(a, want, rel_tol=1e-9), (sheet, ref, a, want)
+    frozen = openpyxl.load_workbook(exported.out)["Functions"]["D12"]
+    assert frozen.value == pytest.approx(built.values["Functions"]["D12"])
+    assert "Frozen by the e-mail export: TRAIN_BUDGET" in frozen.comment.text
+
+
+def test_pdf_shows_the_budget(exported, tmp_path):
+    text = subprocess.run(["pdftotext", str(exported.pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "Training budget" in text and "Wall-clock hours" in text and "3.7 h" in text
+    fonts = subprocess.run(["pdffonts", str(exported.pdf)], capture_output=True, text=True, check=True).stdout
+    assert all(line.split()[-5] == "yes" for line in fonts.splitlines()[2:])  # every font embedded
+    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(exported.pdf), str(tmp_path / "p")],
+                   check=True)
+    assert (tmp_path / "p-1.png").stat().st_size > 5000
+
+
+def _user_workbook(path: Path) -> Path:
+    """A user's own workbook calling the add-in: nested, ranged, numeric device, no native form; a chart, an image."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Plan"
+    ws.append(["input", "value"])
+    for label, value in (("params", 7e9), ("tokens", 1e12), ("device", H100)):
+        ws.append([label, value])
+    ws["C2"] = "=ROUND(TRAIN_HOURS(B2,B3,B4)/24,1)"
+    ws["C5"] = "=TRAIN_GPU_HOURS(B2,B3,989.5)"
+    ws["C6"] = "=INDEX(TRAIN_BUDGET(B2,B3,B4),10,2)"
+    for r, n in enumerate((1e9, 7e9, 13e9, 70e9), start=10):
+        ws[f"A{r}"] = n
+    ws["B10"] = ArrayFormula("B10:B13", "=TRAIN_HOURS(A10:A13,B3,B4,0.4,8)")
+    chart = BarChart()
+    chart.add_data(Reference(ws, min_col=2, min_row=10, max_row=13))
+    ws.add_chart(chart, "E2")
+    from PIL import Image as PILImage
+
+    PILImage.fromarray(np.full((8, 8, 3), 200, dtype=np.uint8)).save(path.with_suffix(".png"))
+    ws.add_image(Image(str(path.with_suffix(".png"))), "E20")
+    wb.create_sheet("Notes")["A1"] = "kept as it is"
+    wb.save(path)
+    # the value Excel, with the add-in, saved for the TRAIN_BUDGET cell (its 10th row: days)
+    package.fill_cached_values(path, path, {"Plan": {"C6": calc.train_hours(7e9, 1e12, H100) / 24}})
+    return path
+
+
+def test_user_workbook(soffice, tmp_path):
+    src = _user_workbook(tmp_path / "plan.xlsx")
+    before = package.read_parts(src)
+    done = export.export(src, tmp_path / "plan-email.xlsx")
+    assert done.added_devices and done.frozen == ["Plan!C6"] and done.rewritten == 3
+    values = openpyxl.load_workbook(done.out, data_only=True)["Plan"]
+    hours = calc.train_hours(7e9, 1e12, H100)
+    assert values["C2"].value == pytest.approx(round(hours / 24, 1))
+    assert values["C5"].value == pytest.approx(calc.gpu_hours(7e9, 1e12, 989.5))
+    assert values["C6"].value == pytest.approx(hours / 24)
+    spill = [values[f"B{r}"].value for r in range(10, 14)]
+    assert spill == pytest.approx(list(calc.train_hours([1e9, 7e9, 13e9, 70e9], 1e12, H100, utilization=0.4,
+                                                        devices=8)))
+    after = package.read_parts(done.out)
+    for part in before:
+        if part.startswith(("xl/media/", "xl/drawings/drawing", "xl/worksheets/sheet2", "xl/theme", "xl/styles")):
+            assert after[part] == before[part], part  # the user's image, drawing, other sheet, styles: untouched
+    chart = after["xl/charts/chart1.xml"].decode()
+    assert f"{spill[0]!r}"[:8] in chart  # the chart's cache carries the recalculated values
+    wb = openpyxl.load_workbook(done.out)
+    assert wb.sheetnames == ["Plan", "Notes", "Devices"] and wb["Notes"]["A1"].value == "kept as it is"
+    assert "Frozen by the e-mail export" in wb["Plan"]["C6"].comment.text
+    assert verify.verify(done.out, recalc=False) == [
+        verify.Problem("workbook", "not a TrainingBudget workbook: no Budget, Runs, Functions, About sheet")]
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--out", "{src}"], "must end in .xlsx"),
+    (["--out", "{xlsx_src}"], "the export never overwrites it"),
+    (["--out", "{tmp}/missing/x.xlsx"], "does not exist"),
+])
+def test_bad_outputs_are_refused(built, tmp_path, args, needle):
+    xlsx_src = Path(shutil.copyfile(built.path, tmp_path / "same.xlsx"))
+    fill = {"src": built.path, "xlsx_src": xlsx_src, "tmp": tmp_path}
+    src = xlsx_src if "{xlsx_src}" in args[1] else built.path
+    proc = run_cli("export", str(src), *[a.format(**fill) for a in args])
+    assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
