@@ -15,7 +15,7 @@ def print_estimate(report: dict[str, Any]) -> None:
     console = Console()
     for line in rep.estimate_header(report):
         console.print(line)
-    table = Table(title=f"hours{rep._where_text(report)}", title_justify="left")
+    table = Table(title=f"hours{rep.where_text(report)}", title_justify="left")
     for col, justify in (("Device", "left"), ("TFLOP/s", "right"), ("Hours", "right"),
                          ("Days", "right"), ("Device-hours", "right"), ("Note", "left")):
         table.add_column(col, justify=justify)

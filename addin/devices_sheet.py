@@ -25,12 +25,17 @@ def _key(text: Any) -> str:
 _FIELD_BY_HEADER = {_key(h): f for f, h in native.HEADERS.items()} | {_key(f): f for f in native.HEADERS}
 
 
+def header_fields(header: list[Any] | tuple[Any, ...]) -> list[str | None]:
+    """The Device field of each header cell ('TFLOPS' or 'tflops' -> 'tflops'; unknown -> None)."""
+    return [_FIELD_BY_HEADER.get(_key(h)) for h in header]
+
+
 def table_from_rows(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
                     where: str = "Devices") -> calc.DeviceTable:
     """A DeviceTable from a Devices table's cells: a header row, then one row per device."""
     if not rows:
         raise calc.TrainingBudgetError(f"{where} table is empty: it needs a header row")
-    header = [_FIELD_BY_HEADER.get(_key(h)) for h in rows[0]]
+    header = header_fields(rows[0])
     for field in REQUIRED_FIELDS:
         if field not in header:
             found = ", ".join(str(h) for h in rows[0] if h is not None)

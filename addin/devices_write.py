@@ -41,7 +41,7 @@ def _refuse_unsafe(path: Path) -> None:
         raise NotATrainingBudgetWorkbook(f"{path} is not an Excel workbook (not a zip package)")
 
 
-def _table_part(parts: dict[str, bytes], sheet_part: str) -> str:
+def find_table_part(parts: dict[str, bytes], sheet_part: str) -> str:
     """The part of the Devices table among the sheet's table parts."""
     rels_name = posixpath.join(posixpath.dirname(sheet_part), "_rels", posixpath.basename(sheet_part) + ".rels")
     rels = ET.fromstring(parts.get(rels_name, b"<Relationships/>"))
@@ -81,7 +81,7 @@ def _open(path: Path) -> tuple[dict[str, bytes], str, str, str, list[list[Any]]]
     sheet_part = package.sheet_parts(parts).get("Devices")
     if sheet_part is None:
         raise NotATrainingBudgetWorkbook(f"not a TrainingBudget workbook: {path} has no Devices sheet")
-    table_part = _table_part(parts, sheet_part)
+    table_part = find_table_part(parts, sheet_part)
     ref = re.search(r'<table\b[^>]*\bref="([^"]+)"', parts[table_part].decode("utf-8")).group(1)
     rows = _table_cells(path, ref)
     devices_sheet.table_from_rows(rows)  # refuses a table without Name/TFLOPS/Source, or a bad row
@@ -101,7 +101,7 @@ def upsert_device(path: Path, device: calc.Device) -> str:
     path = Path(path)
     parts, sheet_part, table_part, ref, rows = _open(path)
     min_col, min_row, _, max_row = range_boundaries(ref)
-    header = [devices_sheet._FIELD_BY_HEADER.get(devices_sheet._key(h)) for h in rows[0]]
+    header = devices_sheet.header_fields(rows[0])
     columns = {f: get_column_letter(min_col + i) for i, f in enumerate(header) if f}
     names = [calc.devices.normalize(str(r[header.index("name")] or "")) for r in rows[1:]]
     key = calc.devices.normalize(device.name)

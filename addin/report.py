@@ -54,7 +54,7 @@ def estimate(params: float = calc.SEED_PARAMS, tokens: float = calc.SEED_TOKENS,
             "memory_bytes": memory.as_dict(), "rows": rows}
 
 
-def _where_text(report: dict[str, Any]) -> str:
+def where_text(report: dict[str, Any]) -> str:
     on = f" on {report['devices']} devices" if report["devices"] != 1 else ""
     return f"{on} at {report['utilization'] * 100:g}% utilization"
 
@@ -72,7 +72,7 @@ def estimate_text(report: dict[str, Any]) -> str:
     lines = [*estimate_header(report), ""]
     for r in report["rows"]:
         lines.append(f"{r['device']:52} {r['tflops']:7.1f} TFLOP/s -> {r['hours']:8.1f} h"
-                     f"{_where_text(report)}   [{r['note']}]")
+                     f"{where_text(report)}   [{r['note']}]")
     return "\n".join([*lines, "", UTILIZATION_NOTE]) + "\n"
 
 

@@ -68,7 +68,7 @@ def _devices(ws: Any) -> list[Problem]:
     if table is None:
         return [Problem("Devices!A1", f"no Excel table named {native.TABLE!r}")]
     cells = list(ws[table.ref])
-    header = [devices_sheet._FIELD_BY_HEADER.get(devices_sheet._key(c.value)) for c in cells[0]]
+    header = devices_sheet.header_fields([c.value for c in cells[0]])
     col_of = {f: cells[0][i].column_letter for i, f in enumerate(header) if f}
     for field in devices_sheet.REQUIRED_FIELDS:
         if field not in col_of:

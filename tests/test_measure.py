@@ -74,7 +74,7 @@ def _parts(path: Path) -> dict[str, bytes]:
 def _devices_parts(path: Path) -> set[str]:
     parts = package.read_parts(path)
     sheet = package.sheet_parts(parts)["Devices"]
-    return {sheet, devices_write._table_part(parts, sheet)}
+    return {sheet, devices_write.find_table_part(parts, sheet)}
 
 
 def _user_like(template: Path, path: Path) -> Path:
