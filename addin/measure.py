@@ -39,7 +39,7 @@ class SizeResult:
     n: int
     tflops: float
     repeats: int
-    spread: float  # (slowest - fastest) / median, of the repeat times
+    spread: float  # interquartile range / median of the repeat times (robust to one hiccup)
     error: float
 
 
@@ -103,7 +103,8 @@ def time_size(backend: Backend, n: int, dtype: str, budget_s: float, seed: int =
         backend.sync(c)
         times.append(time.perf_counter() - start)
     median = statistics.median(times)
-    return SizeResult(n, 2.0 * n**3 / median / 1e12, len(times), (max(times) - min(times)) / median, error)
+    q1, _, q3 = statistics.quantiles(times, n=4, method="inclusive")
+    return SizeResult(n, 2.0 * n**3 / median / 1e12, len(times), (q3 - q1) / median, error)
 
 
 def measure(backend: Backend, dtype: str, seconds: float = 20.0, sizes: tuple[int, ...] = SIZES,
