@@ -139,7 +139,15 @@ def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
         wb = wb.replace(tag, clean if name in sheets else clean.replace("<sheet ", '<sheet state="hidden" ', 1))
     first = list(known).index(sheets[0])
     wb = re.sub(r'\bactiveTab="\d+"', f'activeTab="{first}"', wb)
+    hidden_ids = {str(i) for i, name in enumerate(known) if name not in sheets}
+    wb = re.sub(r'<definedName\b[^>]*name="_xlnm.Print_Area"[^>]*localSheetId="(\d+)"[^>]*>.*?</definedName>',
+                lambda m: "" if m.group(1) in hidden_ids else m.group(0), wb, flags=re.S)
     parts[ooxml.WB] = wb.encode()
+    for name, part in known.items():  # LibreOffice prints the selected tab even when it is hidden
+        xml = re.sub(r'\stabSelected="1"', "", ooxml.text(parts, part))
+        if name == sheets[0]:
+            xml = xml.replace("<sheetView ", '<sheetView tabSelected="1" ', 1)
+        parts[part] = xml.encode()
     with tempfile.TemporaryDirectory(prefix="tb-pdf-") as tmp:
         copy = Path(tmp) / (workbook.stem + ".xlsx")
         write_package(parts, copy)

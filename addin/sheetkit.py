@@ -52,3 +52,10 @@ def widths(ws: Worksheet, **columns: float) -> None:
     """Column widths by letter: widths(ws, A=30, B=18)."""
     for letter, width in columns.items():
         ws.column_dimensions[letter].width = width
+
+
+def landscape_fit_width(ws: Worksheet) -> None:
+    """Print landscape, one page wide, as many pages tall as needed."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True

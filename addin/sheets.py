@@ -12,13 +12,17 @@ from openpyxl.worksheet.worksheet import Worksheet
 from trainbudget import calc
 from trainbudget.addin import native, styles
 from trainbudget.addin.functions import BY_NAME, FUNCTIONS
-from trainbudget.addin.sheetkit import CachedCells, style, text, widths
+from trainbudget.addin.sheetkit import CachedCells, landscape_fit_width, style, text, widths
 from trainbudget.calc import runs as published
 
 UDF_MODULE = "trainbudget.addin.udfs"
 DEVICE_FORMATS = {"tflops": styles.TFLOPS, "memory_gb": '#,##0 "GB"', "watts": '#,##0 "W"',
                   "usd_per_device_hour": styles.USD_RATE}
 NEEDS_ADDIN = "needs the add-in"
+# Number format of a Functions-sheet result, by the registry's unit ("table" shows the Hours row).
+UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": styles.HOURS,
+                "table": styles.HOURS, "device-hours": styles.DEVICE_HOURS, "USD": styles.USD, "kWh": styles.KWH,
+                "devices": styles.COUNT, "TFLOP/s": styles.TFLOPS}
 
 
 def _table(ws: Worksheet, name: str, ref: str) -> None:
@@ -45,12 +49,12 @@ def write_devices(ws: Worksheet, table: calc.DeviceTable) -> None:
     ws.freeze_panes = "B2"
 
 
-RUN_COLUMNS = (("Run", 18, None), ("Params", 18, styles.COUNT), ("Active params", 16, styles.COUNT),
-               ("Tokens", 22, styles.COUNT), ("Device", 40, None),
+RUN_COLUMNS = (("Run", 16, None), ("Params", 10, styles.BILLIONS), ("Active params", 13, styles.BILLIONS),
+               ("Tokens", 10, styles.TRILLIONS), ("Device", 40, None),
                ("Device-hours (reported)", 20, styles.DEVICE_HOURS), ("FLOPs (reported)", 16, styles.FLOPS),
                ("MFU (reported)", 14, styles.PERCENT), ("Hours scope", 13, None),
                ("Implied utilization", 18, styles.PERCENT),
-               ("Device-hours at reported MFU", 26, styles.DEVICE_HOURS), ("Source", 70, None))
+               ("Device-hours at reported MFU", 26, styles.DEVICE_HOURS), ("Source", 60, None))
 
 
 def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | None = None) -> None:
@@ -64,7 +68,7 @@ def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | Non
                run.reported_flops, run.reported_mfu, run.hours_scope)
         for col, value in enumerate(raw, start=1):
             style(ws.cell(r, col, value), RUN_COLUMNS[col - 1][2])
-        text(ws, f"L{r}", run.source)
+        text(ws, f"L{r}", run.source).alignment = styles.WRAP
         exprs = {"params": f'IF(C{r}="",B{r},C{r})', "tokens": f"D{r}", "device": f"E{r}", "devices": "1"}
         at_peak = gpu_hours.native_formula({**exprs, "utilization": "1"})
         at_mfu = gpu_hours.native_formula({**exprs, "utilization": f"H{r}"})
@@ -74,6 +78,7 @@ def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | Non
                        _blank(published.predicted_device_hours(run, table)), styles.DEVICE_HOURS)
     _table(ws, "Runs", f"A1:L{len(published.load_runs()) + 1}")
     ws.freeze_panes = "B2"
+    landscape_fit_width(ws)
     ws.protection.sheet = True
 
 
@@ -105,15 +110,17 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
             first, shown = result[row - 1][1], f"INDEX({call},{row},2)"
         else:
             first, shown = result, call
-        cached.formula(ws, f"D{r}", f'IFERROR({shown},"{NEEDS_ADDIN}")', first, "General")
+        fmt = UNIT_FORMATS[spec.unit]
+        cached.formula(ws, f"D{r}", f'IFERROR({shown},"{NEEDS_ADDIN}")', first, fmt)
         if spec.native is None:
             text(ws, f"E{r}", "no native equivalent: the e-mail export freezes it to its values")
         else:
             cached.formula(ws, f"E{r}", spec.native_formula(dict(zip((a.name for a in spec.args),
                                                                      spec.example, strict=False))),
-                           first, "General")
+                           first, fmt)
         text(ws, f"F{r}", spec.unit)
     widths(ws, A=26, B=62, C=70, D=20, E=24, F=14)
+    landscape_fit_width(ws)
     ws.protection.sheet = True
 
 

@@ -23,6 +23,8 @@ WRAP = Alignment(wrap_text=True, vertical="top")
 
 # Number formats; GB is 1e9 bytes, as in the seed.
 COUNT = "#,##0"
+BILLIONS = '#,##0.0,,,"B"'     # 6.74e9 -> 6.7B (each trailing comma divides by 1,000)
+TRILLIONS = '#,##0.00,,,,"T"'  # 1.56e13 -> 15.60T
 FLOPS = "0.00E+00"
 GB = '#,##0.0 "GB"'
 HOURS = '#,##0.0 "h"'

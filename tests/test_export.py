@@ -145,3 +145,11 @@ def test_bad_outputs_are_refused(built, tmp_path, args, needle):
     src = xlsx_src if "{xlsx_src}" in args[1] else built.path
     proc = run_cli("export", str(src), *[a.format(**fill) for a in args])
     assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_pdf_prints_only_the_chosen_sheets(exported, tmp_path):
+    pdf = export.print_pdf(exported.out, tmp_path / "runs.pdf", ["Runs"])
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "Llama 2 7B" in text and "Training budget" not in text  # Budget's print area does not leak in
+    with pytest.raises(calc.TrainingBudgetError, match="no sheet named 'Nope'"):
+        export.print_pdf(exported.out, tmp_path / "x.pdf", ["Nope"])

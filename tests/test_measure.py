@@ -166,3 +166,17 @@ def test_refusals_leave_the_file_untouched(built, tmp_path, case):
     proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert path.read_bytes() == before and not path.with_name(path.name + ".bak").exists()
+
+
+class _Interrupted(backends.Backend):
+    """Ctrl-C arrives while the second size runs."""
+
+    def matmul(self, a, b, dtype):
+        if a.shape[0] > SMALL[0]:
+            raise KeyboardInterrupt
+        return a @ b
+
+
+def test_interrupt_keeps_what_was_measured():
+    m = measure.measure(_Interrupted("numpy", "cpu", ("fp64",), np.__version__, "test"), "fp64", 5, sizes=SMALL)
+    assert m.interrupted and [s.n for s in m.sizes] == [SMALL[0]] and m.best.tflops > 0
