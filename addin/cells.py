@@ -38,7 +38,9 @@ def number_in(name: str, value: Any, required: bool) -> Any:
     if not isinstance(value, (tuple, list)):
         return value  # calc names the argument if it is text or a boolean
     try:
-        arr = np.array(value, dtype=np.float64)
+        arr = np.array(value, dtype=np.float64)  # numpy would read TRUE as 1.0: booleans go to calc's check
+        if any(type(v) is bool for row in value for v in (row if isinstance(row, (tuple, list)) else (row,))):
+            arr = np.array(value, dtype=object)
     except (TypeError, ValueError):
         arr = np.array(value, dtype=object)  # text in the range: calc says which element
     if (arr.dtype == np.float64 and np.isnan(arr).any()) or arr.dtype == object:

@@ -56,21 +56,24 @@ def number(name: str, value: Any) -> np.ndarray:
     elif isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
         arr = value.astype(np.float64, copy=False)
     else:
-        obj = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
-        if obj.dtype.kind == "b":
-            raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {value!r})")
-        if obj.dtype == object or obj.dtype.kind in "USb":
-            flat = obj.reshape(-1)
-            for i, v in enumerate(flat):
-                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
-                    where = "" if obj.ndim == 0 else "[" + ", ".join(
-                        str(int(j)) for j in np.unravel_index(i, obj.shape)) + "]"
-                    raise TrainingBudgetError(f"{name}{where} must be a number (got {show(v)})")
-        arr = np.asarray(obj, dtype=np.float64)
+        arr = _strict(name, value)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise _fail(name, arr, bad, "must be a finite number")
     return arr
+
+
+def _strict(name: str, value: Any) -> np.ndarray:
+    """Lists, tuples and object arrays: numbers only, the first offender named with its index."""
+    obj = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    if obj.dtype.kind == "b":
+        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {value!r})")
+    flat = obj.reshape(-1)
+    for i, v in enumerate(flat):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+            where = "" if obj.ndim == 0 else "[" + ", ".join(str(int(j)) for j in np.unravel_index(i, obj.shape)) + "]"
+            raise TrainingBudgetError(f"{name}{where} must be a number (got {show(v)})")
+    return np.asarray(obj, dtype=np.float64)
 
 
 def positive(name: str, value: Any) -> np.ndarray:

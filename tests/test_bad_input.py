@@ -18,6 +18,8 @@ CASES = [
     (lambda: calc.train_hours("7e9", 1e9, H100), "params must be a number (got '7e9')"),
     (lambda: calc.train_hours(None, 1e9, H100), "params must be a number (got None)"),
     (lambda: calc.train_hours([1e9, -5], 1e9, H100), "params[1] must be > 0 (got -5)"),
+    (lambda: calc.train_hours([1e9, True], 1e9, H100), "params[1] must be a number (got True)"),
+    (lambda: calc.train_hours(["1e9"], 1e9, H100), "params[0] must be a number (got '1e9')"),
     (lambda: calc.train_hours([[1e9], [np.nan]], 1e9, H100), "params[1, 0] must be a finite number"),
     (lambda: calc.train_hours(7e9, 1e9, H100, utilization=0), "utilization must be in (0, 1] (got 0)"),
     (lambda: calc.train_hours(7e9, 1e9, H100, utilization=1.2), "utilization must be in (0, 1] (got 1.2)"),

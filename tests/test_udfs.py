@@ -123,6 +123,7 @@ def test_budget_spills_two_columns():
     (lambda: udfs.TRAIN_HOURS("7e9", 1e9, H100), "#VALUE! params must be a number (got '7e9')"),
     (lambda: udfs.TRAIN_HOURS(True, 1e9, H100), "#VALUE! params must be a number, not a boolean"),
     (lambda: udfs.TRAIN_HOURS(((1e9, "x"),), 1e9, H100), "#VALUE! params[0, 1] must be a number (got 'x')"),
+    (lambda: udfs.TRAIN_HOURS(((1e9,), (True,)), 1e9, H100), "#VALUE! params[1, 0] must be a number (got True)"),
     (lambda: udfs.TRAIN_HOURS(7e9, float("nan"), H100), "#VALUE! tokens must be a finite number"),
     (lambda: udfs.TRAIN_HOURS(7e9, float("inf"), H100), "#VALUE! tokens must be a finite number"),
     (lambda: udfs.TRAIN_HOURS(7e9, 1e9, H100, 1.5), "#VALUE! utilization must be in (0, 1] (got 1.5)"),
