@@ -212,6 +212,9 @@ def run(command: Callable[..., Any], args: list[str]) -> int:
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
         click.echo(f"trainbudget: error: {message}", err=True)
         return 2
+    except OSError as e:  # a file that cannot be read or written
+        click.echo(f"trainbudget: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        return 2
     except click.ClickException as e:
         click.echo(f"trainbudget: error: {e.format_message()}", err=True)
         return e.exit_code
