@@ -8,6 +8,7 @@ formulas, the export rewriter, the README's function reference and the tests all
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -56,11 +57,16 @@ class ExcelFunction:
     native: str | None
     example: tuple[str, ...]
 
+    @functools.cached_property
+    def _parameters(self) -> dict[str, inspect.Parameter]:
+        """The calc function's parameters, read once (inspect is slow, and UDF calls are many)."""
+        return dict(inspect.signature(self.calc).parameters)
+
     def default(self, arg: Arg) -> Any:
         """The calc function's default for `arg` (REQUIRED when it has none)."""
-        return inspect.signature(self.calc).parameters[arg.name].default
+        return self._parameters[arg.name].default
 
-    @property
+    @functools.cached_property
     def required(self) -> tuple[Arg, ...]:
         return tuple(a for a in self.args if self.default(a) is REQUIRED)
 
@@ -73,7 +79,7 @@ class ExcelFunction:
         positional = [values[a.name] for a in self.required]
         keywords = {a.name: values[a.name] for a in self.args
                     if self.default(a) is not REQUIRED and values.get(a.name) is not None}
-        if "table" in inspect.signature(self.calc).parameters:
+        if "table" in self._parameters:
             keywords["table"] = table
         return self.calc(*positional, **keywords)
 
