@@ -87,6 +87,7 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     mem_opts = {"method": v["method"], "optimizer": v["optimizer"], "trainable": v["trainable"]}
     per_device = calc.train_memory(v["params"], zero_stage=v["zero_stage"], devices=v["devices"],
                                    activations=v["activations"] * GB, **mem_opts)
+    hours = calc.train_hours(v["params"], v["tokens"], v["device"], **job)
     rows: list[tuple[str, str, Any, str]] = [
         ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), calc.train_flops(v["params"], v["tokens"]),
          styles.FLOPS),
@@ -103,13 +104,11 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         ("Devices needed to fit", _native("TRAIN_DEVICES_NEEDED"),
          calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"],
                              activations=v["activations"] * GB, table=table, **mem_opts), styles.COUNT),
-        ("Wall-clock hours", _native("TRAIN_HOURS"),
-         calc.train_hours(v["params"], v["tokens"], v["device"], **job), styles.HOURS),
+        ("Wall-clock hours", _native("TRAIN_HOURS"), hours, styles.HOURS),
     ]
     hours_row = first + len(rows)
     rows += [
-        ("Days", f"B{hours_row}/24", calc.train_hours(v["params"], v["tokens"], v["device"], **job) / 24,
-         styles.DAYS),
+        ("Days", f"B{hours_row}/24", hours / 24, styles.DAYS),
         ("Device-hours", _native("TRAIN_GPU_HOURS"),
          calc.gpu_hours(v["params"], v["tokens"], v["device"], **job), styles.DEVICE_HOURS),
         ("Cost (USD)", _native("TRAIN_COST"), calc.train_cost(

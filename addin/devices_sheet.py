@@ -30,9 +30,12 @@ def header_fields(header: list[Any] | tuple[Any, ...]) -> list[str | None]:
     return [_FIELD_BY_HEADER.get(_key(h)) for h in header]
 
 
-def table_from_rows(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
-                    where: str = "Devices") -> calc.DeviceTable:
-    """A DeviceTable from a Devices table's cells: a header row, then one row per device."""
+def records(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
+            where: str = "Devices") -> tuple[list[str | None], list[tuple[int, dict[str, Any]]]]:
+    """The header's fields, and (row index in `rows`, {field: value}) for each non-empty row.
+
+    Raises when the header lacks a required column.
+    """
     if not rows:
         raise calc.TrainingBudgetError(f"{where} table is empty: it needs a header row")
     header = header_fields(rows[0])
@@ -41,9 +44,15 @@ def table_from_rows(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
             found = ", ".join(str(h) for h in rows[0] if h is not None)
             raise calc.TrainingBudgetError(
                 f"{where} table has no {native.HEADERS[field]!r} column (found: {found})")
-    records = [{f: v for f, v in zip(header, row, strict=False) if f}
-               for row in rows[1:] if any(v not in (None, "") for v in row)]
-    return calc.DeviceTable.from_records(records, f"{where} row")
+    return header, [(i, {f: v for f, v in zip(header, row, strict=False) if f})
+                    for i, row in enumerate(rows) if i and any(v not in (None, "") for v in row)]
+
+
+def table_from_rows(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
+                    where: str = "Devices") -> calc.DeviceTable:
+    """A DeviceTable from a Devices table's cells: a header row, then one row per device."""
+    _, found = records(rows, where)
+    return calc.DeviceTable.from_records((record for _, record in found), f"{where} row")
 
 
 def read_book_rows(book: Any) -> list[list[Any]] | None:

@@ -7,7 +7,6 @@ every other part is copied byte for byte. Writes are atomic (temporary file, the
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import tempfile
@@ -22,7 +21,6 @@ from trainbudget.addin import xmlcells
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
 
 
 def read_parts(path: Path) -> dict[str, bytes]:
@@ -48,6 +46,7 @@ def write_parts(source: Path, target: Path, changed: dict[str, bytes | None]) ->
     """Copy `source` to `target` (atomically), replacing the parts in `changed` (None drops one;
     new names are appended). Unchanged parts keep their bytes and compression."""
     with zipfile.ZipFile(source) as zin, atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w") as zout:
+        existing = set(zin.namelist())
         for info in zin.infolist():
             if info.filename in changed:
                 data = changed[info.filename]
@@ -56,7 +55,7 @@ def write_parts(source: Path, target: Path, changed: dict[str, bytes | None]) ->
             else:
                 zout.writestr(info, zin.read(info.filename))
         for name, data in changed.items():
-            if data is not None and name not in zin.namelist():
+            if data is not None and name not in existing:
                 zout.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
 
 
@@ -74,18 +73,6 @@ def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
     for sheet in book.iter(f"{{{MAIN}}}sheet"):
         out[sheet.get("name")] = resolve("xl", targets[sheet.get(f"{{{REL}}}id")])
     return out
-
-
-def _namespaces(data: bytes) -> list[tuple[str, str]]:
-    return [ns for _, ns in ET.iterparse(io.BytesIO(data), events=("start-ns",))]
-
-
-def serialize(root: ET.Element, data: bytes) -> bytes:
-    """`root` as XML bytes, keeping the namespace prefixes of the part it was parsed from."""
-    for prefix, uri in _namespaces(data):
-        ET.register_namespace(prefix, uri)
-    body = ET.tostring(root, encoding="unicode")
-    return b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + body.encode("utf-8")
 
 
 def set_cached_values(data: bytes, values: dict[str, Any]) -> bytes:

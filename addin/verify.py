@@ -19,13 +19,11 @@ from typing import Any
 import openpyxl
 
 from trainbudget import calc
-from trainbudget.addin import budget_sheet, devices_sheet, engine, native, package, sheets, vba
-from trainbudget.addin.functions import FUNCTIONS
+from trainbudget.addin import budget_sheet, devices_sheet, engine, native, package, rewrite, sheets, vba
 from trainbudget.addin.sheetkit import CachedCells
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
 CHECKED_FORMULAS = ("Budget", "Runs")
-_UDF_CALL = re.compile(r"\b(" + "|".join(f.name for f in FUNCTIONS) + r")\s*\(", re.IGNORECASE)
 _EXTERNAL = re.compile(r"\[\d+\]")
 _ERROR = re.compile(r"^(#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)|Err:\d+)")
 
@@ -68,28 +66,24 @@ def _devices(ws: Any) -> list[Problem]:
     if table is None:
         return [Problem("Devices!A1", f"no Excel table named {native.TABLE!r}")]
     cells = list(ws[table.ref])
-    header = devices_sheet.header_fields([c.value for c in cells[0]])
+    try:
+        header, found = devices_sheet.records([[c.value for c in row] for row in cells])
+    except calc.TrainingBudgetError as e:
+        return [Problem(f"Devices!{cells[0][0].coordinate}", str(e))]
     col_of = {f: cells[0][i].column_letter for i, f in enumerate(header) if f}
-    for field in devices_sheet.REQUIRED_FIELDS:
-        if field not in col_of:
-            return [Problem(f"Devices!{cells[0][0].coordinate}",
-                            f"the Devices table has no {native.HEADERS[field]!r} column")]
     problems, seen = [], {}
-    for row in cells[1:]:
-        record = {f: c.value for f, c in zip(header, row, strict=False) if f}
-        if all(v in (None, "") for v in record.values()):
-            continue
-        where = f"Devices!{col_of['name']}{row[0].row}"
+    for i, record in found:
+        row = cells[i][0].row
         try:
             device = calc.devices.device_from_record(record, "row")
         except calc.TrainingBudgetError as e:
-            where = f"Devices!{col_of.get(e.field, col_of['name'])}{row[0].row}"
-            problems.append(Problem(where, str(e).split(": ", 1)[-1]))
+            problems.append(Problem(f"Devices!{col_of.get(e.field, col_of['name'])}{row}", str(e).split(": ", 1)[-1]))
             continue
-        key = calc.devices.normalize(device.name)
+        where, key = f"{col_of['name']}{row}", calc.devices.normalize(device.name)
         if key in seen:
-            problems.append(Problem(where, f"duplicate device name {device.name!r} (first at {seen[key]})"))
-        seen.setdefault(key, where.split("!")[1])
+            problems.append(Problem(f"Devices!{where}",
+                                    f"duplicate device name {device.name!r} (first at {seen[key]})"))
+        seen.setdefault(key, where)
     return problems
 
 
@@ -173,7 +167,7 @@ def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
         for ws in wb.worksheets:
             for row in ws.iter_rows():
                 for c in row:
-                    if not is_formula(c) or _UDF_CALL.search(c.value):
+                    if not is_formula(c) or rewrite.calls_ours(c.value):  # add-in cells: no engine runs them
                         continue
                     got = values[ws.title][c.coordinate].value if ws.title in values.sheetnames else None
                     if isinstance(got, str) and _ERROR.match(got) and got != native.DOES_NOT_FIT:
