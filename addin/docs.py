@@ -8,13 +8,7 @@ START, END = "<!-- functions:start -->", "<!-- functions:end -->"
 
 
 def _example(spec: ExcelFunction) -> str:
-    values = {}
-    for a, text in zip(spec.args, spec.example, strict=False):
-        try:
-            values[a.name] = float(text)
-        except ValueError:
-            values[a.name] = text.strip('"')
-    result = spec.call(values)
+    result = spec.call(spec.example_values)
     shown = f"{len(result)} rows x 2 columns" if isinstance(result, list) else f"{result:,.6g}"
     return f"`={spec.name}({', '.join(spec.example)})` gives {shown}"
 

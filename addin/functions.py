@@ -66,6 +66,21 @@ class ExcelFunction:
         """The calc function's default for `arg` (REQUIRED when it has none)."""
         return self._parameters[arg.name].default
 
+    @property
+    def example_values(self) -> dict[str, Any]:
+        """The example's arguments as the add-in receives them: '7E9' -> 7e9, '"adamw"' -> 'adamw'."""
+        def value(text: str) -> Any:
+            try:
+                return float(text)
+            except ValueError:
+                return text.strip('"')
+        return {a.name: value(t) for a, t in zip(self.args, self.example, strict=False)}
+
+    @property
+    def example_exprs(self) -> dict[str, str]:
+        """The example's arguments as Excel text, by argument name."""
+        return {a.name: t for a, t in zip(self.args, self.example, strict=False)}
+
     @functools.cached_property
     def required(self) -> tuple[Arg, ...]:
         return tuple(a for a in self.args if self.default(a) is REQUIRED)

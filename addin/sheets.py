@@ -100,8 +100,7 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         style(ws.cell(1, col, header), font=styles.BOLD, fill=styles.HEADER_FILL)
     for r, spec in enumerate(FUNCTIONS, start=2):
         call = f"{spec.name}({','.join(spec.example)})"
-        values = {a.name: _literal(v) for a, v in zip(spec.args, spec.example, strict=False)}
-        result = spec.call(values, table)
+        result = spec.call(spec.example_values, table)
         text(ws, f"A{r}", spec.name, styles.BOLD)
         text(ws, f"B{r}", spec.summary)
         text(ws, f"C{r}", "=" + call)
@@ -115,21 +114,11 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         if spec.native is None:
             text(ws, f"E{r}", "no native equivalent: the e-mail export freezes it to its values")
         else:
-            cached.formula(ws, f"E{r}", spec.native_formula(dict(zip((a.name for a in spec.args),
-                                                                     spec.example, strict=False))),
-                           first, fmt)
+            cached.formula(ws, f"E{r}", spec.native_formula(spec.example_exprs), first, fmt)
         text(ws, f"F{r}", spec.unit)
     widths(ws, A=26, B=62, C=70, D=20, E=24, F=14)
     landscape_fit_width(ws)
     ws.protection.sheet = True
-
-
-def _literal(text_value: str) -> Any:
-    """An example's Excel literal as the add-in receives it: '7E9' -> 7e9, '"adamw"' -> 'adamw'."""
-    try:
-        return float(text_value)
-    except ValueError:
-        return text_value.strip('"')
 
 
 ABOUT = [

@@ -20,7 +20,7 @@ ROW = re.compile(r"<row\b[^>]*?\br=\"(\d+)\"[^>]*?(?:/>|>.*?</row>)", re.S)
 CELL = re.compile(r"<c\b[^>]*?(?:/>|>.*?</c>)", re.S)
 FORMULA = re.compile(r"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.S)
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
-_ENTITIES = {'"': "&quot;"}
+_ENTITIES = {"&quot;": '"', "&apos;": "'"}  # besides &amp; &lt; &gt;, which unescape always reads
 
 
 def ref_of(cell: str) -> str:
@@ -132,7 +132,7 @@ def formula_cells(sheet: str) -> Iterator[tuple[str, str, str]]:
     for cell in CELL.findall(sheet):
         f = FORMULA.search(cell)
         if f and f.group(2):
-            yield ref_of(cell), unescape(f.group(2), _ENTITIES | {"&quot;": '"'}), cell
+            yield ref_of(cell), unescape(f.group(2), _ENTITIES), cell
 
 
 def array_ranges(sheet: str) -> Iterator[str]:

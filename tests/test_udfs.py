@@ -73,17 +73,9 @@ def test_help_text_within_excel_limits(contract):
             assert info["argmap"][a.name]["options"]["convert"] == "raw"
 
 
-def _excel_literal_value(text):
-    """'7E9' -> 7e9, '"adamw"' -> 'adamw' (the registry's examples are Excel literals)."""
-    try:
-        return float(text)
-    except ValueError:
-        return text.strip('"')
-
-
 @pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda s: s.name)
 def test_udf_equals_calc_for_scalars(spec):
-    values = {a.name: _excel_literal_value(v) for a, v in zip(spec.args, spec.example, strict=False)}
+    values = spec.example_values
     got = getattr(udfs, spec.name)(*values.values())
     want = cells.value_out(spec.call(values))
     assert got == want
