@@ -5,7 +5,8 @@ Goal (issue): the 20 s measurement reaches >= 90% of the long run's best. Prints
 
 from __future__ import annotations
 
-from trainbudget.addin import backends, measure
+from trainbudget.addin.measure import backends
+from trainbudget.addin.measure import core as measure
 
 
 def main(dtype: str = "fp32") -> None:

@@ -10,7 +10,7 @@ import timeit
 import numpy as np
 
 from trainbudget import calc
-from trainbudget.addin import udfs
+from trainbudget.addin.udf import udfs
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 

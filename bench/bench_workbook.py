@@ -13,7 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trainbudget.addin import engine, export, template, verify
+from trainbudget.addin.export import engine
+from trainbudget.addin.export import mailcopy as export
+from trainbudget.addin.workbook import template, verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' scenario builder
 

@@ -16,6 +16,7 @@ from .memory import (
                      train_bytes,
                      train_memory,
 )
+from .report import SEED_DEVICES, SEED_PARAMS, SEED_TOKENS, budget_rows
 from .schedule import (
                      device_tflops,
                      devices_needed,
@@ -26,19 +27,9 @@ from .schedule import (
 )
 from .units import parse_count
 
-# The seed's scenario and its four rates, in the seed's order (shared/seed).
-SEED_PARAMS = 7e9
-SEED_TOKENS = 1e9
-SEED_DEVICES = (
-    "M3 Ultra, MLX fp32 matmul (measured)",
-    "M3 Ultra, PyTorch MPS bf16 matmul (measured)",
-    "H100 SXM, BF16 tensor core, dense",
-    "H100 SXM, FP8 tensor core, dense",
-)
-
 __all__ = [
     "METHODS", "OPTIMIZERS", "SEED_DEVICES", "SEED_PARAMS", "SEED_TOKENS", "Device", "DeviceTable",
-    "MemoryBreakdown", "TrainingBudgetError", "UnknownDeviceError", "activation_bytes", "catalog",
+    "MemoryBreakdown", "TrainingBudgetError", "UnknownDeviceError", "activation_bytes", "budget_rows", "catalog",
     "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
     "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
 ]

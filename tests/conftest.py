@@ -1,4 +1,4 @@
-"""Shared fixtures: the seed document, a subprocess runner for the `trainbudget` command."""
+"""Shared fixtures: the starting document's printed table, a subprocess runner for `trainbudget`."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_DIR = ROOT.parent / "shared" / "seed"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
-def seed_text() -> str:
-    files = sorted(SEED_DIR.glob("*"))
-    assert files, f"the seed document is missing from {SEED_DIR}"
-    return "\n".join(f.read_text("utf-8") for f in files)
+def seed_lines() -> list[str]:
+    """The six lines the project's starting document printed (its table: 7B params, 1B tokens,
+    four devices at 100% utilization), kept in the repository as a fixture."""
+    lines = (DATA / "seed_table.txt").read_text("utf-8").splitlines()
+    assert len(lines) == 6
+    return lines
 
 
 def run_cli(*args: str, check: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -33,7 +35,7 @@ def run_cli(*args: str, check: bool = False, cwd: Path | None = None) -> subproc
 @pytest.fixture(scope="session")
 def soffice():
     """LibreOffice must be installed wherever the tests run (the README's test command installs it)."""
-    from trainbudget.addin import engine
+    from trainbudget.addin.export import engine
 
     path = engine.soffice()
     assert path, "LibreOffice is not installed: run the README's test command (tests/run-all.sh)"
@@ -43,6 +45,6 @@ def soffice():
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """The template built afresh into a temporary folder."""
-    from trainbudget.addin import template
+    from trainbudget.addin.workbook import template
 
     return template.build(tmp_path_factory.mktemp("built") / "TrainingBudget.xlsm")

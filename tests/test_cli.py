@@ -8,19 +8,12 @@ import re
 import pytest
 
 from tests.conftest import run_cli
-from trainbudget.addin.cli import cli
+from trainbudget.addin.cli.main import cli
 
 
-def _seed_expected(seed_text):
-    """The seed's printed output: its trailing '# ' comment lines."""
-    return [line[2:] for line in seed_text.splitlines() if (line.startswith("# ") and "TFLOP" in line)
-            or line.startswith("# full") or line.startswith("# 1B")]
-
-
-def test_seed_table_figure_for_figure(seed_text):
+def test_seed_table_figure_for_figure(seed_lines):
     out = run_cli("estimate", check=True).stdout
-    expected = _seed_expected(seed_text)
-    assert len(expected) == 6
+    expected = seed_lines
     got = [line.split("   [")[0] for line in out.splitlines() if line.strip()]
     for line in expected:
         assert line in got, line

@@ -17,7 +17,10 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.addin import engine, export, package, verify
+from trainbudget.addin.export import engine
+from trainbudget.addin.export import mailcopy as export
+from trainbudget.addin.ooxml import package
+from trainbudget.addin.workbook import verify
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 OURS = ("TRAIN_", "CHINCHILLA_", "DEVICE_")

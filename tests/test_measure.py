@@ -17,7 +17,11 @@ from openpyxl.drawing.image import Image
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.addin import backends, budget_sheet, devices_write, engine, measure, package
+from trainbudget.addin.export import engine
+from trainbudget.addin.measure import backends
+from trainbudget.addin.measure import core as measure
+from trainbudget.addin.ooxml import package
+from trainbudget.addin.workbook import budget_sheet, devices_write
 
 SMALL = (64, 128, 256)
 
@@ -134,10 +138,10 @@ def test_into_user_workbook_keeps_everything_and_budget_sees_it(soffice, built, 
 
 
 def _read_devices(path: Path):
-    from trainbudget.addin import devices_sheet
+    from trainbudget.addin.workbook import devices_table
 
     ws = openpyxl.load_workbook(path)["Devices"]
-    return devices_sheet.table_from_rows([[c.value for c in row] for row in ws[ws.tables["Devices"].ref]])
+    return devices_table.table_from_rows([[c.value for c in row] for row in ws[ws.tables["Devices"].ref]])
 
 
 def test_update_keeps_fields_the_measurement_does_not_know(built, tmp_path):

@@ -1,7 +1,7 @@
 """The README stays true: its commands, its transcripts and its function reference."""
 
 from tests.conftest import ROOT, run_cli
-from trainbudget.addin import docs
+from trainbudget.addin.functions import docs
 
 README = (ROOT / "README.md").read_text("utf-8")
 

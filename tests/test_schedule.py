@@ -10,7 +10,7 @@ from trainbudget import calc
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
-def test_seed_hours(seed_text):
+def test_seed_hours():
     # hours = 6·N·D / (rate·1e12) / 3600, the seed's formula
     for name in calc.SEED_DEVICES:
         rate = calc.catalog().get(name).tflops

@@ -11,7 +11,8 @@ import xlwings
 
 from tests.conftest import ROOT
 from trainbudget import calc
-from trainbudget.addin import package, sheets, template, vba, verify
+from trainbudget.addin.ooxml import package
+from trainbudget.addin.workbook import sheets, template, vba, verify
 
 COMMITTED = ROOT / "workbook" / "TrainingBudget.xlsm"
 

@@ -12,8 +12,9 @@ import pytest
 import xlwings
 
 from trainbudget import calc
-from trainbudget.addin import cells, devices_sheet, udfs
-from trainbudget.addin.functions import FUNCTIONS
+from trainbudget.addin.functions.registry import FUNCTIONS
+from trainbudget.addin.udf import cells, udfs
+from trainbudget.addin.workbook import devices_table
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 
@@ -38,7 +39,7 @@ def contract(request):
     xlwings.func, xlwings.arg, xlwings.ret = xu.xlfunc, xu.xlarg, xu.xlret
     module = importlib.reload(udfs)
     vba = io.StringIO()
-    xu.generate_vba_wrapper("trainbudget.addin.udfs", module, vba, types.SimpleNamespace(Name="TB.xlsm"))
+    xu.generate_vba_wrapper("trainbudget.addin.udf.udfs", module, vba, types.SimpleNamespace(Name="TB.xlsm"))
     yield module, vba.getvalue()
     xlwings.func, xlwings.arg, xlwings.ret = originals
     importlib.reload(udfs)
@@ -55,7 +56,7 @@ def test_every_function_has_a_vba_wrapper_with_its_argument_list(contract):
         args = ", ".join(("Optional " if a not in spec.required else "") + a.name for a in spec.args)
         assert f"Function {spec.name}({args})" in vba, spec.name
         names = ", ".join(a.name for a in spec.args)
-        assert f'"trainbudget.addin.udfs", "{spec.name}", Array({names}, Nothing)' in vba
+        assert f'"trainbudget.addin.udf.udfs", "{spec.name}", Array({names}, Nothing)' in vba
 
 
 def test_help_text_within_excel_limits(contract):
@@ -150,17 +151,17 @@ def test_workbook_devices_first_then_catalog_and_cached(monkeypatch):
         reads.append(book.fullname)
         return rows
 
-    devices_sheet._cache.clear()
-    table = lambda: devices_sheet.devices_for(_Caller(), clock=lambda: now[0], read=read)  # noqa: E731
+    devices_table._cache.clear()
+    table = lambda: devices_table.devices_for(_Caller(), clock=lambda: now[0], read=read)  # noqa: E731
     assert table().value("lab a100 (measured)") == 250.0
     assert table().value(H100) == 989.5  # falls back on the catalog
     for _ in range(1000):
         table()
     assert len(reads) == 1
     rows[1][1] = 300.0
-    now[0] += devices_sheet.TTL_S
+    now[0] += devices_table.TTL_S
     assert table().value("Lab A100 (measured)") == 300.0 and len(reads) == 2
-    devices_sheet._cache.clear()
+    devices_table._cache.clear()
 
 
 def _table_rows(path):
@@ -175,7 +176,7 @@ def test_devices_table_from_a_real_workbook_with_a_measured_row(built):
     rows = _table_rows(built.path)
     rows.append(["Lab H100 (measured)", "H100 SXM", "bf16", 702.0, "measured", 80, None, 700, 2.1,
                  "trainbudget measure, 2026-11-28", "2026-11-28", ""])
-    table = devices_sheet.table_from_rows(rows)
+    table = devices_table.table_from_rows(rows)
     assert len(table) == len(calc.catalog()) + 1
     assert udfs.TRAIN_HOURS(7e9, 1e9, "Lab H100 (measured)").startswith("#N/A")  # not in the catalog
     assert calc.train_hours(7e9, 1e9, "lab h100 (measured)", table=table) == pytest.approx(42e18 / 702e12 / 3600)
@@ -188,7 +189,7 @@ def test_devices_table_reordered_and_snake_case_headers(built):
     order = list(reversed(range(len(rows[0]))))
     shuffled = [[row[i] for i in order] for row in rows]
     shuffled[0] = [{"TFLOPS": "tflops", "Memory GB": "memory_gb"}.get(h, h) for h in shuffled[0]]
-    table = devices_sheet.table_from_rows(shuffled)
+    table = devices_table.table_from_rows(shuffled)
     assert table.value(H100) == 989.5 and table.get(H100).memory_gb == 80
 
 
@@ -196,10 +197,10 @@ def test_devices_table_renamed_rate_column_is_refused(built, monkeypatch):
     rows = _table_rows(built.path)
     rows[0] = ["TFLOP/s" if h == "TFLOPS" else h for h in rows[0]]
     with pytest.raises(calc.TrainingBudgetError, match="Devices table has no 'TFLOPS' column"):
-        devices_sheet.table_from_rows(rows)
+        devices_table.table_from_rows(rows)
 
-    devices_sheet._cache.clear()
-    monkeypatch.setattr(devices_sheet, "read_book_rows", lambda book: rows)
+    devices_table._cache.clear()
+    monkeypatch.setattr(devices_table, "read_book_rows", lambda book: rows)
     got = udfs.DEVICE_TFLOPS(H100, caller=_Caller())  # in Excel, the same message reaches the cell
-    devices_sheet._cache.clear()
+    devices_table._cache.clear()
     assert got.startswith("#VALUE! Devices table has no 'TFLOPS' column")

@@ -12,7 +12,8 @@ import xlwings
 
 from tests.conftest import run_cli
 from tests.xlsx_edit import edit_cell, set_formula, set_text
-from trainbudget.addin import budget_sheet, package, verify
+from trainbudget.addin.ooxml import package
+from trainbudget.addin.workbook import budget_sheet, verify
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from trainbudget.addin import package, xmlcells
+from trainbudget.addin.ooxml import package, xmlcells
 
 
 def edit_cell(path: Path, sheet: str, ref: str, change: Callable[[str], str]) -> None:

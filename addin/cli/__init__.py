@@ -1,0 +1,5 @@
+"""The `trainbudget` command line."""
+
+from .main import cli, main
+
+__all__ = ["cli", "main"]

@@ -1,0 +1,5 @@
+"""`python -m trainbudget.addin.cli`."""
+
+from .main import main
+
+main()

@@ -1,0 +1,235 @@
+"""The `trainbudget` command: a thin layer over trainbudget.calc and the addin modules.
+
+Bad input prints one line on stderr and exits with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ... import calc
+from .. import TEMPLATE_PATH as DEFAULT_OUT
+from . import render as rep
+
+
+class CountType(click.ParamType):
+    """A count such as 7e9, 7B, 1.5T or 350M."""
+
+    name = "count"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            return calc.parse_count(f"--{param.name}" if param else "count", value)
+        except calc.TrainingBudgetError as e:
+            self.fail(str(e), param, ctx)
+
+
+def _table(path: str | None) -> calc.DeviceTable:
+    return calc.catalog() if path is None else calc.load_devices(path)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=float))
+
+
+def _fancy() -> bool:
+    """A formatted table on a terminal; plain text when piped."""
+    return sys.stdout.isatty()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="trainbudget")
+def cli() -> None:
+    """Training budgets: bytes, FLOPs, hours and cost, for engineers and finance."""
+
+
+catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exists=True),
+                              help="A CSV of devices to use instead of the packaged catalog.")
+
+
+@cli.command()
+@click.option("--params", type=CountType(), default=str(calc.SEED_PARAMS), show_default="7e9",
+              help="Model parameters: 7e9, 7B, 350M.")
+@click.option("--tokens", type=CountType(), default=str(calc.SEED_TOKENS), show_default="1e9",
+              help="Training tokens: 1e9, 1B, 1.5T.")
+@click.option("--device", "device_names", multiple=True,
+              help="Device name from the catalog (repeatable); default: the seed's four.")
+@click.option("--utilization", type=float, default=1.0, show_default=True,
+              help="Share of the device's rate actually reached, in (0, 1].")
+@click.option("--devices", "n_devices", type=float, default=1, show_default=True,
+              help="Number of devices training together.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
+@catalog_option
+def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
+             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+    """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
+    calc.checks.whole("--devices", n_devices)
+    calc.checks.fraction("--utilization", utilization)
+    report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
+                          int(n_devices), _table(catalog_path))
+    if as_json:
+        _emit_json(report)
+    elif as_csv:
+        click.echo(rep.to_csv(report["rows"]), nl=False)
+    elif _fancy():
+        from . import console
+        console.print_estimate(report)
+    else:
+        click.echo(rep.estimate_text(report), nl=False)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@catalog_option
+def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+    """List the device catalog: name, kind, TFLOP/s, memory, watts, source."""
+    rows = calc.report.device_rows(_table(catalog_path))
+    if as_json:
+        _emit_json(rows)
+    elif as_csv:
+        click.echo(rep.to_csv(rows), nl=False)
+    elif _fancy():
+        from . import console
+        console.print_devices(rows)
+    else:
+        for r in rows:
+            click.echo(f"{r['name']:48} {r['tflops']:8.1f} TFLOP/s  {r['kind']:17}  "
+                       f"{r['memory_gb'] or '':>5} GB  {r['source']}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@catalog_option
+def runs(as_json: bool, catalog_path: str | None) -> None:
+    """Published training runs: the utilization they imply, and hours predicted at their MFU."""
+    rows = calc.report.runs_rows(_table(catalog_path))
+    if as_json:
+        _emit_json(rows)
+    else:
+        click.echo(rep.runs_text(rows), nl=False)
+
+
+@cli.command()
+def functions() -> None:
+    """Print the Excel function reference (Markdown), generated from the registry."""
+    from ..functions import docs
+
+    click.echo(docs.function_reference())
+
+
+@cli.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
+              show_default=True, help="Where to write the template.")
+def build(out: Path) -> None:
+    """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
+    from ..workbook import template
+
+    built = template.build(out)
+    cells = sum(len(v) for v in built.values.values())
+    click.echo(f"wrote {built.path} ({cells} formula cells with cached values)")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON.")
+@click.option("--recalc/--no-recalc", default=None,
+              help="Recalculate with LibreOffice (default: when it is installed).")
+def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
+    """Check a TrainingBudget workbook; one line per problem, exit 1 if any, 0 when clean."""
+    from ..workbook import verify as check
+
+    problems = check.verify(path, recalc)
+    if as_json:
+        _emit_json([p.as_dict() for p in problems])
+    else:
+        for p in problems:
+            click.echo(str(p))
+        if not problems:
+            click.echo(f"{path}: clean")
+    if problems:
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
+@click.option("--dtype", default=None,
+              help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
+@click.option("--seconds", type=float, default=20.0, show_default=True, help="Time budget for the sweep.")
+@click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
+@click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
+              help="Add (or update) the measured row in this workbook's Devices table.")
+@click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
+def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
+            name: str | None) -> None:
+    """Measure this machine's matmul rate (checked against float64) and optionally record it."""
+    from ..measure import backends, into
+
+    if workbook is not None:  # refuse before spending the time budget
+        into.check_writable(workbook)
+    chosen = backends.choose(backend)
+    m = into.run(chosen, dtype or chosen.dtypes[0], seconds, show_progress=_fancy() and not as_json)
+    if as_json:
+        _emit_json(m.as_dict())
+    else:
+        click.echo(into.text(m), nl=False)
+    if workbook is not None:
+        device = into.as_device(m, name)
+        done = into.record(workbook, device)
+        click.echo(f"{done} {device.name!r} ({device.tflops:.2f} TFLOP/s) in {workbook}; "
+                   f"the original is kept as {workbook.name}.bak", err=as_json)
+
+
+@cli.command()
+@click.argument("workbook", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The macro-free .xlsx to write (never the input).")
+@click.option("--pdf", type=click.Path(dir_okay=False, path_type=Path), help="Also print a PDF report here.")
+@click.option("--sheets", default="Budget", show_default=True, help="Sheets the PDF prints, comma-separated.")
+def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
+    """Make the e-mail copy: macro-free .xlsx, native formulas with cached values (and a PDF)."""
+    from ..export import mailcopy as exporting
+
+    done = exporting.export(workbook, out, pdf, [s.strip() for s in sheets.split(",") if s.strip()])
+    click.echo(f"wrote {done.out}: {done.rewritten} formulas made native, {len(done.frozen)} frozen to values"
+               + (f" ({', '.join(done.frozen)})" if done.frozen else "")
+               + ("; added a Devices sheet" if done.added_devices else "")
+               + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
+
+
+def run(command: Callable[..., Any], args: list[str]) -> int:
+    """Run a click command; bad input becomes one line on stderr and status 2."""
+    try:
+        command.main(args=args, prog_name="trainbudget", standalone_mode=False)
+    except (calc.TrainingBudgetError, click.UsageError, click.BadParameter) as e:
+        message = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        click.echo(f"trainbudget: error: {message}", err=True)
+        return 2
+    except OSError as e:  # a file that cannot be read or written
+        click.echo(f"trainbudget: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        return 2
+    except click.ClickException as e:
+        click.echo(f"trainbudget: error: {e.format_message()}", err=True)
+        return e.exit_code
+    except SystemExit as e:
+        return int(e.code or 0)
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("trainbudget: interrupted", err=True)
+        return 130
+    return 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run(cli, sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

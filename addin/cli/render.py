@@ -1,0 +1,86 @@
+"""Text and CSV renderings of the reports in trainbudget.calc.report.
+
+Each report is a dict of plain Python values (for --json); this module only formats them.
+The text rendering of `estimate` with no options is the seed's printed table, line for line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from ... import calc
+
+UTILIZATION_NOTE = ("utilization is never 100%: published large runs report model-FLOPs "
+                    "utilization well below peak, and a laptop GPU through PyTorch far below that.")
+
+_COUNT_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+_FLOP_UNITS = ((1e24, "YFLOP"), (1e21, "ZFLOP"), (1e18, "EFLOP"), (1e15, "PFLOP"),
+               (1e12, "TFLOP"), (1.0, "FLOP"))
+
+
+def format_count(value: float) -> str:
+    """7e9 -> '7B', 1.5e12 -> '1.5T', 3.5e8 -> '350M' (three significant digits at most)."""
+    for scale, suffix in _COUNT_SUFFIXES:
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def format_flops(value: float) -> str:
+    """4.2e19 -> '42 EFLOP' (the seed's unit), with the largest unit that keeps the figure >= 1."""
+    for scale, unit in _FLOP_UNITS:
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} FLOP"
+
+
+def where_text(report: dict[str, Any]) -> str:
+    on = f" on {report['devices']} devices" if report["devices"] != 1 else ""
+    return f"{on} at {report['utilization'] * 100:g}% utilization"
+
+
+def estimate_header(report: dict[str, Any]) -> list[str]:
+    """The seed's two opening lines."""
+    total_gb = report["memory_bytes"]["total"] / calc.schedule.GB
+    return [f"full fine-tune of a {format_count(report['params'])}: {total_gb:,.0f} GB of "
+            "optimizer state and weights before activations",
+            f"{format_count(report['tokens'])} training tokens: {format_flops(report['flops'])}"]
+
+
+def estimate_text(report: dict[str, Any]) -> str:
+    """The seed's printed table (shared/seed), for any inputs."""
+    lines = [*estimate_header(report), ""]
+    for r in report["rows"]:
+        lines.append(f"{r['device']:52} {r['tflops']:7.1f} TFLOP/s -> {r['hours']:8.1f} h"
+                     f"{where_text(report)}   [{r['note']}]")
+    return "\n".join([*lines, "", UTILIZATION_NOTE]) + "\n"
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    """Rows of dicts as CSV text with a header line."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def runs_text(rows: list[dict[str, Any]]) -> str:
+    """The runs as plain aligned text."""
+    def pct(v: float | None) -> str:
+        return "" if v is None else f"{v:.1%}"
+
+    def hours(v: float | None) -> str:
+        return "" if v is None else f"{v:,.0f}"
+
+    lines = [f"{'run':16} {'params':>7} {'tokens':>6} {'device-hours':>13} {'implied':>8} {'MFU':>6} "
+             f"{'predicted at MFU':>17}  device"]
+    for r in rows:
+        lines.append(f"{r['run']:16} {format_count(r['params']):>7} {format_count(r['tokens']):>6} "
+                     f"{hours(r['device_hours']):>13} {pct(r['implied_utilization']):>8} "
+                     f"{pct(r['reported_mfu']):>6} {hours(r['predicted_device_hours']):>17}  {r['device']}")
+    lines.append("implied = whole-run utilization: train_flops / (device-hours x 3600 x dense peak); "
+                 "MFU = steady-state, as reported.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""`trainbudget export`: the macro-free e-mail copy (mailcopy) and LibreOffice as engine."""

@@ -1,0 +1,211 @@
+"""The registry: every Excel function defined once.
+
+Each entry names the Excel function, the calc function it calls, its arguments (unit, help,
+default, optional or not; defaults are read off the calc function's signature) and its
+native-Excel equivalent over the workbook's Devices table. The UDF module, the template's
+formulas, the export rewriter, the README's function reference and the tests all read this.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ... import calc
+from . import native
+
+REQUIRED = inspect.Parameter.empty
+CATEGORY = "TrainingBudget"
+_REF = re.compile(r"^\$?[A-Za-z]{1,3}\$?\d+$")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument: `name` as in calc and in Excel, its unit and one-line help."""
+
+    name: str
+    unit: str
+    help: str
+    native_default: str | None = None  # Excel expression when omitted; else the calc default
+    kind: str = "number"  # number | device | text | flag: how a cell's value is read
+    default_text: str | None = None  # how docs describe an omitted value, where calc's default is None
+
+    def doc(self, default: Any) -> str:
+        """Argument help as Excel's function wizard shows it (<= 255 characters)."""
+        tail = "" if default is REQUIRED else f" Optional; default {self.describe(default)}."
+        return f"{self.help} [{self.unit}].{tail}"[:255]
+
+    def describe(self, default: Any) -> str:
+        """The default in words: an Excel literal, or this argument's text for None."""
+        return (self.default_text or "none") if default is None else native.excel_literal(default)
+
+
+@dataclass(frozen=True)
+class ExcelFunction:
+    """An Excel function: name, the calc function behind it, arguments, native equivalent."""
+
+    name: str
+    summary: str
+    unit: str
+    calc: Callable[..., Any]
+    args: tuple[Arg, ...]
+    native: str | None
+    example: tuple[str, ...]
+
+    @functools.cached_property
+    def _parameters(self) -> dict[str, inspect.Parameter]:
+        """The calc function's parameters, read once (inspect is slow, and UDF calls are many)."""
+        return dict(inspect.signature(self.calc).parameters)
+
+    def default(self, arg: Arg) -> Any:
+        """The calc function's default for `arg` (REQUIRED when it has none)."""
+        return self._parameters[arg.name].default
+
+    @property
+    def example_values(self) -> dict[str, Any]:
+        """The example's arguments as the add-in receives them: '7E9' -> 7e9, '"adamw"' -> 'adamw'."""
+        def value(text: str) -> Any:
+            try:
+                return float(text)
+            except ValueError:
+                return text.strip('"')
+        return {a.name: value(t) for a, t in zip(self.args, self.example, strict=False)}
+
+    @property
+    def example_exprs(self) -> dict[str, str]:
+        """The example's arguments as Excel text, by argument name."""
+        return {a.name: t for a, t in zip(self.args, self.example, strict=False)}
+
+    @functools.cached_property
+    def required(self) -> tuple[Arg, ...]:
+        return tuple(a for a in self.args if self.default(a) is REQUIRED)
+
+    @property
+    def description(self) -> str:
+        return f"{self.summary} [{self.unit}]"[:255]
+
+    def call(self, values: dict[str, Any], table: calc.DeviceTable | None = None) -> Any:
+        """Call calc with Excel's values; an omitted optional argument takes calc's default."""
+        positional = [values[a.name] for a in self.required]
+        keywords = {a.name: values[a.name] for a in self.args
+                    if self.default(a) is not REQUIRED and values.get(a.name) is not None}
+        if "table" in self._parameters:
+            keywords["table"] = table
+        return self.calc(*positional, **keywords)
+
+    def native_formula(self, exprs: dict[str, str], blank_means_default: bool = True) -> str:
+        """The native Excel expression for this call; `exprs` maps argument names to Excel text.
+
+        An omitted optional argument takes its native default; with `blank_means_default`,
+        one given as a single-cell reference takes the default when the cell is blank, as the
+        add-in does.
+        """
+        if self.native is None:
+            raise calc.TrainingBudgetError(f"{self.name} has no native Excel equivalent")
+        filled = dict(exprs)
+        for a in self.args:
+            if a.name in filled or self.default(a) is REQUIRED:
+                continue
+            filled[a.name] = self._native_default(a, filled)
+        for a in self.args:
+            given = exprs.get(a.name)
+            if blank_means_default and given and self.default(a) is not REQUIRED and _REF.match(given):
+                filled[a.name] = f'IF({given}="",{self._native_default(a, exprs)},{given})'
+        return native.render(self.native, filled)
+
+    def _native_default(self, a: Arg, exprs: dict[str, str]) -> str:
+        if a.native_default is not None:
+            return native.render(a.native_default, exprs)
+        return native.excel_literal(self.default(a))
+
+
+# Arguments, each written once and shared by the functions that take it.
+PARAMS = Arg("params", "parameters", "Model parameters, e.g. 7E9")
+TOKENS = Arg("tokens", "tokens", "Training tokens, e.g. 1E12")
+DEVICE = Arg("device", "name or TFLOP/s", "A Devices-sheet name, or a number of TFLOP/s", kind="device")
+UTILIZATION = Arg("utilization", "fraction, 0-1", "Share of the device's rate reached (real runs: 0.3-0.55)")
+DEVICES = Arg("devices", "count", "Devices training together")
+PRICE = Arg("usd_per_device_hour", "USD per device-hour", "Your price per device-hour",
+            native_default="{device:usd_per_device_hour}", default_text="the device row's price")
+PUE = Arg("pue", "ratio >= 1", "Data-centre power usage effectiveness")
+METHOD = Arg("method", "full / lora / qlora / inference", "Fine-tuning method", kind="text")
+OPTIMIZER = Arg("optimizer", "adamw | adamw_8bit | adafactor | lion | sgd_momentum | sgd", "Optimizer")
+ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
+TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
+                native_default=repr(calc.memory.LORA_TRAINABLE),
+                default_text=f"{calc.memory.LORA_TRAINABLE!r} (1% of params)")
+ACTIVATIONS = Arg("activations", "bytes per device", "Activation memory (see TRAIN_ACTIVATION_BYTES)")
+RECOMPUTE = Arg("recompute", "none / selective / full", "Activation recomputation", kind="text")
+_NO_SHAPE = "none (no attention term)"
+N_LAYERS = Arg("n_layers", "layers", "Transformer layers", native_default="0", default_text=_NO_SHAPE)
+D_MODEL = Arg("d_model", "width", "Hidden size", native_default="0", default_text=_NO_SHAPE)
+SEQ_LEN = Arg("seq_len", "tokens", "Sequence length", native_default="0", default_text=_NO_SHAPE)
+N_HEADS = Arg("n_heads", "heads", "Attention heads")
+MICRO_BATCH = Arg("micro_batch", "sequences", "Micro-batch size per device")
+TP = Arg("tensor_parallel", "ways", "Tensor-parallel size")
+SP = Arg("sequence_parallel", "TRUE/FALSE", "Sequence parallelism on", kind="flag")
+FLASH = Arg("flash_attention", "TRUE/FALSE", "FlashAttention (no stored attention scores)",
+            kind="flag")
+
+_FLOPS = ('(IF({recompute}="full",8,6)*{params}'
+          '+IF({recompute}="none",12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
+_HOURS = "6*{params}*{tokens}/({device:tflops}*1E12*{utilization}*{devices})/3600"
+_GPU_HOURS = f"{_HOURS}*{{devices}}"
+_SHARDED = "+".join(native.sharded(p) for p in native.PARTS)
+_STATES = "+".join(f"({expr})" for expr, _ in native.PARTS.values())
+_ROOM = "({device:memory_gb}*1E9-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
+_SB = "{seq_len}*{micro_batch}*{d_model}"
+
+FUNCTIONS: tuple[ExcelFunction, ...] = (
+    ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens, plus attention when the shape is given",
+                  "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE),
+                  _FLOPS, ("7E9", "1E9")),
+    ExcelFunction("TRAIN_BYTES",
+                  "Bytes per device: weights, grads, optimizer, master (16 B/param: bf16 + Adam) + activations",
+                  "bytes", calc.train_bytes, (PARAMS, METHOD, OPTIMIZER, ZERO, DEVICES, TRAINABLE,
+                                              ACTIVATIONS),
+                  "+".join(native.per_device(p) for p in native.PARTS) + "+{activations}",
+                  ("7E9",)),
+    ExcelFunction("TRAIN_HOURS", "Wall-clock training hours at the given utilization", "hours",
+                  calc.train_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES), _HOURS,
+                  ("7E9", "1E9", '"H100 SXM, BF16 tensor core, dense"')),
+    ExcelFunction("TRAIN_GPU_HOURS", "Device-hours (GPU-hours): hours times devices", "device-hours",
+                  calc.gpu_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES), _GPU_HOURS,
+                  ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64")),
+    ExcelFunction("TRAIN_COST", "Training cost: device-hours times price per device-hour", "USD",
+                  calc.train_cost, (PARAMS, TOKENS, DEVICE, PRICE, UTILIZATION, DEVICES),
+                  f"{_GPU_HOURS}*{{usd_per_device_hour}}",
+                  ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "2.5", "0.4", "64")),
+    ExcelFunction("TRAIN_ENERGY_KWH", "Energy: board watts * device-hours * PUE / 1000", "kWh",
+                  calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES),
+                  f"{{device:watts}}*{_GPU_HOURS}*{{pue}}/1000",
+                  ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "1.2", "0.4", "64")),
+    ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count whose memory holds the job", "devices",
+                  calc.devices_needed, (PARAMS, DEVICE, METHOD, OPTIMIZER, ZERO, TRAINABLE, ACTIVATIONS),
+                  f'IF({_ROOM}<=0,"{native.DOES_NOT_FIT}",MAX(1,ROUNDUP(({_SHARDED})/{_ROOM}*(1-1E-12),0)))',
+                  ("70E9", '"H100 SXM, BF16 tensor core, dense"', '"full"', '"adamw"', "3")),
+    ExcelFunction("TRAIN_ACTIVATION_BYTES", "Activation bytes per device (Korthikanti et al. 2022, Table 2)",
+                  "bytes", calc.activation_bytes, (N_LAYERS, D_MODEL, N_HEADS, SEQ_LEN, MICRO_BATCH,
+                                                   RECOMPUTE, TP, SP, FLASH),
+                  '{n_layers}*IF({recompute}="full",2*' + _SB + ',' + _SB
+                  + '*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})'
+                  '+IF(OR({recompute}="selective",{flash_attention}),0,'
+                  '5*{n_heads}*{seq_len}/({d_model}*{tensor_parallel}))))',
+                  ("32", "4096", "32", "4096", "1")),
+    ExcelFunction("CHINCHILLA_TOKENS", "Compute-optimal tokens: about 20 per parameter (Hoffmann 2022)",
+                  "tokens", calc.chinchilla_tokens, (PARAMS,),
+                  f"{calc.flops.TOKENS_PER_PARAM_CHINCHILLA!r}*{{params}}", ("7E9",)),
+    ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
+                  calc.device_tflops, (DEVICE,), "{device:tflops}",
+                  ('"H100 SXM, BF16 tensor core, dense"',)),
+    ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills",
+                  "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
+                                         METHOD, OPTIMIZER, ZERO),
+                  None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),
+)
+
+BY_NAME = {f.name: f for f in FUNCTIONS}

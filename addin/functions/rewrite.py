@@ -1,0 +1,114 @@
+"""Rewrite calls of our Excel functions to their native equivalents, inside any formula.
+
+The formula is tokenized (openpyxl's Excel formula tokenizer), parsed into nested calls, and
+each call of a registry function, nested or not, is replaced by its native formula with the
+call's own argument texts (ranges included). Text is never pattern-matched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from openpyxl.formula.tokenizer import Token, Tokenizer
+
+from .registry import BY_NAME
+
+_PREFIXES = ("_xludf.", "_xll.")  # how Excel may store a user-defined function's name
+
+
+class NoNativeError(Exception):
+    """The formula calls a function that has no native equivalent (e.g. TRAIN_BUDGET)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass
+class Call:
+    """A bracketed group: a function call, a parenthesis or an array constant."""
+
+    open: str
+    args: list[tuple[list, str]]  # (nodes of one argument, the separator after it or "")
+    close: str
+
+
+def _parse(items: list[Token], i: int = 0, closing: bool = False) -> tuple[list, int]:
+    nodes: list = []
+    while i < len(items):
+        tok = items[i]
+        if tok.subtype == Token.OPEN:
+            call, i = _parse_call(items, i)
+            nodes.append(call)
+            continue
+        if closing and (tok.subtype == Token.CLOSE or tok.type == Token.SEP):
+            return nodes, i
+        nodes.append(tok.value)
+        i += 1
+    return nodes, i
+
+
+def _parse_call(items: list[Token], i: int) -> tuple[Call, int]:
+    call, i = Call(items[i].value, [], ""), i + 1
+    while i < len(items):
+        arg, i = _parse(items, i, closing=True)
+        tok = items[i] if i < len(items) else None
+        if tok is None or tok.subtype == Token.CLOSE:
+            call.args.append((arg, ""))
+            call.close = tok.value if tok else ""
+            return call, i + 1
+        call.args.append((arg, tok.value))
+        i += 1
+    return call, i
+
+
+def _name(call: Call) -> str | None:
+    if not call.open.endswith("("):
+        return None
+    name = call.open[:-1].strip().upper()
+    for prefix in _PREFIXES:
+        name = name.removeprefix(prefix.upper())
+    return name if name in BY_NAME else None
+
+
+def _render(nodes: list) -> str:
+    out = []
+    for n in nodes:
+        if isinstance(n, Call):
+            name = _name(n)
+            out.append(_native(name, n) if name else n.open + "".join(_render(a) + s for a, s in n.args) + n.close)
+        else:
+            out.append(n)
+    return "".join(out)
+
+
+def _native(name: str, call: Call) -> str:
+    spec = BY_NAME[name]
+    if spec.native is None:
+        raise NoNativeError(name)
+    texts = [_render(arg).strip() for arg, _ in call.args]
+    exprs = {a.name: t for a, t in zip(spec.args, texts, strict=False) if t}
+    missing = [a.name for a in spec.required if a.name not in exprs]
+    if missing:
+        raise NoNativeError(f"{name} without {', '.join(missing)}")
+    return "(" + spec.native_formula(exprs) + ")"
+
+
+def calls_ours(formula: str) -> bool:
+    """Whether the formula calls one of our functions anywhere."""
+    return any(t.subtype == Token.OPEN and t.value.endswith("(") and
+               _name(Call(t.value, [], "")) for t in Tokenizer(_eq(formula)).items)
+
+
+def rewrite(formula: str) -> str:
+    """The formula (with or without its leading '=') with every call of ours made native.
+
+    Raises NoNativeError when one of them has no native equivalent.
+    """
+    text = _eq(formula)
+    nodes, _ = _parse(Tokenizer(text).items)
+    return ("=" if formula.startswith("=") else "") + _render(nodes)
+
+
+def _eq(formula: str) -> str:
+    return formula if formula.startswith("=") else "=" + formula

@@ -1,0 +1,1 @@
+"""`trainbudget measure`: backends, the timing core, and the Devices row it records (into)."""

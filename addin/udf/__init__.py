@@ -1,0 +1,1 @@
+"""xlwings UDFs (udfs) and the conversion of cell values in and out of them (cells)."""

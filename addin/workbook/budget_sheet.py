@@ -1,0 +1,188 @@
+"""The Budget sheet: inputs, results in native formulas from the registry, a comparison of every
+device for the same job, and a bar chart of its hours. Cached values come from calc."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openpyxl.chart import BarChart, Reference, Series
+from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ..functions import native
+from ..functions.registry import BY_NAME
+from . import sheets, styles
+from .cached_cells import CachedCells, style, text, widths
+
+GB = calc.schedule.GB
+# name, label, default, number format, note. Row = position + FIRST_INPUT.
+INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
+    ("params", "Model parameters", 7e9, styles.COUNT, "parameters (7,000,000,000 = 7B)"),
+    ("tokens", "Training tokens", 1e9, styles.COUNT, "compute-optimal is about 20 per parameter"),
+    ("device", "Device", "H100 SXM, BF16 tensor core, dense", None,
+     "a row of the Devices sheet; add your measured rates there"),
+    ("utilization", "Utilization", 0.4, styles.PERCENT, ""),  # note: the Runs range, a formula
+    ("devices", "Number of devices", 8, styles.COUNT, "devices training together"),
+    ("usd_per_device_hour", "Price per device-hour (USD)", 2.5, styles.USD_RATE,
+     "placeholder: enter your contract price"),
+    ("pue", "PUE", 1.0, styles.RATIO, "data-centre overhead on device power; 1.0 if unknown"),
+    ("method", "Fine-tuning method", "full", None, " | ".join(calc.METHODS)),
+    ("optimizer", "Optimizer", "adamw", None, " | ".join(calc.OPTIMIZERS)),
+    ("zero_stage", "ZeRO stage", 3, "0", "0-3: 3 shards weights, gradients and optimizer over the devices"),
+    ("trainable", "LoRA trainable share", 0.01, "0.0%", "adapter parameters (lora/qlora only)"),
+    ("activations", "Activations (GB per device)", 0.0, styles.GB, "0 = model states only"),
+)
+FIRST_INPUT = 5
+REF = {name: f"$B${FIRST_INPUT + i}" for i, (name, *_) in enumerate(INPUTS)}
+EXPRS = {**REF, "activations": f"{REF['activations']}*1E9"}
+VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_stage": ("0", "1", "2", "3")}
+COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
+
+
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
+    """Inputs, results, comparison and chart; print area = inputs and results on one page."""
+    values = {name: default for name, _, default, *_ in INPUTS}
+    text(ws, "A1", "Training budget", styles.TITLE)
+    text(ws, "A2", "Type in the yellow cells. Results are native Excel formulas over the Devices "
+                   "sheet: no add-in or macros needed.", styles.NOTE)
+    _inputs(ws, cached)
+    last = _results(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
+    _compare(ws, cached, table, values, FIRST_INPUT - 1)
+    widths(ws, A=30, B=34, C=52, D=3, E=44, F=15, G=11, H=11, I=12)
+    ws.print_area = f"A1:C{last}"
+    ws.page_setup.orientation = "portrait"
+    ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = 1
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.protection.sheet = True
+
+
+def _inputs(ws: Worksheet, cached: CachedCells) -> None:
+    text(ws, f"A{FIRST_INPUT - 1}", "Inputs", styles.HEADING)
+    for i, (_, label, default, fmt, note) in enumerate(INPUTS):
+        r = FIRST_INPUT + i
+        text(ws, f"A{r}", label)
+        cell = style(ws[f"B{r}"], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
+        cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
+        text(ws, f"C{r}", note, styles.NOTE)
+    lo, hi = sheets.implied_range()
+    cached.formula(ws, REF["utilization"].replace("$B$", "C"),
+                   '"published runs imply "&TEXT(MIN(Runs[[#Data],[Implied utilization]]),"0%")&"-"'
+                   '&TEXT(MAX(Runs[[#Data],[Implied utilization]]),"0%")&" (Runs sheet)"',
+                   f"published runs imply {lo:.0%}-{hi:.0%} (Runs sheet)", font=styles.NOTE, fill=None)
+    device = DataValidation(type="list", formula1="DeviceNames", allow_blank=False)
+    ws.add_data_validation(device)
+    device.add(REF["device"])
+    for name, options in VALIDATION_LISTS.items():
+        dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=False)
+        ws.add_data_validation(dv)
+        dv.add(REF[name])
+
+
+def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
+             first: int) -> int:
+    """Result rows from the registry's native formulas; returns the last row written."""
+    text(ws, f"A{first}", "Results", styles.HEADING)
+    job = {"utilization": v["utilization"], "devices": v["devices"], "table": table}
+    mem_opts = {"method": v["method"], "optimizer": v["optimizer"], "trainable": v["trainable"]}
+    per_device = calc.train_memory(v["params"], zero_stage=v["zero_stage"], devices=v["devices"],
+                                   activations=v["activations"] * GB, **mem_opts)
+    hours = calc.train_hours(v["params"], v["tokens"], v["device"], **job)
+    rows: list[tuple[str, str, Any, str]] = [
+        ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), calc.train_flops(v["params"], v["tokens"]),
+         styles.FLOPS),
+        ("Model states, whole job",
+         f'({_native("TRAIN_BYTES", zero_stage="0", devices="1", activations="0")})/1E9',
+         calc.train_bytes(v["params"], **mem_opts) / GB, styles.GB),
+    ]
+    for part in native.PARTS:
+        formula = f"({native.render(native.per_device(part), EXPRS)})/1E9"
+        rows.append((f"{part.capitalize()} per device", formula, getattr(per_device, part) / GB, styles.GB))
+    rows += [
+        ("Activations per device", REF["activations"], v["activations"], styles.GB),
+        ("Total per device", f'({_native("TRAIN_BYTES")})/1E9', per_device.total / GB, styles.GB),
+        ("Devices needed to fit", _native("TRAIN_DEVICES_NEEDED"),
+         calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"],
+                             activations=v["activations"] * GB, table=table, **mem_opts), styles.COUNT),
+        ("Wall-clock hours", _native("TRAIN_HOURS"), hours, styles.HOURS),
+    ]
+    hours_row = first + len(rows)
+    rows += [
+        ("Days", f"B{hours_row}/24", hours / 24, styles.DAYS),
+        ("Device-hours", _native("TRAIN_GPU_HOURS"),
+         calc.gpu_hours(v["params"], v["tokens"], v["device"], **job), styles.DEVICE_HOURS),
+        ("Cost (USD)", _native("TRAIN_COST"), calc.train_cost(
+            v["params"], v["tokens"], v["device"], usd_per_device_hour=v["usd_per_device_hour"], **job),
+         styles.USD),
+        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), calc.train_energy_kwh(
+            v["params"], v["tokens"], v["device"], pue=v["pue"], **job), styles.KWH),
+    ]
+    for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
+        text(ws, f"A{i}", label, styles.BOLD)
+        cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD).border = styles.BOX
+    return first + len(rows)
+
+
+def _native(name: str, **fixed: str) -> str:
+    """The registry's native formula for `name` over the Budget inputs (`fixed` overrides some)."""
+    spec = BY_NAME[name]
+    exprs = {**EXPRS, **fixed}
+    return spec.native_formula({a.name: exprs[a.name] for a in spec.args if a.name in exprs},
+                               blank_means_default=False)
+
+
+COMPARE_COLS = ("E", "F", "G", "H", "I")  # device, TFLOP/s, hours, days, cost: beside the inputs
+
+
+def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
+             top: int) -> None:
+    """Every Devices row on the same job: TFLOP/s, hours, days, cost; and a bar chart of hours."""
+    name_col, rate_col, hours_col, days_col, cost_col = COMPARE_COLS
+    text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
+    for col, header in zip(COMPARE_COLS, ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)"), strict=True):
+        style(ws[f"{col}{top + 1}"], font=styles.BOLD, fill=styles.HEADER_FILL).value = header
+    names = f"{native.TABLE}[[#Data],[Name]]"
+    devices = list(table)
+    for k in range(1, len(devices) + COMPARE_SPARE + 1):
+        r = top + 1 + k
+        d = devices[k - 1] if k <= len(devices) else None
+        name_ref = f"${name_col}{r}"
+        cached.formula(ws, f"{name_col}{r}", f'IF({k}>ROWS({names}),"",INDEX({names},{k}))',
+                       d.name if d else "", fill=None)
+        exprs = {**EXPRS, "device": name_ref}
+        for col, name, fmt in ((rate_col, "DEVICE_TFLOPS", styles.TFLOPS), (hours_col, "TRAIN_HOURS", styles.HOURS),
+                               (cost_col, "TRAIN_COST", styles.USD)):
+            spec = BY_NAME[name]
+            formula = spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False)
+            value = spec.call({a.name: (d.name if a.name == "device" else v[a.name]) for a in spec.args},
+                              table) if d else ""
+            cached.formula(ws, f"{col}{r}", f'IF({name_ref}="","",{formula})', value, fmt, fill=None)
+        hours = cached.values[ws.title][f"{hours_col}{r}"]
+        cached.formula(ws, f"{days_col}{r}", f'IF({name_ref}="","",{hours_col}{r}/24)',
+                       hours / 24 if d else "", styles.DAYS, fill=None)
+    _chart(ws, cached, top + 2, top + 1 + len(devices))
+
+
+def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int) -> None:
+    """Horizontal bars of hours by device (log scale), with cached data for viewers that don't compute."""
+    name_col, _, hours_col, *_ = COMPARE_COLS
+    values = cached.values[ws.title]
+    names = [values[f"{name_col}{r}"] for r in range(first, last + 1)]
+    hours = [values[f"{hours_col}{r}"] for r in range(first, last + 1)]
+    col = ws[f"{hours_col}1"].column
+    series = Series(Reference(ws, min_col=col, min_row=first, max_row=last), title="Hours")
+    series.val.numRef.numCache = NumData(pt=[NumVal(idx=i, v=h) for i, h in enumerate(hours)],
+                                         ptCount=len(hours), formatCode="General")
+    series.cat = AxDataSource(strRef=StrRef(
+        f=f"'{ws.title}'!${name_col}${first}:${name_col}${last}",
+        strCache=StrData(ptCount=len(names), pt=[StrVal(idx=i, v=n) for i, n in enumerate(names)])))
+    chart = BarChart()
+    chart.type, chart.style, chart.legend = "bar", 10, None
+    chart.title = "Wall-clock hours for this job, by device (log scale)"
+    chart.y_axis.scaling.logBase = 10
+    chart.y_axis.title = "hours"
+    chart.x_axis.scaling.orientation = "maxMin"  # first device at the top
+    chart.series.append(series)
+    chart.width, chart.height = 22, 20
+    ws.add_chart(chart, f"K{first - 1}")

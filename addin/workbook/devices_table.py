@@ -1,0 +1,88 @@
+"""The workbook's Devices table as rows: header mapping, checks, and the add-in's cached read.
+
+Columns are found by header, so a user may reorder them; headers match the template's
+("TFLOPS", "Memory GB", ...) or the catalog CSV's names ("tflops", "memory_gb", ...), case- and
+space-insensitively. Name and TFLOPS are required; unknown columns are ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ... import calc
+from ..functions import native
+
+REQUIRED_FIELDS = ("name", "tflops", "source")
+TTL_S = 2.0  # one recalculation burst reads the sheet once; an edit is seen 2 s later at most
+
+
+def _key(text: Any) -> str:
+    return "".join(str(text or "").lower().split())
+
+
+_FIELD_BY_HEADER = {_key(h): f for f, h in native.HEADERS.items()} | {_key(f): f for f in native.HEADERS}
+
+
+def header_fields(header: list[Any] | tuple[Any, ...]) -> list[str | None]:
+    """The Device field of each header cell ('TFLOPS' or 'tflops' -> 'tflops'; unknown -> None)."""
+    return [_FIELD_BY_HEADER.get(_key(h)) for h in header]
+
+
+def records(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
+            where: str = "Devices") -> tuple[list[str | None], list[tuple[int, dict[str, Any]]]]:
+    """The header's fields, and (row index in `rows`, {field: value}) for each non-empty row.
+
+    Raises when the header lacks a required column.
+    """
+    if not rows:
+        raise calc.TrainingBudgetError(f"{where} table is empty: it needs a header row")
+    header = header_fields(rows[0])
+    for field in REQUIRED_FIELDS:
+        if field not in header:
+            found = ", ".join(str(h) for h in rows[0] if h is not None)
+            raise calc.TrainingBudgetError(
+                f"{where} table has no {native.HEADERS[field]!r} column (found: {found})")
+    return header, [(i, {f: v for f, v in zip(header, row, strict=False) if f})
+                    for i, row in enumerate(rows) if i and any(v not in (None, "") for v in row)]
+
+
+def table_from_rows(rows: list[list[Any]] | tuple[tuple[Any, ...], ...],
+                    where: str = "Devices") -> calc.DeviceTable:
+    """A DeviceTable from a Devices table's cells: a header row, then one row per device."""
+    _, found = records(rows, where)
+    return calc.DeviceTable.from_records((record for _, record in found), f"{where} row")
+
+
+def read_book_rows(book: Any) -> list[list[Any]] | None:
+    """The Devices table's cells (header first) of an xlwings Book, or None if it has none."""
+    for sheet in book.sheets:
+        for table in sheet.tables:
+            if table.name == native.TABLE:
+                return table.range.options(ndim=2).value
+    return None
+
+
+_cache: dict[str, tuple[float, calc.DeviceTable | Exception]] = {}
+
+
+def devices_for(caller: Any, clock: Callable[[], float] = time.monotonic,
+                read: Callable[[Any], list[list[Any]] | None] | None = None) -> calc.DeviceTable:
+    """The calling workbook's Devices rows, then the packaged catalog; cached for TTL_S seconds."""
+    if caller is None:
+        return calc.catalog()
+    book = caller.sheet.book
+    now = clock()
+    hit = _cache.get(book.fullname)
+    if hit is None or now - hit[0] >= TTL_S:
+        try:
+            rows = (read or read_book_rows)(book)
+            found: calc.DeviceTable | Exception = (
+                calc.catalog() if rows is None else table_from_rows(rows).with_fallback(calc.catalog()))
+        except calc.TrainingBudgetError as e:
+            found = e
+        hit = _cache[book.fullname] = (now, found)
+    if isinstance(hit[1], Exception):
+        raise hit[1]
+    return hit[1]

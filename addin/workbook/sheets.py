@@ -1,0 +1,179 @@
+"""The template's supporting sheets: Devices, Runs, Functions, About and xlwings.conf."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.table import Table, TableStyleInfo
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ...calc import runs as published
+from ..functions import native
+from ..functions.registry import BY_NAME, FUNCTIONS
+from . import styles
+from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
+
+UDF_MODULE = "trainbudget.addin.udf.udfs"
+DEVICE_FORMATS = {"tflops": styles.TFLOPS, "memory_gb": '#,##0 "GB"', "watts": '#,##0 "W"',
+                  "usd_per_device_hour": styles.USD_RATE}
+NEEDS_ADDIN = "needs the add-in"
+# Number format of a Functions-sheet result, by the registry's unit ("table" shows the Hours row).
+UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": styles.HOURS,
+                "table": styles.HOURS, "device-hours": styles.DEVICE_HOURS, "USD": styles.USD, "kWh": styles.KWH,
+                "devices": styles.COUNT, "TFLOP/s": styles.TFLOPS}
+
+
+def _table(ws: Worksheet, name: str, ref: str) -> None:
+    table = Table(displayName=name, ref=ref)
+    table.tableStyleInfo = TableStyleInfo(name="TableStyleMedium2", showRowStripes=True)
+    ws.add_table(table)
+
+
+def write_devices(ws: Worksheet, table: calc.DeviceTable) -> None:
+    """The Devices table: one row per rate; users add their measured rows at the bottom."""
+    fields = list(native.HEADERS)
+    for col, field in enumerate(fields, start=1):
+        style(ws.cell(1, col, native.HEADERS[field]), font=styles.BOLD)
+    for row, device in enumerate(table, start=2):
+        for col, field in enumerate(fields, start=1):
+            cell = ws.cell(row, col)
+            cell.value = getattr(device, field)
+            if isinstance(cell.value, str):
+                cell.data_type = "s"  # a name starting with '=' stays text
+            style(cell, DEVICE_FORMATS.get(field))
+    last = ws.cell(len(table) + 1, len(fields)).coordinate
+    _table(ws, native.TABLE, f"A1:{last}")
+    widths(ws, A=46, B=16, C=10, D=16, E=17, F=12, G=13, H=10, I=20, J=60, K=11, L=50)
+    ws.freeze_panes = "B2"
+
+
+RUN_COLUMNS = (("Run", 16, None), ("Params", 10, styles.BILLIONS), ("Active params", 13, styles.BILLIONS),
+               ("Tokens", 10, styles.TRILLIONS), ("Device", 40, None),
+               ("Device-hours (reported)", 20, styles.DEVICE_HOURS), ("FLOPs (reported)", 16, styles.FLOPS),
+               ("MFU (reported)", 14, styles.PERCENT), ("Hours scope", 13, None),
+               ("Implied utilization", 18, styles.PERCENT),
+               ("Device-hours at reported MFU", 26, styles.DEVICE_HOURS), ("Source", 60, None))
+
+
+def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | None = None) -> None:
+    """Published runs with the utilization they imply, in native formulas over the Devices table."""
+    gpu_hours = BY_NAME["TRAIN_GPU_HOURS"]
+    for col, (header, width, _) in enumerate(RUN_COLUMNS, start=1):
+        style(ws.cell(1, col, header), font=styles.BOLD)
+        ws.column_dimensions[ws.cell(1, col).column_letter].width = width
+    for r, run in enumerate(published.load_runs(), start=2):
+        raw = (run.run, run.params, run.active_params, run.tokens, run.device, run.device_hours,
+               run.reported_flops, run.reported_mfu, run.hours_scope)
+        for col, value in enumerate(raw, start=1):
+            style(ws.cell(r, col, value), RUN_COLUMNS[col - 1][2])
+        text(ws, f"L{r}", run.source).alignment = styles.WRAP
+        exprs = {"params": f'IF(C{r}="",B{r},C{r})', "tokens": f"D{r}", "device": f"E{r}", "devices": "1"}
+        at_peak = gpu_hours.native_formula({**exprs, "utilization": "1"})
+        at_mfu = gpu_hours.native_formula({**exprs, "utilization": f"H{r}"})
+        cached.formula(ws, f"J{r}", f'IF(F{r}="","",{at_peak}/F{r})',
+                       _blank(published.implied_utilization(run, table)), styles.PERCENT)
+        cached.formula(ws, f"K{r}", f'IF(H{r}="","",{at_mfu})',
+                       _blank(published.predicted_device_hours(run, table)), styles.DEVICE_HOURS)
+    _table(ws, "Runs", f"A1:L{len(published.load_runs()) + 1}")
+    ws.freeze_panes = "B2"
+    landscape_fit_width(ws)
+    ws.protection.sheet = True
+
+
+def _blank(value: float | None) -> Any:
+    return "" if value is None else value
+
+
+def implied_range() -> tuple[float, float]:
+    """The lowest and highest implied whole-run utilization of the published runs."""
+    found = [u for run in published.load_runs() if (u := published.implied_utilization(run)) is not None]
+    return min(found), max(found)
+
+
+def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
+    """One example per Excel function: the add-in call and its native equivalent, side by side."""
+    headers = ("Function", "What it returns", "Example (add-in formula)", "With the add-in",
+               "Native equivalent (no add-in)", "Unit")
+    for col, header in enumerate(headers, start=1):
+        style(ws.cell(1, col, header), font=styles.BOLD, fill=styles.HEADER_FILL)
+    for r, spec in enumerate(FUNCTIONS, start=2):
+        call = f"{spec.name}({','.join(spec.example)})"
+        result = spec.call(spec.example_values, table)
+        text(ws, f"A{r}", spec.name, styles.BOLD)
+        text(ws, f"B{r}", spec.summary)
+        text(ws, f"C{r}", "=" + call)
+        if isinstance(result, list):  # a spilling table: show its Hours row
+            row = [label for label, _ in result].index("Hours") + 1
+            first, shown = result[row - 1][1], f"INDEX({call},{row},2)"
+        else:
+            first, shown = result, call
+        fmt = UNIT_FORMATS[spec.unit]
+        cached.formula(ws, f"D{r}", f'IFERROR({shown},"{NEEDS_ADDIN}")', first, fmt)
+        if spec.native is None:
+            text(ws, f"E{r}", "no native equivalent: the e-mail export freezes it to its values")
+        else:
+            cached.formula(ws, f"E{r}", spec.native_formula(spec.example_exprs), first, fmt)
+        text(ws, f"F{r}", spec.unit)
+    widths(ws, A=26, B=62, C=70, D=20, E=24, F=14)
+    landscape_fit_width(ws)
+    ws.protection.sheet = True
+
+
+ABOUT = [
+    ("TrainingBudget", styles.TITLE),
+    ("Training budgets are bytes and FLOPs: can we train this, on what, for how long, at what cost?", None),
+    ("", None),
+    ("Assumptions and units", styles.HEADING),
+    ("Compute: 6 FLOPs per parameter per token (Kaplan et al. 2020, arXiv:2001.08361, §2.1).", None),
+    ("Memory: 16 bytes per parameter for bf16 weights and gradients with fp32 Adam states and master"
+     " copy (ZeRO, arXiv:1910.02054, §3.1); ZeRO stages 1-3 shard them over the devices (§5).", None),
+    ("Hours = FLOPs / (TFLOP/s x 1e12 x utilization x devices) / 3600. Vendor rates are dense peaks"
+     " (sparsity figures halved); real runs reach 30-55% of them: see the Runs sheet.", None),
+    ("GB means 1e9 bytes, as vendors and the seed use it. Cost = device-hours x your price."
+     " Energy = watts x device-hours x PUE / 1000.", None),
+    ("Every device row carries its source and the date it was read (Devices sheet).", None),
+    ("", None),
+    ("How to use it", styles.HEADING),
+    ("Everywhere (Windows, Mac, the web, LibreOffice; macros blocked is fine): type in the yellow cells"
+     " of the Budget sheet. Its formulas are native Excel (INDEX/MATCH over the Devices table).", None),
+    ("Windows with Python: pip install trainbudget into the Python Excel uses, run `xlwings addin"
+     " install`, open this workbook, then xlwings ribbon > Import Functions. =TRAIN_HOURS(...) and the"
+     " other functions (Functions sheet) then work in any cell.", None),
+    ("Measured rates: run `trainbudget measure --into TrainingBudget.xlsm` on the machine, or add a"
+     " row to the Devices table by hand (kind 'measured', with a source). Every formula and the"
+     " device list pick it up.", None),
+    ("Before e-mailing: `trainbudget export TrainingBudget.xlsm --out budget.xlsx --pdf budget.pdf`"
+     " makes a macro-free copy whose numbers show in Protected View, previews and on phones.", None),
+    ("", None),
+    ("Workbook flavour", styles.HEADING),
+    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm, which calls the"
+     " xlwings add-in. The standalone flavour would embed xlwings' VBA modules instead (no add-in"
+     " install) but ties the file to one exact xlwings version.", None),
+]
+
+
+def write_about(ws: Worksheet) -> None:
+    """Assumptions, units, sources, and how to use the workbook on each platform."""
+    for r, (line, font) in enumerate(ABOUT, start=1):
+        cell = text(ws, f"A{r}", line, font or styles.BODY)
+        cell.alignment = styles.WRAP
+    widths(ws, A=120)
+    ws.protection.sheet = True
+
+
+def write_conf(ws: Worksheet) -> None:
+    """xlwings' settings sheet, enabled (no leading underscore), naming the UDF module; hidden."""
+    ws.title = "xlwings.conf"
+    rows = {ws.cell(r, 1).value: r for r in range(1, ws.max_row + 1)}
+    row = rows.get("UDF Modules") or ws.max_row + 1
+    ws.cell(row, 1, "UDF Modules")
+    ws.cell(row, 2, UDF_MODULE)
+    ws.sheet_state = "hidden"
+
+
+def add_names(wb: Workbook) -> None:
+    """DeviceNames: the Devices table's names, the Budget dropdown's list source."""
+    wb.defined_names["DeviceNames"] = DefinedName("DeviceNames", attr_text=f"{native.TABLE}[Name]")
