@@ -5,6 +5,7 @@ scalars in give a Python float out. Units are in the names: params (count), toke
 tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), hours, usd, kwh.
 """
 
+from .backtest import backtest
 from .checks import TrainingBudgetError, UnknownDeviceError
 from .devices import Device, DeviceTable, catalog, load_devices
 from .flops import chinchilla_tokens, train_flops
@@ -16,6 +17,10 @@ from .memory import (
                      train_bytes,
                      train_memory,
 )
+from .owned import owned_usd_per_device_hour
+from .prices import load_prices
+from .prior import GOODPUT, UtilizationPrior, utilization_prior
+from .ranges import train_range
 from .report import SEED_DEVICES, SEED_PARAMS, SEED_TOKENS, budget_rows
 from .schedule import (
                      device_tflops,
@@ -32,4 +37,6 @@ __all__ = [
     "MemoryBreakdown", "TrainingBudgetError", "UnknownDeviceError", "activation_bytes", "budget_rows", "catalog",
     "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
     "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
+    "GOODPUT", "UtilizationPrior", "backtest", "load_prices", "owned_usd_per_device_hour", "train_range",
+    "utilization_prior",
 ]

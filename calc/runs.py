@@ -35,6 +35,8 @@ class Run:
     source: str
     as_of: str
     note: str
+    devices: float | None = None   # devices the run used, where published
+    peak_precision: str = "bf16"   # precision of the peak the utilization is measured against
 
     @property
     def flops_params(self) -> float:
@@ -53,7 +55,8 @@ def load_runs() -> tuple[Run, ...]:
     return tuple(Run(run=r["run"], params=float(r["params"]), active_params=_opt(r["active_params"]),
                      tokens=float(r["tokens"]), device=r["device"], device_hours=_opt(r["device_hours"]),
                      reported_flops=_opt(r["reported_flops"]), reported_mfu=_opt(r["reported_mfu"]),
-                     hours_scope=r["hours_scope"], source=r["source"], as_of=r["as_of"], note=r["note"])
+                     hours_scope=r["hours_scope"], source=r["source"], as_of=r["as_of"], note=r["note"],
+                     devices=_opt(r.get("devices", "")), peak_precision=r.get("peak_precision") or "bf16")
                  for r in csv.DictReader(text.splitlines()))
 
 

@@ -27,6 +27,16 @@ def _table(table: DeviceTable | None) -> DeviceTable:
     return catalog() if table is None else table
 
 
+def _wants_prior(utilization: Any) -> bool:
+    """utilization="prior" (or a UtilizationPrior) asks for a range; see calc/ranges.py."""
+    return not isinstance(utilization, (int, float, np.ndarray, list, tuple)) and _ranges().wants_prior(utilization)
+
+
+def _ranges() -> Any:
+    from . import ranges  # imported late: ranges builds on this module
+    return ranges
+
+
 def device_tflops(device: Any, *, table: DeviceTable | None = None) -> np.ndarray | float:
     """TFLOP/s of `device`: a table name (case- and space-insensitive) or a number of TFLOP/s."""
     return _table(table).value(device, "tflops")
@@ -42,6 +52,9 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
     FLOPs utilization (PaLM 46.2%, Llama 3.1 405B 38-43%; see `trainbudget runs`).
     `flops_options` are those of `train_flops` (n_layers, d_model, seq_len, recompute).
     """
+    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
+        return _ranges().over_prior(train_hours, params, tokens, device, utilization=utilization,
+                                    devices=devices, table=table, **flops_options)
     flops = train_flops(params, tokens, **flops_options)
     rate = np.asarray(device_tflops(device, table=table))
     u = fraction("utilization", utilization)
@@ -52,6 +65,9 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
 def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, devices: Any = 1,
               table: DeviceTable | None = None, **flops_options: Any) -> np.ndarray | float:
     """Device-hours (GPU-hours): wall-clock hours times `devices`; arguments as `train_hours`."""
+    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
+        return _ranges().over_prior(gpu_hours, params, tokens, device, utilization=utilization,
+                                    devices=devices, table=table, **flops_options)
     hours = train_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                         **flops_options)
     return out(hours * whole("devices", devices))
@@ -66,6 +82,13 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
     price; else an error. Cloud list prices vary by provider, region and date, so the packaged
     catalog carries none.
     """
+    if isinstance(usd_per_device_hour, str):  # "provider:plan": calc/prices.py
+        from .prices import usd_per_device_hour as priced
+        usd_per_device_hour = priced(usd_per_device_hour, device, table=table)
+    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
+        return _ranges().over_prior(train_cost, params, tokens, device, utilization=utilization,
+                                    usd_per_device_hour=usd_per_device_hour, devices=devices, table=table,
+                                    **flops_options)
     if usd_per_device_hour is None:
         try:
             price = _table(table).value(device, "usd_per_device_hour")
@@ -86,6 +109,9 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
     `watts` overrides the device row's board power (needed for a device given as a number).
     `pue` (power usage effectiveness, >= 1) scales for cooling and power delivery.
     """
+    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
+        return _ranges().over_prior(train_energy_kwh, params, tokens, device, utilization=utilization,
+                                    pue=pue, watts=watts, devices=devices, table=table, **flops_options)
     w = _table(table).value(device, "watts") if watts is None else positive("watts", watts)
     p = number("pue", pue)
     if (p < 1).any():

@@ -1,0 +1,145 @@
+"""Cloud prices per device-hour: sourced, dated rows in `data/prices.csv`, looked up by provider and plan.
+
+Each row is one offering of one provider read on one date (`as_of`, the date its source read the
+price): USD per device-hour on demand and, where published, with a 1-year or 3-year commitment
+and on spot. `device` is the catalog's hardware name (devices.csv `hardware`), so any precision
+row of that hardware (e.g. "H100 SXM, BF16 tensor core, dense") finds its prices. Prices move
+fast: every output carries `as_of` and its age in days.
+
+A price spec is "provider:plan" (plan: on_demand, 1yr, 3yr, spot; on_demand when left out) or a
+number ("2.5"). When a provider has several rows for a device, the newest row that publishes
+the plan wins (then the cheapest).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from .checks import TrainingBudgetError
+from .devices import DeviceTable, catalog
+
+PLANS = ("on_demand", "1yr", "3yr", "spot")
+_ALIASES = {"ondemand": "on_demand", "on-demand": "on_demand", "od": "on_demand", "1y": "1yr",
+            "3y": "3yr", "1-year": "1yr", "3-year": "3yr", "reserved_1yr": "1yr", "reserved_3yr": "3yr"}
+
+
+@dataclass(frozen=True)
+class Price:
+    """One provider offering of one device, as read on `as_of` (ISO date)."""
+
+    provider: str
+    offering: str
+    device: str
+    devices_per_instance: int
+    usd: dict[str, float]   # plan -> USD per device-hour, only the plans published
+    region: str
+    source: str
+    as_of: str
+    note: str
+
+    def age_days(self, today: dt.date | None = None) -> int:
+        """Days from `as_of` to `today` (default: today's date)."""
+        return ((today or dt.date.today()) - dt.date.fromisoformat(self.as_of)).days
+
+    def row(self, today: dt.date | None = None) -> dict[str, Any]:
+        """Plain row for tables: every plan column (None where not published) and the age."""
+        return {"provider": self.provider, "offering": self.offering, "device": self.device,
+                "devices_per_instance": self.devices_per_instance,
+                **{f"usd_per_device_hour_{p}": self.usd.get(p) for p in PLANS},
+                "region": self.region, "as_of": self.as_of, "age_days": self.age_days(today),
+                "source": self.source, "note": self.note}
+
+
+def _price(r: dict[str, str], line: int) -> Price:
+    usd = {p: float(v) for p in PLANS if (v := r[f"usd_per_device_hour_{p}"].strip())}
+    if not r["source"].strip() or not r["as_of"].strip() or "on_demand" not in usd:
+        raise TrainingBudgetError(f"prices.csv line {line}: source, as_of and the on-demand price are required")
+    dt.date.fromisoformat(r["as_of"])
+    return Price(r["provider"].strip().lower(), r["offering"], r["device"], int(r["devices_per_instance"]), usd,
+                 r["region"], r["source"], r["as_of"], r["note"])
+
+
+@functools.lru_cache(maxsize=1)
+def load_prices() -> tuple[Price, ...]:
+    """The packaged prices, in file order."""
+    text = resources.files(__package__).joinpath("data/prices.csv").read_text("utf-8")
+    return tuple(_price(r, i) for i, r in enumerate(csv.DictReader(text.splitlines()), start=2))
+
+
+def plan_name(plan: str) -> str:
+    """The canonical plan name (on_demand, 1yr, 3yr, spot) for `plan` or an alias."""
+    p = plan.strip().lower().replace(" ", "_")
+    p = _ALIASES.get(p, p)
+    if p not in PLANS:
+        raise TrainingBudgetError(f"plan must be one of {', '.join(PLANS)} (got {plan!r})")
+    return p
+
+
+def hardware(device: str, table: DeviceTable | None = None) -> str:
+    """The hardware name prices use for a catalog device name (or a hardware name as given)."""
+    t = catalog() if table is None else table
+    if device in t:
+        return t.get(device).hardware or device
+    return device
+
+
+def find(device: str | None = None, provider: str | None = None, plan: str | None = None,
+         table: DeviceTable | None = None) -> list[Price]:
+    """Price rows for `device` (catalog or hardware name), `provider`, and publishing `plan`."""
+    hw = None if device is None else hardware(device, table).lower()
+    prov = None if provider is None else provider.strip().lower()
+    p = None if plan is None else plan_name(plan)
+    return [r for r in load_prices() if (hw is None or r.device.lower() == hw)
+            and (prov is None or r.provider == prov) and (p is None or p in r.usd)]
+
+
+def parse_spec(spec: str) -> tuple[str, str] | float:
+    """"provider:plan" -> (provider, plan); "provider" -> (provider, "on_demand"); "2.5" -> 2.5."""
+    text = spec.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    provider, _, plan = text.partition(":")
+    if not provider:
+        raise TrainingBudgetError(f"price must be a number or PROVIDER:PLAN (got {spec!r})")
+    return provider.lower(), plan_name(plan or "on_demand")
+
+
+def lookup(spec: str, device: str, table: DeviceTable | None = None) -> tuple[Price, str]:
+    """The price row and plan a "provider:plan" spec picks for `device`: newest, then cheapest."""
+    parsed = parse_spec(spec)
+    if isinstance(parsed, float):
+        raise TrainingBudgetError(f"price {spec!r} is a number, not a provider:plan")
+    provider, plan = parsed
+    rows = find(device, provider, plan, table)
+    if not rows:
+        known = sorted({r.provider for r in find(device, table=table)})
+        raise TrainingBudgetError(f"price: no {provider} {plan} price for {device!r} "
+                                  f"(providers with prices for it: {', '.join(known) or 'none'})")
+    best = max(rows, key=lambda r: (r.as_of, -r.usd[plan]))
+    return best, plan
+
+
+def usd_per_device_hour(spec: Any, device: Any, table: DeviceTable | None = None) -> float:
+    """USD per device-hour for a spec: a number, "2.5", or "provider:plan" looked up for `device`."""
+    if not isinstance(spec, str):
+        return float(spec)
+    parsed = parse_spec(spec)
+    if isinstance(parsed, float):
+        return parsed
+    if not isinstance(device, str):
+        raise TrainingBudgetError(f"price {spec!r} needs a device name, not {device!r}")
+    row, plan = lookup(spec, device, table)
+    return row.usd[plan]
+
+
+def price_rows(device: str | None = None, today: dt.date | None = None,
+               table: DeviceTable | None = None) -> list[dict[str, Any]]:
+    """Rows for the `prices` command: every price (or those of `device`) with its age in days."""
+    return [r.row(today) for r in find(device, table=table)]

@@ -1,0 +1,87 @@
+"""Budgets as ranges: low / expected / high from the utilization prior.
+
+Convention: a range is a TRAILING AXIS OF 3, (low, expected, high) of the quantity itself, so
+low <= expected <= high always (low hours come from the prior's HIGH utilization). A scalar job
+gives shape (3,); an array of N jobs gives (N, 3). Hours, device-hours, cost and energy are all
+proportional to 1/utilization, so each is computed once at utilization 1.0 and multiplied by
+the prior's three factors 1/(u · goodput): reported device-hours include downtime
+(prior.GOODPUT, Llama 3 paper §3.3.4). Energy counts every device-hour at board power,
+downtime included (an upper bound for the downtime share).
+
+The prior's utilizations are shares of a 16-bit (BF16/FP16) dense peak: use a device's BF16
+row; against an FP8 row the same run reads about half (DeepSeek-V3: 0.19 of FP8, 0.39 of BF16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .checks import TrainingBudgetError, non_negative
+from .devices import DeviceTable, catalog
+from .prior import UtilizationPrior, utilization_prior
+from .schedule import gpu_hours, train_cost, train_energy_kwh, train_hours
+
+LABELS = ("low", "expected", "high")
+
+
+def wants_prior(utilization: Any) -> bool:
+    """True for utilization="prior" or a UtilizationPrior (a range is asked for)."""
+    return isinstance(utilization, UtilizationPrior) or (isinstance(utilization, str)
+                                                         and utilization.strip().lower() == "prior")
+
+
+def resolve(utilization: Any) -> UtilizationPrior:
+    """The prior `utilization` names: "prior" (all runs) or a UtilizationPrior given."""
+    return utilization if isinstance(utilization, UtilizationPrior) else utilization_prior()
+
+
+def over_prior(fn: Callable[..., Any], *args: Any, utilization: Any = "prior", **kwargs: Any) -> np.ndarray:
+    """`fn(*args, utilization=1.0, **kwargs)` times the prior's (low, expected, high) factors."""
+    factors = resolve(utilization).hour_factors()
+    base = np.asarray(fn(*args, utilization=1.0, **kwargs), dtype=np.float64)
+    return base[..., None] * factors
+
+
+def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
+                prior: UtilizationPrior | None = None, usd_per_device_hour: Any = None,
+                pue: Any = 1.0, watts: Any = None, table: DeviceTable | None = None,
+                **flops_options: Any) -> dict[str, np.ndarray]:
+    """Hours, device-hours, USD and kWh as ranges (trailing axis: low, expected, high).
+
+    One utilization-1.0 pass; `usd` appears when a price is given (a number or "provider:plan"),
+    `kwh` when the device has watts (or `watts` is given). `prior` defaults to all runs.
+    """
+    factors = (utilization_prior() if prior is None else prior).hour_factors()
+    hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
+    out = {"hours": hours[..., None] * factors}
+    dh = hours * np.asarray(devices, dtype=np.float64)
+    out["device_hours"] = dh[..., None] * factors
+    if usd_per_device_hour is not None:
+        out["usd"] = (dh * _price(usd_per_device_hour, device, table))[..., None] * factors
+    if watts is not None or _has_watts(device, table):
+        out["kwh"] = np.asarray(train_energy_kwh(params, tokens, device, pue=pue, watts=watts, devices=devices,
+                                                 table=table, **flops_options))[..., None] * factors
+    return out
+
+
+def _price(price: Any, device: Any, table: DeviceTable | None) -> Any:
+    """USD per device-hour: a number (array) or a "provider:plan" text looked up for `device`."""
+    if isinstance(price, str):
+        from .prices import usd_per_device_hour
+        return usd_per_device_hour(price, device, table=table)
+    return non_negative("usd_per_device_hour", price)
+
+
+def _has_watts(device: Any, table: DeviceTable | None) -> bool:
+    try:
+        (catalog() if table is None else table).value(device, "watts")
+    except TrainingBudgetError:
+        return False
+    return True
+
+
+# The four range functions, for callers that want them by name.
+RANGE_FUNCTIONS = {"hours": train_hours, "device_hours": gpu_hours, "usd": train_cost, "kwh": train_energy_kwh}
