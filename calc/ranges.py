@@ -38,10 +38,30 @@ def resolve(utilization: Any) -> UtilizationPrior:
     return utilization if isinstance(utilization, UtilizationPrior) else utilization_prior()
 
 
-def over_prior(fn: Callable[..., Any], *args: Any, utilization: Any = "prior", **kwargs: Any) -> np.ndarray:
-    """`fn(*args, utilization=1.0, **kwargs)` times the prior's (low, expected, high) factors."""
+SIXTEEN_BIT = ("bf16", "fp16")
+
+
+def prior_device(device: Any, table: DeviceTable | None = None) -> Any:
+    """The row the prior applies to: for a named FP8 (or other non-16-bit) peak row, the same
+    hardware's BF16/FP16 row, since the prior's utilizations are shares of 16-bit peaks; anything
+    else unchanged (numbers, arrays, measured rows, hardware without a 16-bit row)."""
+    if not isinstance(device, str):
+        return device
+    t = catalog() if table is None else table
+    d = t.get(device)
+    if d.kind == "measured" or d.precision in SIXTEEN_BIT:
+        return device
+    same = [r for r in t if r.hardware == d.hardware and r.kind == d.kind and r.precision in SIXTEEN_BIT]
+    return same[0].name if same else device
+
+
+def over_prior(fn: Callable[..., Any], params: Any, tokens: Any, device: Any, *, utilization: Any = "prior",
+               **kwargs: Any) -> np.ndarray:
+    """`fn(..., utilization=1.0, ...)` on the 16-bit row (prior_device) times the prior's
+    (low, expected, high) factors."""
     factors = resolve(utilization).hour_factors()
-    base = np.asarray(fn(*args, utilization=1.0, **kwargs), dtype=np.float64)
+    device = prior_device(device, kwargs.get("table"))
+    base = np.asarray(fn(params, tokens, device, utilization=1.0, **kwargs), dtype=np.float64)
     return base[..., None] * factors
 
 
@@ -55,6 +75,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     `kwh` when the device has watts (or `watts` is given). `prior` defaults to all runs.
     """
     factors = (utilization_prior() if prior is None else prior).hour_factors()
+    device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
     out = {"hours": hours[..., None] * factors}
     dh = hours * np.asarray(devices, dtype=np.float64)

@@ -67,9 +67,24 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 @catalog_option
+# Ranges, prices, owned hardware and scenarios (issue 13): handled by _estimate_plans.
+@click.option("--range", "as_range", is_flag=True,
+              help="Low / expected / high hours, device-hours, cost and energy from the utilization prior.")
+@click.option("--price", "price", default=None,
+              help="Price per device-hour: a number (2.5) or PROVIDER:PLAN (aws:on_demand, gcp:3yr, lambda).")
+@click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
+              "needs --usd-per-kwh.")
+@click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
+@click.option("--occupancy", type=float, default=1.0, show_default=True,
+              help="For --own: share of the year the devices train.")
+@click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own.")
 def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None, **plan: Any) -> None:
     """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
+    if plan["as_range"] or plan["price"] or plan["own"] or plan["scenarios"]:
+        return _estimate_plans(params, tokens, device_names, utilization, n_devices, as_json, as_csv,
+                               catalog_path, **plan)
     calc.checks.whole("--devices", n_devices)
     calc.checks.fraction("--utilization", utilization)
     report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
@@ -117,6 +132,60 @@ def runs(as_json: bool, catalog_path: str | None) -> None:
         click.echo(rep.runs_text(rows), nl=False)
 
 
+def _estimate_plans(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
+                    n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None, *, as_range: bool,
+                    price: str | None, own: str | None, usd_per_kwh: float | None, occupancy: float,
+                    scenarios: str | None) -> None:
+    """`estimate` with --range, --price, --own or --scenarios: plan rows (calc.plans)."""
+    import csv as _csv
+
+    from ...calc import plans
+
+    table = _table(catalog_path)
+    owned = plans.parse_own(own, usd_per_kwh, occupancy=occupancy) if own else None
+    util: Any = "prior" if as_range else utilization
+    if scenarios:
+        with open(scenarios, encoding="utf-8", newline="") as f:
+            records = list(_csv.DictReader(f))
+        defaults = {"utilization": util, "price": price, "own": own}
+        rows = plans.scenario_rows(records, defaults={k: v for k, v in defaults.items() if v is not None},
+                                   usd_per_kwh=usd_per_kwh, table=table)
+    else:
+        rows = [plans.plan_row(params, tokens, name, devices=n_devices, utilization=util, price=price, own=owned,
+                               table=table) for name in device_names or calc.SEED_DEVICES]
+    prior = calc.utilization_prior().as_dict() if any(r["utilization"] == "prior" for r in rows) else None
+    if as_json:
+        _emit_json({"prior": prior, "rows": rows})
+    elif as_csv:
+        click.echo(rep.to_csv(rows), nl=False)
+    else:
+        from .plans_text import plans_text
+        click.echo(plans_text(rows, prior), nl=False)
+
+
+@cli.command()
+@click.option("--device", default=None, help="Only this device (catalog name or hardware, e.g. 'H100 SXM').")
+@click.option("--provider", default=None, help="Only this provider (aws, gcp, azure, lambda, ...).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
+@catalog_option
+def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+    """Cloud prices per device-hour (on demand, 1-year, 3-year, spot), each with its source, date and age."""
+    from ...calc import prices as priced
+
+    rows = [r for r in priced.price_rows(device, table=_table(catalog_path))
+            if provider is None or r["provider"] == provider.strip().lower()]
+    if not rows:
+        raise calc.TrainingBudgetError(f"no prices for device {device!r}" + (f" from {provider!r}" if provider else ""))
+    if as_json:
+        _emit_json(rows)
+    elif as_csv:
+        click.echo(rep.to_csv(rows), nl=False)
+    else:
+        from .plans_text import prices_text
+        click.echo(prices_text(rows), nl=False)
+
+
 @cli.command()
 def functions() -> None:
     """Print the Excel function reference (Markdown), generated from the registry."""
@@ -143,21 +212,18 @@ def build(out: Path) -> None:
 @click.option("--recalc/--no-recalc", default=None,
               help="Recalculate with LibreOffice (default: when it is installed).")
 def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
-    """Check a TrainingBudget workbook; one line per problem, exit 1 if any error, 0 when clean
-    (warnings are printed and leave the status 0)."""
+    """Check a TrainingBudget workbook; one line per problem, exit 1 if any, 0 when clean."""
     from ..workbook import verify as check
 
     problems = check.verify(path, recalc)
-    failed = check.errors(problems)
     if as_json:
         _emit_json([p.as_dict() for p in problems])
     else:
         for p in problems:
             click.echo(str(p))
-        if not failed:
-            warned = len(problems)
-            click.echo(f"{path}: clean" + (f" ({warned} warning{'s' * (warned != 1)})" if warned else ""))
-    if failed:
+        if not problems:
+            click.echo(f"{path}: clean")
+    if problems:
         raise SystemExit(1)
 
 
