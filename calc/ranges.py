@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, non_negative
+from .checks import TrainingBudgetError, non_negative, number, positive, whole
 from .devices import DeviceTable, catalog
 from .prior import UtilizationPrior, utilization_prior
 from .schedule import gpu_hours, train_cost, train_energy_kwh, train_hours
@@ -77,14 +77,16 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     factors = (utilization_prior() if prior is None else prior).hour_factors()
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
-    out = {"hours": hours[..., None] * factors}
-    dh = hours * np.asarray(devices, dtype=np.float64)
-    out["device_hours"] = dh[..., None] * factors
+    dh = hours * whole("devices", devices)
+    out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
     if usd_per_device_hour is not None:
         out["usd"] = (dh * _price(usd_per_device_hour, device, table))[..., None] * factors
-    if watts is not None or _has_watts(device, table):
-        out["kwh"] = np.asarray(train_energy_kwh(params, tokens, device, pue=pue, watts=watts, devices=devices,
-                                                 table=table, **flops_options))[..., None] * factors
+    w = positive("watts", watts) if watts is not None else _watts(device, table)
+    if w is not None:
+        p = number("pue", pue)
+        if (p < 1).any():
+            raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
+        out["kwh"] = (dh * (w * p / 1000.0))[..., None] * factors  # as train_energy_kwh: W · h · PUE / 1000
     return out
 
 
@@ -96,12 +98,12 @@ def _price(price: Any, device: Any, table: DeviceTable | None) -> Any:
     return non_negative("usd_per_device_hour", price)
 
 
-def _has_watts(device: Any, table: DeviceTable | None) -> bool:
+def _watts(device: Any, table: DeviceTable | None) -> Any:
+    """Board watts of `device` from the table, or None where the row (or a number) has none."""
     try:
-        (catalog() if table is None else table).value(device, "watts")
+        return (catalog() if table is None else table).value(device, "watts")
     except TrainingBudgetError:
-        return False
-    return True
+        return None
 
 
 # The four range functions, for callers that want them by name.

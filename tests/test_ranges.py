@@ -69,3 +69,11 @@ def test_price_spec_in_train_cost():
     assert calc.train_cost(7e9, 1e12, H100, usd_per_device_hour="2.5", utilization=0.4) == pytest.approx(dh * 2.5)
     with pytest.raises(calc.TrainingBudgetError, match="no aws 3yr price"):
         calc.train_cost(7e9, 1e12, H100, usd_per_device_hour="aws:3yr")
+
+
+def test_readme_range_transcript_is_real_output():
+    from tests.conftest import ROOT, run_cli
+
+    args = ("estimate", "--range", "--params", "70B", "--tokens", "2T", "--device", H100, "--devices", "512",
+            "--price", "2.5")
+    assert run_cli(*args, check=True).stdout.strip() in (ROOT / "README.md").read_text("utf-8")
