@@ -65,3 +65,10 @@ def owned_usd_per_device_hour(capex_usd: Any, *, life_years: Any = 5, residual: 
     hosting = non_negative("hosting_usd_per_year", hosting_usd_per_year) / hours
     energy = non_negative("watts", watts) / 1000.0 * p * non_negative("usd_per_kwh", usd_per_kwh)
     return out(capital + hosting + energy)
+
+
+def owned_price(capex_usd: Any, watts: Any, usd_per_kwh: Any, life_years: Any = 5, residual: Any = 0.0,
+                pue: Any = PUE_INDUSTRY, occupancy: Any = 1.0) -> Any:
+    """`owned_usd_per_device_hour` with positional energy terms (the Excel OWNED_PRICE order)."""
+    return owned_usd_per_device_hour(capex_usd, life_years=life_years, residual=residual, watts=watts,
+                                     usd_per_kwh=usd_per_kwh, pue=pue, occupancy=occupancy)

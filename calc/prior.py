@@ -135,3 +135,4 @@ def utilization_prior(device_family: str | None = None, *, min_devices: float | 
 
 def _samples(runs: Iterable[Run], table: DeviceTable | None, goodput: float) -> list[float]:
     return [u for r in runs if (u := run_utilization(r, table, goodput)) is not None]
+

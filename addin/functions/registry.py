@@ -151,6 +151,14 @@ SP = Arg("sequence_parallel", "TRUE/FALSE", "Sequence parallelism on", kind="fla
 FLASH = Arg("flash_attention", "TRUE/FALSE", "FlashAttention (no stored attention scores)",
             kind="flag")
 
+CAPEX = Arg("capex_usd", "USD per device", "Purchase price per device")
+WATTS = Arg("watts", "W per device", "Board power")
+USD_PER_KWH = Arg("usd_per_kwh", "USD per kWh", "Electricity tariff")
+LIFE_YEARS = Arg("life_years", "years", "Depreciation life (presets 3, 5, 6)")
+RESIDUAL = Arg("residual", "fraction of capex", "Value recovered at the end of life")
+PUE_OWNED = Arg("pue", "ratio >= 1", "Data-centre PUE (Uptime Institute 2023 average: 1.58)")
+OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the devices train")
+
 _FLOPS = ('(IF({recompute}="full",8,6)*{params}'
           '+IF({recompute}="none",12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 _HOURS = "6*{params}*{tokens}/({device:tflops}*1E12*{utilization}*{devices})/3600"
@@ -206,6 +214,12 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
                                          METHOD, OPTIMIZER, ZERO),
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),
+    # Issue 13: owned-hardware price (calc/owned.py).
+    ExcelFunction("OWNED_PRICE", "Owned hardware: USD per device-hour from capex, life and energy",
+                  "USD per device-hour", calc.owned.owned_price,
+                  (CAPEX, WATTS, USD_PER_KWH, LIFE_YEARS, RESIDUAL, PUE_OWNED, OCCUPANCY),
+                  "{capex_usd}*(1-{residual})/({life_years}*8760*{occupancy})+{watts}/1000*{pue}*{usd_per_kwh}",
+                  ("33819", "700", "0.1", "5", "0", "1.58", "0.8")),
 )
 
 BY_NAME = {f.name: f for f in FUNCTIONS}
