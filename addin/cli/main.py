@@ -69,7 +69,8 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
 @catalog_option
 # Ranges, prices, owned hardware and scenarios (issue 13): handled by _estimate_plans.
 @click.option("--range", "as_range", is_flag=True,
-              help="Low / expected / high hours, device-hours, cost and energy from the utilization prior.")
+              help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
+                   "(published runs; replaces --utilization).")
 @click.option("--price", "price", default=None,
               help="Price per device-hour: a number (2.5) or PROVIDER:PLAN (aws:on_demand, gcp:3yr, lambda).")
 @click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
