@@ -390,3 +390,35 @@ def test_template_has_no_macro_findings(built):
     from trainbudget.addin.workbook import macros
 
     assert macros.scan(macros.read_parts(built.path), macro_enabled=True) == []
+
+
+def test_pcode_differs_from_source_is_a_warning(copy, tmp_path):
+    path = copy()
+    project = read(path, "xl/vbaProject.bin")
+    offset = _module_offset(project, "Module1")
+    file = tmp_path / "stomped.bin"
+    file.write_bytes(project)
+    with olefile.OleFileIO(str(file), write_mode=True) as ole:
+        stream = bytearray(ole.openstream("VBA/Module1").read())
+        stream[offset // 2] ^= 0xFF  # the compiled code changes, the source does not
+        ole.write_stream("VBA/Module1", bytes(stream))
+    rewrite(path, {"xl/vbaProject.bin": file.read_bytes()})
+    problems = verify.verify(path, recalc=False)
+    assert verify.errors(problems) == []
+    one(problems, "xl/vbaProject.bin", "'Module1'", "VBA stomping")
+    assert run_cli("verify", str(path), "--no-recalc").returncode == 0
+
+
+def test_xlsx_carrying_a_vba_project(copy):
+    path = copy("copy.xlsx")
+    problem = one(findings(path), "xl/vbaProject.bin", "VBA project", "vbaProject relationship", "holding VBA code")
+    assert "content type application/vnd.ms-office.vbaProject" in problem.message
+
+
+def test_linked_ole_object_outside_the_package(copy):
+    path = copy()
+    rels = "xl/worksheets/_rels/sheet1.xml.rels"
+    rewrite(path, {rels: xml_edit(path, rels, lambda r: etree.SubElement(
+        r, f"{{{PREL}}}Relationship", Id="rIdO", Type=f"{REL}/oleObject",
+        Target="http://example.com/payload.sct", TargetMode="External"))})
+    one(findings(path), "xl/worksheets/sheet1.xml", "OLE object relationship", "http://example.com/payload.sct")

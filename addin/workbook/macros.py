@@ -152,7 +152,8 @@ def _carriers(parts: dict[str, bytes], types: dict[str, str], rels: list[tuple[s
               allowed: str | None) -> list[Problem]:
     by_target = {t: (kind, s) for s, kind, _, t in rels if kind in BY_REL}
     sheets = _sheets(parts, rels)
-    problems = []
+    problems = [Problem(source, f"{BY_REL[kind]} relationship to something outside the package: {target[:80]}")
+                for target, (kind, source) in by_target.items() if target not in parts]
     for name, data in parts.items():
         if (name == allowed and name == PROJECT) or "/_rels/" in f"/{name}":
             continue

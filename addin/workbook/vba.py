@@ -32,11 +32,13 @@ _PROCEDURAL, _DOCUMENT_OR_CLASS = 0x0021, 0x0022
 
 @dataclass(frozen=True)
 class Module:
-    """One VBA module: its name, kind ('procedural' or 'document/class') and source text."""
+    """One VBA module: its name, kind ('procedural' or 'document/class'), source text, and the
+    compiled p-code stored before the source (the PerformanceCache, §2.3.4.3)."""
 
     name: str
     kind: str
     source: str
+    pcode: bytes = b""
 
 
 def decompress(data: bytes, max_bytes: int = MAX_SOURCE_BYTES) -> bytes:
@@ -102,8 +104,9 @@ def project(vba_project: bytes) -> list[Module]:
                 current["kind"] = "procedural" if rid == _PROCEDURAL else "document/class"
             elif rid == _TERMINATOR and "name" in current:
                 stream = ole.openstream(f"VBA/{current.get('stream', current['name'])}").read()
-                text = decompress(stream[current.get("offset", 0):])
-                found.append(Module(current["name"], current.get("kind", "procedural"), _decode(text, codepage)))
+                offset = current.get("offset", 0)
+                found.append(Module(current["name"], current.get("kind", "procedural"),
+                                    _decode(decompress(stream[offset:]), codepage), stream[:offset]))
                 current = {}
     return found
 
@@ -121,10 +124,15 @@ def modules(vba_project: bytes) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1)
-def template_sources() -> dict[str, str]:
-    """Module name -> source, of the VBA project the template ships (xlwings' quickstart.xlsm)."""
+def template_project() -> dict[str, Module]:
+    """Module name -> module, of the VBA project the template ships (xlwings' quickstart.xlsm)."""
     with zipfile.ZipFile(QUICKSTART) as z:
-        return {m.name: m.source for m in project(z.read("xl/vbaProject.bin"))}
+        return {m.name: m for m in project(z.read("xl/vbaProject.bin"))}
+
+
+def template_sources() -> dict[str, str]:
+    """Module name -> source, of the VBA project the template ships."""
+    return {name: m.source for name, m in template_project().items()}
 
 
 def template_modules() -> dict[str, str]:

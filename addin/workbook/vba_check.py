@@ -98,6 +98,7 @@ def check(project: bytes, where: str) -> list[Problem]:
     for module in modules:
         stray = _stray(module, shipped)
         if stray is None:
+            problems += _stomped(module, where)
             continue
         problems.append(Problem(where, f"VBA module {module.name!r} ({module.kind}) holds code the template "
                                        f"does not ship: {stray[:80]}"))
@@ -107,3 +108,15 @@ def check(project: bytes, where: str) -> list[Problem]:
                 problems.append(Problem(where, f"VBA module {module.name!r}: procedure {match.group(1)} runs "
                                                "by itself when the workbook opens or closes"))
     return problems
+
+
+def _stomped(module: vba.Module, where: str) -> list[Problem]:
+    """A warning when a template module's source matches but its compiled p-code does not: Excel of the
+    same VBA version runs the p-code, not the source ("VBA stomping"). A save by another Excel
+    version also recompiles it, so this is a warning, not an error."""
+    shipped = vba.template_project().get(module.name)
+    if shipped is None or not module.pcode or module.pcode == shipped.pcode:
+        return []
+    return [Problem(where, f"VBA module {module.name!r}: the source is the template's but the compiled code "
+                           "is not (normal after a save in another Excel; otherwise code hidden from the editor, "
+                           "'VBA stomping'): rebuild or re-import the module", "warning")]
