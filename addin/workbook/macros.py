@@ -53,6 +53,7 @@ BY_FOLDER = {"xl/macrosheets/": "Excel 4.0 macro sheet", "xl/activeX/": "ActiveX
 AUTO_NAMES = ("auto_open", "auto_close", "auto_activate", "auto_deactivate", "workbook_open")
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
 _EXTERNAL_REF = re.compile(r"\[\d+\]")
+_BRACKETED = re.compile(r"\[[^\]]*\]")  # in formula text (not XML): a structured reference's [...]
 
 
 def read_parts(path: Path) -> dict[str, bytes]:
@@ -212,7 +213,8 @@ def _outside_quotes(formula: str) -> str:
 
 def _formula_problems(where: str, formula: str) -> list[Problem]:
     bare = _outside_quotes(formula)
-    if "|" in bare:  # `|` is no Excel operator: it is DDE's app|topic!item
+    if "|" in _BRACKETED.sub("", bare):  # `|` is no Excel operator: it is DDE's app|topic!item
+        # (a table column such as Devices[a|b] may hold one: bracketed text is left out)
         return [Problem(where, f"DDE formula (asks another program, e.g. to run a command): ={formula[:60]}")]
     if _EXTERNAL_REF.search(bare):
         return [Problem(where, f"formula refers to another workbook: ={formula[:60]}")]
