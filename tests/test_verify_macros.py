@@ -439,3 +439,19 @@ def test_dde_in_a_defined_name(copy):
         r.find(f"{{{MAIN}}}definedNames"), f"{{{MAIN}}}definedName", name="Rate").__setattr__(
         "text", "msexcel|'\\..\\..\\Windows\\System32\\cmd.exe /c calc'!A1"))})
     one(findings(path), "xl/workbook.xml (name Rate)", "DDE formula")
+
+
+def test_corrupted_projects_are_findings_never_crashes():
+    """Random byte changes anywhere in the project: always a list of findings, never an exception."""
+    import random
+
+    project = read(Path(vba.QUICKSTART), "xl/vbaProject.bin")
+    rng, outcomes = random.Random(14), set()
+    for _ in range(300):
+        data = bytearray(project)
+        for _ in range(rng.randint(1, 20)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        problems = vba_check.check(bytes(data), "x")
+        assert all(isinstance(p, verify.Problem) and "\n" not in p.message for p in problems)
+        outcomes.add("unreadable" if any("cannot be read" in p.message for p in problems) else bool(problems))
+    assert outcomes == {"unreadable", True, False}  # the corruptions reached every path
