@@ -213,18 +213,21 @@ def build(out: Path) -> None:
 @click.option("--recalc/--no-recalc", default=None,
               help="Recalculate with LibreOffice (default: when it is installed).")
 def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
-    """Check a TrainingBudget workbook; one line per problem, exit 1 if any, 0 when clean."""
+    """Check a TrainingBudget workbook; one line per problem, exit 1 if any error, 0 when clean
+    (warnings are printed and leave the status 0)."""
     from ..workbook import verify as check
 
     problems = check.verify(path, recalc)
+    failed = check.errors(problems)
     if as_json:
         _emit_json([p.as_dict() for p in problems])
     else:
         for p in problems:
             click.echo(str(p))
-        if not problems:
-            click.echo(f"{path}: clean")
-    if problems:
+        if not failed:
+            warned = len(problems)
+            click.echo(f"{path}: clean" + (f" ({warned} warning{'s' * (warned != 1)})" if warned else ""))
+    if failed:
         raise SystemExit(1)
 
 

@@ -2,8 +2,10 @@
 
 Checks: the structure; the Devices table (unique names, positive numeric rates, sources);
 every Budget and Runs formula equal to the template's; no result an error (recalculated by
-LibreOffice where installed, else the cached values); the VBA project holding only the
-template's modules; no links to other workbooks.
+LibreOffice where installed, else the cached values); the xlwings.conf sheet (warnings for rows
+that override the user's settings); and, part by part (macros, vba_check), no code but the
+template's, no macro sheets, auto-run names, ActiveX/OLE parts, DDE, links or data queries.
+Findings are errors (exit 1) or warnings (reported, exit 0).
 """
 
 from __future__ import annotations
@@ -12,37 +14,24 @@ import functools
 import re
 import tempfile
 import zipfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import openpyxl
+from openpyxl.formula.tokenizer import TokenizerError
 
 from ... import calc
 from ..export import engine
 from ..functions import native, rewrite
 from ..ooxml import package
-from . import budget_sheet, devices_table, sheets, vba
+from . import budget_sheet, devices_table, macros, sheets
 from .cached_cells import CachedCells
+from .problems import Problem, errors
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
 CHECKED_FORMULAS = ("Budget", "Runs")
-_EXTERNAL = re.compile(r"\[\d+\]")
+__all__ = ["Problem", "errors", "expected_formulas", "is_formula", "verify"]
 _ERROR = re.compile(r"^(#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)|Err:\d+)")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One finding: where (Sheet!Cell, or a part of the file) and what."""
-
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
-
-    def as_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
@@ -53,13 +42,15 @@ def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
     path = Path(path)
     if not zipfile.is_zipfile(path):
         raise calc.TrainingBudgetError(f"{path} is not an Excel workbook (not a zip package)")
+    parts = macros.read_parts(path)  # bounded: a zip bomb is refused here, before openpyxl inflates it
+    macro_enabled = path.suffix.lower() == ".xlsm"
+    found = macros.scan(parts, macro_enabled)  # before openpyxl: a DOCTYPE is refused by the safe parser
     wb = openpyxl.load_workbook(path)
     missing = [s for s in REQUIRED_SHEETS if s not in wb.sheetnames]
     if "Budget" in missing or "Devices" in missing:
-        return [Problem("workbook", f"not a TrainingBudget workbook: no {', '.join(missing)} sheet")]
+        return [Problem("workbook", f"not a TrainingBudget workbook: no {', '.join(missing)} sheet"), *found]
     problems = [Problem("workbook", f"sheet {s!r} is missing") for s in missing]
-    problems += _devices(wb["Devices"]) + _formulas(wb) + _links(path, wb)
-    problems += _vba(path, expect=path.suffix.lower() == ".xlsm", wb=wb)
+    problems += _devices(wb["Devices"]) + _formulas(wb) + (_conf(wb) if macro_enabled else []) + found
     use_engine = engine.soffice() is not None if recalc is None else recalc
     return problems + _results(path, wb, use_engine)
 
@@ -123,40 +114,39 @@ def _formulas(wb: Any) -> list[Problem]:
     return problems
 
 
-def _links(path: Path, wb: Any) -> list[Problem]:
-    with zipfile.ZipFile(path) as z:
-        parts = [n for n in z.namelist() if n.startswith("xl/externalLinks/")]
-    problems = [Problem(part, "link to another workbook") for part in parts if part.endswith(".xml")]
-    for ws in wb.worksheets:
-        for row in ws.iter_rows():
-            for c in row:
-                if is_formula(c) and _EXTERNAL.search(c.value):
-                    problems.append(Problem(f"{ws.title}!{c.coordinate}", "formula refers to another workbook"))
-    return problems
-
-
-def _vba(path: Path, expect: bool, wb: Any) -> list[Problem]:
-    with zipfile.ZipFile(path) as z:
-        project = z.read("xl/vbaProject.bin") if "xl/vbaProject.bin" in z.namelist() else None
-    if project is None:
-        return [Problem("xl/vbaProject.bin", "the VBA project is missing")] if expect else []
-    if not expect:
-        return [Problem("xl/vbaProject.bin", "a macro-free .xlsx must not carry a VBA project")]
-    allowed = set(vba.template_modules()) | vba.ADDIN_MODULES
-    documents = allowed | _sheet_codenames(wb)  # Excel adds a document module per new sheet
-    problems = [Problem("xl/vbaProject.bin", f"VBA module {name!r} ({kind}) is not one the template ships: "
-                                              "a macro added after the template was built")
-                for name, kind in vba.modules(project).items()
-                if name not in (allowed if kind == "procedural" else documents)]
-    conf = wb["xlwings.conf"] if "xlwings.conf" in wb.sheetnames else None
-    if conf is None or not any(r[0] == "UDF Modules" and r[1] == sheets.UDF_MODULE
-                               for r in conf.iter_rows(values_only=True, max_col=2)):
+def _conf(wb: Any) -> list[Problem]:
+    """The hidden xlwings.conf sheet: it must name the UDF module. xlwings reads its rows from A1 down
+    to the first blank name, and a row it finds overrides the user's add-in (ribbon) setting, so an
+    empty value or a bare `python` interpreter is warned about (issue 11)."""
+    if "xlwings.conf" not in wb.sheetnames:
+        return [Problem("xlwings.conf!A1", f"'UDF Modules' must name {sheets.UDF_MODULE}")]
+    problems, udf_modules = [], None
+    for row in wb["xlwings.conf"].iter_rows(max_col=2):
+        name, value = row[0].value, row[1].value if len(row) > 1 else None
+        if name is None or str(name).strip() == "":
+            break
+        where = f"xlwings.conf!B{row[0].row}"
+        if name == "UDF Modules":
+            udf_modules = value
+        if value is None or str(value).strip() == "":
+            problems.append(Problem(where, f"{name!r} is present but empty: it overrides the user's add-in "
+                                           "setting with nothing (delete the row or fill it)", "warning"))
+        elif name == "Interpreter_Win" and str(value).strip().lower() in ("python", "python.exe"):
+            problems.append(Problem(where, "'Interpreter_Win' is a bare 'python': Windows may start the "
+                                           "Microsoft Store stub or another Python (give a full path or "
+                                           "delete the row)", "warning"))
+    if udf_modules != sheets.UDF_MODULE:
         problems.append(Problem("xlwings.conf!A1", f"'UDF Modules' must name {sheets.UDF_MODULE}"))
     return problems
 
 
-def _sheet_codenames(wb: Any) -> set[str]:
-    return {ws.sheet_properties.codeName for ws in wb.worksheets if ws.sheet_properties.codeName}
+def _calls_ours(formula: str) -> bool:
+    """Whether a formula calls an add-in function (one openpyxl cannot tokenize, such as a DDE
+    formula, does not; macros reports it)."""
+    try:
+        return rewrite.calls_ours(formula)
+    except TokenizerError:
+        return False
 
 
 def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
@@ -170,7 +160,7 @@ def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
         for ws in wb.worksheets:
             for row in ws.iter_rows():
                 for c in row:
-                    if not is_formula(c) or rewrite.calls_ours(c.value):  # add-in cells: no engine runs them
+                    if not is_formula(c) or _calls_ours(c.value):  # add-in cells: no engine runs them
                         continue
                     got = values[ws.title][c.coordinate].value if ws.title in values.sheetnames else None
                     if isinstance(got, str) and _ERROR.match(got) and got != native.DOES_NOT_FIT:

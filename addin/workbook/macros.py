@@ -1,0 +1,287 @@
+"""Macro carriers, auto-run names, links and data queries in a workbook package, found part by part.
+
+A part is a carrier when its name, its content type ([Content_Types].xml), a relationship type
+pointing at it, or its bytes (the compound-file magic D0 CF 11 E0, ECMA-376 Part 2 aside: MS-CFB
+§2.2) say so: whichever one an attacker forgot to disguise gives it away. The one VBA project a
+.xlsm may carry (xl/vbaProject.bin, the workbook's vbaProject relationship) is checked module by
+module (vba_check); every other carrier is a finding. One Problem per finding, located by part,
+sheet cell or defined name.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import zipfile
+from pathlib import Path
+
+import olefile
+from lxml import etree
+
+from ... import calc
+from . import vba_check
+from .problems import Problem
+
+CT = "{http://schemas.openxmlformats.org/package/2006/content-types}"
+PREL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+RID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+CFB_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")  # MS-CFB §2.2 header signature
+PROJECT = "xl/vbaProject.bin"
+# Bounds on reading a package (the package layer's own bounds replace these at merge).
+MAX_PART_BYTES, MAX_TOTAL_BYTES, MAX_PARTS = 64 * 2**20, 256 * 2**20, 10_000
+
+# What a carrier is, by relationship type (last segment; ECMA-376 Part 1 §15.2, MS-OFFMACRO2,
+# MS-XLSX §2.1), by content type, and by folder.
+BY_REL = {"vbaProject": "VBA project",  # a project's signature is no code: not a finding
+          "activeXControl": "ActiveX control", "activeXControlBinary": "ActiveX control",
+          "oleObject": "OLE object", "package": "embedded package (OLE)",
+          "xlMacrosheet": "Excel 4.0 macro sheet", "xlIntlMacrosheet": "Excel 4.0 macro sheet",
+          "dialogsheet": "Excel 5.0 dialog sheet", "attachedToolbars": "attached toolbars"}
+BY_TYPE = {"application/vnd.ms-office.vbaProject": "VBA project",
+           "application/vnd.ms-excel.macrosheet+xml": "Excel 4.0 macro sheet",
+           "application/vnd.ms-excel.intlmacrosheet+xml": "Excel 4.0 macro sheet",
+           "application/vnd.ms-office.activeX+xml": "ActiveX control",
+           "application/vnd.ms-office.activeX": "ActiveX control",
+           "application/vnd.openxmlformats-officedocument.oleObject": "OLE object",
+           "application/vnd.openxmlformats-officedocument.spreadsheetml.dialogsheet+xml": "Excel 5.0 dialog sheet",
+           "application/vnd.ms-excel.attachedToolbars": "attached toolbars"}
+BY_FOLDER = {"xl/macrosheets/": "Excel 4.0 macro sheet", "xl/activeX/": "ActiveX control",
+             "xl/embeddings/": "OLE object", "xl/dialogsheets/": "Excel 5.0 dialog sheet"}
+AUTO_NAMES = ("auto_open", "auto_close", "auto_activate", "auto_deactivate", "workbook_open")
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
+_EXTERNAL_REF = re.compile(r"\[\d+\]")
+_BRACKETED = re.compile(r"\[[^\]]*\]")  # in formula text (not XML): a structured reference's [...]
+
+
+def read_parts(path: Path) -> dict[str, bytes]:
+    """Every part by name, each read within MAX_PART_BYTES and all within MAX_TOTAL_BYTES, so a zip
+    bomb is refused (TrainingBudgetError) before it fills memory."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+            if len(infos) > MAX_PARTS:
+                raise calc.TrainingBudgetError(f"{path}: {len(infos)} parts, more than {MAX_PARTS}: refused")
+            parts, total = {}, 0
+            for info in infos:
+                with z.open(info) as f:
+                    data = f.read(MAX_PART_BYTES + 1)
+                total += len(data)
+                if len(data) > MAX_PART_BYTES or total > MAX_TOTAL_BYTES:
+                    raise calc.TrainingBudgetError(
+                        f"{path}: part {info.filename} inflates past the limits ({MAX_PART_BYTES} bytes a part, "
+                        f"{MAX_TOTAL_BYTES} in all): refused, a zip bomb?")
+                parts[info.filename] = data
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, RuntimeError) as e:
+        raise calc.TrainingBudgetError(f"{path}: not a readable workbook package ({e})") from None
+    return parts
+
+
+def parse(data: bytes, name: str) -> etree._Element:
+    """A part parsed as untrusted XML: no DTD, no entities, no network, no huge trees."""
+    try:
+        root = etree.fromstring(data, _PARSER)
+    except etree.XMLSyntaxError as e:
+        raise calc.TrainingBudgetError(f"part {name} is not well-formed XML ({e})") from None
+    if root.getroottree().docinfo.doctype:
+        raise calc.TrainingBudgetError(f"part {name} declares a DOCTYPE: refused")
+    return root
+
+
+def content_types(parts: dict[str, bytes]) -> dict[str, str]:
+    """Part name -> content type (Override, else Default by extension)."""
+    if "[Content_Types].xml" not in parts:
+        return {}
+    root = parse(parts["[Content_Types].xml"], "[Content_Types].xml")
+    defaults = {d.get("Extension", "").lower(): d.get("ContentType", "") for d in root.iter(f"{CT}Default")}
+    overrides = {o.get("PartName", "").lstrip("/"): o.get("ContentType", "") for o in root.iter(f"{CT}Override")}
+    return {n: overrides.get(n) or defaults.get(n.rsplit(".", 1)[-1].lower(), "") for n in parts}
+
+
+def relationships(parts: dict[str, bytes]) -> list[tuple[str, str, str, str]]:
+    """(source part, relationship type's last segment, Id, target part or external URL) for every
+    relationship in the package."""
+    found = []
+    for name in parts:
+        if not name.endswith(".rels"):
+            continue
+        folder, base = posixpath.split(name)
+        source_dir = posixpath.dirname(folder)
+        source = posixpath.join(source_dir, base[:-5])
+        for r in parse(parts[name], name).iter(f"{PREL}Relationship"):
+            target = r.get("Target", "")
+            if r.get("TargetMode") != "External":
+                target = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
+                    posixpath.join(source_dir, target))
+            found.append((source, r.get("Type", "").rsplit("/", 1)[-1], r.get("Id", ""), target))
+    return found
+
+
+def _cfb_kind(data: bytes) -> str:
+    try:
+        with olefile.OleFileIO(io.BytesIO(data)) as ole:
+            return "VBA project" if ole.exists("VBA/dir") or ole.exists("_VBA_PROJECT_CUR") else "OLE compound file"
+    except OSError:
+        return "OLE compound file"
+
+
+def scan(parts: dict[str, bytes], macro_enabled: bool) -> list[Problem]:
+    """Every macro carrier, auto-run name, DDE, link and data query in the package."""
+    types, rels = content_types(parts), relationships(parts)
+    project = next((t for s, kind, _, t in rels if s == "xl/workbook.xml" and kind == "vbaProject"), None)
+    problems = _carriers(parts, types, rels, project if macro_enabled else None)
+    if macro_enabled and project == PROJECT and PROJECT in parts:
+        problems += vba_check.check(parts[PROJECT], PROJECT)
+    elif macro_enabled and not (project and project in parts):
+        problems.append(Problem(PROJECT, "the VBA project is missing (the template ships xlwings' quickstart project)"))
+    problems += _names(parts) + _formulas(parts, _sheets(parts, rels)) + _assigned_macros(parts)
+    return problems + _external_links(parts, rels) + _connections(parts, types)
+
+
+def _sheets(parts: dict[str, bytes], rels: list[tuple[str, str, str, str]]) -> dict[str, str]:
+    """Part name -> sheet name, for every <sheet> of workbook.xml."""
+    if "xl/workbook.xml" not in parts:
+        return {}
+    by_id = {rid: target for source, _, rid, target in rels if source == "xl/workbook.xml"}
+    book = parse(parts["xl/workbook.xml"], "xl/workbook.xml")
+    return {by_id.get(s.get(RID), ""): s.get("name", "") for s in book.iter(f"{MAIN}sheet")}
+
+
+def _carriers(parts: dict[str, bytes], types: dict[str, str], rels: list[tuple[str, str, str, str]],
+              allowed: str | None) -> list[Problem]:
+    by_target = {t: (kind, s) for s, kind, _, t in rels if kind in BY_REL}
+    sheets = _sheets(parts, rels)
+    problems = [Problem(source, f"{BY_REL[kind]} relationship to something outside the package: {target[:80]}")
+                for target, (kind, source) in by_target.items() if target not in parts]
+    for name, data in parts.items():
+        if (name == allowed and name == PROJECT) or "/_rels/" in f"/{name}":
+            continue
+        evidence, kind = [], None
+        if types.get(name) in BY_TYPE:
+            kind = BY_TYPE[types[name]]
+            evidence.append(f"content type {types[name]}")
+        if name in by_target:
+            kind = kind or BY_REL[by_target[name][0]]
+            evidence.append(f"{by_target[name][0]} relationship from {by_target[name][1]}")
+        folder = next((k for k in BY_FOLDER if name.startswith(k)), None)
+        if folder:
+            kind = kind or BY_FOLDER[folder]
+            evidence.append(f"stored in {folder}")
+        if data[:8] == CFB_MAGIC:
+            cfb = _cfb_kind(data)
+            kind = cfb if cfb == "VBA project" else kind or cfb
+            evidence.append(f"an OLE compound file{' holding VBA code' if cfb == 'VBA project' else ''}")
+        if kind:
+            sheet = f" (sheet {sheets[name]!r})" if name in sheets else ""
+            problems.append(Problem(name, f"{kind}{sheet} the template does not ship: {', '.join(evidence)}"))
+    return problems
+
+
+def _names(parts: dict[str, bytes]) -> list[Problem]:
+    if "xl/workbook.xml" not in parts:
+        return []
+    problems = []
+    for dn in parse(parts["xl/workbook.xml"], "xl/workbook.xml").iter(f"{MAIN}definedName"):
+        name, formula = dn.get("name", ""), dn.text or ""
+        where = f"xl/workbook.xml (name {name})"
+        bare = name.casefold().removeprefix("_xlnm.")
+        if bare.startswith(AUTO_NAMES):
+            problems.append(Problem(where, f"defined name {name!r} runs a macro by itself when the workbook "
+                                           f"opens or closes: {formula[:60]}"))
+        elif any(dn.get(a) in ("1", "true") for a in ("xlm", "vbProcedure", "function")):
+            problems.append(Problem(where, f"defined name {name!r} is a macro name: {formula[:60]}"))
+        problems += _formula_problems(where, formula)
+    return problems
+
+
+def _outside_quotes(formula: str) -> str:
+    """The formula with its "strings" and 'quoted names' blanked out."""
+    out, quote = [], None
+    for ch in formula:
+        if quote:
+            quote = None if ch == quote else quote  # a doubled quote closes and reopens: same result
+            out.append(" ")
+        elif ch in "\"'":
+            quote = ch
+            out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _formula_problems(where: str, formula: str) -> list[Problem]:
+    bare = _outside_quotes(formula)
+    if "|" in _BRACKETED.sub("", bare):  # `|` is no Excel operator: it is DDE's app|topic!item
+        # (a table column such as Devices[a|b] may hold one: bracketed text is left out)
+        return [Problem(where, f"DDE formula (asks another program, e.g. to run a command): ={formula[:60]}")]
+    if _EXTERNAL_REF.search(bare):
+        return [Problem(where, f"formula refers to another workbook: ={formula[:60]}")]
+    return []
+
+
+def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
+    problems = []
+    for part, sheet in sheets.items():
+        if part not in parts or not part.startswith("xl/worksheets/"):
+            continue
+        for f in parse(parts[part], part).iter(f"{MAIN}f"):
+            if f.text:
+                cell = f.getparent().get("r", "?")
+                problems += _formula_problems(f"{sheet}!{cell}", f.text)
+    return problems
+
+
+def _assigned_macros(parts: dict[str, bytes]) -> list[Problem]:
+    """Shapes and form controls that run a macro when clicked: a drawing object's `macro` attribute
+    (ECMA-376 Part 1 §20.5.2: sp, graphicFrame, pic, cxnSp) and a form control's `fmlaMacro`
+    (MS-XLSX, CT_FormControlPr in xl/ctrlProps). The macro may
+    live in another workbook ('C:\\x.xlsm'!Run), out of reach of the VBA check."""
+    problems = []
+    for name in parts:
+        if not (name.startswith(("xl/drawings/", "xl/ctrlProps/")) and name.endswith(".xml")):
+            continue
+        for el in parse(parts[name], name).iter():
+            macro = el.get("macro") or el.get("fmlaMacro")
+            if macro:
+                problems.append(Problem(name, f"a shape or control runs macro {macro[:80]!r} when clicked"))
+    return problems
+
+
+def _external_links(parts: dict[str, bytes], rels: list[tuple[str, str, str, str]]) -> list[Problem]:
+    problems = []
+    for name in parts:
+        if not (name.startswith("xl/externalLinks/") and name.endswith(".xml")):
+            continue
+        root = parse(parts[name], name)
+        targets = {rid: t for s, _, rid, t in rels if s == name}
+        dde = root.find(f"{MAIN}ddeLink")
+        ole = root.find(f"{MAIN}oleLink")
+        book = root.find(f"{MAIN}externalBook")
+        if dde is not None:
+            what = f"DDE link (asks another program): {dde.get('ddeService')}|{dde.get('ddeTopic')}"
+        elif ole is not None:
+            what = f"OLE link to {ole.get('progId')}: {targets.get(ole.get(RID), '?')}"
+        elif book is not None:
+            what = f"link to another workbook: {targets.get(book.get(RID), '?')}"
+        else:
+            what = "external link"
+        problems.append(Problem(name, what[:120]))
+    return problems
+
+
+def _connections(parts: dict[str, bytes], types: dict[str, str]) -> list[Problem]:
+    problems = []
+    for name in parts:
+        if name.startswith("xl/queryTables/") and name.endswith(".xml"):
+            root = parse(parts[name], name)
+            problems.append(Problem(name, f"query table {root.get('name')!r} refreshes from data connection "
+                                          f"{root.get('connectionId')}"))
+        elif name == "xl/connections.xml" or types.get(name, "").endswith("spreadsheetml.connections+xml"):
+            for c in parse(parts[name], name).iter(f"{MAIN}connection"):
+                web = c.find(f"{MAIN}webPr")
+                what = (f"web query to {web.get('url')}" if web is not None
+                        else f"data connection (type {c.get('type')})")
+                problems.append(Problem(f"{name} (connection {c.get('id')})",
+                                        f"{what[:100]} named {c.get('name')!r}: fetches data from outside"))
+    return problems
