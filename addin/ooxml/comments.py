@@ -24,16 +24,19 @@ BLOCK = 1024
 # Elements that must follow <legacyDrawing> in a worksheet (ECMA-376 CT_Worksheet order).
 _AFTER_LEGACY = ("legacyDrawingHF", "drawingHF", "picture", "oleObjects", "controls", "webPublishItems",
                  "tableParts", "extLst")
-_SHAPETYPE = ('<v:shapetype xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office"'
-              ' id="_x0000_t202" coordsize="21600,21600" o:spt="202" path="m,l,21600r21600,l21600,xe">'
+_SHAPETYPE = ('<v:shapetype id="_x0000_t202" coordsize="21600,21600" o:spt="202" path="m,l,21600r21600,l21600,xe">'
               '<v:stroke joinstyle="miter"/><v:path gradientshapeok="t" o:connecttype="rect"/></v:shapetype>')
-_SHAPE = ('<v:shape xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" '
-          'xmlns:x="urn:schemas-microsoft-com:office:excel" type="#_x0000_t202" style="position:absolute;'
+_SHAPE = ('<v:shape type="#_x0000_t202" style="position:absolute;'
           'margin-left:80pt;margin-top:2pt;width:180pt;height:60pt;z-index:1;visibility:hidden" fillcolor="#ffffe1"'
           ' o:insetmode="auto"><v:fill color2="#ffffe1"/><v:shadow on="t" color="black" obscured="t"/>'
           '<v:path o:connecttype="none"/><v:textbox style="mso-direction-alt:auto"><div style="text-align:left"/>'
           '</v:textbox><x:ClientData ObjectType="Note"><x:MoveWithCells/><x:SizeWithCells/><x:AutoFill>False'
           '</x:AutoFill><x:Row/><x:Column/></x:ClientData></v:shape>')
+
+
+def _fragment(xml: str) -> etree._Element:
+    """A VML element parsed inside a root declaring v, o, x (so it reuses the drawing's prefixes)."""
+    return etree.fromstring(f'<xml xmlns:v="{V}" xmlns:o="{OFFICE}" xmlns:x="{X}">{xml}</xml>')[0]
 
 
 def _blocks(parts: dict[str, bytes]) -> set[int]:
@@ -142,10 +145,10 @@ def _append_shapes(root: etree._Element, refs: list[str]) -> None:
             taken.add(int(shape.get(f"{{{OFFICE}}}spid").removeprefix("_x0000_s")))
     free = (n for k in blocks for n in range(BLOCK * k + 1, BLOCK * (k + 1)) if n not in taken)
     if root.find(f"{{{V}}}shapetype") is None:
-        root.append(etree.fromstring(_SHAPETYPE))
+        root.append(_fragment(_SHAPETYPE))
     for ref in refs:
         col, row = coordinate_from_string(ref)
-        shape = etree.fromstring(_SHAPE)
+        shape = _fragment(_SHAPE)
         shape.set("id", f"_x0000_s{next(free)}")
         data = shape.find(f"{{{X}}}ClientData")
         data.find(f"{{{X}}}Row").text = str(row - 1)

@@ -30,7 +30,8 @@ HOURS = {1e9: 1.684352366515075, 7e9: 11.790466565605525, 13e9: 21.8965807646959
 
 def content_types(overrides: dict[str, str], vml: bool = False) -> str:
     o = "".join(f'<Override PartName="/{p}" ContentType="{t}"/>' for p, t in overrides.items())
-    v = '<Default Extension="vml" ContentType="application/vnd.openxmlformats-officedocument.vmlDrawing"/>' if vml else ""
+    v = ('<Default Extension="vml" ContentType="application/vnd.openxmlformats-officedocument.vmlDrawing"/>'
+         if vml else "")
     return (DECL + '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
             '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
             f'<Default Extension="xml" ContentType="application/xml"/>{v}'
