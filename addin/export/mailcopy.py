@@ -158,9 +158,11 @@ def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook,
         def fn(root: object, sheet: str = sheet, ws: object = ws) -> None:
             s = xmlcells.Sheet(root)
             wanted = recalc.get(sheet, set())
-            refs = {r for r, _, _ in s.formula_cells()} | set(s.array_ranges()) | wanted
-            for ref in refs:
-                cell = s.cell(ref)
+            by_ref = {r: c for r, _, c in s.formula_cells()}
+            for ref in set(s.array_ranges()) | wanted:
+                if ref not in by_ref:
+                    by_ref[ref] = s.cell(ref)
+            for ref, cell in by_ref.items():
                 kept = None if ref in wanted else _own_value(s, cell)
                 if kept is None:
                     s.set_value(cell, _value(ws[ref].value))

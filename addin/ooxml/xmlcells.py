@@ -85,12 +85,16 @@ class Sheet:
         if data is None:
             raise UnsafePartError("worksheet part has no sheetData")
         self.data = data
+        self._rows: dict[int, etree._Element] | None = None
 
     def q(self, local: str) -> str:
         return f"{{{self.ns}}}{local}"
 
     def rows(self) -> dict[int, etree._Element]:
-        return {_row_no(r): r for r in self.data.iterchildren(self.q("row")) if r.get("r")}
+        """Row number -> row element (read once; rows added through `row` keep it current)."""
+        if self._rows is None:
+            self._rows = {_row_no(r): r for r in self.data.iterchildren(self.q("row")) if r.get("r")}
+        return self._rows
 
     def cells(self) -> Iterator[etree._Element]:
         return self.data.iter(self.q("c"))
@@ -100,11 +104,12 @@ class Sheet:
         if r in rows or not create:
             return rows.get(r)
         new = etree.Element(self.q("row"), r=str(r))
-        later = [e for n, e in rows.items() if n > r]
+        later = [n for n in rows if n > r]
         if later:
-            min(later, key=_row_no).addprevious(new)
+            rows[min(later)].addprevious(new)
         else:
             self.data.append(new)
+        rows[r] = new
         return new
 
     def cell(self, ref: str, create: bool = True) -> etree._Element | None:

@@ -16,6 +16,7 @@ from openpyxl.utils import range_boundaries
 from ..ooxml import xmlcells
 
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+MAX_POINTS = 1_000_000  # a larger series keeps the cache its writer saved
 
 
 def _cells(formula: str, values: Any) -> list[Any] | None:
@@ -35,6 +36,8 @@ def _cells(formula: str, values: Any) -> list[Any] | None:
     hi_c, hi_r = min(hi_c or lo_c, ws.max_column), min(hi_r or lo_r, ws.max_row)
     if hi_c < lo_c or hi_r < lo_r:
         return []
+    if (hi_c - lo_c + 1) * (hi_r - lo_r + 1) > MAX_POINTS:  # formatted rows can make the used range huge too
+        return None
     return [v for row in ws.iter_rows(min_row=lo_r, max_row=hi_r, min_col=lo_c, max_col=hi_c, values_only=True)
             for v in row]
 
