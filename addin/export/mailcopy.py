@@ -1,6 +1,13 @@
 """`trainbudget export`: the e-mail copy. A macro-free .xlsx whose formulas are native Excel and
-carry cached values computed by LibreOffice, so Protected View, previews and phones show the
-numbers; optionally a PDF of the Budget sheet. The input is never written to.
+carry cached values, so Protected View, previews and phones show the numbers; optionally a PDF
+of the Budget sheet. The input is never written to.
+
+Every macro carrier is taken out (ooxml.macrofree) and the result checked. Shared formulas that
+call our functions are written out cell by cell first; each call is made native (or, without a
+native form or past 8,192 characters, frozen to its cached value with a note). Cells the export
+rewrote take LibreOffice's recalculated value; every other formula cell keeps its own cached
+value (LibreOffice 7.4 lacks XLOOKUP, LET, FILTER, ...). Options are checked before anything is
+written, and the .xlsx and the PDF are moved into place together or not at all.
 """
 
 from __future__ import annotations
