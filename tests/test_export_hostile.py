@@ -22,7 +22,8 @@ H100 = "H100 SXM, BF16 tensor core, dense"
 MS_REL = "http://schemas.microsoft.com/office/2006/relationships"
 OFFICE_REL = partedit.OFFICE_REL
 OLE = macrofree.OLE_MAGIC + b"\0" * 504 + b"VBA project stream"
-MACRO_WORDS = ("vbaproject", "macrosheet", "activex", "oleobject", "macroenabled", "auto_open")
+MACRO_WORDS = ("vbaproject", "macrosheet", "dialogsheet", "activex", "oleobject", "macroenabled", "auto_open",
+               "auto_close")
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,22 @@ def ole_object(parts):
     partedit.change(parts, sheet, fn)
 
 
-DROPPED = {"macro_sheet": macro_sheet, "renamed_vba": renamed_vba, "hidden_compound_file": hidden_compound_file,
+def dialog_sheet(parts):
+    dialog = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<dialogsheet '
+              b'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetPr/></dialogsheet>')
+    _add(parts, "xl/dialogsheets/sheet1.xml", dialog,
+         "application/vnd.openxmlformats-officedocument.spreadsheetml.dialogsheet+xml")
+    rid = partedit.add_relationship(parts, partedit.WB_RELS, "dialogsheet", "dialogsheets/sheet1.xml")
+
+    def fn(wb):
+        main = etree.QName(wb).namespace
+        etree.SubElement(wb.find(f"{{{main}}}sheets"), f"{{{main}}}sheet",
+                         {"name": "Dialog1", "sheetId": "8", f"{{{OFFICE_REL}}}id": rid})
+    partedit.change(parts, partedit.WB, fn)
+    _name(parts, "Auto_Close", "Dialog1!$A$1")
+
+
+DROPPED = {"macro_sheet": macro_sheet, "dialog_sheet": dialog_sheet, "renamed_vba": renamed_vba, "hidden_compound_file": hidden_compound_file,
            "activex": activex, "ole_object": ole_object}
 
 
@@ -141,7 +157,8 @@ def test_macro_carriers_are_dropped(soffice, base, tmp_path, case):
     proc = run_cli("export", str(src), "--out", str(tmp_path / "out.xlsx"))
     assert proc.returncode == 0, proc.stderr
     parts = package.read_parts(tmp_path / "out.xlsx")
-    assert not [p for p in parts if p.startswith(("xl/macrosheets", "xl/activeX", "xl/embeddings"))]
+    carriers = ("xl/macrosheets", "xl/dialogsheets", "xl/activeX", "xl/embeddings")
+    assert not [p for p in parts if p.startswith(carriers)]
     assert not [p for p, d in parts.items() if d[:8] == macrofree.OLE_MAGIC]
     text = b"".join(d for p, d in parts.items() if p.endswith((".xml", ".rels"))).decode().lower()
     assert not [w for w in MACRO_WORDS if w in text]
