@@ -147,7 +147,8 @@ def dialog_sheet(parts):
     _name(parts, "Auto_Close", "Dialog1!$A$1")
 
 
-DROPPED = {"macro_sheet": macro_sheet, "dialog_sheet": dialog_sheet, "renamed_vba": renamed_vba, "hidden_compound_file": hidden_compound_file,
+DROPPED = {"macro_sheet": macro_sheet, "dialog_sheet": dialog_sheet, "renamed_vba": renamed_vba,
+           "hidden_compound_file": hidden_compound_file,
            "activex": activex, "ole_object": ole_object}
 
 
