@@ -202,6 +202,14 @@ def test_hostile_parts_are_refused_writing_nothing(base, tmp_path, case):
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"{case}.xlsx"]
 
 
+def test_a_zip_that_is_not_a_workbook_is_refused(tmp_path):
+    with zipfile.ZipFile(tmp_path / "notes.xlsx", "w") as z:
+        z.writestr("notes.txt", "not a workbook")
+    proc = run_cli("export", str(tmp_path / "notes.xlsx"), "--out", str(tmp_path / "out.xlsx"))
+    assert proc.returncode == 2 and "not an Excel workbook" in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.xlsx"]
+
+
 def test_a_copy_still_naming_a_macro_type_is_refused(base):
     parts = package.read_parts(base)
     partedit.add_default(parts, "bin", "application/vnd.ms-office.vbaProject")

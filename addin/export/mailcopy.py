@@ -52,6 +52,9 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
     sheets = sheets or ["Budget"]
     _check(src, out, pdf)
     parts = package.read_parts(src)
+    missing = [p for p in (partedit.CT, partedit.WB, partedit.WB_RELS) if p not in parts]
+    if missing:
+        raise calc.TrainingBudgetError(f"{src} is not an Excel workbook (no {missing[0]} in the package)")
     for name in parts:  # every XML part parsed safely: a DOCTYPE or a broken part is refused here
         if name.lower().endswith((".xml", ".rels", ".vml")):
             xmlcells.parse(parts[name], f"{name} of {src.name}")
