@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import subprocess
 import zipfile
@@ -158,3 +159,37 @@ def test_pdf_prints_only_the_chosen_sheets(exported, tmp_path):
     assert "Llama 2 7B" in text and "Training budget" not in text  # Budget's print area does not leak in
     with pytest.raises(calc.TrainingBudgetError, match="no sheet named 'Nope'"):
         export.print_pdf(exported.out, tmp_path / "x.pdf", ["Nope"])
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--pdf", "{tmp}/report.txt"], "--pdf must end in .pdf"),
+    (["--pdf", "{tmp}/report.pdf", "--sheets", "Budget,Nope"], "no sheet named 'Nope'"),
+    (["--pdf", "{tmp}/nowhere/report.pdf"], "does not exist"),
+])
+def test_bad_options_are_refused_before_anything_is_written(built, tmp_path, args, needle):
+    proc = run_cli("export", str(built.path), "--out", str(tmp_path / "copy.xlsx"),
+                   *[a.format(tmp=tmp_path) for a in args])
+    assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_pdf_leaves_nothing_behind(soffice, built, tmp_path, monkeypatch):
+    def broken(path, out, page_range=None):
+        out.write_bytes(b"%PDF-1.7 half")  # a partial PDF, then the failure
+        raise engine.EngineError("LibreOffice did not convert copy.xlsx")
+    monkeypatch.setattr(engine, "pdf", broken)
+    with pytest.raises(engine.EngineError):
+        export.export(built.path, tmp_path / "copy.xlsx", tmp_path / "copy.pdf")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_libreoffice_timeout_is_one_line(built, tmp_path, tmp_path_factory, monkeypatch):
+    fake = tmp_path_factory.mktemp("bin") / "soffice"  # a LibreOffice that hangs
+    fake.write_text("#!/bin/sh\nsleep 120\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.setenv("TRAINBUDGET_LO_TIMEOUT", "2")
+    proc = run_cli("export", str(built.path), "--out", str(tmp_path / "copy.xlsx"))
+    assert proc.returncode == 2 and "did not finish" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -1,4 +1,4 @@
-"""Test helpers: edit one cell of a saved workbook as text (everything else untouched)."""
+"""Test helpers: edit one cell of a saved workbook with lxml (everything else untouched)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,23 @@ from pathlib import Path
 from trainbudget.addin.ooxml import package, xmlcells
 
 
-def edit_cell(path: Path, sheet: str, ref: str, change: Callable[[str], str]) -> None:
-    """Replace the XML of `sheet`!`ref` by `change(cell XML)`, in place."""
+def edit_cell(path: Path, sheet: str, ref: str, change: Callable[[xmlcells.Sheet, object], None]) -> None:
+    """Apply `change(sheet, cell element)` to `sheet`!`ref`, in place."""
     parts = package.read_parts(path)
     part = package.sheet_parts(parts)[sheet]
-    xml = parts[part].decode("utf-8")
-    (cell,) = [c for c in xmlcells.CELL.findall(xml) if xmlcells.ref_of(c) == ref]
-    package.write_parts(path, path, {part: xml.replace(cell, change(cell), 1).encode("utf-8")})
+
+    def apply(root: object) -> None:
+        s = xmlcells.Sheet(root)
+        change(s, s.cell(ref, create=False))
+    package.write_parts(path, path, {part: xmlcells.edit(parts[part], apply, part)})
 
 
-def set_text(value: str) -> Callable[[str], str]:
+def set_text(value: str) -> Callable[[xmlcells.Sheet, object], None]:
     """A change that makes the cell hold the inline text `value` (its style kept)."""
-    return lambda cell: xmlcells.text_cell(xmlcells.ref_of(cell), value, xmlcells.style_of(cell))
+    return lambda s, cell: s.set_constant(cell, value, cell.get("s"))
 
 
-def set_formula(formula: str) -> Callable[[str], str]:
-    return lambda cell: xmlcells.replace_formula(cell, formula)
+def set_formula(formula: str) -> Callable[[xmlcells.Sheet, object], None]:
+    def change(s: xmlcells.Sheet, cell: object) -> None:
+        s.formula(cell).text = formula
+    return change

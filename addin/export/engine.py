@@ -8,8 +8,10 @@ never opened in place (and a stale `.~lock` file cannot block the run).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -43,7 +45,7 @@ def _profile(root: Path) -> str:
     return (root / "profile").as_uri()
 
 
-def convert(paths: list[Path], to: str, outdir: Path, timeout_s: float = 180) -> list[Path]:
+def convert(paths: list[Path], to: str, outdir: Path, timeout: float | None = None) -> list[Path]:
     """Convert copies of `paths` with LibreOffice (`to`: 'xlsx', 'pdf', a filter string);
     every formula is recalculated on load. Returns the output paths, in order."""
     exe = soffice()
@@ -61,7 +63,7 @@ def convert(paths: list[Path], to: str, outdir: Path, timeout_s: float = 180) ->
         cmd = [exe, f"-env:UserInstallation={_profile(root)}", "--headless", "--norestore",
                "--convert-to", to, "--outdir", str(root / "out"), *map(str, sources)]
         env = {**os.environ, "HOME": str(root)}
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
+        done = _run(cmd, env, timeout if timeout is not None else timeout_s(), [Path(p).name for p in paths])
         ext = to.split(":")[0]
         outs = []
         for src in sources:
@@ -72,6 +74,30 @@ def convert(paths: list[Path], to: str, outdir: Path, timeout_s: float = 180) ->
             shutil.move(made, target)
             outs.append(target)
         return outs
+
+
+def _run(cmd: list[str], env: dict[str, str], timeout_s: float, names: list[str]) -> subprocess.CompletedProcess:
+    """LibreOffice run in its own process group; past `timeout_s` the whole group is killed and
+    the run refused with one line."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise EngineError(f"LibreOffice did not finish converting {', '.join(names)} within {timeout_s:g} s; "
+                              "nothing was written (set TRAINBUDGET_LO_TIMEOUT to allow longer)") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def timeout_s() -> float:
+    """Seconds LibreOffice may take per conversion (TRAINBUDGET_LO_TIMEOUT, default 180)."""
+    try:
+        return max(1.0, float(os.environ.get("TRAINBUDGET_LO_TIMEOUT", "180")))
+    except ValueError:
+        raise EngineError("TRAINBUDGET_LO_TIMEOUT must be a number of seconds") from None
 
 
 def recalculate(path: Path, outdir: Path) -> Path:

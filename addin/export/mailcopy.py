@@ -1,11 +1,18 @@
 """`trainbudget export`: the e-mail copy. A macro-free .xlsx whose formulas are native Excel and
-carry cached values computed by LibreOffice, so Protected View, previews and phones show the
-numbers; optionally a PDF of the Budget sheet. The input is never written to.
+carry cached values, so Protected View, previews and phones show the numbers; optionally a PDF
+of the Budget sheet. The input is never written to.
+
+Every macro carrier is taken out (ooxml.macrofree) and the result checked. Shared formulas that
+call our functions are written out cell by cell first; each call is made native (or, without a
+native form or past 8,192 characters, frozen to its cached value with a note). Cells the export
+rewrote take LibreOffice's recalculated value; every other formula cell keeps its own cached
+value (LibreOffice 7.4 lacks XLOOKUP, LET, FILTER, ...). Options are checked before anything is
+written, and the .xlsx and the PDF are moved into place together or not at all.
 """
 
 from __future__ import annotations
 
-import re
+import shutil
 import tempfile
 import time
 import zipfile
@@ -16,11 +23,12 @@ import openpyxl
 
 from ... import calc
 from ..functions import native, rewrite
-from ..ooxml import comments, package, partedit, xmlcells
+from ..ooxml import comments, macrofree, package, partedit, xmlcells
 from ..workbook import charts
 from . import engine
 
 CONF_SHEET = "xlwings.conf"
+CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
 
 
 @dataclass
@@ -36,26 +44,55 @@ class Exported:
 
 
 def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | None = None) -> Exported:
-    """Write the e-mail copy of `src` to `out` (and a PDF of `sheets`, default Budget, to `pdf`)."""
+    """Write the e-mail copy of `src` to `out` (and a PDF of `sheets`, default Budget, to `pdf`).
+
+    Every option is checked before anything is written; on any failure nothing is left behind."""
     start = time.perf_counter()
-    src, out = Path(src), Path(out)
+    src, out, pdf = Path(src), Path(out), None if pdf is None else Path(pdf)
+    sheets = sheets or ["Budget"]
     _check(src, out, pdf)
-    parts = partedit.drop_sheet(partedit.strip_vba(package.read_parts(src)), CONF_SHEET)
+    parts = package.read_parts(src)
+    missing = [p for p in (partedit.CT, partedit.WB, partedit.WB_RELS) if p not in parts]
+    if missing:
+        raise calc.TrainingBudgetError(f"{src} is not an Excel workbook (no {missing[0]} in the package)")
+    for name in parts:  # every XML part parsed safely: a DOCTYPE or a broken part is refused here
+        if name.lower().endswith((".xml", ".rels", ".vml")):
+            xmlcells.parse(parts[name], f"{name} of {src.name}")
+    parts = partedit.drop_sheet(macrofree.strip_macros(parts, str(src)), CONF_SHEET)
+    if pdf is not None:
+        missing = [s for s in sheets if s not in package.sheet_parts(parts)]
+        if missing:
+            raise calc.TrainingBudgetError(f"--sheets: no sheet named {', '.join(map(repr, missing))}; nothing written")
     done = Exported(out, pdf)
     if not _has_devices_table(parts):
         rows = [list(native.HEADERS.values())] + [[getattr(d, f) for f in native.HEADERS] for d in calc.catalog()]
         parts, done.added_devices = partedit.add_table_sheet(parts, "Devices", native.TABLE, rows), True
-    parts = _rewrite(parts, done)
+    parts, recalc = _rewrite(parts, done)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
         write_package(parts, interim)
         values = openpyxl.load_workbook(engine.recalculate(interim, Path(tmp) / "lo"), data_only=True)
-        parts = _with_cached_values(parts, values)
-    write_package(parts, out)
-    if pdf is not None:
-        print_pdf(out, pdf, sheets or ["Budget"])
+        parts = _with_cached_values(parts, values, recalc)
+        macrofree.check(parts, str(src))
+        if pdf is None:
+            write_package(parts, out)
+        else:
+            copy = Path(tmp) / "copy" / (out.stem + ".xlsx")
+            copy.parent.mkdir()
+            write_package(parts, copy)
+            made = print_pdf(copy, Path(tmp) / "report.pdf", sheets)
+            _publish(copy, out, made, pdf)
     done.seconds = time.perf_counter() - start
     return done
+
+
+def _publish(copy: Path, out: Path, made_pdf: Path, pdf: Path) -> None:
+    """Both files moved into place, or neither."""
+    with package.atomic_path(out) as tmp_out:
+        shutil.copyfile(copy, tmp_out)
+        with package.atomic_path(pdf) as tmp_pdf:
+            shutil.copyfile(made_pdf, tmp_pdf)
+    # atomic_path renames the inner (pdf) first, then the outer (xlsx)
 
 
 def _check(src: Path, out: Path, pdf: Path | None) -> None:
@@ -63,57 +100,96 @@ def _check(src: Path, out: Path, pdf: Path | None) -> None:
         raise calc.TrainingBudgetError(f"{src} is not an Excel workbook (not a zip package)")
     if out.suffix.lower() != ".xlsx":
         raise calc.TrainingBudgetError(f"--out must end in .xlsx, a macro-free workbook (got {out.name!r})")
+    if pdf is not None and pdf.suffix.lower() != ".pdf":
+        raise calc.TrainingBudgetError(f"--pdf must end in .pdf (got {pdf.name!r})")
+    if pdf is not None and pdf.resolve() == out.resolve():
+        raise calc.TrainingBudgetError("--pdf and --out name the same file")
     for target in (out, pdf):
-        if target is not None and target.resolve() == src.resolve():
+        if target is None:
+            continue
+        if target.resolve() == src.resolve():
             raise calc.TrainingBudgetError(f"{target} is the input: the export never overwrites it")
-    if not out.parent.exists():
-        raise calc.TrainingBudgetError(f"folder {out.parent} does not exist")
+        if not target.parent.is_dir():
+            raise calc.TrainingBudgetError(f"folder {target.parent} does not exist")
+        if target.is_dir():
+            raise calc.TrainingBudgetError(f"{target} is a folder")
 
 
 def _has_devices_table(parts: dict[str, bytes]) -> bool:
-    return any(re.search(rb'<table\b[^>]*displayName="' + native.TABLE.encode() + b'"', d)
-               for p, d in parts.items() if p.startswith("xl/tables/"))
+    return any(partedit.root_of(parts, p).get("displayName") == native.TABLE
+               for p in parts if partedit.content_type(parts, p) == partedit.TABLE_CT)
 
 
-def _rewrite(parts: dict[str, bytes], done: Exported) -> dict[str, bytes]:
-    """Our function calls made native; those without a native form frozen to values, with a note."""
+def _rewrite(parts: dict[str, bytes], done: Exported) -> tuple[dict[str, bytes], dict[str, set[str]]]:
+    """Our function calls made native; those without a native form frozen to values, with a note.
+    Returns the parts and, per sheet, the cells whose value LibreOffice must give."""
     notes: dict[str, dict[str, str]] = {}
+    recalc: dict[str, set[str]] = {}
     for sheet, part in package.sheet_parts(parts).items():
-        xml = partedit.text(parts, part)
-        for ref, formula, cell in list(xmlcells.formula_cells(xml)):
-            if not rewrite.calls_ours(formula):
-                continue
-            try:
-                xml = xml.replace(cell, xmlcells.replace_formula(cell, rewrite.rewrite(formula)), 1)
-                done.rewritten += 1
-            except rewrite.NoNativeError as e:
-                xml = xml.replace(cell, _frozen(cell), 1)
-                notes.setdefault(sheet, {})[ref] = (
-                    f"Frozen by the e-mail export: {e.name} has no native Excel formula, so this is the value "
-                    f"the add-in computed. The formula was ={formula[:200]}")
-                done.frozen.append(f"{sheet}!{ref}")
-        parts[part] = xml.encode()
+        def fn(root: object, sheet: str = sheet) -> None:
+            s = xmlcells.Sheet(root)
+            s.expand_shared(keep=lambda f: not rewrite.calls_ours(f))
+            for ref, formula, cell in list(s.formula_cells()):
+                if rewrite.calls_ours(formula):
+                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc)
+        partedit.change(parts, part, fn)
     for sheet, cell_notes in notes.items():
         parts = comments.add_notes(parts, sheet, cell_notes)
-    return parts
+    return parts, recalc
 
 
-def _frozen(cell: str) -> str:
-    """The cell's cached value as a constant; a cell with none says so."""
-    constant = xmlcells.drop_formula(cell)
-    return constant if "<v>" in constant else xmlcells.with_value(constant, xmlcells.ref_of(cell), "#N/A")
+def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: object, done: Exported,
+                  notes: dict[str, dict[str, str]], recalc: dict[str, set[str]]) -> None:
+    f = s.formula(cell)
+    try:
+        f.text = rewrite.rewrite(formula)
+        done.rewritten += 1
+        recalc.setdefault(sheet, set()).add(ref)
+        if f.get("t") == "array" and f.get("ref"):
+            recalc[sheet] |= set(xmlcells.refs_in(f.get("ref")))
+    except rewrite.NoNativeError as e:
+        s.drop_formula(cell)
+        why = (f"{e.name} has no native Excel formula" if not isinstance(e, rewrite.TooLongError)
+               else f"{e.name} would be too long")
+        notes.setdefault(sheet, {})[ref] = (
+            f"Frozen by the e-mail export: {why}, so this is the value "
+            f"the add-in computed. The formula was ={formula[:200]}")
+        done.frozen.append(f"{sheet}!{ref}")
 
 
-def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook) -> dict[str, bytes]:
-    """Every formula cell (and every cell of an array formula's range) with its recalculated value."""
+def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook,
+                        recalc: dict[str, set[str]]) -> dict[str, bytes]:
+    """Formula cells the export rewrote (and every cell of their array ranges), and formula cells
+    with no cached value, take LibreOffice's value; every other cell keeps its own, so a function
+    LibreOffice lacks (XLOOKUP, LET, ...) never turns a good value into #NAME?."""
     for sheet, part in package.sheet_parts(parts).items():
-        xml = partedit.text(parts, part)
-        refs = {xmlcells.ref_of(c) for c in xmlcells.CELL.findall(xml) if "<f" in c} | set(xmlcells.array_ranges(xml))
         ws = values[sheet]
-        parts[part] = xmlcells.set_values(xml, {r: _value(ws[r].value) for r in refs}).encode()
-    for part in [p for p in parts if re.match(r"xl/charts/chart\d+\.xml$", p)]:
-        parts[part] = charts.refresh(partedit.text(parts, part), values).encode()
+
+        def fn(root: object, sheet: str = sheet, ws: object = ws) -> None:
+            s = xmlcells.Sheet(root)
+            wanted = recalc.get(sheet, set())
+            by_ref = {r: c for r, _, c in s.formula_cells()}
+            for ref in set(s.array_ranges()) | wanted:
+                if ref not in by_ref:
+                    by_ref[ref] = s.cell(ref)
+            for ref, cell in by_ref.items():
+                kept = None if ref in wanted else _own_value(s, cell)
+                if kept is None:
+                    s.set_value(cell, _value(ws[ref].value))
+                else:
+                    ws[ref].value = kept  # charts read the kept value too
+        partedit.change(parts, part, fn)
+    for part in [p for p in parts if partedit.content_type(parts, p) == CHART_CT]:
+        parts[part] = charts.refresh(parts[part], values, part)
     return parts
+
+
+def _own_value(s: xmlcells.Sheet, cell: object) -> object | None:
+    """The cell's own cached value, or None when it has none."""
+    v = cell.find(s.q("v"))
+    if v is None or (v.text is None and cell.get("t") != "str"):
+        return None
+    return xmlcells.cached_value(s, cell)
 
 
 def _value(v: object) -> object:
@@ -135,22 +211,28 @@ def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
     missing = [s for s in sheets if s not in known]
     if missing:
         raise calc.TrainingBudgetError(f"--sheets: no sheet named {', '.join(map(repr, missing))}")
-    wb = partedit.text(parts, partedit.WB)
-    for name in known:
-        tag = re.search(rf'<sheet\b[^>]*\bname="{re.escape(name)}"[^>]*/>', wb).group(0)
-        clean = re.sub(r'\sstate="[^"]*"', "", tag)
-        wb = wb.replace(tag, clean if name in sheets else clean.replace("<sheet ", '<sheet state="hidden" ', 1))
-    first = list(known).index(sheets[0])
-    wb = re.sub(r'\bactiveTab="\d+"', f'activeTab="{first}"', wb)
-    hidden_ids = {str(i) for i, name in enumerate(known) if name not in sheets}
-    wb = re.sub(r'<definedName\b[^>]*name="_xlnm.Print_Area"[^>]*localSheetId="(\d+)"[^>]*>.*?</definedName>',
-                lambda m: "" if m.group(1) in hidden_ids else m.group(0), wb, flags=re.S)
-    parts[partedit.WB] = wb.encode()
+    names = list(known)
+    hidden_ids = {str(i) for i, name in enumerate(names) if name not in sheets}
+
+    def book(wb: object) -> None:
+        for el in partedit.sheet_elements(wb):
+            el.attrib.pop("state", None)
+            if el.get("name") not in sheets:
+                el.set("state", "hidden")
+        for view in wb.iter(xmlcells.q(wb, "workbookView")):
+            view.set("activeTab", str(names.index(sheets[0])))
+            view.attrib.pop("firstSheet", None)
+        for dn in list(wb.iter(xmlcells.q(wb, "definedName"))):
+            if dn.get("name") == "_xlnm.Print_Area" and dn.get("localSheetId") in hidden_ids:
+                dn.getparent().remove(dn)
+    partedit.change(parts, partedit.WB, book)
     for name, part in known.items():  # LibreOffice prints the selected tab even when it is hidden
-        xml = re.sub(r'\stabSelected="1"', "", partedit.text(parts, part))
-        if name == sheets[0]:
-            xml = xml.replace("<sheetView ", '<sheetView tabSelected="1" ', 1)
-        parts[part] = xml.encode()
+        def views(root: object, selected: bool = name == sheets[0]) -> None:
+            for i, view in enumerate(root.iter(xmlcells.q(root, "sheetView"))):
+                view.attrib.pop("tabSelected", None)
+                if selected and i == 0:
+                    view.set("tabSelected", "1")
+        partedit.change(parts, part, views)
     with tempfile.TemporaryDirectory(prefix="tb-pdf-") as tmp:
         copy = Path(tmp) / (workbook.stem + ".xlsx")
         write_package(parts, copy)

@@ -97,12 +97,14 @@ class ExcelFunction:
             keywords["table"] = table
         return self.calc(*positional, **keywords)
 
-    def native_formula(self, exprs: dict[str, str], blank_means_default: bool = True) -> str:
+    def native_formula(self, exprs: dict[str, str], blank_means_default: bool = True,
+                       cells: frozenset[str] | None = None) -> str:
         """The native Excel expression for this call; `exprs` maps argument names to Excel text.
 
         An omitted optional argument takes its native default; with `blank_means_default`,
         one given as a single-cell reference takes the default when the cell is blank, as the
-        add-in does.
+        add-in does (`cells`: the arguments given as one cell or a name, by the caller's
+        tokenizer; by default a plain A1 reference).
         """
         if self.native is None:
             raise calc.TrainingBudgetError(f"{self.name} has no native Excel equivalent")
@@ -113,7 +115,8 @@ class ExcelFunction:
             filled[a.name] = self._native_default(a, filled)
         for a in self.args:
             given = exprs.get(a.name)
-            if blank_means_default and given and self.default(a) is not REQUIRED and _REF.match(given):
+            if blank_means_default and given and self.default(a) is not REQUIRED and (
+                    a.name in cells if cells is not None else _REF.match(given)):
                 filled[a.name] = f'IF({given}="",{self._native_default(a, exprs)},{given})'
         return native.render(self.native, filled)
 

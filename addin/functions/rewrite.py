@@ -10,8 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from openpyxl.formula.tokenizer import Token, Tokenizer
+from openpyxl.utils import range_boundaries
 
 from .registry import BY_NAME
+
+MAX_FORMULA = 8192  # Excel's formula length limit (Excel specifications and limits)
 
 _PREFIXES = ("_xludf.", "_xll.")  # how Excel may store a user-defined function's name
 
@@ -22,6 +25,14 @@ class NoNativeError(Exception):
     def __init__(self, name: str):
         super().__init__(name)
         self.name = name
+
+
+class TooLongError(NoNativeError):
+    """The native formula would pass Excel's 8,192-character limit."""
+
+    def __init__(self, length: int):
+        super().__init__(f"the native formula ({length:,} characters, over Excel's {MAX_FORMULA:,})")
+        self.length = length
 
 
 @dataclass
@@ -43,7 +54,7 @@ def _parse(items: list[Token], i: int = 0, closing: bool = False) -> tuple[list,
             continue
         if closing and (tok.subtype == Token.CLOSE or tok.type == Token.SEP):
             return nodes, i
-        nodes.append(tok.value)
+        nodes.append(tok)
         i += 1
     return nodes, i
 
@@ -78,7 +89,7 @@ def _render(nodes: list) -> str:
             name = _name(n)
             out.append(_native(name, n) if name else n.open + "".join(_render(a) + s for a, s in n.args) + n.close)
         else:
-            out.append(n)
+            out.append(n.value)
     return "".join(out)
 
 
@@ -91,7 +102,30 @@ def _native(name: str, call: Call) -> str:
     missing = [a.name for a in spec.required if a.name not in exprs]
     if missing:
         raise NoNativeError(f"{name} without {', '.join(missing)}")
-    return "(" + spec.native_formula(exprs) + ")"
+    cells = frozenset(a.name for a, (arg, _) in zip(spec.args, call.args, strict=False)
+                      if classify(arg) in ("cell", "name"))
+    return "(" + spec.native_formula(exprs, cells=cells) + ")"
+
+
+def classify(nodes: list) -> str:
+    """What one argument is, by its tokens: 'cell' (one cell, sheet-qualified or not), 'range',
+    '3d' (Sheet1:Sheet3!A1), 'name' (a defined name), or 'expr' (anything else)."""
+    toks = [n for n in nodes if not (isinstance(n, Token) and n.type == Token.WSPACE)]
+    if len(toks) != 1 or not isinstance(toks[0], Token) or toks[0].type != Token.OPERAND \
+            or toks[0].subtype != Token.RANGE:
+        return "expr"
+    sheet, bang, ref = toks[0].value.rpartition("!")
+    if bang and ":" in sheet.strip("'"):
+        return "3d"
+    if ref.startswith("#") or ref.endswith("]"):  # #REF!, a structured reference
+        return "expr"
+    try:
+        lo_c, lo_r, hi_c, hi_r = range_boundaries(ref.replace("$", ""))
+    except (ValueError, TypeError):
+        return "name" if not bang else "expr"
+    if None in (lo_c, lo_r) or (lo_c, lo_r) != (hi_c, hi_r):
+        return "range"
+    return "cell"
 
 
 def calls_ours(formula: str) -> bool:
@@ -107,7 +141,10 @@ def rewrite(formula: str) -> str:
     """
     text = _eq(formula)
     nodes, _ = _parse(Tokenizer(text).items)
-    return ("=" if formula.startswith("=") else "") + _render(nodes)
+    out = _render(nodes)
+    if len(out) > MAX_FORMULA:
+        raise TooLongError(len(out))
+    return ("=" if formula.startswith("=") else "") + out
 
 
 def _eq(formula: str) -> str:

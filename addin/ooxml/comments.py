@@ -1,47 +1,62 @@
 """Cell notes (legacy comments) added at the part level: a comments part plus the VML drawing
-Excel needs to show them, merged into the sheet's existing ones when it has some."""
+Excel needs to show them, merged into the sheet's existing ones when it has some.
+
+New parts take names no part has; a new drawing takes an `o:idmap` block no other drawing
+uses, and its shapes ids inside that block (block k holds ids 1024*k+1 ... 1024*(k+1)-1,
+[MS-OI29500] 2.1.1337 / VML o:idmap). A cell that already has a user's note keeps it, with the
+new text appended.
+"""
 
 from __future__ import annotations
 
-import posixpath
-import re
-
+from lxml import etree
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
-from . import package, partedit
-from .xmlcells import escape
+from . import package, partedit, xmlcells
 
-MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 COMMENTS_CT = "application/vnd.openxmlformats-officedocument.spreadsheetml.comments+xml"
 VML_CT = "application/vnd.openxmlformats-officedocument.vmlDrawing"
 AUTHOR = "TrainingBudget export"
-_SHAPETYPE = ('<v:shapetype id="_x0000_t202" coordsize="21600,21600" o:spt="202" path="m,l,21600r21600,l21600,xe">'
-              '<v:stroke joinstyle="miter"/><v:path gradientshapeok="t" o:connecttype="rect"/></v:shapetype>')
+V = "urn:schemas-microsoft-com:vml"
+OFFICE = "urn:schemas-microsoft-com:office:office"
+X = "urn:schemas-microsoft-com:office:excel"
+BLOCK = 1024
 # Elements that must follow <legacyDrawing> in a worksheet (ECMA-376 CT_Worksheet order).
 _AFTER_LEGACY = ("legacyDrawingHF", "drawingHF", "picture", "oleObjects", "controls", "webPublishItems",
                  "tableParts", "extLst")
+_SHAPETYPE = ('<v:shapetype id="_x0000_t202" coordsize="21600,21600" o:spt="202" path="m,l,21600r21600,l21600,xe">'
+              '<v:stroke joinstyle="miter"/><v:path gradientshapeok="t" o:connecttype="rect"/></v:shapetype>')
+_SHAPE = ('<v:shape type="#_x0000_t202" style="position:absolute;'
+          'margin-left:80pt;margin-top:2pt;width:180pt;height:60pt;z-index:1;visibility:hidden" fillcolor="#ffffe1"'
+          ' o:insetmode="auto"><v:fill color2="#ffffe1"/><v:shadow on="t" color="black" obscured="t"/>'
+          '<v:path o:connecttype="none"/><v:textbox style="mso-direction-alt:auto"><div style="text-align:left"/>'
+          '</v:textbox><x:ClientData ObjectType="Note"><x:MoveWithCells/><x:SizeWithCells/><x:AutoFill>False'
+          '</x:AutoFill><x:Row/><x:Column/></x:ClientData></v:shape>')
 
 
-def _vml_shape(ref: str, shape_id: int) -> str:
-    col, row = coordinate_from_string(ref)
-    return (f'<v:shape id="_x0000_s{shape_id}" type="#_x0000_t202" style="position:absolute;margin-left:80pt;'
-            'margin-top:2pt;width:180pt;height:60pt;z-index:1;visibility:hidden" fillcolor="#ffffe1" '
-            'o:insetmode="auto"><v:fill color2="#ffffe1"/><v:shadow on="t" color="black" obscured="t"/>'
-            '<v:path o:connecttype="none"/><v:textbox style="mso-direction-alt:auto"><div style="text-align:left"/>'
-            '</v:textbox><x:ClientData ObjectType="Note"><x:MoveWithCells/><x:SizeWithCells/><x:AutoFill>False'
-            f"</x:AutoFill><x:Row>{row - 1}</x:Row><x:Column>{column_index_from_string(col) - 1}</x:Column>"
-            "</x:ClientData></v:shape>")
+def _fragment(xml: str) -> etree._Element:
+    """A VML element parsed inside a root declaring v, o, x (so it reuses the drawing's prefixes)."""
+    return etree.fromstring(f'<xml xmlns:v="{V}" xmlns:o="{OFFICE}" xmlns:x="{X}">{xml}</xml>')[0]
 
 
-def _new_vml() -> str:
-    return ('<xml xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" '
-            'xmlns:x="urn:schemas-microsoft-com:office:excel"><o:shapelayout v:ext="edit"><o:idmap v:ext="edit" '
-            f'data="9"/></o:shapelayout>{_SHAPETYPE}</xml>')
+def _blocks(parts: dict[str, bytes]) -> set[int]:
+    """The o:idmap blocks every VML drawing of the package claims."""
+    used: set[int] = set()
+    for p in parts:
+        if p.lower().endswith(".vml"):
+            for idmap in partedit.root_of(parts, p).iter(f"{{{OFFICE}}}idmap"):
+                used |= {int(b) for b in (idmap.get("data") or "").split(",") if b.strip().isdigit()}
+    return used
 
 
-def _new_comments() -> str:
+def _new_vml(block: int) -> bytes:
+    return (f'<xml xmlns:v="{V}" xmlns:o="{OFFICE}" xmlns:x="{X}"><o:shapelayout v:ext="edit"><o:idmap v:ext="edit" '
+            f'data="{block}"/></o:shapelayout>{_SHAPETYPE}</xml>').encode()
+
+
+def _new_comments() -> bytes:
     return ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            f'<comments xmlns="{MAIN}"><authors></authors><commentList></commentList></comments>')
+            f'<comments xmlns="{xmlcells.MAIN}"><authors/><commentList/></comments>').encode()
 
 
 def add_notes(parts: dict[str, bytes], sheet: str, notes: dict[str, str]) -> dict[str, bytes]:
@@ -51,61 +66,102 @@ def add_notes(parts: dict[str, bytes], sheet: str, notes: dict[str, str]) -> dic
     parts = dict(parts)
     sheet_part = package.sheet_parts(parts)[sheet]
     rels_part = partedit.rels_name(sheet_part)
-    rels = partedit.text(parts, rels_part) if rels_part in parts else partedit.empty_rels()
-    folder = posixpath.dirname(sheet_part)
-    comments_part = _target(rels, "comments", folder)
-    vml_part = _target(rels, "vmlDrawing", folder)
-    if comments_part is None:
-        n = 1 + sum(1 for p in parts if re.match(r"xl/comments\d*\.xml$", p))
-        comments_part = f"xl/comments{n}.xml"
-        parts[comments_part] = _new_comments().encode()
-        rels, _ = partedit.add_relationship(rels, "comments", f"/{comments_part}")
-        ct = partedit.text(parts, partedit.CT)
-        parts[partedit.CT] = partedit.add_override(ct, comments_part, COMMENTS_CT).encode()
-    if vml_part is None:
-        n = 1 + sum(1 for p in parts if p.startswith("xl/drawings/vmlDrawing"))
-        vml_part = f"xl/drawings/vmlDrawing{n}.vml"
-        parts[vml_part] = _new_vml().encode()
-        rels, rid = partedit.add_relationship(rels, "vmlDrawing", f"/{vml_part}")
-        parts[sheet_part] = _with_legacy_drawing(partedit.text(parts, sheet_part), rid).encode()
-        ct = partedit.text(parts, partedit.CT)
-        if 'Extension="vml"' not in ct:
-            ct = ct.replace("</Types>", f'<Default Extension="vml" ContentType="{VML_CT}"/></Types>', 1)
-        parts[partedit.CT] = ct.encode()
-    parts[rels_part] = rels.encode()
-    parts[comments_part], parts[vml_part] = _append(partedit.text(parts, comments_part), partedit.text(parts, vml_part),
-                                                    notes)
+    comments_part = partedit.rel_target(parts, sheet_part, "comments")
+    vml_part = partedit.rel_target(parts, sheet_part, "vmlDrawing")
+    if comments_part not in parts:
+        comments_part = partedit.unique_name(parts, "xl/comments{}.xml")
+        parts[comments_part] = _new_comments()
+        partedit.add_relationship(parts, rels_part, "comments", f"/{comments_part}")
+        partedit.add_override(parts, comments_part, COMMENTS_CT)
+    if vml_part not in parts:
+        block = next(k for k in range(1, 1 << 20) if k not in _blocks(parts))
+        vml_part = partedit.unique_name(parts, "xl/drawings/vmlDrawing{}.vml")
+        parts[vml_part] = _new_vml(block)
+        rid = partedit.add_relationship(parts, rels_part, "vmlDrawing", f"/{vml_part}")
+        partedit.change(parts, sheet_part, lambda root: _with_legacy_drawing(root, rid))
+        partedit.add_default(parts, "vml", VML_CT)
+    new_refs: list[str] = []
+    partedit.change(parts, comments_part, lambda root: new_refs.extend(_append_comments(root, notes)))
+    partedit.change(parts, vml_part, lambda root: _append_shapes(root, new_refs))
     return parts
 
 
-def _target(rels: str, kind: str, folder: str) -> str | None:
-    m = re.search(rf'<Relationship\b[^>]*Type="[^"]*/{kind}"[^>]*Target="([^"]+)"', rels) or \
-        re.search(rf'<Relationship\b[^>]*Target="([^"]+)"[^>]*Type="[^"]*/{kind}"', rels)
-    return package.resolve(folder, m.group(1)) if m else None
+def _with_legacy_drawing(root: etree._Element, rid: str) -> None:
+    tag = etree.Element(xmlcells.q(root, "legacyDrawing"), {f"{{{partedit.OFFICE_REL}}}id": rid})
+    for child in root:
+        if isinstance(child.tag, str) and etree.QName(child).localname in _AFTER_LEGACY:
+            child.addprevious(tag)
+            return
+    root.append(tag)
 
 
-def _with_legacy_drawing(sheet: str, rid: str) -> str:
-    if 'xmlns:r="' not in sheet[:sheet.index(">", sheet.index("<worksheet"))]:
-        sheet = sheet.replace("<worksheet", f'<worksheet xmlns:r="{partedit.OFFICE_REL}"', 1)
-    tag = f'<legacyDrawing r:id="{rid}"/>'
-    for name in _AFTER_LEGACY:
-        m = re.search(rf"<{name}\b", sheet)
-        if m:
-            return sheet[:m.start()] + tag + sheet[m.start():]
-    return sheet.replace("</worksheet>", tag + "</worksheet>", 1)
+def _append_comments(root: etree._Element, notes: dict[str, str]) -> list[str]:
+    """Notes appended to the comments part; a cell with a note already gets the text added to it.
+    Returns the references that got a new comment (they need a shape)."""
+    q = lambda local: xmlcells.q(root, local)  # noqa: E731
+    authors = root.find(q("authors"))
+    if authors is None:
+        authors = etree.Element(q("authors"))
+        root.insert(0, authors)
+    names = [a.text for a in authors.iterchildren(q("author"))]
+    if AUTHOR not in names:
+        etree.SubElement(authors, q("author")).text = AUTHOR
+        names.append(AUTHOR)
+    comment_list = root.find(q("commentList"))
+    if comment_list is None:
+        comment_list = etree.Element(q("commentList"))
+        authors.addnext(comment_list)
+    existing = {c.get("ref"): c for c in comment_list.iterchildren(q("comment"))}
+    added = []
+    for ref, note in notes.items():
+        comment = existing.get(ref)
+        text_el = comment.find(q("text")) if comment is not None else None
+        if comment is None or text_el is None:
+            comment = etree.SubElement(comment_list, q("comment"), ref=ref, authorId=str(names.index(AUTHOR)))
+            text_el = etree.SubElement(comment, q("text"))
+            added.append(ref)
+        else:
+            note = "\n\n" + note
+        if text_el.find(q("t")) is not None and text_el.find(q("r")) is None:  # plain text: make it a run
+            t = text_el.find(q("t"))
+            text_el.remove(t)
+            etree.SubElement(text_el, q("r")).append(t)
+        t = etree.SubElement(etree.SubElement(text_el, q("r")), q("t"))
+        t.text = note
+        t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+    return added
 
 
-def _append(comments: str, vml: str, notes: dict[str, str]) -> tuple[bytes, bytes]:
-    authors = re.findall(r"<author>(.*?)</author>", comments, re.S)
-    if AUTHOR not in authors:
-        comments = re.sub(r"<authors\s*/>", "<authors></authors>", comments)
-        comments = comments.replace("</authors>", f"<author>{AUTHOR}</author></authors>", 1)
-        authors.append(AUTHOR)
-    author_id = authors.index(AUTHOR)
-    comments = re.sub(r"<commentList\s*/>", "<commentList></commentList>", comments)
-    next_id = 1 + max((int(i) for i in re.findall(r'_x0000_s(\d+)"', vml)), default=1024)
-    for i, (ref, note) in enumerate(notes.items()):
-        comments = comments.replace("</commentList>", f'<comment ref="{ref}" authorId="{author_id}"><text><r><t '
-                                    f'xml:space="preserve">{escape(note)}</t></r></text></comment></commentList>', 1)
-        vml = vml.replace("</xml>", _vml_shape(ref, next_id + i) + "</xml>", 1)
-    return comments.encode(), vml.encode()
+def _append_shapes(root: etree._Element, refs: list[str]) -> None:
+    """A note shape per reference, ids in the drawing's own o:idmap block."""
+    blocks = [int(b) for i in root.iter(f"{{{OFFICE}}}idmap") for b in (i.get("data") or "").split(",")
+              if b.strip().isdigit()] or [1]
+    taken = set()
+    for shape in root.iter(f"{{{V}}}shape"):
+        sid = (shape.get("id") or "").removeprefix("_x0000_s")
+        if sid.isdigit():
+            taken.add(int(sid))
+        if shape.get(f"{{{OFFICE}}}spid", "").removeprefix("_x0000_s").isdigit():
+            taken.add(int(shape.get(f"{{{OFFICE}}}spid").removeprefix("_x0000_s")))
+    free = (n for k in blocks for n in range(BLOCK * k + 1, BLOCK * (k + 1)) if n not in taken)
+    if root.find(f"{{{V}}}shapetype") is None:
+        root.append(_fragment(_SHAPETYPE))
+    for ref in refs:
+        col, row = coordinate_from_string(ref)
+        shape = _fragment(_SHAPE)
+        shape.set("id", f"_x0000_s{next(free)}")
+        data = shape.find(f"{{{X}}}ClientData")
+        data.find(f"{{{X}}}Row").text = str(row - 1)
+        data.find(f"{{{X}}}Column").text = str(column_index_from_string(col) - 1)
+        root.append(shape)
+
+
+def notes_on(parts: dict[str, bytes], sheet: str) -> dict[str, str]:
+    """{ref: note text} of a sheet (for tests and reports)."""
+    part = partedit.rel_target(parts, package.sheet_parts(parts)[sheet], "comments")
+    if part not in parts:
+        return {}
+    root = partedit.root_of(parts, part)
+    return {c.get("ref"): "".join(c.find(xmlcells.q(root, "text")).itertext())
+            for c in root.iter(xmlcells.q(root, "comment"))}
+

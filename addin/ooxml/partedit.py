@@ -1,18 +1,24 @@
-"""Package-level changes for the e-mail copy: drop the VBA project, drop a sheet, add a sheet with
-a table. Parts are edited as text (see xmlcells for why); each function takes and returns the
-{part name: bytes} map, so nothing else of the user's file changes.
+"""Package-level changes for the e-mail copy: content types, relationships, drop a sheet, add a
+sheet with a table. Parts are edited with lxml (see xmlcells); each function takes the
+{part name: bytes} map and changes only the parts it names, so the rest of the file stays as it is.
 """
 
 from __future__ import annotations
 
+import itertools
 import posixpath
-import re
+from collections.abc import Callable
 from typing import Any
+
+from lxml import etree
 
 from . import package, xmlcells
 
 CT = "[Content_Types].xml"
 WB, WB_RELS = "xl/workbook.xml", "xl/_rels/workbook.xml.rels"
+CT_NS = "http://schemas.openxmlformats.org/package/2006/content-types"
+PR_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+MC_NS = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 MACRO_MAIN = "application/vnd.ms-excel.sheet.macroEnabled.main+xml"
 PLAIN_MAIN = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"
 SHEET_CT = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
@@ -28,108 +34,211 @@ def rels_name(part: str) -> str:
     return posixpath.join(posixpath.dirname(part), "_rels", posixpath.basename(part) + ".rels")
 
 
-def _drop_override(ct: str, part: str) -> str:
-    return re.sub(rf'<Override\b[^>]*PartName="/{re.escape(part)}"[^>]*/>', "", ct)
+def change(parts: dict[str, bytes], name: str, fn: Callable[[etree._Element], Any]) -> None:
+    """Part `name` changed in place by `fn(root)` (parsed safely, declaration kept)."""
+    parts[name] = xmlcells.edit(parts[name], fn, name)
 
 
-def add_override(ct: str, part: str, content_type: str) -> str:
-    return ct.replace("</Types>", f'<Override PartName="/{part}" ContentType="{content_type}"/></Types>', 1)
+def root_of(parts: dict[str, bytes], name: str) -> etree._Element:
+    return xmlcells.parse(parts[name], name).getroot()
 
 
-def add_relationship(rels: str, rel_type: str, target: str) -> tuple[str, str]:
-    """The rels text with a new relationship, and its new id."""
-    ids = {int(n) for n in re.findall(r'Id="rId(\d+)"', rels)}
-    rid = f"rId{max(ids, default=0) + 1}"
-    rel = f'<Relationship Id="{rid}" Type="{OFFICE_REL}/{rel_type}" Target="{target}"/>'
-    if "</Relationships>" in rels:
-        return rels.replace("</Relationships>", rel + "</Relationships>", 1), rid
-    return re.sub(r"<Relationships\b([^>]*)/>", rf"<Relationships\1>{rel}</Relationships>", rels, count=1), rid
+def unique_name(parts: dict[str, bytes], pattern: str) -> str:
+    """`pattern` ('xl/comments{}.xml') with the lowest n >= 1 no part has (case-insensitive)."""
+    taken = {p.lower() for p in parts}
+    return next(pattern.format(n) for n in itertools.count(1) if pattern.format(n).lower() not in taken)
 
 
-def empty_rels() -> str:
-    return ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"/>')
+# Content types
 
 
-def strip_vba(parts: dict[str, bytes]) -> dict[str, bytes]:
-    """A macro-free package: no VBA parts, no relationship to them, the plain workbook content type."""
-    parts = dict(parts)
-    vba_parts = [n for n in parts if re.match(r"xl/vbaProject.*\.bin$|xl/vbaData\.xml$", n)]
-    for n in vba_parts:
-        del parts[n]
-    rels = re.sub(r'<Relationship\b[^>]*Type="[^"]*/(vbaProject|wordVbaData|vbaProjectSignature\w*)"[^>]*/>', "",
-                  text(parts, WB_RELS))
-    ct = text(parts, CT).replace(MACRO_MAIN, PLAIN_MAIN)
-    for n in vba_parts:
-        ct = _drop_override(ct, n)
-    if not any(n.endswith(".bin") for n in parts):
-        ct = re.sub(r'<Default\b[^>]*Extension="bin"[^>]*/>', "", ct)
-    parts[WB_RELS], parts[CT] = rels.encode(), ct.encode()
-    return parts
+def content_types(parts: dict[str, bytes]) -> tuple[dict[str, str], dict[str, str]]:
+    """({extension: type} defaults, {part name: type} overrides)."""
+    root = root_of(parts, CT)
+    defaults = {e.get("Extension", "").lower(): e.get("ContentType", "") for e in root.iter(f"{{{CT_NS}}}Default")}
+    overrides = {e.get("PartName", "").lstrip("/"): e.get("ContentType", "")
+                 for e in root.iter(f"{{{CT_NS}}}Override")}
+    return defaults, overrides
+
+
+def content_type(parts: dict[str, bytes], part: str) -> str:
+    defaults, overrides = content_types(parts)
+    lower = {k.lower(): v for k, v in overrides.items()}
+    return lower.get(part.lower()) or defaults.get(posixpath.splitext(part)[1].lstrip(".").lower(), "")
+
+
+def add_override(parts: dict[str, bytes], part: str, content_type: str) -> None:
+    def fn(root: etree._Element) -> None:
+        etree.SubElement(root, f"{{{CT_NS}}}Override", PartName=f"/{part}", ContentType=content_type)
+    change(parts, CT, fn)
+
+
+def add_default(parts: dict[str, bytes], extension: str, content_type: str) -> None:
+    if extension.lower() in content_types(parts)[0]:
+        return
+
+    def fn(root: etree._Element) -> None:
+        etree.SubElement(root, f"{{{CT_NS}}}Default", Extension=extension, ContentType=content_type)
+    change(parts, CT, fn)
+
+
+def drop_content_types(parts: dict[str, bytes], drop: Callable[[etree._Element], bool]) -> None:
+    def fn(root: etree._Element) -> None:
+        for e in list(root):
+            if drop(e):
+                root.remove(e)
+    change(parts, CT, fn)
+
+
+# Relationships
+
+
+def empty_rels() -> bytes:
+    return (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+            b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"/>')
+
+
+def relationships(parts: dict[str, bytes], rels_part: str) -> list[etree._Element]:
+    if rels_part not in parts:
+        return []
+    return list(root_of(parts, rels_part).iter(f"{{{PR_NS}}}Relationship"))
+
+
+def target_of(rels_part: str, rel: etree._Element) -> str | None:
+    """The part a relationship points to (None for an external target)."""
+    if rel.get("TargetMode") == "External":
+        return None
+    source_dir = posixpath.dirname(posixpath.dirname(rels_part))
+    return package.resolve(source_dir, rel.get("Target", ""))
+
+
+def add_relationship(parts: dict[str, bytes], rels_part: str, rel_type: str, target: str) -> str:
+    """A new relationship (type `.../rel_type`) in `rels_part` (created if missing); its new id."""
+    parts.setdefault(rels_part, empty_rels())
+    ids = {r.get("Id") for r in relationships(parts, rels_part)}
+    rid = next(f"rId{n}" for n in itertools.count(1) if f"rId{n}" not in ids)
+
+    def fn(root: etree._Element) -> None:
+        etree.SubElement(root, f"{{{PR_NS}}}Relationship", Id=rid, Type=f"{OFFICE_REL}/{rel_type}", Target=target)
+    change(parts, rels_part, fn)
+    return rid
+
+
+def rel_target(parts: dict[str, bytes], part: str, kind: str) -> str | None:
+    """The part that `part`'s first relationship of type `.../kind` points to."""
+    rels = rels_name(part)
+    for rel in relationships(parts, rels):
+        if rel.get("Type", "").rsplit("/", 1)[-1] == kind:
+            return target_of(rels, rel)
+    return None
+
+
+# Sheets
+
+
+def sheet_elements(wb: etree._Element) -> list[etree._Element]:
+    sheets = wb.find(xmlcells.q(wb, "sheets"))
+    return [] if sheets is None else list(sheets.iterchildren(xmlcells.q(wb, "sheet")))
 
 
 def drop_sheet(parts: dict[str, bytes], name: str) -> dict[str, bytes]:
     """The package without sheet `name` (its part, rels, relationship, content type, local names)."""
     parts = dict(parts)
-    wb = text(parts, WB)
-    sheets = re.findall(r"<sheet\b[^>]*/>", wb)
-    index = next((i for i, s in enumerate(sheets) if re.search(rf'\bname="{re.escape(name)}"', s)), None)
-    if index is None:
+    wb = root_of(parts, WB)
+    names = [s.get("name") for s in sheet_elements(wb)]
+    if name not in names:
         return parts
-    rid = re.search(r'\br:id="([^"]+)"', sheets[index]).group(1)
-    part = package.sheet_parts(parts)[name]
-    wb = wb.replace(sheets[index], "", 1)
-    wb = re.sub(r'<definedName\b[^>]*localSheetId="(\d+)"[^>]*>.*?</definedName>',
-                lambda m: _shift_name(m.group(0), int(m.group(1)), index), wb, flags=re.S)
-    wb = re.sub(r'\bactiveTab="(\d+)"', lambda m: f'activeTab="{max(0, int(m.group(1)) - (int(m.group(1)) >= index))}"',
-                wb)
-    parts[WB] = wb.encode()
-    parts[WB_RELS] = re.sub(rf'<Relationship\b[^>]*Id="{rid}"[^>]*/>', "", text(parts, WB_RELS)).encode()
-    for n in (part, rels_name(part)):
-        parts.pop(n, None)
-    parts[CT] = _drop_override(text(parts, CT), part).encode()
+    drop_sheets_at(parts, {names.index(name)})
     return parts
 
 
-def _shift_name(xml: str, sheet_id: int, removed: int) -> str:
-    if sheet_id == removed:
-        return ""
-    return xml if sheet_id < removed else xml.replace(f'localSheetId="{sheet_id}"', f'localSheetId="{sheet_id - 1}"')
+def drop_sheets_at(parts: dict[str, bytes], indexes: set[int]) -> list[str]:
+    """Sheets at `indexes` (in workbook order) dropped with their parts and relationships, the
+    names scoped to them dropped, later localSheetIds and activeTab shifted; their names."""
+    dropped: list[tuple[str, str]] = []
+
+    def fn(wb: etree._Element) -> None:
+        sheets = sheet_elements(wb)
+        for i in sorted(indexes):
+            dropped.append((sheets[i].get("name"), sheets[i].get(f"{{{OFFICE_REL}}}id")))
+            sheets[i].getparent().remove(sheets[i])
+
+        def new_index(i: int) -> int:
+            return i - sum(1 for d in indexes if d < i)
+        for dn in list(wb.iter(xmlcells.q(wb, "definedName"))):
+            local = dn.get("localSheetId")
+            if local is not None and local.isdigit():
+                if int(local) in indexes:
+                    dn.getparent().remove(dn)
+                else:
+                    dn.set("localSheetId", str(new_index(int(local))))
+        for view in wb.iter(xmlcells.q(wb, "workbookView")):
+            for attr in ("activeTab", "firstSheet"):
+                if view.get(attr, "").isdigit():
+                    view.set(attr, str(max(0, min(new_index(int(view.get(attr))), len(sheets) - len(indexes) - 1))))
+    change(parts, WB, fn)
+    rids = {rid for _, rid in dropped}
+    gone = {target_of(WB_RELS, r) for r in relationships(parts, WB_RELS) if r.get("Id") in rids}
+    drop_relationships(parts, WB_RELS, lambda r: r.get("Id") in rids)
+    for part in gone:
+        if part:
+            parts.pop(part, None)
+            parts.pop(rels_name(part), None)
+    drop_content_types(parts, lambda e: e.get("PartName", "").lstrip("/") in gone)
+    return [n for n, _ in dropped]
+
+
+def drop_relationships(parts: dict[str, bytes], rels_part: str, drop: Callable[[etree._Element], bool]) -> set[str]:
+    """Relationships of `rels_part` that `drop` accepts removed; their ids."""
+    if rels_part not in parts:
+        return set()
+    ids: set[str] = set()
+
+    def fn(root: etree._Element) -> None:
+        for rel in list(root.iter(f"{{{PR_NS}}}Relationship")):
+            if drop(rel):
+                ids.add(rel.get("Id"))
+                root.remove(rel)
+    change(parts, rels_part, fn)
+    return ids
 
 
 def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[list[Any]]) -> dict[str, bytes]:
     """The package with a new last sheet holding `rows` (header first) as the Excel table `table`."""
     parts = dict(parts)
-    n_sheet = 1 + max((int(m) for m in re.findall(r"xl/worksheets/sheet(\d+)\.xml$", "\n".join(parts), re.M)),
-                      default=0)
-    n_table = 1 + max((int(m) for m in re.findall(r"xl/tables/table(\d+)\.xml$", "\n".join(parts), re.M)), default=0)
-    table_ids = [int(i) for p, d in parts.items() if p.startswith("xl/tables/") and p.endswith(".xml")
-                 for i in re.findall(rb'<table\b[^>]*\bid="(\d+)"', d)]
-    sheet_part, table_part = f"xl/worksheets/sheet{n_sheet}.xml", f"xl/tables/table{n_table}.xml"
+    sheet_part = unique_name(parts, "xl/worksheets/sheet{}.xml")
+    table_part = unique_name(parts, "xl/tables/table{}.xml")
+    table_ids = [int(root_of(parts, p).get("id", "0")) for p in parts
+                 if content_type(parts, p) == TABLE_CT]
     ref = f"A1:{xmlcells.get_column_letter(len(rows[0]))}{len(rows)}"
-    body = "".join(f'<row r="{r}">' + "".join(xmlcells.text_cell(f"{xmlcells.get_column_letter(c)}{r}", v)
-                                             for c, v in enumerate(row, start=1)) + "</row>"
-                   for r, row in enumerate(rows, start=1))
-    parts[sheet_part] = (
-        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet '
-        'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
-        f'xmlns:r="{OFFICE_REL}"><dimension ref="{ref}"/><sheetData>{body}</sheetData>'
-        '<tableParts count="1"><tablePart r:id="rId1"/></tableParts></worksheet>').encode()
-    parts[rels_name(sheet_part)] = add_relationship(empty_rels(), "table", f"/{table_part}")[0].encode()
-    columns = "".join(f'<tableColumn id="{i}" name="{xmlcells.escape(str(h))}"/>' for i, h in enumerate(rows[0], 1))
-    parts[table_part] = (
-        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-        '<table xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
-        f'id="{max(table_ids, default=0) + 1}" name="{table}" displayName="{table}" ref="{ref}">'
-        f'<autoFilter ref="{ref}"/><tableColumns count="{len(rows[0])}">{columns}</tableColumns>'
-        '<tableStyleInfo name="TableStyleMedium2" showFirstColumn="0" showLastColumn="0" showRowStripes="1" '
-        'showColumnStripes="0"/></table>').encode()
-    rels, rid = add_relationship(text(parts, WB_RELS), "worksheet", f"/{sheet_part}")
-    wb = text(parts, WB)
-    sheet_id = 1 + max((int(i) for i in re.findall(r'<sheet\b[^>]*\bsheetId="(\d+)"', wb)), default=0)
-    parts[WB] = wb.replace("</sheets>", f'<sheet name="{sheet}" sheetId="{sheet_id}" r:id="{rid}"/></sheets>',
-                           1).encode()
-    parts[WB_RELS] = rels.encode()
-    ct = add_override(add_override(text(parts, CT), sheet_part, SHEET_CT), table_part, TABLE_CT)
-    parts[CT] = ct.encode()
+    ws = etree.Element(f"{{{xmlcells.MAIN}}}worksheet", nsmap={None: xmlcells.MAIN, "r": OFFICE_REL})
+    etree.SubElement(ws, f"{{{xmlcells.MAIN}}}dimension", ref=ref)
+    etree.SubElement(ws, f"{{{xmlcells.MAIN}}}sheetData")
+    s = xmlcells.Sheet(ws)
+    for r, row in enumerate(rows, start=1):
+        for c, v in enumerate(row, start=1):
+            s.set_constant(s.cell(f"{xmlcells.get_column_letter(c)}{r}"), v)
+    parts_el = etree.SubElement(ws, f"{{{xmlcells.MAIN}}}tableParts", count="1")
+    etree.SubElement(parts_el, f"{{{xmlcells.MAIN}}}tablePart", {f"{{{OFFICE_REL}}}id": "rId1"})
+    parts[sheet_part] = xmlcells.serialize(etree.ElementTree(ws))
+    parts[rels_name(sheet_part)] = empty_rels()
+    add_relationship(parts, rels_name(sheet_part), "table", f"/{table_part}")
+    t = etree.Element(f"{{{xmlcells.MAIN}}}table", nsmap={None: xmlcells.MAIN}, id=str(max(table_ids, default=0) + 1),
+                      name=table, displayName=table, ref=ref)
+    etree.SubElement(t, f"{{{xmlcells.MAIN}}}autoFilter", ref=ref)
+    cols = etree.SubElement(t, f"{{{xmlcells.MAIN}}}tableColumns", count=str(len(rows[0])))
+    for i, h in enumerate(rows[0], 1):
+        etree.SubElement(cols, f"{{{xmlcells.MAIN}}}tableColumn", id=str(i), name=str(h))
+    etree.SubElement(t, f"{{{xmlcells.MAIN}}}tableStyleInfo", name="TableStyleMedium2", showFirstColumn="0",
+                     showLastColumn="0", showRowStripes="1", showColumnStripes="0")
+    parts[table_part] = xmlcells.serialize(etree.ElementTree(t))
+    rid = add_relationship(parts, WB_RELS, "worksheet", f"/{sheet_part}")
+
+    def fn(wb: etree._Element) -> None:
+        ids = [int(e.get("sheetId", "0")) for e in sheet_elements(wb)]
+        etree.SubElement(wb.find(xmlcells.q(wb, "sheets")), xmlcells.q(wb, "sheet"),
+                         {"name": sheet, "sheetId": str(max(ids, default=0) + 1), f"{{{OFFICE_REL}}}id": rid})
+    change(parts, WB, fn)
+    add_override(parts, sheet_part, SHEET_CT)
+    add_override(parts, table_part, TABLE_CT)
     return parts

@@ -1,160 +1,279 @@
-"""Cells of a worksheet part, edited as text.
+"""Parts parsed safely and cells of a worksheet part edited with lxml.
 
-Excel's own parts declare namespaces that only `mc:Ignorable` mentions; an XML library that
-re-serializes the part drops those declarations and Excel then calls the file corrupt. So
-rows and cells are located with patterns over the part's text, and only they are rewritten.
+lxml keeps every prefix and namespace declaration a part has (also those only `mc:Ignorable`
+names), so a part edited here serializes with the writer's own prefixes (`x:` from the Open XML
+SDK included). Elements are found by namespace URI, never by prefix; the original XML
+declaration is written back as it was. A part with a DOCTYPE is refused (no entities ever).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
-from xml.sax.saxutils import escape, unescape
 
+from lxml import etree
 from openpyxl.utils import column_index_from_string, range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-ROW = re.compile(r"<row\b[^>]*?\br=\"(\d+)\"[^>]*?(?:/>|>.*?</row>)", re.S)
-CELL = re.compile(r"<c\b[^>]*?(?:/>|>.*?</c>)", re.S)
-FORMULA = re.compile(r"<f\b([^>]*?)(?:/>|>(.*?)</f>)", re.S)
+from ... import calc
+
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
-_ENTITIES = {"&quot;": '"', "&apos;": "'"}  # besides &amp; &lt; &gt;, which unescape always reads
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
+                          remove_blank_text=False)
 
 
-def ref_of(cell: str) -> str:
-    return re.search(r'\br="([A-Z]+\d+)"', cell).group(1)
+class UnsafePartError(calc.TrainingBudgetError):
+    """A part that is not XML, or carries a DOCTYPE (entities, external references)."""
 
 
-def cells_by_column(row_xml: str) -> dict[str, str]:
-    """Column letter -> cell XML of one row."""
-    return {re.match(r"[A-Z]+", ref_of(c)).group(0): c for c in CELL.findall(row_xml)}
+def parse(data: bytes, name: str = "part") -> etree._ElementTree:
+    """A part parsed without entities, network or huge trees; a DOCTYPE is refused."""
+    try:
+        tree = etree.ElementTree(etree.fromstring(data, _PARSER))
+    except etree.XMLSyntaxError as e:
+        raise UnsafePartError(f"part {name} is not well-formed XML ({e})") from None
+    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        raise UnsafePartError(f"part {name} declares a DOCTYPE; refusing it (entities are never read)")
+    return tree
 
 
-def style_of(cell: str | None) -> str | None:
-    m = re.search(r'\bs="(\d+)"', cell or "")
-    return m.group(1) if m else None
+def serialize(tree: etree._ElementTree, original: bytes | None = None) -> bytes:
+    """The part's bytes: the original XML declaration (and what followed it) kept as it was."""
+    encoding = tree.docinfo.encoding or "UTF-8"
+    body = etree.tostring(tree, encoding=encoding, xml_declaration=False)
+    if original is not None and original.lstrip().startswith(b"<?xml"):
+        end = original.index(b"?>") + 2
+        gap = len(original[end:]) - len(original[end:].lstrip())
+        return original[:end + gap] + body
+    if original is None:
+        return b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + body
+    return body
 
 
-def value_xml(value: Any) -> tuple[str | None, str]:
-    """(t attribute, inner XML) of a cached or constant value."""
+def edit(data: bytes, change: Callable[[etree._Element], Any], name: str = "part") -> bytes:
+    """`data` parsed, changed in place by `change(root)`, serialized with its declaration."""
+    tree = parse(data, name)
+    change(tree.getroot())
+    return serialize(tree, data)
+
+
+def ns(root: etree._Element) -> str:
+    """The namespace URI of the part's root (transitional or strict SpreadsheetML)."""
+    return etree.QName(root).namespace or ""
+
+
+def q(root: etree._Element, local: str) -> str:
+    return f"{{{ns(root)}}}{local}"
+
+
+def col_of(ref: str) -> str:
+    return coordinate_from_string(ref)[0]
+
+
+def _row_no(row: etree._Element) -> int:
+    return int(row.get("r"))
+
+
+class Sheet:
+    """A worksheet part's tree with its rows and cells found by namespace."""
+
+    def __init__(self, root: etree._Element):
+        self.root, self.ns = root, ns(root)
+        data = root.find(self.q("sheetData"))
+        if data is None:
+            raise UnsafePartError("worksheet part has no sheetData")
+        self.data = data
+        self._rows: dict[int, etree._Element] | None = None
+
+    def q(self, local: str) -> str:
+        return f"{{{self.ns}}}{local}"
+
+    def rows(self) -> dict[int, etree._Element]:
+        """Row number -> row element (read once; rows added through `row` keep it current)."""
+        if self._rows is None:
+            self._rows = {_row_no(r): r for r in self.data.iterchildren(self.q("row")) if r.get("r")}
+        return self._rows
+
+    def cells(self) -> Iterator[etree._Element]:
+        return self.data.iter(self.q("c"))
+
+    def row(self, r: int, create: bool = True) -> etree._Element | None:
+        rows = self.rows()
+        if r in rows or not create:
+            return rows.get(r)
+        new = etree.Element(self.q("row"), r=str(r))
+        later = [n for n in rows if n > r]
+        if later:
+            rows[min(later)].addprevious(new)
+        else:
+            self.data.append(new)
+        rows[r] = new
+        return new
+
+    def cell(self, ref: str, create: bool = True) -> etree._Element | None:
+        col, r = coordinate_from_string(ref)
+        row = self.row(r, create)
+        if row is None:
+            return None
+        by_col = {col_of(c.get("r")): c for c in row.iterchildren(self.q("c")) if c.get("r")}
+        if col in by_col or not create:
+            return by_col.get(col)
+        new = etree.Element(self.q("c"), r=ref)
+        later = [c for k, c in by_col.items() if column_index_from_string(k) > column_index_from_string(col)]
+        if later:
+            min(later, key=lambda c: column_index_from_string(col_of(c.get("r")))).addprevious(new)
+        else:
+            row.append(new)
+        row.attrib.pop("spans", None)
+        return new
+
+    def formula(self, cell: etree._Element) -> etree._Element | None:
+        return cell.find(self.q("f"))
+
+    def set_value(self, cell: etree._Element, value: Any) -> None:
+        """`cell` carrying `value` as its cached value; its formula stays."""
+        for child in list(cell):
+            if child.tag in (self.q("v"), self.q("is")):
+                cell.remove(child)
+        kind, text = value_parts(value)
+        cell.attrib.pop("t", None)
+        if kind:
+            cell.set("t", kind)
+        v = etree.Element(self.q("v"))
+        v.text = text
+        f = self.formula(cell)
+        if f is not None:  # <f> before <v> (CT_Cell order)
+            f.addnext(v)
+        else:
+            cell.insert(0, v)
+
+    def set_constant(self, cell: etree._Element, value: Any, style: str | None = None) -> None:
+        """`cell` as a constant: numbers as values, text inline (never a formula)."""
+        for child in list(cell):
+            cell.remove(child)
+        for attr in ("t", "cm", "vm"):
+            cell.attrib.pop(attr, None)
+        if style:
+            cell.set("s", style)
+        if value is None or value == "":
+            return
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            etree.SubElement(cell, self.q("v")).text = repr(float(value))
+            return
+        cell.set("t", "inlineStr")
+        t = etree.SubElement(etree.SubElement(cell, self.q("is")), self.q("t"))
+        t.text = str(value)
+        t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+
+    def drop_formula(self, cell: etree._Element) -> None:
+        """`cell` without its formula: its cached value stays as a constant."""
+        f = self.formula(cell)
+        if f is not None:
+            cell.remove(f)
+        if cell.find(self.q("v")) is None:
+            self.set_value(cell, "#N/A")
+
+    def formula_cells(self) -> Iterator[tuple[str, str, etree._Element]]:
+        """(reference, formula text, cell) of every cell with formula text."""
+        for c in self.cells():
+            f = self.formula(c)
+            if f is not None and f.text:
+                yield c.get("r"), f.text, c
+
+    def array_ranges(self) -> Iterator[str]:
+        """References of every cell inside an array formula's range (t="array" ref=...)."""
+        for c in self.cells():
+            f = self.formula(c)
+            if f is not None and f.get("t") == "array" and f.get("ref"):
+                yield from refs_in(f.get("ref"))
+
+    def expand_shared(self, keep: Callable[[str], bool] = lambda f: False) -> int:
+        """Shared formulas written out cell by cell (openpyxl's Translator), except groups whose
+        master formula `keep` accepts; returns the number of cells given their own formula."""
+        from openpyxl.formula.translate import Translator
+
+        masters = {}
+        for c in self.cells():
+            f = self.formula(c)
+            if f is not None and f.get("t") == "shared" and f.text and f.get("ref"):
+                masters[f.get("si")] = (c.get("r"), f.text)
+        done = 0
+        for c in self.cells():
+            f = self.formula(c)
+            if f is None or f.get("t") != "shared" or f.get("si") not in masters:
+                continue
+            origin, text = masters[f.get("si")]
+            if keep(text):
+                continue
+            if c.get("r") != origin:
+                f.text = Translator("=" + text, origin=origin).translate_formula(c.get("r"))[1:]
+            for attr in ("t", "si", "ref"):
+                f.attrib.pop(attr, None)
+            done += 1
+        return done
+
+
+def refs_in(rng: str) -> Iterator[str]:
+    lo_c, lo_r, hi_c, hi_r = range_boundaries(rng)
+    for r in range(lo_r, hi_r + 1):
+        for c in range(lo_c, hi_c + 1):
+            yield f"{get_column_letter(c)}{r}"
+
+
+def value_parts(value: Any) -> tuple[str | None, str]:
+    """(t attribute, <v> text) of a cached value."""
     if isinstance(value, bool):
-        return "b", f"<v>{int(value)}</v>"
+        return "b", str(int(value))
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            return "e", "<v>#NUM!</v>"
-        return None, f"<v>{float(value)!r}</v>" if isinstance(value, float) else f"<v>{value}</v>"
+            return "e", "#NUM!"
+        return None, repr(float(value)) if isinstance(value, float) else str(value)
     text = "" if value is None else str(value)
     if text in EXCEL_ERRORS:
-        return "e", f"<v>{text}</v>"
-    return "str", f"<v>{escape(text)}</v>"
+        return "e", text
+    return "str", text
 
 
-def text_cell(ref: str, value: Any, style: str | None = None) -> str:
-    """A constant cell; text goes in inline (never a formula, no shared-strings edit)."""
-    s = f' s="{style}"' if style else ""
-    if value is None or value == "":
-        return f'<c r="{ref}"{s}/>'
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f'<c r="{ref}"{s}><v>{float(value)!r}</v></c>'
-    return f'<c r="{ref}"{s} t="inlineStr"><is><t xml:space="preserve">{escape(str(value))}</t></is></c>'
+def cached_value(sheet: Sheet, cell: etree._Element, shared: list[str] | None = None) -> Any:
+    """The cell's cached value as Python (None when it has none)."""
+    v = cell.find(sheet.q("v"))
+    t = cell.get("t", "n")
+    if t == "inlineStr":
+        return "".join(cell.find(sheet.q("is")).itertext()) if cell.find(sheet.q("is")) is not None else None
+    if v is None or v.text is None:
+        return None
+    if t == "n":
+        return float(v.text)
+    if t == "b":
+        return v.text == "1"
+    if t == "s" and shared is not None:
+        return shared[int(v.text)]
+    return v.text
 
 
-def with_value(cell: str | None, ref: str, value: Any) -> str:
-    """`cell` (or a new one at `ref`) carrying `value` as its cached value; its formula stays."""
-    if cell is None:
-        cell = f'<c r="{ref}"/>'
-    head = re.match(r"<c\b[^>]*?(?=/?>)", cell).group(0)
-    head = re.sub(r'\st="[^"]*"', "", head)
-    f = FORMULA.search(cell)
-    kind, inner = value_xml(value)
-    t = f' t="{kind}"' if kind else ""
-    return f"{head}{t}>{f.group(0) if f else ''}{inner}</c>"
-
-
-def edit_rows(sheet: str, edits: dict[int, Callable[[str | None], str]]) -> str:
-    """Apply `edits[r](row XML or None)` to rows r; new rows are inserted in order."""
-    found = {int(m.group(1)): m for m in ROW.finditer(sheet)}
-    pieces, pos = [], 0
-    existing = sorted(r for r in edits if r in found)
-    inserts = sorted(r for r in edits if r not in found)
-    for r in existing:
-        m = found[r]
-        pieces += [sheet[pos:m.start()], edits[r](m.group(0))]
-        pos = m.end()
-    pieces.append(sheet[pos:])
-    out = "".join(pieces)
-    for r in inserts:
-        out = _insert_row(out, r, edits[r](None))
-    return out
-
-
-def _insert_row(sheet: str, r: int, row_xml: str) -> str:
-    later = next((m for m in ROW.finditer(sheet) if int(m.group(1)) > r), None)
-    if later:
-        return sheet[:later.start()] + row_xml + sheet[later.start():]
-    if "<sheetData/>" in sheet:
-        return sheet.replace("<sheetData/>", f"<sheetData>{row_xml}</sheetData>", 1)
-    return sheet.replace("</sheetData>", row_xml + "</sheetData>", 1)
-
-
-def set_row_cells(row_xml: str | None, r: int, cells: dict[str, str]) -> str:
-    """Row `r` with the given column -> cell XML set (other cells kept, column order kept)."""
-    current = cells_by_column(row_xml) if row_xml else {}
-    current.update(cells)
-    ordered = "".join(current[c] for c in sorted(current, key=column_index_from_string))
-    if row_xml:
-        head = re.sub(r'\sspans="[^"]*"', "", re.match(r"<row\b[^>]*?(?=/?>)", row_xml).group(0))
-        return f"{head}>{ordered}</row>"
-    return f'<row r="{r}">{ordered}</row>'
-
-
-def set_values(sheet: str, values: dict[str, Any]) -> str:
+def set_values(sheet: str | bytes, values: dict[str, Any]) -> str:
     """Cached values for cells by reference (formula cells keep their formulas)."""
-    by_row: dict[int, dict[str, Any]] = {}
-    for ref, value in values.items():
-        col, r = coordinate_from_string(ref)
-        by_row.setdefault(r, {})[col] = value
+    data = sheet.encode("utf-8") if isinstance(sheet, str) else sheet
 
-    def edit(r: int) -> Callable[[str | None], str]:
-        def apply(row_xml: str | None) -> str:
-            cells = cells_by_column(row_xml) if row_xml else {}
-            return set_row_cells(row_xml, r, {c: with_value(cells.get(c), f"{c}{r}", v)
-                                              for c, v in by_row[r].items()})
-        return apply
-
-    return edit_rows(sheet, {r: edit(r) for r in by_row})
+    def change(root: etree._Element) -> None:
+        s = Sheet(root)
+        for ref, value in values.items():
+            s.set_value(s.cell(ref), value)
+    return edit(data, change, "worksheet").decode("utf-8")
 
 
-def formula_cells(sheet: str) -> Iterator[tuple[str, str, str]]:
-    """(reference, formula text unescaped, cell XML) of every cell with formula text."""
-    for cell in CELL.findall(sheet):
-        f = FORMULA.search(cell)
-        if f and f.group(2):
-            yield ref_of(cell), unescape(f.group(2), _ENTITIES), cell
+def write_row(sheet: str | bytes, r: int, values: dict[str, Any], style_row: int) -> str:
+    """The sheet with row `r`'s cells set to constants (column letter -> value); a new cell takes
+    the style of the same column in `style_row`, an existing one keeps its own."""
+    data = sheet.encode("utf-8") if isinstance(sheet, str) else sheet
 
-
-def array_ranges(sheet: str) -> Iterator[str]:
-    """References of every cell inside an array formula's range (t="array" ref=...)."""
-    for cell in CELL.findall(sheet):
-        f = FORMULA.search(cell)
-        m = re.search(r'\bref="([^"]+)"', f.group(1)) if f and 't="array"' in f.group(1) else None
-        if m:
-            lo_c, lo_r, hi_c, hi_r = range_boundaries(m.group(1))
-            for r in range(lo_r, hi_r + 1):
-                for c in range(lo_c, hi_c + 1):
-                    yield f"{get_column_letter(c)}{r}"
-
-
-def replace_formula(cell: str, formula: str) -> str:
-    """`cell` with its formula text replaced (escaped for XML)."""
-    f = FORMULA.search(cell)
-    new = f"<f{f.group(1)}>{escape(formula)}</f>"
-    return cell[:f.start()] + new + cell[f.end():]
-
-
-def drop_formula(cell: str) -> str:
-    """`cell` without its formula: its cached value stays as a constant."""
-    f = FORMULA.search(cell)
-    return cell[:f.start()] + cell[f.end():]
+    def change(root: etree._Element) -> None:
+        s = Sheet(root)
+        for col, value in values.items():
+            above = s.cell(f"{col}{style_row}", create=False)
+            cell = s.cell(f"{col}{r}")
+            style = cell.get("s") or (above.get("s") if above is not None else None)
+            s.set_constant(cell, value, style)
+    return edit(data, change, "worksheet").decode("utf-8")

@@ -58,16 +58,7 @@ def find_table_part(parts: dict[str, bytes], sheet_part: str) -> str:
 def _write_row(sheet: str, r: int, values: dict[str, Any], style_row: int) -> str:
     """The sheet XML with row `r`'s table cells set to `values` (column letter -> value); new
     cells take the style of the same column in `style_row`."""
-    above = next((m.group(0) for m in xmlcells.ROW.finditer(sheet) if int(m.group(1)) == style_row), None)
-    styles = xmlcells.cells_by_column(above) if above else {}
-
-    def edit(row_xml: str | None) -> str:
-        cells = xmlcells.cells_by_column(row_xml) if row_xml else {}
-        new = {col: xmlcells.text_cell(f"{col}{r}", v, xmlcells.style_of(cells.get(col) or styles.get(col)))
-               for col, v in values.items()}
-        return xmlcells.set_row_cells(row_xml, r, new)
-
-    return xmlcells.edit_rows(sheet, {r: edit})
+    return xmlcells.write_row(sheet, r, values, style_row)
 
 
 def _grow_ref(ref: str, last_row: int) -> str:

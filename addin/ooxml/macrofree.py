@@ -1,0 +1,155 @@
+"""Every macro carrier taken out of a package, then the result checked.
+
+Carriers (ECMA-376 Part 1 and [MS-OFFMACRO2]/[MS-XLSX] content and relationship types): VBA
+projects and their signatures under any part name (by content type, relationship type, or the
+OLE compound-file magic of the bytes), Excel 4.0 macro sheets and dialog sheets with the names
+that start them (`Auto_Open`, `Auto_Close`, ...) or point into them, ActiveX controls, OLE
+objects. DDE links cannot be taken out without renumbering the workbook's external references,
+so a workbook holding one is refused. The result is checked again: a copy that still names a
+macro type, or holds a compound file, is refused rather than sent.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from lxml import etree
+from openpyxl.formula.tokenizer import Token, Tokenizer
+
+from ... import calc
+from . import partedit, xmlcells
+
+OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")  # [MS-CFB] 2.2 header signature
+MACRO_TYPES = (
+    "application/vnd.ms-office.vbaproject", "application/vnd.ms-office.vbaprojectsignature",
+    "application/vnd.ms-excel.macrosheet", "application/vnd.ms-excel.intlmacrosheet",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.dialogsheet+xml",
+    "application/vnd.ms-office.activex", "application/vnd.openxmlformats-officedocument.oleobject",
+    "application/vnd.ms-word.vbadata", "application/vnd.ms-excel.sheet.macroenabled", "macroenabled",
+)
+MACRO_RELS = ("vbaproject", "vbaprojectsignature", "wordvbadata", "xlmacrosheet", "xlintlmacrosheet",
+              "dialogsheet", "control", "activexcontrol", "activexcontrolbinary", "oleobject")
+MACRO_FOLDERS = ("xl/macrosheets/", "xl/dialogsheets/", "xl/activex/", "xl/embeddings/oleobject")
+AUTO_NAMES = ("auto_open", "auto_close", "auto_activate", "auto_deactivate")
+
+
+class MacroError(calc.TrainingBudgetError):
+    """The package holds a macro carrier the export cannot take out."""
+
+
+def _is_macro_type(ct: str) -> bool:
+    return any(ct.lower().startswith(t) or t in ct.lower() for t in MACRO_TYPES)
+
+
+def _is_macro_rel(rel: etree._Element) -> bool:
+    return rel.get("Type", "").rsplit("/", 1)[-1].lower().startswith(MACRO_RELS)
+
+
+def carriers(parts: dict[str, bytes]) -> set[str]:
+    """Names of the parts that carry macros."""
+    found = {p for p in parts if p != partedit.CT and (
+        _is_macro_type(partedit.content_type(parts, p)) or p.lower().startswith(MACRO_FOLDERS)
+        or parts[p][:8] == OLE_MAGIC or posixpath.basename(p).lower().startswith("vbaproject"))}
+    for rels in [p for p in parts if p.endswith(".rels")]:
+        found |= {partedit.target_of(rels, r) for r in partedit.relationships(parts, rels) if _is_macro_rel(r)}
+    return {p for p in found if p in parts and p != partedit.WB}
+
+
+def strip_macros(parts: dict[str, bytes], source: str) -> dict[str, bytes]:
+    """The package without any macro carrier (see the module doc); refuses one with a DDE link."""
+    parts = dict(parts)
+    _refuse_dde(parts, source)
+    drop = carriers(parts)
+    sheets_dropped = _drop_macro_sheets(parts, drop)
+    for p in drop:
+        parts.pop(p, None)
+        parts.pop(partedit.rels_name(p), None)
+    for rels in [p for p in parts if p.endswith(".rels")]:
+        ids = partedit.drop_relationships(
+            parts, rels, lambda r, rels=rels: _is_macro_rel(r) or partedit.target_of(rels, r) in drop)
+        owner = posixpath.join(posixpath.dirname(posixpath.dirname(rels)), posixpath.basename(rels)[:-5])
+        if ids and owner in parts and not owner.endswith((".bin", ".vml")):
+            partedit.change(parts, owner, lambda root, ids=ids: _drop_referrers(root, ids))
+    _drop_names(parts, sheets_dropped)
+    _plain_main(parts)
+    partedit.drop_content_types(parts, lambda e: _is_macro_type(e.get("ContentType", "")))
+    check(parts, source)
+    return parts
+
+
+def _refuse_dde(parts: dict[str, bytes], source: str) -> None:
+    for p in parts:
+        if p.startswith("xl/externalLinks/") and p.endswith(".xml"):
+            root = partedit.root_of(parts, p)
+            if any(etree.QName(e).localname in ("ddeLink", "oleLink") for e in root.iter(etree.Element)):
+                raise MacroError(f"{source} holds a DDE/OLE link ({p}); remove it in Excel before exporting")
+
+
+def _drop_macro_sheets(parts: dict[str, bytes], drop: set[str]) -> list[str]:
+    wb = partedit.root_of(parts, partedit.WB)
+    rels = {r.get("Id"): partedit.target_of(partedit.WB_RELS, r)
+            for r in partedit.relationships(parts, partedit.WB_RELS)}
+    at = {i for i, s in enumerate(partedit.sheet_elements(wb))
+          if rels.get(s.get(f"{{{partedit.OFFICE_REL}}}id")) in drop}
+    return partedit.drop_sheets_at(parts, at) if at else []
+
+
+def _drop_referrers(root: etree._Element, ids: set[str]) -> None:
+    """Elements pointing (r:id) at dropped relationships removed, with the mc:AlternateContent
+    around them and a container (oleObjects, controls) left empty."""
+    hits = [e for e in root.iter(etree.Element) if e.getparent() is not None and any(
+        etree.QName(k).namespace == partedit.OFFICE_REL and v in ids for k, v in e.attrib.items())]
+    for e in hits:
+        target = e
+        for anc in e.iterancestors():
+            if etree.QName(anc).namespace == partedit.MC_NS and etree.QName(anc).localname == "AlternateContent":
+                target = anc
+        parent = target.getparent()
+        if parent is None:
+            continue
+        parent.remove(target)
+        if len(parent) == 0 and etree.QName(parent).localname in ("oleObjects", "controls"):
+            parent.getparent().remove(parent)
+
+
+def _drop_names(parts: dict[str, bytes], sheets: list[str]) -> None:
+    def bad(dn: etree._Element) -> bool:
+        name = (dn.get("name") or "").lower().removeprefix("_xlnm.")
+        if name.startswith(AUTO_NAMES) or dn.get("xlm") == "1" or dn.get("function") == "1" \
+                or dn.get("vbProcedure") == "1":
+            return True
+        return bool(sheets) and _refers_to(dn.text or "", sheets)
+
+    def fn(wb: etree._Element) -> None:
+        for dn in list(wb.iter(xmlcells.q(wb, "definedName"))):
+            if bad(dn):
+                dn.getparent().remove(dn)
+    partedit.change(parts, partedit.WB, fn)
+
+
+def _refers_to(formula: str, sheets: list[str]) -> bool:
+    """Whether a name's formula has a reference into one of `sheets` (by the tokenizer)."""
+    wanted = {s.lower() for s in sheets}
+    for tok in Tokenizer("=" + formula).items:
+        if tok.type == Token.OPERAND and tok.subtype == Token.RANGE and "!" in tok.value:
+            sheet = tok.value.rsplit("!", 1)[0].strip("'").replace("''", "'")
+            if any(s.lower() in wanted for s in sheet.split(":")):
+                return True
+    return False
+
+
+def _plain_main(parts: dict[str, bytes]) -> None:
+    def fn(root: etree._Element) -> None:
+        for e in root:
+            if e.get("PartName", "").lstrip("/") == partedit.WB:
+                e.set("ContentType", partedit.PLAIN_MAIN)
+    partedit.change(parts, partedit.CT, fn)
+
+
+def check(parts: dict[str, bytes], source: str) -> None:
+    """Refuse a package that still names a macro type or holds a macro part."""
+    defaults, overrides = partedit.content_types(parts)
+    left = [t for t in [*defaults.values(), *overrides.values()] if _is_macro_type(t)]
+    left += sorted(carriers(parts))
+    if left:
+        raise MacroError(f"{source}: the e-mail copy would still carry a macro ({left[0]}); nothing was written")
