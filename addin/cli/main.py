@@ -31,7 +31,11 @@ class CountType(click.ParamType):
 
 
 def _table(path: str | None) -> calc.DeviceTable:
-    return calc.catalog() if path is None else calc.load_devices(path)
+    if path is None:
+        return calc.catalog()
+    from ..workbook import devices_table
+
+    return devices_table.load_catalog(path)
 
 
 def _emit_json(data: Any) -> None:
@@ -50,7 +54,8 @@ def cli() -> None:
 
 
 catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exists=True),
-                              help="A CSV of devices to use instead of the packaged catalog.")
+                              help="A CSV of devices, or a TrainingBudget workbook (its Devices table), "
+                                   "to use instead of the packaged catalog.")
 
 
 @cli.command()
@@ -127,12 +132,13 @@ def functions() -> None:
 
 @cli.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
-              show_default=True, help="Where to write the template.")
-def build(out: Path) -> None:
+              show_default=True, help="Where to write the template (.xlsm).")
+@click.option("--force", is_flag=True, help="Replace an existing file (kept as NAME.bak).")
+def build(out: Path, force: bool) -> None:
     """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
     from ..workbook import template
 
-    built = template.build(out)
+    built = template.build(out, force=force)
     cells = sum(len(v) for v in built.values.values())
     click.echo(f"wrote {built.path} ({cells} formula cells with cached values)")
 
@@ -144,8 +150,10 @@ def build(out: Path) -> None:
               help="Recalculate with LibreOffice (default: when it is installed).")
 def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
     """Check a TrainingBudget workbook; one line per problem, exit 1 if any, 0 when clean."""
+    from ..ooxml import package
     from ..workbook import verify as check
 
+    package.check(path)  # a bad or hostile file is refused before anything else reads it
     problems = check.verify(path, recalc)
     if as_json:
         _emit_json([p.as_dict() for p in problems])
@@ -173,7 +181,7 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     from ..measure import backends, into
 
     if workbook is not None:  # refuse before spending the time budget
-        into.check_writable(workbook)
+        into.check_writable(workbook, name)
     chosen = backends.choose(backend)
     m = into.run(chosen, dtype or chosen.dtypes[0], seconds, show_progress=_fancy() and not as_json)
     if as_json:
@@ -183,8 +191,11 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     if workbook is not None:
         device = into.as_device(m, name)
         done = into.record(workbook, device)
+        from ..ooxml import package
+
+        bak = package.real_target(workbook).name + ".bak"
         click.echo(f"{done} {device.name!r} ({device.tflops:.2f} TFLOP/s) in {workbook}; "
-                   f"the original is kept as {workbook.name}.bak", err=as_json)
+                   f"the original is kept as {bak}", err=as_json)
 
 
 @cli.command()
@@ -196,7 +207,9 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
 def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
     """Make the e-mail copy: macro-free .xlsx, native formulas with cached values (and a PDF)."""
     from ..export import mailcopy as exporting
+    from ..ooxml import package
 
+    package.check(workbook)  # a bad or hostile file is refused before anything else reads it
     done = exporting.export(workbook, out, pdf, [s.strip() for s in sheets.split(",") if s.strip()])
     click.echo(f"wrote {done.out}: {done.rewritten} formulas made native, {len(done.frozen)} frozen to values"
                + (f" ({', '.join(done.frozen)})" if done.frozen else "")
