@@ -95,7 +95,8 @@ def _read_zip(path: Path, f) -> dict[str, bytes]:
     except BadWorkbookError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError) as e:
-        what = "encrypted" if "encrypted" in str(e) else "not a valid zip package (truncated or damaged)"
+        what = ("encrypted" if "encrypted" in str(e)
+                else "not an Excel workbook (not a zip package, or a truncated or damaged one)")
         raise BadWorkbookError(f"{path} is {what}: {' '.join(str(e).split())[:120]}") from None
     except FileNotFoundError:
         raise BadWorkbookError(f"{path} vanished while being read") from None
