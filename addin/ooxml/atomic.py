@@ -52,7 +52,7 @@ def new_file_mode() -> int:
 
 
 @contextmanager
-def locked(target: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+def locked(target: Path, wait_s: float | None = None) -> Iterator[None]:
     """Hold the advisory write lock for `target`'s folder (re-entrant within this process)."""
     folder = os.path.realpath(Path(target).parent)
     if folder in _held:
@@ -64,7 +64,7 @@ def locked(target: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
         return
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        deadline = time.monotonic() + wait_s
+        deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
