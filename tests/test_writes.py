@@ -192,3 +192,10 @@ def test_longest_name_and_unicode_are_kept(built, tmp_path):
     for name in ("é" * 255, "測定 GPU ✓"):
         devices_write.upsert_device(path, calc.Device(name, 1.0, source="s"))
         assert name in _names(path)
+
+
+@pytest.mark.parametrize("seconds", ["inf", "1e9", "3601", "nan", "0"])
+def test_seconds_outside_its_stated_range_is_refused(seconds):
+    proc = run_cli(*MEASURE[:3], "--seconds", seconds)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "seconds" in proc.stderr and proc.stdout == ""

@@ -17,6 +17,8 @@ from ... import calc
 from .. import TEMPLATE_PATH as DEFAULT_OUT
 from . import render as rep
 
+MAX_SECONDS = 3600.0  # measure: the sweep's rates settle within seconds; an hour bounds a typo like `inf`
+
 
 class CountType(click.ParamType):
     """A count such as 7e9, 7B, 1.5T or 350M."""
@@ -170,7 +172,8 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
 @click.option("--dtype", default=None,
               help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
-@click.option("--seconds", type=float, default=20.0, show_default=True, help="Time budget for the sweep.")
+@click.option("--seconds", type=click.FloatRange(0, MAX_SECONDS, min_open=True), default=20.0, show_default=True,
+              help="Time budget for the sweep, at most 3600 (one hour).")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
