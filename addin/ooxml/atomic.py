@@ -12,7 +12,8 @@
   anything is read, and every write goes to that path), so the link keeps pointing at the
   updated workbook.
 - An advisory lock (flock on the target's folder, so no lock file is left behind) makes a second
-  writer wait up to LOCK_WAIT_S seconds, then refuses it: two read-modify-writes never interleave.
+  writer wait up to LOCK_WAIT_S seconds, then refuses it: two read-modify-writes never interleave
+  (on a file system without flock, such as some network shares, the write goes ahead unlocked).
 - The temporary file is removed on every exit path: exceptions, Ctrl-C, and SIGTERM (turned into
   SystemExit while a write is under way). Only SIGKILL leaves one, which the next write removes.
 """
@@ -70,7 +71,9 @@ def locked(target: Path, wait_s: float | None = None) -> Iterator[None]:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() >= deadline:
+                if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    break  # a file system without flock (ENOLCK, EOPNOTSUPP): the rename is still atomic
+                if time.monotonic() >= deadline:
                     raise BadWorkbookError(f"{target}: another trainbudget is writing in {folder}; "
                                            "nothing was changed, try again") from None
                 time.sleep(0.05)
