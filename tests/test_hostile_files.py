@@ -175,3 +175,21 @@ def test_parse_keeps_prefixes_and_declarations():
             b'compatibility/2006" xmlns:x14ac="http://schemas.microsoft.com/office/spreadsheetml/2009/9/ac" '
             b'mc:Ignorable="x14ac"><x:sheetData/></x:worksheet>')
     assert package.serialize(package.parse("s", data)) == data
+
+
+def test_duplicate_part_names_are_refused(tmp_path):
+    import warnings
+
+    path = hostile.minimal_package(tmp_path / "dup.xlsx")
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "a") as z:
+        warnings.simplefilter("ignore")  # zipfile warns about the duplicate it is asked to write
+        z.writestr("XL/Workbook.xml", hostile.WORKBOOK)
+    with pytest.raises(package.BadWorkbookError, match=r"holds part xl/workbook\.xml twice"):
+        package.open_parts(path)
+
+
+def test_too_many_parts_are_refused(tmp_path, monkeypatch):
+    path = hostile.minimal_package(tmp_path / "many.xlsx", {f"xl/media/p{i}.bin": b"x" for i in range(20)})
+    monkeypatch.setattr(opening, "MAX_PARTS", 10)
+    with pytest.raises(package.BadWorkbookError, match="holds 23 parts, over the 10 limit"):
+        package.open_parts(path)
