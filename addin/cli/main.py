@@ -17,6 +17,8 @@ from ... import calc
 from .. import TEMPLATE_PATH as DEFAULT_OUT
 from . import render as rep
 
+MAX_SECONDS = 3600.0  # measure: the sweep's rates settle within seconds; an hour bounds a typo like `inf`
+
 
 class CountType(click.ParamType):
     """A count such as 7e9, 7B, 1.5T or 350M."""
@@ -31,7 +33,11 @@ class CountType(click.ParamType):
 
 
 def _table(path: str | None) -> calc.DeviceTable:
-    return calc.catalog() if path is None else calc.load_devices(path)
+    if path is None:
+        return calc.catalog()
+    from ..workbook import devices_table
+
+    return devices_table.load_catalog(path)
 
 
 def _emit_json(data: Any) -> None:
@@ -50,7 +56,8 @@ def cli() -> None:
 
 
 catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exists=True),
-                              help="A CSV of devices to use instead of the packaged catalog.")
+                              help="A CSV of devices, or a TrainingBudget workbook (its Devices table), "
+                                   "to use instead of the packaged catalog.")
 
 
 @cli.command()
@@ -197,12 +204,13 @@ def functions() -> None:
 
 @cli.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
-              show_default=True, help="Where to write the template.")
-def build(out: Path) -> None:
+              show_default=True, help="Where to write the template (.xlsm).")
+@click.option("--force", is_flag=True, help="Replace an existing file (kept as NAME.bak).")
+def build(out: Path, force: bool) -> None:
     """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
     from ..workbook import template
 
-    built = template.build(out)
+    built = template.build(out, force=force)
     cells = sum(len(v) for v in built.values.values())
     click.echo(f"wrote {built.path} ({cells} formula cells with cached values)")
 
@@ -215,8 +223,10 @@ def build(out: Path) -> None:
 def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
     """Check a TrainingBudget workbook; one line per problem, exit 1 if any error, 0 when clean
     (warnings are printed and leave the status 0)."""
+    from ..ooxml import package
     from ..workbook import verify as check
 
+    package.check(path)  # a bad or hostile file is refused before anything else reads it
     problems = check.verify(path, recalc)
     failed = check.errors(problems)
     if as_json:
@@ -235,7 +245,8 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
 @click.option("--dtype", default=None,
               help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
-@click.option("--seconds", type=float, default=20.0, show_default=True, help="Time budget for the sweep.")
+@click.option("--seconds", type=click.FloatRange(0, MAX_SECONDS, min_open=True), default=20.0, show_default=True,
+              help="Time budget for the sweep, at most 3600 (one hour).")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
@@ -246,7 +257,7 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     from ..measure import backends, into
 
     if workbook is not None:  # refuse before spending the time budget
-        into.check_writable(workbook)
+        into.check_writable(workbook, name)
     chosen = backends.choose(backend)
     m = into.run(chosen, dtype or chosen.dtypes[0], seconds, show_progress=_fancy() and not as_json)
     if as_json:
@@ -256,8 +267,11 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     if workbook is not None:
         device = into.as_device(m, name)
         done = into.record(workbook, device)
+        from ..ooxml import package
+
+        bak = package.real_target(workbook).name + ".bak"
         click.echo(f"{done} {device.name!r} ({device.tflops:.2f} TFLOP/s) in {workbook}; "
-                   f"the original is kept as {workbook.name}.bak", err=as_json)
+                   f"the original is kept as {bak}", err=as_json)
 
 
 @cli.command()
@@ -269,7 +283,9 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
 def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
     """Make the e-mail copy: macro-free .xlsx, native formulas with cached values (and a PDF)."""
     from ..export import mailcopy as exporting
+    from ..ooxml import package
 
+    package.check(workbook)  # a bad or hostile file is refused before anything else reads it
     done = exporting.export(workbook, out, pdf, [s.strip() for s in sheets.split(",") if s.strip()])
     click.echo(f"wrote {done.out}: {done.rewritten} formulas made native, {len(done.frozen)} frozen to values"
                + (f" ({', '.join(done.frozen)})" if done.frozen else "")

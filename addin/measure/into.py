@@ -46,8 +46,10 @@ def as_device(m: Measurement, name: str | None = None) -> calc.Device:
                        precision=m.dtype, source=m.source(), as_of=m.date, note=f"sizes swept: {sizes}")
 
 
-def check_writable(workbook: Path) -> None:
-    """Refuse a workbook `record` could not write, before into."""
+def check_writable(workbook: Path, name: str | None = None) -> None:
+    """Refuse a workbook `record` could not write (or a bad device name), before measuring."""
+    if name is not None:
+        devices_write.check_name(name)
     devices_write.check_writable(workbook)
 
 

@@ -1,51 +1,57 @@
-"""Part-level editing of .xlsx/.xlsm packages (zip files of XML parts), without openpyxl.
+"""The package layer: every workbook file is opened, parsed and written through here.
+
+- open: `open_parts` (see opening.py) refuses, with one BadWorkbookError naming the file, a file
+  that is not a zip, truncated, a folder, unreadable, vanished, not a workbook, encrypted, a zip
+  bomb, or a part that does not parse or declares a DOCTYPE; `parse` is the safe lxml parser
+  (safexml.py) every reader of a part uses.
+- write: `atomic_path`, `write_parts`, `backup` (atomic.py): temporary file created exclusively
+  beside the target, fsync, rename; mode kept; NAME.bak never through a symlink; advisory lock.
 
 openpyxl writes formulas with empty cached values and drops what it did not create when it
 round-trips a file, so cached values and a user's table rows are written here, part by part:
-every other part is copied byte for byte. Writes are atomic (temporary file, then rename).
+every other part is copied byte for byte.
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
-import tempfile
-import xml.etree.ElementTree as ET
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import xmlcells
+from . import opening, xmlcells
+from .atomic import atomic_path, backup, locked, real_target
+from .opening import open_parts
+from .safexml import BadWorkbookError, parse, serialize
+
+__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "fill_cached_values", "locked", "open_parts",
+           "parse", "read_parts", "real_target", "resolve", "serialize", "set_cached_values", "sheet_parts",
+           "uncached_formulas", "write_parts"]
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 
 
 def read_parts(path: Path) -> dict[str, bytes]:
-    """Every part of the package by name, in the zip's order."""
-    with zipfile.ZipFile(path) as z:
-        return {n: z.read(n) for n in z.namelist()}
+    """Every part of the package by name, in the zip's order (checked: see open_parts)."""
+    return open_parts(path)
 
 
-@contextmanager
-def atomic_path(target: Path) -> Iterator[Path]:
-    """A temporary path beside `target`, renamed onto it when the block succeeds."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def check(path: Path) -> None:
+    """Raise BadWorkbookError unless `path` is a workbook package every reader can open safely.
+
+    Commands call this first, before any other code (openpyxl, LibreOffice) touches the file.
+    """
+    open_parts(path)
 
 
 def write_parts(source: Path, target: Path, changed: dict[str, bytes | None]) -> None:
     """Copy `source` to `target` (atomically), replacing the parts in `changed` (None drops one;
-    new names are appended). Unchanged parts keep their bytes and compression."""
+    new names are appended). Unchanged parts keep their bytes and compression. Writing over
+    `source` itself is safe: the new package goes to a temporary file renamed at the end."""
     with zipfile.ZipFile(source) as zin, atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w") as zout:
+        opening._check_sizes(Path(source), zin.infolist())
         existing = set(zin.namelist())
         for info in zin.infolist():
             if info.filename in changed:
@@ -66,8 +72,8 @@ def resolve(base_dir: str, target: str) -> str:
 
 def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
     """Sheet name -> worksheet part name, from workbook.xml and its relationships."""
-    book = ET.fromstring(parts["xl/workbook.xml"])
-    rels = ET.fromstring(parts["xl/_rels/workbook.xml.rels"])
+    book = parse("xl/workbook.xml", parts["xl/workbook.xml"])
+    rels = parse("xl/_rels/workbook.xml.rels", parts["xl/_rels/workbook.xml.rels"])
     targets = {r.get("Id"): r.get("Target") for r in rels}
     out = {}
     for sheet in book.iter(f"{{{MAIN}}}sheet"):
@@ -88,17 +94,20 @@ def uncached_formulas(path: Path) -> dict[str, set[str]]:
     parts = read_parts(path)
     found: dict[str, set[str]] = {}
     for sheet, part in sheet_parts(parts).items():
-        root = ET.fromstring(parts[part])
+        root = parse(part, parts[part])
         found[sheet] = {c.get("r") for c in root.iter(f"{{{MAIN}}}c")
                         if c.find(f"{{{MAIN}}}f") is not None and c.get("t") != "str"
                         and not (c.findtext(f"{{{MAIN}}}v") or "")}
     return found
 
 
-def fill_cached_values(source: Path, target: Path, values: dict[str, dict[str, Any]]) -> None:
-    """`source` written to `target` with cached values: {sheet name: {cell ref: value}}."""
+def fill_cached_values(source: Path, target: Path, values: dict[str, dict[str, Any]],
+                       edits: dict[str, Callable[[bytes], bytes]] | None = None) -> None:
+    """`source` written to `target` with cached values: {sheet name: {cell ref: value}}; `edits`
+    maps further part names to a function of the part's bytes (applied in the same write)."""
     parts = read_parts(source)
     by_sheet = sheet_parts(parts)
     changed = {by_sheet[s]: set_cached_values(parts[by_sheet[s]], v) for s, v in values.items() if v}
+    changed |= {name: edit(parts[name]) for name, edit in (edits or {}).items() if name in parts}
     write_parts(source, target, changed)
 

@@ -183,6 +183,10 @@ def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int) -> None:
     chart.y_axis.scaling.logBase = 10
     chart.y_axis.title = "hours"
     chart.x_axis.scaling.orientation = "maxMin"  # first device at the top
+    # openpyxl omits <c:delete val="0"/> unless told, and Excel reads a missing one as a deleted
+    # axis (no device names, no hours scale); LibreOffice draws them either way.
+    chart.x_axis.delete = chart.y_axis.delete = False
+    chart.y_axis.crosses = "max"  # the hours scale at the bottom, below the last (reversed) category
     chart.series.append(series)
     chart.width, chart.height = 22, 20
     ws.add_chart(chart, f"K{first - 1}")

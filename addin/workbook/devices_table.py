@@ -86,3 +86,38 @@ def devices_for(caller: Any, clock: Callable[[], float] = time.monotonic,
     if isinstance(hit[1], Exception):
         raise hit[1]
     return hit[1]
+
+
+def table_from_workbook(path: Any) -> calc.DeviceTable:
+    """The DeviceTable of a TrainingBudget workbook file's Devices table (measured rows included)."""
+    from .devices_write import read_rows
+
+    return table_from_rows(read_rows(path), f"{path} Devices")
+
+
+def load_catalog(path: Any) -> calc.DeviceTable:
+    """`--catalog`: a CSV of devices, or a TrainingBudget workbook (.xlsm/.xlsx or any zip: its
+    Devices table). A binary or undecodable file is a TrainingBudgetError naming it."""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        raise calc.TrainingBudgetError(f"--catalog {path}: cannot be read ({e.strerror or e})") from None
+    if path.suffix.lower() in (".xlsm", ".xlsx") or head.startswith((b"PK\x03\x04", bytes.fromhex("D0CF11E0"))):
+        return table_from_workbook(path)
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise calc.TrainingBudgetError(f"--catalog {path} is not UTF-8 text (byte {e.start}); give a CSV "
+                                       "or a TrainingBudget workbook") from None
+    if "\0" in text or not text.strip():
+        raise calc.TrainingBudgetError(f"--catalog {path} is {'binary' if text.strip() else 'empty'}; give a "
+                                       "CSV or a TrainingBudget workbook")
+    table = calc.load_devices(path)
+    if not len(table):
+        raise calc.TrainingBudgetError(f"--catalog {path} holds no device rows (header: name,tflops,source,...)")
+    return table

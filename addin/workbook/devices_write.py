@@ -1,133 +1,162 @@
 """Add or update one row of a workbook's Devices table, editing only the parts that must change.
 
 A user's workbook is never round-tripped through openpyxl (which drops charts, images and
-cached values it did not create): the Devices worksheet part and its table part are edited as
-text, every other part is copied byte for byte, the write is atomic and the original is kept
-as `NAME.bak`. Text goes in as inline strings, so a name such as '=1+1' stays text.
+cached values it did not create): the Devices worksheet part and its table part are edited with
+lxml (cells_xml), every other part is copied byte for byte. The name is checked before anything
+is written; the write is atomic, under the folder's write lock, with the original kept as
+`NAME.bak`; a symlinked workbook is edited behind its link (see ooxml.atomic). Text goes in as
+inline strings, so a name such as '=1+1' stays text.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import re
-import shutil
 import stat
-import xml.etree.ElementTree as ET
-import zipfile
+import unicodedata
 from pathlib import Path
 from typing import Any
 
+from lxml import etree
 from openpyxl.utils import get_column_letter, range_boundaries
 
 from ... import calc
 from ..functions import native
-from ..ooxml import package, xmlcells
+from ..ooxml import cells_xml, package
 from . import devices_table
+
+MAX_NAME_CHARS = 255  # Excel's own limit for a table's text used as a name is 255 characters
 
 
 class NotATrainingBudgetWorkbook(calc.TrainingBudgetError):
     """The file is not a workbook with a Devices table, or cannot be written safely."""
 
 
+def check_name(name: str) -> str:
+    """`name` stripped, or TrainingBudgetError: blank, over 255 characters, a control character
+    (XML 1.0 cannot hold most of them), or not valid Unicode (a lone surrogate)."""
+    shown = repr(name[:40]) + ("..." if len(name) > 40 else "")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise calc.TrainingBudgetError(f"--name {shown} is not valid Unicode text") from None
+    bad = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cs") or ch in "\ufffe\uffff"), None)
+    if bad is not None:
+        raise calc.TrainingBudgetError(f"--name {shown} holds control character U+{ord(bad):04X}")
+    if not name.strip():
+        raise calc.TrainingBudgetError("--name is blank: give the device a name")
+    if len(name.strip()) > MAX_NAME_CHARS:
+        raise calc.TrainingBudgetError(f"--name is {len(name)} characters long; at most {MAX_NAME_CHARS}")
+    return name.strip()
+
+
 def _refuse_unsafe(path: Path) -> None:
-    if not path.exists():
+    if not os.path.lexists(path):
         raise NotATrainingBudgetWorkbook(f"{path} does not exist")
     for lock in (path.with_name(f"~${path.name}"), path.with_name(f".~lock.{path.name}#")):
         if lock.exists():
             raise NotATrainingBudgetWorkbook(f"{path} is open in Excel or LibreOffice ({lock.name}); close it first")
-    read_only = not path.stat().st_mode & stat.S_IWUSR  # also for root, whom os.access lets write
-    if read_only or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+    try:
+        st = path.stat()
+    except OSError:
+        return  # open_parts names what is wrong
+    read_only = not st.st_mode & stat.S_IWUSR  # also for root, whom os.access lets write
+    if stat.S_ISREG(st.st_mode) and (read_only or not os.access(path, os.W_OK)
+                                     or not os.access(path.parent, os.W_OK)):
         raise NotATrainingBudgetWorkbook(f"{path} is read-only; nothing was changed")
-    if not zipfile.is_zipfile(path):
-        raise NotATrainingBudgetWorkbook(f"{path} is not an Excel workbook (not a zip package)")
 
 
 def find_table_part(parts: dict[str, bytes], sheet_part: str) -> str:
     """The part of the Devices table among the sheet's table parts."""
     rels_name = posixpath.join(posixpath.dirname(sheet_part), "_rels", posixpath.basename(sheet_part) + ".rels")
-    rels = ET.fromstring(parts.get(rels_name, b"<Relationships/>"))
-    for rel in rels:
-        if rel.get("Type", "").endswith("/table"):
-            target = package.resolve(posixpath.dirname(sheet_part), rel.get("Target"))
-            if ET.fromstring(parts[target]).get("displayName") == native.TABLE:
-                return target
+    if rels_name in parts:
+        for rel in package.parse(rels_name, parts[rels_name]):
+            if rel.get("Type", "").endswith("/table"):
+                target = package.resolve(posixpath.dirname(sheet_part), rel.get("Target", ""))
+                if target in parts and package.parse(target, parts[target]).get("displayName") == native.TABLE:
+                    return target
     raise NotATrainingBudgetWorkbook("not a TrainingBudget workbook: its Devices sheet has no table named Devices")
-
-
-def _write_row(sheet: str, r: int, values: dict[str, Any], style_row: int) -> str:
-    """The sheet XML with row `r`'s table cells set to `values` (column letter -> value); new
-    cells take the style of the same column in `style_row`."""
-    return xmlcells.write_row(sheet, r, values, style_row)
-
-
-def _grow_ref(ref: str, last_row: int) -> str:
-    lo_col, lo_row, hi_col, hi_row = range_boundaries(ref)
-    return f"{get_column_letter(lo_col)}{lo_row}:{get_column_letter(hi_col)}{max(hi_row, last_row)}"
 
 
 def _open(path: Path) -> tuple[dict[str, bytes], str, str, str, list[list[Any]]]:
     """The parts, the Devices sheet and table parts, the table's range and cells; or a refusal."""
     path = Path(path)
     _refuse_unsafe(path)
-    parts = package.read_parts(path)
+    parts = package.open_parts(path)
     sheet_part = package.sheet_parts(parts).get("Devices")
-    if sheet_part is None:
+    if sheet_part is None or sheet_part not in parts:
         raise NotATrainingBudgetWorkbook(f"not a TrainingBudget workbook: {path} has no Devices sheet")
     table_part = find_table_part(parts, sheet_part)
-    ref = re.search(r'<table\b[^>]*\bref="([^"]+)"', parts[table_part].decode("utf-8")).group(1)
-    rows = _table_cells(path, ref)
+    ref = package.parse(table_part, parts[table_part]).get("ref") or ""
+    try:
+        range_boundaries(ref)
+    except (ValueError, TypeError):
+        raise NotATrainingBudgetWorkbook(f"{path}: the Devices table's range {ref!r} is not valid") from None
+    strings = cells_xml.shared_strings(parts.get("xl/sharedStrings.xml"))
+    rows = cells_xml.read_range(parts[sheet_part], ref, strings)
     devices_table.table_from_rows(rows)  # refuses a table without Name/TFLOPS/Source, or a bad row
     return parts, sheet_part, table_part, ref, rows
 
 
 def check_writable(path: Path) -> None:
-    """Raise NotATrainingBudgetWorkbook unless `upsert_device` could write to `path`."""
-    _open(path)
+    """Raise NotATrainingBudgetWorkbook (or BadWorkbookError) unless `upsert_device` could write."""
+    _open(package.real_target(path))
 
 
 def upsert_device(path: Path, device: calc.Device) -> str:
     """Add `device` to the Devices table of the workbook at `path`, or update the row of that name
     (its blank fields leave the row's cells as they are). Returns 'added' or 'updated'. Refuses,
     leaving the file untouched, when it is not a TrainingBudget workbook, is open, or is read-only.
+    A symlink is followed once: the real workbook is edited, the link stays.
     """
-    path = Path(path)
-    parts, sheet_part, table_part, ref, rows = _open(path)
+    name = check_name(device.name)
+    real = package.real_target(path)
+    with package.locked(real):  # read, change and write with no other writer in between
+        parts, sheet_part, table_part, ref, rows = _open(real)
+        changed, updating = _changes(parts, sheet_part, table_part, ref, rows, device, name)
+        package.backup(real)
+        package.write_parts(real, real, changed)
+    return "updated" if updating else "added"
+
+
+def _changes(parts: dict[str, bytes], sheet_part: str, table_part: str, ref: str, rows: list[list[Any]],
+             device: calc.Device, name: str) -> tuple[dict[str, bytes], bool]:
     min_col, min_row, _, max_row = range_boundaries(ref)
     header = devices_table.header_fields(rows[0])
     columns = {f: get_column_letter(min_col + i) for i, f in enumerate(header) if f}
     names = [calc.devices.normalize(str(r[header.index("name")] or "")) for r in rows[1:]]
-    key = calc.devices.normalize(device.name)
+    key = calc.devices.normalize(name)
     updating = key in names  # an update keeps what the measurement does not know (memory, watts, price)
     target = min_row + 1 + names.index(key) if updating else max_row + 1
-    values = {columns[f]: getattr(device, f) for f in columns
-              if not updating or getattr(device, f) not in (None, "")}
-    sheet_xml = _write_row(parts[sheet_part].decode("utf-8"), target, values, style_row=max_row)
-    changed = {sheet_part: sheet_xml}
+    fields = {f: (name if f == "name" else getattr(device, f)) for f in columns}
+    values = {columns[f]: v for f, v in fields.items() if not updating or v not in (None, "")}
+    sheet = package.parse(sheet_part, parts[sheet_part])
+    styles = cells_xml.cells_by_column(cells_xml.row_element(sheet, max_row, create=False))
+    row = cells_xml.row_element(sheet, target)
+    existing = cells_xml.cells_by_column(row)
+    for col, value in values.items():
+        like = existing.get(col) if existing.get(col) is not None else styles.get(col)
+        cells_xml.set_constant(row, col, value, like.get("s") if like is not None else None)
+    changed = {sheet_part: sheet}
     if not updating:
-        changed = _grow(sheet_part, sheet_xml, table_part, parts[table_part].decode("utf-8"), ref, target)
-    shutil.copy2(path, path.with_name(path.name + ".bak"))
-    package.write_parts(path, path, {k: v.encode("utf-8") for k, v in changed.items()})
-    return "updated" if updating else "added"
+        table = package.parse(table_part, parts[table_part])
+        _grow(sheet, table, target)
+        changed[table_part] = table
+    return {k: package.serialize(v) for k, v in changed.items()}, updating
 
 
-def _grow(sheet_part: str, sheet_xml: str, table_part: str, table_xml: str, ref: str, last: int) -> dict[str, str]:
+def _grow(sheet: Any, table: Any, last: int) -> None:
     """The sheet's dimension and the table's (and its autoFilter's) range grown to row `last`."""
-    grown = _grow_ref(ref, last)
-    table_xml = re.sub(r'(<table\b[^>]*\bref=")[^"]+"', rf'\g<1>{grown}"', table_xml, count=1)
-    table_xml = re.sub(r'(<autoFilter\b[^>]*\bref=")[^"]+"', rf'\g<1>{grown}"', table_xml, count=1)
-    dim = re.search(r'<dimension\b[^>]*\bref="([^"]+)"', sheet_xml)
-    if dim:
-        sheet_xml = sheet_xml[:dim.start(1)] + _grow_ref(dim.group(1), last) + sheet_xml[dim.end(1):]
-    return {sheet_part: sheet_xml, table_part: table_xml}
+    table.set("ref", cells_xml.grow_ref(table.get("ref"), last))
+    for f in table.iterchildren(f"{{{etree.QName(table).namespace}}}autoFilter"):
+        f.set("ref", cells_xml.grow_ref(f.get("ref"), last))
+    dim = sheet.find(f"{{{etree.QName(sheet).namespace}}}dimension")
+    if dim is not None and dim.get("ref"):
+        ref = dim.get("ref")
+        dim.set("ref", cells_xml.grow_ref(ref if ":" in ref else f"{ref}:{ref}", last))
 
 
-def _table_cells(path: Path, ref: str) -> list[list[Any]]:
-    """The table's cells as a 2-D list. openpyxl only reads here; the file is never saved by it."""
-    import openpyxl
-
-    wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    try:
-        return [[c.value for c in row] for row in wb["Devices"][ref]]
-    finally:
-        wb.close()
+def read_rows(path: Path) -> list[list[Any]]:
+    """The Devices table's cells (header first) of the workbook file at `path`, read through the
+    package layer (bounded, safe parsing); a refusal names the file."""
+    return _open(package.real_target(path))[4]
