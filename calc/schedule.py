@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, fraction, non_negative, number, out, positive, whole
+from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, whole, whole_in
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
@@ -32,6 +32,7 @@ def device_tflops(device: Any, *, table: DeviceTable | None = None) -> np.ndarra
     return _table(table).value(device, "tflops")
 
 
+@broadcasts
 def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0,
                 devices: Any = 1, table: DeviceTable | None = None,
                 **flops_options: Any) -> np.ndarray | float:
@@ -43,12 +44,13 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
     `flops_options` are those of `train_flops` (n_layers, d_model, seq_len, recompute).
     """
     flops = train_flops(params, tokens, **flops_options)
-    rate = np.asarray(device_tflops(device, table=table))
+    rate = device_tflops(device, table=table)
     u = fraction("utilization", utilization)
     n = whole("devices", devices)
     return out(flops / (rate * (TERA * SECONDS_PER_HOUR) * u * n))
 
 
+@broadcasts
 def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, devices: Any = 1,
               table: DeviceTable | None = None, **flops_options: Any) -> np.ndarray | float:
     """Device-hours (GPU-hours): wall-clock hours times `devices`; arguments as `train_hours`."""
@@ -57,6 +59,7 @@ def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, 
     return out(hours * whole("devices", devices))
 
 
+@broadcasts
 def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: Any = None,
                utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
                **flops_options: Any) -> np.ndarray | float:
@@ -78,6 +81,7 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
     return out(dh * price)
 
 
+@broadcasts
 def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, watts: Any = None,
                      utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
                      **flops_options: Any) -> np.ndarray | float:
@@ -87,14 +91,13 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
     `pue` (power usage effectiveness, >= 1) scales for cooling and power delivery.
     """
     w = _table(table).value(device, "watts") if watts is None else positive("watts", watts)
-    p = number("pue", pue)
-    if (p < 1).any():
-        raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
+    p = at_least("pue", pue, 1.0)
     dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                    **flops_options)
     return out(np.asarray(w) * dh * p / 1000.0)
 
 
+@broadcasts
 def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer: str = "adamw",
                    zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,
                    memory_gb: Any = None, table: DeviceTable | None = None,
@@ -108,9 +111,7 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     """
     cap = GB * (_table(table).value(device, "memory_gb") if memory_gb is None
                 else positive("memory_gb", memory_gb))
-    stage = whole("zero_stage", zero_stage, minimum=0)
-    if (stage > 3).any():
-        raise TrainingBudgetError(f"zero_stage must be 0, 1, 2 or 3 (got {zero_stage!r})")
+    stage = whole_in("zero_stage", zero_stage, (0, 1, 2, 3))
     m = train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
                      activations=activations, **memory_options)
     sharded = (np.where(stage >= 1, m.optimizer + m.master, 0.0)
@@ -120,4 +121,4 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     with np.errstate(divide="ignore", invalid="ignore"):
         n = np.ceil(sharded / room * (1 - 1e-12))  # 1e-12 keeps exact fits from rounding up
     n = np.where(room <= 0, math.inf, np.maximum(n, 1.0))
-    return out(n)
+    return out(n, finite=False)  # inf: never fits

@@ -170,8 +170,9 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
             name: str | None) -> None:
     """Measure this machine's matmul rate (checked against float64) and optionally record it."""
-    from ..measure import backends, into
+    from ..measure import backends, core, into
 
+    core.check_seconds(seconds)  # a bounded, finite budget, checked before anything starts
     if workbook is not None:  # refuse before spending the time budget
         into.check_writable(workbook)
     chosen = backends.choose(backend)
