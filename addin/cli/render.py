@@ -73,10 +73,14 @@ def csv_cell(value: Any) -> Any:
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """Rows of dicts as CSV text with a header line, every text cell escaped by `csv_cell`."""
+    """Rows of dicts as CSV text with a header line, every text cell escaped by `csv_cell`.
+
+    Lines end in CRLF (RFC 4180), so a cell holding a carriage return is quoted like one holding
+    a line feed (Python's writer quotes only the line terminator's characters).
+    """
     buf = io.StringIO()
     fields = list(rows[0]) if rows else []
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow([csv_cell(f) for f in fields])
     writer.writerows([csv_cell(row.get(f, "")) for f in fields] for row in rows)
     return buf.getvalue()
