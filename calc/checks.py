@@ -104,18 +104,26 @@ def _array(name: str, value: Any) -> np.ndarray:
         raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {show(value)})")
     if isinstance(value, (complex, np.complexfloating)):
         raise _scalar_fail(name, value, "must be a real number")
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-        arr = value.astype(np.float64, copy=False)
-    elif isinstance(value, np.ndarray) and value.dtype.kind == "c":
-        raise _fail(name, value, value, value.imag != 0, "must be a real number")
-    elif isinstance(value, np.generic) and value.dtype.kind in "fiu":
-        arr = np.asarray(value, dtype=np.float64)
-    else:
-        arr = _strict(name, value)
+    arr = _real(name, value)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise _fail(name, value, arr, bad, "must be a finite number")
     return arr
+
+
+def _real(name: str, value: Any) -> np.ndarray:
+    """`value` as a float64 array (not yet checked for finiteness)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+        return value.astype(np.float64, copy=False)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+        raise _fail(name, value, value, value.imag != 0, "must be a real number")
+    if isinstance(value, (bool, np.bool_)):
+        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {show(value)})")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise _scalar_fail(name, value, "must be a real number")
+    if isinstance(value, np.generic) and value.dtype.kind in "fiu":
+        return np.asarray(value, dtype=np.float64)
+    return _strict(name, value)
 
 
 def _strict(name: str, value: Any) -> np.ndarray:
@@ -143,14 +151,26 @@ def _strict(name: str, value: Any) -> np.ndarray:
 
 
 def _rule(name: str, value: Any, ok: Callable[[float], bool], bad: Callable[[np.ndarray], np.ndarray],
-          rule: str) -> Number:
-    """`value` checked by `ok` (a scalar) or `bad` (the array's offending elements)."""
+          rule: str, interval: bool = True) -> Number:
+    """`value` checked by `ok` (a scalar) or `bad` (the array's offending elements).
+
+    When the rule is an `interval` (ok for the least and the greatest element means ok for all),
+    an array is checked by two reductions (min and max: no temporary arrays; NaN propagates to
+    both); only a failing array pays for locating its first offending element.
+    """
     v = _scalar(name, value)
     if v is not None:
         if ok(v):
             return v
         raise _scalar_fail(name, value, rule)
-    arr = _array(name, value)
+    arr = _real(name, value)
+    if interval and arr.size:
+        lo, hi = float(arr.min()), float(arr.max())
+        if lo - lo == 0.0 and hi - hi == 0.0 and ok(lo) and ok(hi):
+            return arr
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise _fail(name, value, arr, ~finite, "must be a finite number")
     mask = bad(arr)
     if mask.any():
         raise _fail(name, value, arr, mask, rule)
@@ -190,8 +210,14 @@ def whole(name: str, value: Any, minimum: int = 1) -> Number:
     t = type(value)
     if (t is int and minimum <= value < 2**53) or (t is float and value >= minimum and value.is_integer()):
         return float(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+        arr = value.astype(np.float64, copy=False)
+        lo, hi = float(arr.min()), float(arr.max())  # NaN propagates to both
+        if minimum <= lo and hi < _INF and np.array_equal(np.floor(arr), arr):
+            return arr
     return _rule(name, value, lambda v: v >= minimum and v.is_integer(),
-                 lambda a: (a < minimum) | (a != np.floor(a)), f"must be a whole number >= {minimum}")
+                 lambda a: (a < minimum) | (a != np.floor(a)), f"must be a whole number >= {minimum}",
+                 interval=False)
 
 
 def whole_in(name: str, value: Any, allowed: tuple[int, ...]) -> Number:
@@ -199,11 +225,13 @@ def whole_in(name: str, value: Any, allowed: tuple[int, ...]) -> Number:
     if type(value) in (int, float) and value in allowed:
         return float(value)
     rule = "must be " + ", ".join(map(str, allowed[:-1])) + f" or {allowed[-1]}"
-    return _rule(name, value, lambda v: v in allowed, lambda a: ~np.isin(a, allowed), rule)
+    return _rule(name, value, lambda v: v in allowed, lambda a: ~np.isin(a, allowed), rule, interval=False)
 
 
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """`value` as one of `allowed` (case-insensitive; '-' and ' ' read as '_')."""
+    if type(value) is str and value in allowed:  # already canonical (a default, a dropdown's text)
+        return value
     key = value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else None
     if key not in allowed:
         raise TrainingBudgetError(f"{name} must be one of {', '.join(allowed)} (got {show(value)})")
