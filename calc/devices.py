@@ -143,6 +143,8 @@ class DeviceTable:
         """
         if isinstance(device, str):
             return self._column(self.get(device), column)
+        if type(device) is float or type(device) is int:  # a scalar rate: no array machinery
+            return self._number(device, column, "device")
         arr = device if isinstance(device, np.ndarray) else np.asarray(device, dtype=object)
         if arr.dtype.kind in "fiu" or not any(isinstance(v, str) for v in arr.reshape(-1)):
             return self._number(device, column, "device")
