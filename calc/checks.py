@@ -56,6 +56,8 @@ def show(value: Any) -> str:
             text = repr(f) if type(value) in (float, np.float64) else str(value)
     elif isinstance(value, (complex, np.complexfloating)):
         text = repr(complex(value))
+    elif isinstance(value, str):  # numpy's str_ too, shown as plain text
+        text = repr(str(value))
     else:
         text = repr(value)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
@@ -137,8 +139,9 @@ def _strict(name: str, value: Any) -> np.ndarray:
         raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {show(value)})")
     flat = obj.reshape(-1)
     for i, v in enumerate(flat):
-        if (isinstance(v, (bool, np.bool_, np.complexfloating))
-                or not isinstance(v, (int, float, np.number))):
+        if isinstance(v, (complex, np.complexfloating)):
+            raise TrainingBudgetError(f"{name}{_index(obj.shape, i)} must be a real number (got {show(v)})")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
             raise TrainingBudgetError(f"{name}{_index(obj.shape, i)} must be a number (got {show(v)})")
     try:
         return np.asarray(obj, dtype=np.float64)

@@ -66,9 +66,9 @@ def test_broadcasting_shapes_still_broadcast():
     (lambda: calc.train_hours(7e9 + 1j, 1e9, H100), "params must be a real number (got (7000000000+1j))"),
     (lambda: calc.train_hours(np.complex128(7e9), 1e9, H100), "params must be a real number"),
     (lambda: calc.train_hours(np.array([7e9, 7e9 + 2j]), 1e9, H100), "params[1] must be a real number"),
-    (lambda: calc.train_hours([7e9, 2j], 1e9, H100), "params[1] must be a number (got 2j)"),
+    (lambda: calc.train_hours([7e9, 2j], 1e9, H100), "params[1] must be a real number (got 2j)"),
     (lambda: calc.train_bytes(7e9, devices=np.array([1, 2], dtype=object) + 0j, zero_stage=3),
-     "devices[0] must be a number"),
+     "devices[0] must be a real number (got (1+0j))"),
     (lambda: calc.activation_bytes(32, 4096 + 0j, 32, 4096, 1), "d_model must be a real number"),
 ])
 def test_complex_numbers_refused(call, text):
@@ -173,6 +173,12 @@ def test_array_errors_name_the_element(call, text):
 ])
 def test_message_shows_the_value_as_given(kwargs, shown):
     assert f"(got {shown})" in _message(lambda: calc.train_hours(7e9, 1e9, H100, **kwargs))
+
+
+def test_numpy_text_and_ragged_lists_are_named():
+    assert _message(lambda: calc.train_hours(np.array(["7e9"]), 1e9, H100)) == (
+        "params[0] must be a number (got '7e9')")
+    assert "params[1] must be a number" in _message(lambda: calc.train_hours([1e9, [1e9, 2e9]], 1e9, H100))
 
 
 def test_huge_values_are_cut_in_messages():
