@@ -1,13 +1,19 @@
 """Argument checks shared by every calc function.
 
-Each check turns a scalar, list or array into a float64 ndarray and raises
-`TrainingBudgetError` naming the argument, the value and, for arrays, the element.
-The checks are whole-array numpy passes, so they cost a few ns per element.
+Each check takes a scalar, list or array and raises `TrainingBudgetError` naming the argument,
+the value as given and, for arrays, the element. A Python float or int takes a plain-Python
+path and comes back as a Python float (an Excel cell is one scalar call: no numpy machinery);
+anything else becomes a float64 ndarray checked in whole-array numpy passes (a few ns per
+element). Both paths apply the same rules and word their messages the same way.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,100 +33,332 @@ class UnknownDeviceError(TrainingBudgetError):
     """A device name that no table holds; the message lists the closest known names."""
 
 
-def _where(arr: np.ndarray, bad: np.ndarray) -> tuple[str, Any]:
-    """Index text ('' for a scalar, '[i]' or '[i, j]' for arrays) and value of the first bad element."""
-    if arr.ndim == 0:
-        return "", arr[()]
-    idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
-    return "[" + ", ".join(str(int(i)) for i in idx) + "]", arr[idx]
+class ResultOverflowError(TrainingBudgetError):
+    """A result too large for float64: it would be infinity (or NaN)."""
+
+
+SHOWN_CHARS = 60  # longest value text a message shows; longer text is cut with an ellipsis
+_INF = math.inf
+Number = float | np.ndarray
 
 
 def show(value: Any) -> str:
-    """A value as a message shows it: numbers plainly (-1, 0.5, 7e+09, nan), text quoted."""
-    if isinstance(value, (float, np.floating, int, np.integer)) and not isinstance(value, bool):
-        return f"{float(value):g}"
-    return repr(value)
-
-
-def _fail(name: str, arr: np.ndarray, bad: np.ndarray, rule: str) -> TrainingBudgetError:
-    where, value = _where(arr, bad)
-    return TrainingBudgetError(f"{name}{where} {rule} (got {show(value)})")
-
-
-def number(name: str, value: Any) -> np.ndarray:
-    """`value` as a finite float64 array; text, booleans, None, NaN and infinities are refused."""
+    """A value as given: 1.0000001 stays 1.0000001, -1.0 reads -1, 7e9 reads 7000000000, text quoted."""
     if isinstance(value, (bool, np.bool_)):
-        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {value!r})")
-    if type(value) in (float, int):  # the common scalar case, without the object-array pass
-        arr = np.array(float(value))
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
-        arr = value.astype(np.float64, copy=False)
+        text = str(bool(value))
+    elif isinstance(value, (int, np.integer)):
+        text = str(int(value))
+    elif isinstance(value, (float, np.floating)):
+        f = float(value)
+        if f.is_integer() and abs(f) < 1e16:
+            text = str(int(f))
+        else:  # shortest text that reads back as the same number (of the value's own precision)
+            text = repr(f) if type(value) in (float, np.float64) else str(value)
+    elif isinstance(value, (complex, np.complexfloating)):
+        text = repr(complex(value))
+    elif isinstance(value, str):  # numpy's str_ too, shown as plain text
+        text = repr(str(value))
     else:
-        arr = _strict(name, value)
+        text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
+
+
+def _index(shape: tuple[int, ...], flat: int) -> str:
+    return "" if not shape else "[" + ", ".join(str(int(i)) for i in np.unravel_index(flat, shape)) + "]"
+
+
+def _fail(name: str, given: Any, arr: np.ndarray, bad: np.ndarray, rule: str) -> TrainingBudgetError:
+    """The error for the first bad element, showing it as the caller gave it."""
+    flat = int(np.argmax(bad)) if arr.ndim else 0
+    where = _index(arr.shape, flat)
+    source = np.asarray(given) if np.shape(given) == arr.shape and isinstance(given, (np.ndarray, np.generic)) else arr
+    return TrainingBudgetError(f"{name}{where} {rule} (got {show(source.reshape(-1)[flat])})")
+
+
+def _scalar_fail(name: str, value: Any, rule: str) -> TrainingBudgetError:
+    return TrainingBudgetError(f"{name} {rule} (got {show(value)})")
+
+
+def _scalar(name: str, value: Any) -> float | None:
+    """A Python float or int as a finite float (refused if not finite); None for anything else."""
+    t = type(value)
+    if t is float:
+        if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
+            return value
+        raise _scalar_fail(name, value, "must be a finite number")
+    if t is int:
+        try:
+            return float(value)
+        except OverflowError:
+            raise _scalar_fail(name, value, "must be a finite number") from None
+    return None
+
+
+def number(name: str, value: Any) -> Number:
+    """`value` as a finite float (scalar in) or float64 array; text, booleans, complex, None, NaN
+    and infinities are refused."""
+    v = _scalar(name, value)
+    return _array(name, value) if v is None else v
+
+
+def _array(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, (bool, np.bool_)):
+        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {show(value)})")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise _scalar_fail(name, value, "must be a real number")
+    arr = _real(name, value)
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise _fail(name, arr, bad, "must be a finite number")
+        raise _fail(name, value, arr, bad, "must be a finite number")
     return arr
+
+
+def _real(name: str, value: Any) -> np.ndarray:
+    """`value` as a float64 array (not yet checked for finiteness)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+        return value.astype(np.float64, copy=False)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+        raise _fail(name, value, value, value.imag != 0, "must be a real number")
+    if isinstance(value, (bool, np.bool_)):
+        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {show(value)})")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise _scalar_fail(name, value, "must be a real number")
+    if isinstance(value, np.generic) and value.dtype.kind in "fiu":
+        return np.asarray(value, dtype=np.float64)
+    return _strict(name, value)
 
 
 def _strict(name: str, value: Any) -> np.ndarray:
-    """Lists, tuples and object arrays: numbers only, the first offender named with its index."""
-    obj = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    """Lists, tuples and object arrays: real numbers only, the first offender named with its index."""
+    try:
+        obj = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    except ValueError:
+        raise TrainingBudgetError(f"{name} must be a number or a rectangular array of numbers "
+                                  f"(got {show(value)})") from None
     if obj.dtype.kind == "b":
-        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {value!r})")
+        raise TrainingBudgetError(f"{name} must be a number, not a boolean (got {show(value)})")
     flat = obj.reshape(-1)
     for i, v in enumerate(flat):
+        if isinstance(v, (complex, np.complexfloating)):
+            raise TrainingBudgetError(f"{name}{_index(obj.shape, i)} must be a real number (got {show(v)})")
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
-            where = "" if obj.ndim == 0 else "[" + ", ".join(str(int(j)) for j in np.unravel_index(i, obj.shape)) + "]"
-            raise TrainingBudgetError(f"{name}{where} must be a number (got {show(v)})")
-    return np.asarray(obj, dtype=np.float64)
+            raise TrainingBudgetError(f"{name}{_index(obj.shape, i)} must be a number (got {show(v)})")
+    try:
+        return np.asarray(obj, dtype=np.float64)
+    except OverflowError:  # a Python int beyond float64
+        for i, v in enumerate(flat):
+            if isinstance(v, int) and abs(v) > 2**1023:
+                raise TrainingBudgetError(
+                    f"{name}{_index(obj.shape, i)} must be a finite number (got {show(v)})") from None
+        raise
 
 
-def positive(name: str, value: Any) -> np.ndarray:
-    """`value` as a float64 array whose every element is > 0."""
-    arr = number(name, value)
-    bad = arr <= 0
-    if bad.any():
-        raise _fail(name, arr, bad, "must be > 0")
+def _rule(name: str, value: Any, ok: Callable[[float], bool], bad: Callable[[np.ndarray], np.ndarray],
+          rule: str, interval: bool = True) -> Number:
+    """`value` checked by `ok` (a scalar) or `bad` (the array's offending elements).
+
+    When the rule is an `interval` (ok for the least and the greatest element means ok for all),
+    an array is checked by two reductions (min and max: no temporary arrays; NaN propagates to
+    both); only a failing array pays for locating its first offending element.
+    """
+    v = _scalar(name, value)
+    if v is not None:
+        if ok(v):
+            return v
+        raise _scalar_fail(name, value, rule)
+    arr = _real(name, value)
+    if interval and arr.size:
+        lo, hi = float(arr.min()), float(arr.max())
+        if lo - lo == 0.0 and hi - hi == 0.0 and ok(lo) and ok(hi):
+            return arr
+    finite = np.isfinite(arr)
+    if not finite.all():
+        raise _fail(name, value, arr, ~finite, "must be a finite number")
+    mask = bad(arr)
+    if mask.any():
+        raise _fail(name, value, arr, mask, rule)
     return arr
 
 
-def non_negative(name: str, value: Any) -> np.ndarray:
-    """`value` as a float64 array whose every element is >= 0."""
-    arr = number(name, value)
-    bad = arr < 0
-    if bad.any():
-        raise _fail(name, arr, bad, "must be >= 0")
-    return arr
+def positive(name: str, value: Any) -> Number:
+    """`value` as a float (or float64 array) whose every element is > 0."""
+    if type(value) is float and 0.0 < value < _INF:  # the common cell: no further work
+        return value
+    return _rule(name, value, lambda v: v > 0, lambda a: a <= 0, "must be > 0")
 
 
-def fraction(name: str, value: Any) -> np.ndarray:
-    """`value` as a float64 array in (0, 1], e.g. a utilization."""
-    arr = number(name, value)
-    bad = (arr <= 0) | (arr > 1)
-    if bad.any():
-        raise _fail(name, arr, bad, "must be in (0, 1]")
-    return arr
+def non_negative(name: str, value: Any) -> Number:
+    """`value` as a float (or float64 array) whose every element is >= 0."""
+    if type(value) is float and 0.0 <= value < _INF:
+        return value
+    return _rule(name, value, lambda v: v >= 0, lambda a: a < 0, "must be >= 0")
 
 
-def whole(name: str, value: Any, minimum: int = 1) -> np.ndarray:
-    """`value` as a float64 array of whole numbers >= `minimum` (device counts, layers)."""
-    arr = number(name, value)
-    bad = (arr < minimum) | (arr != np.floor(arr))
-    if bad.any():
-        raise _fail(name, arr, bad, f"must be a whole number >= {minimum}")
-    return arr
+def at_least(name: str, value: Any, minimum: float) -> Number:
+    """`value` as a float (or float64 array) whose every element is >= `minimum` (e.g. a PUE >= 1)."""
+    if type(value) is float and minimum <= value < _INF:
+        return value
+    return _rule(name, value, lambda v: v >= minimum, lambda a: a < minimum, f"must be >= {show(minimum)}")
+
+
+def fraction(name: str, value: Any) -> Number:
+    """`value` as a float (or float64 array) in (0, 1], e.g. a utilization."""
+    if type(value) is float and 0.0 < value <= 1.0:
+        return value
+    return _rule(name, value, lambda v: 0 < v <= 1, lambda a: (a <= 0) | (a > 1), "must be in (0, 1]")
+
+
+def whole(name: str, value: Any, minimum: int = 1) -> Number:
+    """`value` as a float (or float64 array) of whole numbers >= `minimum` (device counts, layers)."""
+    t = type(value)
+    if (t is int and minimum <= value < 2**53) or (t is float and value >= minimum and value.is_integer()):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+        arr = value.astype(np.float64, copy=False)
+        lo, hi = float(arr.min()), float(arr.max())  # NaN propagates to both
+        if minimum <= lo and hi < _INF and np.array_equal(np.floor(arr), arr):
+            return arr
+    return _rule(name, value, lambda v: v >= minimum and v.is_integer(),
+                 lambda a: (a < minimum) | (a != np.floor(a)), f"must be a whole number >= {minimum}",
+                 interval=False)
+
+
+def whole_in(name: str, value: Any, allowed: tuple[int, ...]) -> Number:
+    """`value` as a float (or float64 array) whose every element is one of the whole numbers `allowed`."""
+    if type(value) in (int, float) and value in allowed:
+        return float(value)
+    rule = "must be " + ", ".join(map(str, allowed[:-1])) + f" or {allowed[-1]}"
+    return _rule(name, value, lambda v: v in allowed, lambda a: ~np.isin(a, allowed), rule, interval=False)
 
 
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """`value` as one of `allowed` (case-insensitive; '-' and ' ' read as '_')."""
-    key = str(value).strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else None
+    if type(value) is str and value in allowed:  # already canonical (a default, a dropdown's text)
+        return value
+    key = value.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(value, str) else None
     if key not in allowed:
-        raise TrainingBudgetError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+        raise TrainingBudgetError(f"{name} must be one of {', '.join(allowed)} (got {show(value)})")
     return key
 
 
-def out(value: np.ndarray | float) -> np.ndarray | float:
-    """Results: a 0-d array becomes a Python float, arrays stay arrays."""
-    arr = np.asarray(value)
+_TRUE = frozenset(("true", "yes", "1"))
+_FALSE = frozenset(("false", "no", "0"))
+
+
+def flag(name: str, value: Any) -> bool:
+    """`value` as a bool: True/False (numpy's too), or the text true/false, yes/no, 1/0 in any case.
+
+    Anything else is refused, so 'no' or 'False' can never read as True.
+    """
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key in _TRUE or key in _FALSE:
+            return key in _TRUE
+    raise TrainingBudgetError(f"{name} must be True or False (got {show(value)})")
+
+
+def pick(condition: Any, if_true: Any, if_false: Any) -> Any:
+    """`np.where` that stays a plain Python value when `condition` is a Python bool (a scalar call)."""
+    if condition is True or condition is False:
+        return if_true if condition else if_false
+    return np.where(condition, if_true, if_false)
+
+
+def out(value: Any, finite: bool = True) -> Number:
+    """Results: a Python float stays one, a 0-d array becomes one, arrays stay arrays.
+
+    With `finite` (the default) a result that overflowed to infinity or NaN raises `ResultOverflowError`
+    rather than reach the caller as a number.
+    """
+    if type(value) is float:
+        if value - value == 0.0 or not finite:
+            return value
+        raise ResultOverflowError(f"the result overflows float64 (got {show(value)})")
+    arr = np.asarray(value, dtype=np.float64)
+    if finite and not np.isfinite(arr.sum()):  # one fast pass; find the element only on failure
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            flat = int(np.argmax(bad)) if arr.ndim else 0
+            raise ResultOverflowError(f"the result{_index(arr.shape, flat)} overflows float64 "
+                           f"(got {show(arr.reshape(-1)[flat])})")
     return float(arr) if arr.ndim == 0 else arr
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _shaped(bound: inspect.BoundArguments) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of each argument given as an array, list or tuple, keyword options included."""
+    items: list[tuple[str, Any]] = []
+    for k, v in bound.arguments.items():
+        if bound.signature.parameters[k].kind is inspect.Parameter.VAR_KEYWORD:
+            items += list(v.items())
+        else:
+            items.append((k, v))
+    shaped = []
+    for k, v in items:
+        if isinstance(v, (np.ndarray, list, tuple)):
+            try:
+                shaped.append((k, np.shape(v)))
+            except ValueError:  # ragged: its own check says so
+                continue
+    return shaped
+
+
+def _mismatch(shaped: list[tuple[str, tuple[int, ...]]]) -> TrainingBudgetError | None:
+    for i, (b, sb) in enumerate(shaped):
+        for a, sa in shaped[:i]:
+            try:
+                np.broadcast_shapes(sa, sb)
+            except ValueError:
+                return TrainingBudgetError(f"{a} and {b} have shapes {sa} and {sb} that do not broadcast")
+    return None
+
+
+def _extremes(bound: inspect.BoundArguments) -> str:
+    """The numeric arguments whose magnitude is extreme (>= 1e100 or <= 1e-100), as 'name (got v)'."""
+    found = []
+    for k, v in bound.arguments.items():
+        try:
+            a = np.abs(np.asarray(v, dtype=np.float64))
+        except (TypeError, ValueError):
+            continue
+        if a.size and (((a >= 1e100) | ((a > 0) & (a <= 1e-100))).any()):
+            found.append(f"{k} (got {show(v if a.ndim == 0 else a.max())})")
+    return ", ".join(found)
+
+
+def broadcasts(fn: F) -> F:
+    """Decorate a calc function: arguments whose shapes do not broadcast, and results that
+    overflow, become `TrainingBudgetError`s that name the arguments (numpy's ValueError never leaks).
+    Costs nothing until something fails."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TrainingBudgetError as e:
+            if isinstance(e, ResultOverflowError) and not getattr(e, "named", False):
+                bound = sig.bind(*args, **kwargs)
+                culprits = _extremes(bound)
+                new = ResultOverflowError(f"{culprits} out of range: {e}" if culprits
+                                          else f"{e}: the inputs are too large for {fn.__name__}")
+                new.named = True  # type: ignore[attr-defined]
+                raise new from None
+            raise
+        except ValueError:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                raise
+            error = _mismatch(_shaped(bound))
+            if error is None:
+                raise
+            raise error from None
+
+    return checked  # type: ignore[return-value]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, UnknownDeviceError, positive
+from .checks import TrainingBudgetError, UnknownDeviceError, out, positive, show
 
 KINDS = ("vendor dense peak", "measured")
 NUMERIC = ("tflops", "memory_gb", "memory_tbps", "watts", "usd_per_device_hour")
@@ -116,7 +116,7 @@ class DeviceTable:
 
     def closest(self, name: str, n: int = 3) -> list[str]:
         """Up to `n` known names closest to `name`: names containing it first, then by similarity."""
-        q = normalize(name)
+        q = normalize(name)[:256]  # no known name is longer; keeps a pasted essay from costing seconds
 
         def score(key: str) -> tuple[bool, float]:
             return (bool(q) and q in key, difflib.SequenceMatcher(None, q, key).ratio())
@@ -129,7 +129,7 @@ class DeviceTable:
         found = self._by_key.get(normalize(name))
         if found is None:
             near = "; ".join(self.closest(name)) or "none"
-            raise UnknownDeviceError(f"unknown device {name!r}; closest: {near}")
+            raise UnknownDeviceError(f"unknown device {show(name)}; closest: {near}")
         return found
 
     def with_fallback(self, other: DeviceTable) -> DeviceTable:
@@ -143,6 +143,8 @@ class DeviceTable:
         """
         if isinstance(device, str):
             return self._column(self.get(device), column)
+        if type(device) is float or type(device) is int:  # a scalar rate: no array machinery
+            return self._number(device, column, "device")
         arr = device if isinstance(device, np.ndarray) else np.asarray(device, dtype=object)
         if arr.dtype.kind in "fiu" or not any(isinstance(v, str) for v in arr.reshape(-1)):
             return self._number(device, column, "device")
@@ -162,8 +164,7 @@ class DeviceTable:
             raise TrainingBudgetError(
                 f"device given as a number ({device!r}) has no {column}; name a device "
                 f"from the table or pass {column} directly")
-        arr = positive(name, device)
-        return float(arr) if arr.ndim == 0 else arr
+        return out(positive(name, device))
 
     @staticmethod
     def _column(d: Device, column: str) -> float:

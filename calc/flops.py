@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, choice, out, positive, whole
+from .checks import TrainingBudgetError, broadcasts, choice, out, positive, whole
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -28,6 +28,7 @@ _DENSE_PER_TOKEN = {"none": 6.0, "selective": 6.0, "full": 8.0}
 _ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "full": 16.0}
 
 
+@broadcasts
 def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any = None,
                 seq_len: Any = None, recompute: str = "none") -> np.ndarray | float:
     """FLOPs to train `params` parameters on `tokens` tokens.
@@ -54,6 +55,7 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
     return out(per_token * d)
 
 
+@broadcasts
 def chinchilla_tokens(params: Any) -> np.ndarray | float:
     """Compute-optimal training tokens for `params` parameters: about 20 tokens per parameter.
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, choice, non_negative, out, positive, whole
+from .checks import broadcasts, choice, flag, non_negative, out, pick, positive, whole, whole_in
 
 METHODS = ("full", "lora", "qlora", "inference")
 
@@ -71,20 +71,19 @@ def _trainable(method: str, n: np.ndarray, trainable: Any) -> np.ndarray:
     if method == "full":
         return n
     if method == "inference":
-        return np.zeros_like(n)
+        return 0.0 * n
     t = positive("trainable", LORA_TRAINABLE if trainable is None else trainable)
-    return np.where(t <= 1.0, t * n, t)
+    return pick(t <= 1.0, t * n, t)
 
 
 def _zero_divisors(zero_stage: Any, devices: Any) -> tuple[np.ndarray, ...]:
     """Divisors of (weights, gradients, optimizer + master) under ZeRO `zero_stage` (ZeRO §5)."""
-    stage = whole("zero_stage", zero_stage, minimum=0)
-    if (stage > 3).any():
-        raise TrainingBudgetError(f"zero_stage must be 0, 1, 2 or 3 (got {zero_stage!r})")
+    stage = whole_in("zero_stage", zero_stage, ZERO_STAGES)
     n_d = whole("devices", devices)
-    return tuple(np.where(stage >= k, n_d, 1.0) for k in (3, 2, 1))
+    return tuple(pick(stage >= k, n_d, 1.0) for k in (3, 2, 1))
 
 
+@broadcasts
 def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                  trainable: Any = None, grad_bytes: Any = GRAD_BYTES, master: bool = True,
                  zero_stage: Any = 0, devices: Any = 1, activations: Any = 0.0) -> MemoryBreakdown:
@@ -102,8 +101,7 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     n = positive("params", params)
     grad = positive("grad_bytes", grad_bytes)
     act = non_negative("activations", activations)
-    if not isinstance(master, (bool, np.bool_)):
-        raise TrainingBudgetError(f"master must be True or False (got {master!r})")
+    master = flag("master", master)
     t = _trainable(kind, n, trainable)
     base = QLORA_BASE_BYTES if kind == "qlora" else WEIGHT_BYTES
     weights = base * n + (WEIGHT_BYTES * t if kind in ("lora", "qlora") else 0.0)
@@ -129,6 +127,7 @@ train_bytes.__signature__ = inspect.signature(train_memory).replace(  # type: ig
     return_annotation="np.ndarray | float")
 
 
+@broadcasts
 def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, micro_batch: Any,
                      *, recompute: str = "none", tensor_parallel: Any = 1,
                      sequence_parallel: bool = False, flash_attention: bool = False
@@ -149,6 +148,8 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     s = whole("seq_len", seq_len)
     b = whole("micro_batch", micro_batch)
     t = whole("tensor_parallel", tensor_parallel)
+    sequence_parallel = flag("sequence_parallel", sequence_parallel)
+    flash_attention = flag("flash_attention", flash_attention)
     sbh = s * b * h
     if mode == "full":
         per_layer = 2.0 * sbh

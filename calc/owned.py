@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checks import TrainingBudgetError, fraction, non_negative, number, out, positive
+import numpy as np
+
+from .checks import TrainingBudgetError, at_least, fraction, non_negative, out, positive, show
 
 HOURS_PER_YEAR = 8760.0  # 365 × 24
 
@@ -53,13 +55,11 @@ def owned_usd_per_device_hour(capex_usd: Any, *, life_years: Any = 5, residual: 
     """
     capex = non_negative("capex_usd", capex_usd)
     life = positive("life_years", life_years)
-    res = number("residual", residual)
-    if ((res < 0) | (res > 1)).any():
-        raise TrainingBudgetError(f"residual must be a fraction of capex in [0, 1] (got {residual!r})")
+    res = non_negative("residual", residual)
+    if np.any(np.asarray(res) > 1):
+        raise TrainingBudgetError(f"residual must be a fraction of capex in [0, 1] (got {show(residual)})")
     occ = fraction("occupancy", occupancy)
-    p = number("pue", pue)
-    if (p < 1).any():
-        raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
+    p = at_least("pue", pue, 1.0)
     hours = HOURS_PER_YEAR * occ
     capital = capex * (1.0 - res) / (life * hours)
     hosting = non_negative("hosting_usd_per_year", hosting_usd_per_year) / hours

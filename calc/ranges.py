@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, non_negative, number, positive, whole
+from .checks import TrainingBudgetError, at_least, non_negative, positive, whole
 from .devices import DeviceTable, catalog
 from .prior import UtilizationPrior, utilization_prior
 from .schedule import gpu_hours, train_cost, train_energy_kwh, train_hours
@@ -77,16 +77,14 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     factors = (utilization_prior() if prior is None else prior).hour_factors()
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
-    dh = hours * whole("devices", devices)
+    dh = hours * np.asarray(whole("devices", devices))
     out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
     if usd_per_device_hour is not None:
-        out["usd"] = (dh * _price(usd_per_device_hour, device, table))[..., None] * factors
+        out["usd"] = (dh * np.asarray(_price(usd_per_device_hour, device, table)))[..., None] * factors
     w = positive("watts", watts) if watts is not None else _watts(device, table)
     if w is not None:
-        p = number("pue", pue)
-        if (p < 1).any():
-            raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
-        out["kwh"] = (dh * (w * p / 1000.0))[..., None] * factors  # as train_energy_kwh: W · h · PUE / 1000
+        p = at_least("pue", pue, 1.0)
+        out["kwh"] = (dh * np.asarray(w * p / 1000.0))[..., None] * factors  # as train_energy_kwh: W · h · PUE / 1000
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, fraction, non_negative, number, out, positive, whole
+from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, whole, whole_in
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
@@ -42,6 +42,7 @@ def device_tflops(device: Any, *, table: DeviceTable | None = None) -> np.ndarra
     return _table(table).value(device, "tflops")
 
 
+@broadcasts
 def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0,
                 devices: Any = 1, table: DeviceTable | None = None,
                 **flops_options: Any) -> np.ndarray | float:
@@ -56,12 +57,13 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
         return _ranges().over_prior(train_hours, params, tokens, device, utilization=utilization,
                                     devices=devices, table=table, **flops_options)
     flops = train_flops(params, tokens, **flops_options)
-    rate = np.asarray(device_tflops(device, table=table))
+    rate = device_tflops(device, table=table)
     u = fraction("utilization", utilization)
     n = whole("devices", devices)
     return out(flops / (rate * (TERA * SECONDS_PER_HOUR) * u * n))
 
 
+@broadcasts
 def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, devices: Any = 1,
               table: DeviceTable | None = None, **flops_options: Any) -> np.ndarray | float:
     """Device-hours (GPU-hours): wall-clock hours times `devices`; arguments as `train_hours`."""
@@ -73,6 +75,7 @@ def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, 
     return out(hours * whole("devices", devices))
 
 
+@broadcasts
 def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: Any = None,
                utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
                **flops_options: Any) -> np.ndarray | float:
@@ -101,6 +104,7 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
     return out(dh * price)
 
 
+@broadcasts
 def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, watts: Any = None,
                      utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
                      **flops_options: Any) -> np.ndarray | float:
@@ -113,14 +117,13 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
         return _ranges().over_prior(train_energy_kwh, params, tokens, device, utilization=utilization,
                                     pue=pue, watts=watts, devices=devices, table=table, **flops_options)
     w = _table(table).value(device, "watts") if watts is None else positive("watts", watts)
-    p = number("pue", pue)
-    if (p < 1).any():
-        raise TrainingBudgetError(f"pue must be >= 1 (got {pue!r})")
+    p = at_least("pue", pue, 1.0)
     dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                    **flops_options)
     return out(np.asarray(w) * dh * p / 1000.0)
 
 
+@broadcasts
 def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer: str = "adamw",
                    zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,
                    memory_gb: Any = None, table: DeviceTable | None = None,
@@ -134,9 +137,7 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     """
     cap = GB * (_table(table).value(device, "memory_gb") if memory_gb is None
                 else positive("memory_gb", memory_gb))
-    stage = whole("zero_stage", zero_stage, minimum=0)
-    if (stage > 3).any():
-        raise TrainingBudgetError(f"zero_stage must be 0, 1, 2 or 3 (got {zero_stage!r})")
+    stage = whole_in("zero_stage", zero_stage, (0, 1, 2, 3))
     m = train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
                      activations=activations, **memory_options)
     sharded = (np.where(stage >= 1, m.optimizer + m.master, 0.0)
@@ -146,4 +147,4 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     with np.errstate(divide="ignore", invalid="ignore"):
         n = np.ceil(sharded / room * (1 - 1e-12))  # 1e-12 keeps exact fits from rounding up
     n = np.where(room <= 0, math.inf, np.maximum(n, 1.0))
-    return out(n)
+    return out(n, finite=False)  # inf: never fits

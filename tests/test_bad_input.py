@@ -32,6 +32,15 @@ CASES = [
     (lambda: calc.train_bytes(7e9, zero_stage=4), "zero_stage must be 0, 1, 2 or 3 (got 4)"),
     (lambda: calc.train_energy_kwh(7e9, 1e9, H100, pue=0.5), "pue must be >= 1"),
     (lambda: calc.activation_bytes(24, 2048, 16, 0, 1), "seq_len must be a whole number >= 1 (got 0)"),
+    (lambda: calc.train_hours(7e9, 1e9, H100, utilization=1.0000001), "utilization must be in (0, 1] (got 1.0000001)"),
+    (lambda: calc.train_hours([1e9, 2e9], [1e9, 2e9, 3e9], H100), "params and tokens have shapes (2,) and (3,)"),
+    (lambda: calc.train_hours(7e9 + 0j, 1e9, H100), "params must be a real number"),
+    (lambda: calc.train_hours(1e308, 1e9, H100), "params (got 1e+308) out of range"),
+    (lambda: calc.train_energy_kwh(7e9, 1e9, H100, pue=[1.1, 0.5]), "pue[1] must be >= 1 (got 0.5)"),
+    (lambda: calc.train_bytes(7e9, zero_stage=[3, 4]), "zero_stage[1] must be 0, 1, 2 or 3 (got 4)"),
+    (lambda: calc.activation_bytes(24, 2048, 16, 8, 1, sequence_parallel="maybe"),
+     "sequence_parallel must be True or False (got 'maybe')"),
+    (lambda: calc.train_bytes(7e9, master=None), "master must be True or False (got None)"),
 ]
 
 

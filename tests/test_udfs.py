@@ -127,6 +127,11 @@ def test_budget_spills_two_columns():
     (lambda: udfs.TRAIN_BYTES(7e9, None, "adam9"), "#VALUE! optimizer must be one of"),
     (lambda: udfs.TRAIN_ACTIVATION_BYTES(1, 2, 3, 4, 5, None, None, "yes"),
      "#VALUE! sequence_parallel must be"),
+    (lambda: udfs.TRAIN_HOURS(7e9, 1e9, H100, 1.0000001), "#VALUE! utilization must be in (0, 1] (got 1.0000001)"),
+    (lambda: udfs.TRAIN_HOURS(1e308, 1e9, H100), "#VALUE! params (got 1e+308) out of range"),
+    (lambda: udfs.TRAIN_BUDGET(((7e9,), (13e9,)), 1e12, H100),
+     "#VALUE! TRAIN_BUDGET takes one scenario; params is a range of 2 cells"),
+    (lambda: udfs.TRAIN_HOURS("x" * 32_767, 1e9, H100), "#VALUE! params must be a number (got 'xxx"),
 ])
 def test_bad_input_returns_message_and_raises_nothing(call, text):
     got = call()

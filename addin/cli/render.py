@@ -58,12 +58,31 @@ def estimate_text(report: dict[str, Any]) -> str:
     return "\n".join([*lines, "", UTILIZATION_NOTE]) + "\n"
 
 
+# Text cells starting with these are read as formulas by spreadsheets: CSV injection
+# (OWASP, "CSV Injection", owasp.org/www-community/attacks/CSV_Injection). OWASP's remedy:
+# prefix such a cell with a single quote so it reads as text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell safe to open in a spreadsheet: text that a spreadsheet would run as a formula gets
+    a leading single quote (OWASP); numbers, including negative ones, are left as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    """Rows of dicts as CSV text with a header line."""
+    """Rows of dicts as CSV text with a header line, every text cell escaped by `csv_cell`.
+
+    Lines end in CRLF (RFC 4180), so a cell holding a carriage return is quoted like one holding
+    a line feed (Python's writer quotes only the line terminator's characters).
+    """
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    fields = list(rows[0]) if rows else []
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow([csv_cell(f) for f in fields])
+    writer.writerows([csv_cell(row.get(f, "")) for f in fields] for row in rows)
     return buf.getvalue()
 
 

@@ -26,6 +26,15 @@ SIZES = (256, 512, 1024, 2048, 4096, 8192, 16384)
 # Relative error allowed for a product row against float64 (accumulation and output rounding).
 TOLERANCE = {"fp64": 1e-10, "fp32": 1e-4, "tf32": 1e-2, "fp16": 1e-2, "bf16": 2e-2, "fp8": 3e-2}
 CHECK_ROWS = 8
+MAX_SECONDS = 3600.0  # an hour: the sweep's sizes are done in well under a minute on any backend
+
+
+def check_seconds(seconds: float) -> float:
+    """The time budget as given, if it is a finite number of seconds in (0, MAX_SECONDS]."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_SECONDS:
+        raise calc.TrainingBudgetError(
+            f"seconds must be > 0 and at most {MAX_SECONDS:g} (got {calc.checks.show(seconds)})")
+    return float(seconds)
 
 
 class WrongResult(calc.TrainingBudgetError):
@@ -114,8 +123,7 @@ def measure(backend: Backend, dtype: str, seconds: float = 20.0, sizes: tuple[in
         raise calc.TrainingBudgetError(
             f"dtype must be one of {', '.join(backend.dtypes)} for {backend.name} on {backend.device} "
             f"(got {dtype!r})")
-    if not seconds > 0:
-        raise calc.TrainingBudgetError(f"seconds must be > 0 (got {seconds!r})")
+    seconds = check_seconds(seconds)
     m = Measurement(backend.name, backend.version, backend.device, backend.hardware, dtype, platform.node(),
                     dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"))
     end = time.perf_counter() + seconds

@@ -75,7 +75,7 @@ def flag_in(name: str, value: Any) -> Any:
         return bool(value)
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    raise calc.TrainingBudgetError(f"{name} must be TRUE or FALSE (got {value!r})")
+    raise calc.TrainingBudgetError(f"{name} must be TRUE or FALSE (got {calc.checks.show(value)})")
 
 
 def _cell_out(v: Any) -> Any:
@@ -96,10 +96,32 @@ def value_out(result: Any) -> Any:
     return _cell_out(result)
 
 
+MESSAGE_CHARS = 255  # a cell message's longest text (Excel's own limit for a function's help text)
+
+
+def _short(text: str) -> str:
+    """One line of at most MESSAGE_CHARS characters, cut with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= MESSAGE_CHARS else line[:MESSAGE_CHARS - 1] + "…"
+
+
 def error_out(error: Exception) -> str:
     """A short cell text for an error: '#N/A ...' for an unknown device, '#VALUE! ...' otherwise."""
     if isinstance(error, calc.UnknownDeviceError):
-        return f"#N/A {error}"
+        return _short(f"#N/A {error}")
     if isinstance(error, calc.TrainingBudgetError):
-        return f"#VALUE! {error}"
-    return f"#VALUE! unexpected {type(error).__name__}: {error}".splitlines()[0][:255]
+        return _short(f"#VALUE! {error}")
+    return _short(f"#VALUE! unexpected {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+
+
+def one_scenario(function: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` for a function that answers one scenario (a table): a range of one cell is that
+    cell; a larger range is refused, naming the argument and its size."""
+    single = dict(values)
+    for name, value in values.items():
+        if isinstance(value, np.ndarray):
+            if value.size != 1:
+                raise calc.TrainingBudgetError(
+                    f"{function} takes one scenario; {name} is a range of {value.size} cells")
+            single[name] = value.reshape(-1)[0].item() if value.dtype != object else value.reshape(-1)[0]
+    return single

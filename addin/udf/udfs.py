@@ -40,12 +40,15 @@ def declare(spec: ExcelFunction, func: Callable = xw.func, arg: Callable = xw.ar
     """The UDF for `spec`, decorated with `func`, `arg` and `ret` (xlwings' by default)."""
     sig = _signature(spec)
     uses_devices = any(a.kind == "device" for a in spec.args)
+    one_scenario = spec.unit == "table"  # TRAIN_BUDGET: one label/value table, so one scenario
 
     def udf(*args: Any, **kwargs: Any) -> Any:
         try:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             values = {a.name: _READERS[a.kind](spec, a, bound.arguments[a.name]) for a in spec.args}
+            if one_scenario:
+                values = cells.one_scenario(spec.name, values)
             table = devices_for(bound.arguments["caller"]) if uses_devices else None
             return cells.value_out(spec.call(values, table))
         except Exception as e:  # never a traceback in a cell
