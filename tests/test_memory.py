@@ -60,8 +60,8 @@ def test_activations_add_to_total():
 
 
 def _korthikanti(s, b, h, a, t, L, sp, mode):
-    if mode == "full":
-        return L * 2 * s * b * h
+    if mode == "full":  # each layer's input; sequence parallelism shards it over t (§4.2.2)
+        return L * 2 * s * b * h / (t if sp else 1)
     dense = 34 / t if sp else 10 + 24 / t
     scores = 0 if mode == "selective" else 5 * a * s / (h * t)
     return L * s * b * h * (dense + scores)

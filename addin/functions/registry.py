@@ -157,7 +157,7 @@ _HOURS = "6*{params}*{tokens}/({device:tflops}*1E12*{utilization}*{devices})/360
 _GPU_HOURS = f"{_HOURS}*{{devices}}"
 _SHARDED = "+".join(native.sharded(p) for p in native.PARTS)
 _STATES = "+".join(f"({expr})" for expr, _ in native.PARTS.values())
-_ROOM = "({device:memory_gb}*1E9-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
+_ROOM = "({device:memory_gb}*2^30-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
 FUNCTIONS: tuple[ExcelFunction, ...] = (
@@ -198,7 +198,8 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   ("32", "4096", "32", "4096", "1")),
     ExcelFunction("CHINCHILLA_TOKENS", "Compute-optimal tokens: about 20 per parameter (Hoffmann 2022)",
                   "tokens", calc.chinchilla_tokens, (PARAMS,),
-                  f"{calc.flops.TOKENS_PER_PARAM_CHINCHILLA!r}*{{params}}", ("7E9",)),
+                  f"{calc.flops.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"
+                  f"^{calc.flops.CHINCHILLA_EXPONENT!r}", ("7E9",)),
     ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
