@@ -16,6 +16,7 @@ from .memory import (
                      train_bytes,
                      train_memory,
 )
+from .models import ModelPreset, ParamBreakdown, model_params, model_preset, model_presets
 from .report import SEED_DEVICES, SEED_PARAMS, SEED_TOKENS, budget_rows
 from .schedule import (
                      device_tflops,
@@ -33,3 +34,4 @@ __all__ = [
     "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
     "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
 ]
+__all__ += ["ModelPreset", "ParamBreakdown", "model_params", "model_preset", "model_presets"]
