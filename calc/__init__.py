@@ -6,6 +6,7 @@ tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), hours, usd, kwh.
 """
 
 from .checks import TrainingBudgetError, UnknownDeviceError
+from .config import load_config
 from .devices import Device, DeviceTable, catalog, load_devices
 from .flops import chinchilla_tokens, train_flops
 from .memory import (
@@ -34,4 +35,4 @@ __all__ = [
     "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
     "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
 ]
-__all__ += ["ModelPreset", "ParamBreakdown", "model_params", "model_preset", "model_presets"]
+__all__ += ["load_config", "ModelPreset", "ParamBreakdown", "model_params", "model_preset", "model_presets"]

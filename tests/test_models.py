@@ -54,3 +54,55 @@ def test_shape_errors_name_the_argument():
 def test_broadcasts_over_arrays():
     b = calc.model_params([32, 80], 4096, 32)
     assert b.total.shape == (2,)
+
+
+# --- load_config: local config.json files (tests/data/configs, sources in SOURCES.md) -------
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from trainbudget.calc.config import load_config  # noqa: E402
+
+CONFIGS = Path(__file__).parent / "data" / "configs"
+
+
+@pytest.mark.parametrize(("file", "preset"), [("Llama-3.1-8B.json", "Llama 3.1 8B"),
+                                              ("Mixtral-8x7B-v0.1.json", "Mixtral 8x7B"),
+                                              ("Qwen3-30B-A3B.json", "Qwen3-30B-A3B")])
+def test_config_gives_the_preset_shape(file, preset):
+    got = calc.model_params(**load_config(CONFIGS / file).shape)
+    want = model_preset(preset).params()
+    assert (got.total, got.active) == (want.total, want.active)
+
+
+def test_qwen3_moe_config_counts_near_published():
+    got = calc.model_params(**load_config(CONFIGS / "Qwen3-30B-A3B.json").shape)
+    assert got.total == pytest.approx(30.5e9, rel=0.005)
+    assert got.active == pytest.approx(3.3e9, rel=0.02)  # the card rounds to 3.3B
+
+
+def _write(tmp_path, **changes):
+    data = json.loads((CONFIGS / "Llama-3.1-8B.json").read_text())
+    data.update(changes)
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(data))
+    return p
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"model_type": "deepseek_v3"}, "model_type must be one of"),
+    ({"q_lora_rank": 1536}, "fields not understood: q_lora_rank"),
+    ({"attention_bias": True}, "attention_bias true is not modelled"),
+    ({"hidden_size": "4096"}, "hidden_size must be a whole number"),
+])
+def test_config_errors_name_the_field(tmp_path, changes, message):
+    with pytest.raises(calc.TrainingBudgetError, match=message):
+        load_config(_write(tmp_path, **changes))
+
+
+def test_config_not_json_or_missing(tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json")
+    with pytest.raises(calc.TrainingBudgetError, match="is not JSON"):
+        load_config(bad)
+    with pytest.raises(calc.TrainingBudgetError, match="cannot be read"):
+        load_config(tmp_path / "absent.json")
