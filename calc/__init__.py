@@ -9,6 +9,7 @@ from .checks import TrainingBudgetError, UnknownDeviceError
 from .config import load_config
 from .devices import Device, DeviceTable, catalog, load_devices
 from .flops import chinchilla_tokens, train_flops
+from .layouts import Layouts, fit_layouts
 from .memory import (
                      METHODS,
                      OPTIMIZERS,
@@ -35,4 +36,5 @@ __all__ = [
     "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
     "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
 ]
-__all__ += ["load_config", "ModelPreset", "ParamBreakdown", "model_params", "model_preset", "model_presets"]
+__all__ += ["Layouts", "ModelPreset", "ParamBreakdown", "fit_layouts", "load_config", "model_params",
+            "model_preset", "model_presets"]

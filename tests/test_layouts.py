@@ -1,0 +1,78 @@
+"""fit_layouts: every layout that fits, none that does not, each figure equal to calc's own."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from trainbudget import calc
+from trainbudget.calc.layouts import fit_layouts
+from trainbudget.calc.models import model_preset
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+GIB = 2 ** 30
+
+
+def _brute_force(name, devices, cap):
+    """Loop over every (t, p, e, z) by hand and keep those under `cap` bytes."""
+    shape = model_preset(name).shape
+    b = calc.model_params(**shape)
+    moe = shape.get("n_experts", 1) > 1
+    kept = set()
+    for t, p, e, z in itertools.product(range(1, devices + 1), range(1, devices + 1),
+                                        range(1, shape.get("n_experts", 1) + 1), range(4)):
+        if (devices % (t * p) or shape["n_heads"] % t or shape["n_kv_heads"] % t
+                or shape["n_layers"] % p or (devices // (t * p)) % e
+                or shape.get("n_experts", 1) % e):
+            continue
+        act = calc.activation_bytes(shape["n_layers"], shape["d_model"], shape["n_heads"], 4096, 1,
+                                    recompute="selective", tensor_parallel=t, sequence_parallel=True,
+                                    flash_attention=True, pipeline_parallel=p, vocab=shape["vocab"])
+        total = calc.train_bytes(b.total, zero_stage=z, devices=devices, tensor_parallel=t,
+                                 pipeline_parallel=p, expert_parallel=e,
+                                 expert_params=b.experts if moe else 0.0,
+                                 stage_params=shape["vocab"] * shape["d_model"],
+                                 zero3_buffers=True, activations=act)
+        if total <= cap:
+            kept.add((t, p, e, devices // (t * p), z, total))
+    return kept
+
+
+@pytest.mark.parametrize(("name", "devices"), [("Llama 3.1 70B", 32), ("Mixtral 8x7B", 16)])
+def test_fit_equals_a_brute_force_loop(name, devices):
+    got = fit_layouts(name, H100, devices)
+    want = _brute_force(name, devices, 80 * GIB)
+    rows = {(r["tensor"], r["pipeline"], r["expert"], r["data"], r["zero"]): r["total"]
+            for r in got.rows()}
+    assert set(rows) == {k[:5] for k in want}
+    for k in want:
+        assert rows[k[:5]] == pytest.approx(k[5], rel=1e-12)
+    assert (got.headroom >= 0).all() and np.all(np.diff(got.total) >= 0)
+    parts = got.weights + got.gradients + got.optimizer + got.master + got.activations
+    assert parts == pytest.approx(got.total)
+
+
+def test_a_model_too_big_for_few_devices_has_no_layout():
+    assert len(fit_layouts("Llama 3.1 405B", H100, 8)) == 0
+    assert len(fit_layouts("Llama 3.1 405B", H100, 1024)) > 0
+
+
+def test_layout_constraints_hold():
+    got = fit_layouts("Llama 3.1 405B", H100, 16384)
+    assert np.all(128 % got.tensor == 0) and np.all(8 % got.tensor == 0)
+    assert np.all(126 % got.pipeline == 0)
+    assert np.all(got.tensor * got.pipeline * got.data == 16384)
+
+
+def test_published_totals_only_model_is_refused():
+    with pytest.raises(calc.TrainingBudgetError, match="no standard shape"):
+        fit_layouts("DeepSeek-V3", H100, 2048)
+
+
+def test_bad_arguments_name_themselves():
+    with pytest.raises(calc.TrainingBudgetError, match="zero_stages"):
+        fit_layouts("Llama 3.1 8B", H100, 8, zero_stages=(4,))
+    with pytest.raises(calc.TrainingBudgetError, match="context_parallel must divide devices"):
+        fit_layouts("Llama 3.1 8B", H100, 8, context_parallel=3)
+    with pytest.raises(calc.TrainingBudgetError, match="devices must be a whole number"):
+        fit_layouts("Llama 3.1 8B", H100, 0)
