@@ -76,3 +76,39 @@ def test_bad_arguments_name_themselves():
         fit_layouts("Llama 3.1 8B", H100, 8, context_parallel=3)
     with pytest.raises(calc.TrainingBudgetError, match="devices must be a whole number"):
         fit_layouts("Llama 3.1 8B", H100, 0)
+
+
+def test_catalog_memory_is_binary_and_devices_needed_uses_physical_bytes():
+    tpu = calc.catalog().get("TPU v4, BF16, dense")
+    assert tpu.memory_gb * GIB == pytest.approx(34.36e9, rel=1e-3)
+    # 70B, ZeRO-3: 16 B/param sharded over n; 80 GiB per H100 holds 1120e9 / 85.9e9 -> 14
+    assert calc.devices_needed(70e9, H100, zero_stage=3) == np.ceil(70e9 * 16 / (80 * GIB))
+    assert calc.devices_needed(70e9, H100, zero_stage=3, memory_gb=80) == np.ceil(70e9 * 16 / 80e9)
+
+
+def test_devices_needed_on_a_layout_is_a_whole_number_of_replicas():
+    n = calc.devices_needed(405e9, H100, zero_stage=2, tensor_parallel=8, pipeline_parallel=2,
+                            activations=20e9)
+    assert n % 16 == 0 and n > 16
+    fits = calc.train_bytes(405e9, zero_stage=2, devices=n, tensor_parallel=8, pipeline_parallel=2,
+                            activations=20e9)
+    assert fits <= 80 * GIB
+    assert calc.train_bytes(405e9, zero_stage=2, devices=n - 16, tensor_parallel=8,
+                            pipeline_parallel=2, activations=20e9) > 80 * GIB
+    moe = calc.devices_needed(46.7e9, H100, zero_stage=1, expert_parallel=8, expert_params=45e9)
+    assert moe % 8 == 0
+
+
+def test_catalog_corrections():
+    cat = calc.catalog()
+    assert cat.get("Gaudi 3, BF16 matrix, dense").tflops == 1835
+    assert "1,600 MHz" in cat.get("Gaudi 3, BF16 matrix, dense").note
+    assert cat.get("B200, BF16 tensor core, dense").memory_tbps == 7.7
+    assert cat.get("TPU v4, BF16, dense").watts == 192
+    assert "PB-11133" in cat.get("H100 PCIe, BF16 tensor core, dense").source
+
+
+def test_a_layout_whose_fixed_part_never_fits_needs_infinitely_many():
+    # tp8 x pp2 of 405B under ZeRO-1: 2 + 2 B/param of 405e9/16 stay whole: > 80 GiB
+    assert calc.devices_needed(405e9, H100, zero_stage=1, tensor_parallel=8,
+                               pipeline_parallel=2) == np.inf
