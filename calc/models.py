@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import inspect
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
@@ -122,6 +123,22 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     return ParamBreakdown(total=out(total), active=out(active), embedding=out(embedding),
                           attention=out(attention), mlp=out(mlp), router=out(router),
                           norms=out(norms), experts=out(routed))
+
+
+def params_total(n_layers: Any, d_model: Any, n_heads: Any, **shape: Any) -> np.ndarray | float:
+    """Total parameters from the shape (`model_params(...).total`; arguments as there)."""
+    return model_params(n_layers, d_model, n_heads, **shape).total
+
+
+def params_active(n_layers: Any, d_model: Any, n_heads: Any, **shape: Any) -> np.ndarray | float:
+    """Parameters one token runs through (`model_params(...).active`; arguments as there)."""
+    return model_params(n_layers, d_model, n_heads, **shape).active
+
+
+# Both take exactly model_params's arguments: say so to inspect (and to the Excel registry).
+for _f in (params_total, params_active):
+    _f.__signature__ = inspect.signature(model_params).replace(  # type: ignore[attr-defined]
+        return_annotation="np.ndarray | float")
 
 
 # --- presets -------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ NEEDS_ADDIN = "needs the add-in"
 # Number format of a Functions-sheet result, by the registry's unit ("table" shows the Hours row).
 UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": styles.HOURS,
                 "table": styles.HOURS, "device-hours": styles.DEVICE_HOURS, "USD": styles.USD, "kWh": styles.KWH,
-                "devices": styles.COUNT, "TFLOP/s": styles.TFLOPS}
+                "devices": styles.COUNT, "TFLOP/s": styles.TFLOPS,
+                "parameters": styles.FLOPS}
 
 
 def _table(ws: Worksheet, name: str, ref: str) -> None:
