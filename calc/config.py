@@ -139,6 +139,7 @@ def load_config(path: str | Path) -> ModelPreset:
         shape["head_dim"] = _count(data, "head_dim", where)
     if family in ("mixtral", "qwen2_moe", "qwen3_moe"):
         shape.update(_experts(data, family, where))
-    name = str(data.get("_name_or_path") or Path(path).parent.name or Path(path).name)
+    p = Path(path)
+    name = str(data.get("_name_or_path") or (p.parent.name if p.name == "config.json" else p.stem))
     return ModelPreset(name=name, shape=shape, published_total_params=math.nan,
                        published_active_params=math.nan, source=str(path), as_of="", note=family)

@@ -28,7 +28,8 @@ GIB = 2.0 ** 30  # the catalog's "80GB" of HBM is 80 GiB (see calc.devices)
 class Layouts:
     """Layouts that fit, one array element each, sorted by total bytes per device.
 
-    Counts: tensor, pipeline, expert, data (parallel sizes), zero (stage). Bytes per device
+    Counts: tensor, pipeline, expert, data (parallel sizes), zero (stage; with one data-parallel
+    rank only the lowest stage asked for is listed, as ZeRO has nothing to shard). Bytes per device
     (busiest device: the first pipeline stage): weights, gradients, optimizer, master,
     activations, total; headroom = device memory - total (bytes, >= 0 for a fit).
     """
@@ -117,13 +118,15 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     cap = (GIB * float((table or catalog()).value(device, "memory_gb")) if memory_gb is None
            else 1e9 * float(whole("memory_gb", memory_gb)))
     stages = np.asarray([int(z) for z in zero_stages])
-    if not np.isin(stages, ZERO_STAGES).all():
+    if stages.size == 0 or not np.isin(stages, ZERO_STAGES).all():
         raise TrainingBudgetError(f"zero_stages must be among 0, 1, 2, 3 (got {zero_stages!r})")
     if n % cp:
         raise TrainingBudgetError(f"context_parallel must divide devices (got {context_parallel!r}, {devices!r})")
     T, P, E, D = _candidates(shape, n, cp)
     Z = np.tile(stages, T.size)
     T, P, E, D = (np.repeat(a, stages.size) for a in (T, P, E, D))
+    real = (D > 1) | (stages.min() == Z)  # one data-parallel rank: ZeRO shards nothing
+    T, P, E, D, Z = T[real], P[real], E[real], D[real], Z[real]
     b = model_params(**shape)
     experts = b.experts if shape.get("n_experts", 1) > 1 else 0.0
     act = activation_bytes(shape["n_layers"], shape["d_model"], shape["n_heads"], seq_len,

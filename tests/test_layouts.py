@@ -33,7 +33,7 @@ def _brute_force(name, devices, cap):
                                  expert_params=b.experts if moe else 0.0,
                                  stage_params=shape["vocab"] * shape["d_model"],
                                  zero3_buffers=True, activations=act)
-        if total <= cap:
+        if total <= cap and (devices // (t * p) > 1 or z == 0):  # ZeRO needs data parallelism
             kept.add((t, p, e, devices // (t * p), z, total))
     return kept
 
@@ -112,3 +112,49 @@ def test_a_layout_whose_fixed_part_never_fits_needs_infinitely_many():
     # tp8 x pp2 of 405B under ZeRO-1: 2 + 2 B/param of 405e9/16 stay whole: > 80 GiB
     assert calc.devices_needed(405e9, H100, zero_stage=1, tensor_parallel=8,
                                pipeline_parallel=2) == np.inf
+
+
+# --- command line ---------------------------------------------------------------------------
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from tests.conftest import run_cli  # noqa: E402
+
+QWEN = str(Path(__file__).parent / "data" / "configs" / "Qwen3-30B-A3B.json")
+
+
+def test_fit_json_lists_what_calc_lists():
+    proc = run_cli("fit", "--model", "Llama 3.1 70B", "--devices", "64", "--json", check=True)
+    data = json.loads(proc.stdout)
+    want = fit_layouts("Llama 3.1 70B", H100, 64).rows()
+    assert data["layouts"] == want and data["memory_bytes"] == 80 * GIB
+
+
+def test_fit_text_and_config():
+    out = run_cli("fit", "--config", QWEN, "--devices", "16", "--limit", "3", check=True).stdout
+    assert out.startswith("Qwen3-30B-A3B on 16 x H100")
+    assert len(out.splitlines()) == 2 + 3 + 1
+
+
+def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_memory():
+    proc = run_cli("estimate", "--model", "Mixtral 8x7B", "--tokens", "1T", "--devices", "64",
+                   "--tp", "2", "--ep", "8", "--device", H100, "--json", check=True)
+    report = json.loads(proc.stdout.split("\n", 1)[1])  # after the layout line
+    b = model_preset("Mixtral 8x7B").params()
+    assert report["flops"] == pytest.approx(calc.train_flops(b.total, 1e12, active_params=b.active))
+    mem = calc.train_memory(b.total, devices=64, tensor_parallel=2, expert_parallel=8,
+                            expert_params=b.experts, stage_params=32000 * 4096)
+    assert report["memory_bytes"]["total"] == pytest.approx(mem.total)
+    assert report["layout"]["data_parallel"] == 32
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("estimate", "--tp", "3", "--devices", "8"), "devices must be divisible by tensor_parallel"),
+    (("estimate", "--model", "Llama 3.1 8B", "--config", QWEN), "give --model or --config"),
+    (("fit", "--devices", "8"), "fit needs --model NAME or --config FILE"),
+    (("fit", "--model", "DeepSeek-V3", "--devices", "64"), "no standard shape"),
+])
+def test_cli_errors_are_one_line_exit_2(args, message):
+    proc = run_cli(*args)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -15,6 +15,7 @@ import click
 
 from ... import calc
 from .. import TEMPLATE_PATH as DEFAULT_OUT
+from . import layout as model_layout
 from . import render as rep
 
 
@@ -67,13 +68,18 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 @catalog_option
+@model_layout.estimate_options
 def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None,
+             **model_options: Any) -> None:
     """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
     calc.checks.whole("--devices", n_devices)
     calc.checks.fraction("--utilization", utilization)
+    params, model = model_layout.params_for(params, **model_options)  # active params for FLOPs
     report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
                           int(n_devices), _table(catalog_path))
+    report = model_layout.apply(report, model, int(n_devices), **model_options)
+    click.echo(model_layout.layout_text(report), nl=False)
     if as_json:
         _emit_json(report)
     elif as_csv:
@@ -202,6 +208,9 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
                + (f" ({', '.join(done.frozen)})" if done.frozen else "")
                + ("; added a Devices sheet" if done.added_devices else "")
                + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
+
+
+cli.add_command(model_layout.fit)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:
