@@ -50,8 +50,9 @@ QLORA_BASE_BYTES = 0.5 + 0.127 / 8  # NF4 4-bit + double-quantized constants (QL
 LORA_TRAINABLE = 0.01  # default adapter share: LoRA r=16 on every linear layer of a 7B model
 #                        is ~40M parameters (0.6%); 1% is a round, slightly cautious figure.
 ZERO_STAGES = (0, 1, 2, 3)
-# DeepSpeed ZeRO-3 defaults (deepspeed.ai/docs/config-json/, "ZeRO optimizations";
-# deepspeed/runtime/zero/config.py): parameters, not bytes.
+# DeepSpeed ZeRO-3 defaults, in parameters (elements), not bytes: DeepSpeedZeroConfig in
+# github.com/deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py (read at commit 1b88ac3;
+# the same fields as deepspeed.ai/docs/config-json/, "ZeRO optimizations").
 ZERO3_MAX_LIVE_PARAMETERS = 1e9   # stage3_max_live_parameters
 ZERO3_PREFETCH_BUCKET_SIZE = 5e7  # stage3_prefetch_bucket_size
 ZERO3_REDUCE_BUCKET_SIZE = 5e8    # reduce_bucket_size
@@ -132,9 +133,8 @@ def zero3_buffer_bytes(params_per_device: Any, grad_bytes: Any = GRAD_BYTES,
                        reduce_bucket_size: float = ZERO3_REDUCE_BUCKET_SIZE) -> np.ndarray:
     """ZeRO-3 working buffers, bytes: gathered 16-bit parameters (at most max_live_parameters,
     at most the replica's parameters), the prefetch bucket (16-bit) and the gradient reduce
-    bucket (grad_bytes each). DeepSpeed configuration docs (deepspeed.ai/docs/config-json/,
-    "ZeRO optimizations"): stage3_max_live_parameters 1e9, stage3_prefetch_bucket_size 5e7,
-    reduce_bucket_size 5e8 by default."""
+    bucket (grad_bytes each). DeepSpeed defaults (DeepSpeedZeroConfig, see the constants):
+    stage3_max_live_parameters 1e9, stage3_prefetch_bucket_size 5e7, reduce_bucket_size 5e8."""
     live = np.minimum(max_live_parameters, params_per_device)
     return (WEIGHT_BYTES * (live + np.minimum(prefetch_bucket_size, params_per_device))
             + np.asarray(grad_bytes) * np.minimum(reduce_bucket_size, params_per_device))

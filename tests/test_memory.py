@@ -193,3 +193,34 @@ def test_pipeline_first_stage_holds_all_layers_worth_and_logits_are_counted():
     few = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", pipeline_parallel=4, micro_batches=2)
     assert few == pytest.approx(layers / 2)
+
+
+def test_69b_zero3_with_buffers_and_fp32_grads_needs_what_deepspeed_says():
+    # DeepSpeed's estimate_zero3_model_states_mem_needs: 18 B/param / N plus the largest layer
+    # -> 15-16 H100s; the bare 16 B/param count said 14 (issue 12).
+    h100 = "H100 SXM, BF16 tensor core, dense"
+    assert calc.devices_needed(69e9, h100, zero_stage=3) == 13
+    assert calc.devices_needed(69e9, h100, zero_stage=3, zero3_buffers=True, grad_bytes=4) == 16
+
+
+def test_moe_flops_follow_active_params_through_the_schedule():
+    h100 = "H100 SXM, BF16 tensor core, dense"
+    moe = dict(active_params=12.9e9)
+    assert calc.train_flops(46.7e9, 1e12, **moe) == pytest.approx(6 * 12.9e9 * 1e12)
+    assert calc.train_hours(46.7e9, 1e12, h100, **moe) == pytest.approx(calc.train_hours(12.9e9, 1e12, h100))
+    assert calc.gpu_hours(46.7e9, 1e12, h100, devices=8, **moe) == pytest.approx(
+        calc.gpu_hours(12.9e9, 1e12, h100, devices=8))
+    assert calc.train_cost(46.7e9, 1e12, h100, usd_per_device_hour=2, **moe) == pytest.approx(
+        calc.train_cost(12.9e9, 1e12, h100, usd_per_device_hour=2))
+    assert calc.train_energy_kwh(46.7e9, 1e12, h100, **moe) == pytest.approx(
+        calc.train_energy_kwh(12.9e9, 1e12, h100))
+    with pytest.raises(calc.TrainingBudgetError, match="active_params must be <= params"):
+        calc.train_flops(1e9, 1e12, active_params=2e9)
+
+
+def test_chinchilla_follows_table_3_not_a_flat_20():
+    from trainbudget.calc.flops import CHINCHILLA_TABLE_3
+    assert calc.chinchilla_tokens(10e9) == pytest.approx(205.1e9, rel=0.002)
+    for n, d in CHINCHILLA_TABLE_3:
+        assert calc.chinchilla_tokens(n) == pytest.approx(d, rel=0.01 if n != 67e9 else 0.08)
+    assert calc.chinchilla_tokens(1e12) / 1e12 > calc.chinchilla_tokens(1e9) / 1e9 > 20
