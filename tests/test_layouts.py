@@ -158,3 +158,55 @@ def test_cli_errors_are_one_line_exit_2(args, message):
     proc = run_cli(*args)
     assert proc.returncode == 2 and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+# --- native Excel forms of this functions, recalculated by LibreOffice --------------
+def _native_cases():
+    rng = np.random.default_rng(12)
+    cases = []
+    for _ in range(12):
+        moe = rng.random() < 0.5
+        shape = {"n_layers": int(rng.choice([24, 32, 48])), "d_model": int(rng.choice([2048, 4096])),
+                 "n_heads": 32, "n_kv_heads": int(rng.choice([4, 8, 32])), "head_dim": 128,
+                 "ffn_dim": int(rng.choice([11008, 14336])), "vocab": int(rng.choice([32000, 128256])),
+                 "n_experts": int(rng.choice([8, 64])) if moe else 1, "top_k": 2 if moe else 1,
+                 "moe_ffn_dim": int(rng.choice([768, 14336])), "n_shared_experts": int(moe and rng.random() < 0.5),
+                 "dense_layers": int(moe and rng.random() < 0.5), "gated_mlp": bool(rng.random() < 0.8),
+                 "tied_embeddings": bool(rng.random() < 0.3)}
+        layout = {"params": float(10 ** rng.uniform(9, 11.5)), "devices": 64 * int(rng.integers(1, 9)),
+                  "tensor_parallel": int(rng.choice([1, 2, 4, 8])), "pipeline_parallel": int(rng.choice([1, 2])),
+                  "expert_parallel": int(rng.choice([1, 2, 4])), "zero_stage": int(rng.integers(0, 4)),
+                  "optimizer": str(rng.choice(calc.OPTIMIZERS)), "grad_bytes": float(rng.choice([2.0, 4.0])),
+                  "activations": float(10 ** rng.uniform(8, 10.5))}
+        layout["expert_params"] = layout["params"] * 0.6 if moe else 0.0
+        layout["stage_params"] = layout["params"] * 0.02
+        act = {"n_layers": 32, "d_model": 4096, "n_heads": 32, "seq_len": int(rng.choice([2048, 8192])),
+               "micro_batch": int(rng.integers(1, 4)), "recompute": str(rng.choice(["none", "selective", "full"])),
+               "tensor_parallel": int(rng.choice([1, 2, 8])), "sequence_parallel": bool(rng.random() < 0.5),
+               "flash_attention": bool(rng.random() < 0.5)}
+        cases += [("MODEL_PARAMS", shape), ("MODEL_ACTIVE_PARAMS", shape),
+                  ("TRAIN_LAYOUT_BYTES", layout), ("TRAIN_ACTIVATION_BYTES", act)]
+    return cases
+
+
+def test_native_forms_equal_calc_in_libreoffice(soffice, tmp_path):
+    import openpyxl
+
+    from trainbudget.addin.export import engine
+    from trainbudget.addin.functions import native
+    from trainbudget.addin.functions.registry import BY_NAME
+
+    cases = _native_cases()
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for r, (name, values) in enumerate(cases, start=1):
+        spec = BY_NAME[name]
+        exprs = {a.name: native.excel_literal(values[a.name]) for a in spec.args if a.name in values}
+        ws.cell(r, 1, "=" + spec.native_formula(exprs))
+    wb.save(tmp_path / "native.xlsx")
+    out = engine.convert([tmp_path / "native.xlsx"], "xlsx", tmp_path / "out")
+    got = openpyxl.load_workbook(out[0], data_only=True).active
+    for r, (name, values) in enumerate(cases, start=1):
+        spec = BY_NAME[name]
+        want = spec.call({a.name: values[a.name] for a in spec.args if a.name in values})
+        assert got.cell(r, 1).value == pytest.approx(want, rel=1e-9), (name, values)

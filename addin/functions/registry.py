@@ -262,7 +262,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_ACTIVATION_BYTES", "Activation bytes per device (Korthikanti et al. 2022, Table 2)",
                   "bytes", calc.activation_bytes, (N_LAYERS, D_MODEL, N_HEADS, SEQ_LEN, MICRO_BATCH,
                                                    RECOMPUTE, TP, SP, FLASH),
-                  '{n_layers}*IF({recompute}="full",2*' + _SB + ',' + _SB
+                  '{n_layers}*IF({recompute}="full",2*' + _SB + '/IF({sequence_parallel},{tensor_parallel},1),' + _SB
                   + '*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})'
                   '+IF(OR({recompute}="selective",{flash_attention}),0,'
                   '5*{n_heads}*{seq_len}/({d_model}*{tensor_parallel}))))',
