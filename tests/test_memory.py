@@ -224,3 +224,20 @@ def test_chinchilla_follows_table_3_not_a_flat_20():
     for n, d in CHINCHILLA_TABLE_3:
         assert calc.chinchilla_tokens(n) == pytest.approx(d, rel=0.01 if n != 67e9 else 0.08)
     assert calc.chinchilla_tokens(1e12) / 1e12 > calc.chinchilla_tokens(1e9) / 1e9 > 20
+
+
+@pytest.mark.parametrize("t", [1, 2, 4, 8])
+def test_full_recompute_activations_equal_llm_analysis(t):
+    # Full recomputation keeps each layer's 16-bit input, sharded over t by sequence parallelism:
+    # 2·s·b·h/t per layer (Korthikanti §4.2.2); llm-analysis counts the same. (Its selective
+    # and no-recompute figures differ from Table 2 by its own terms: 33 vs 34 sbh/t.)
+    from llm_analysis.analysis import ActivationRecomputation
+    model = ModelConfig(name="t", num_layers=32, n_head=32, hidden_dim=4096, vocab_size=32000,
+                        ffn_embed_dim=16384)
+    a = LLMAnalysis(model, get_gpu_config_by_name("a100-sxm-80gb"),
+                    parallelism_config=ParallelismConfig(tp_size=t, sp_size=t))
+    oracle = a.get_activation_memory_per_layer(2, 2048, is_inference=False,
+                                               activation_recomputation=ActivationRecomputation.FULL)
+    ours = calc.activation_bytes(1, 4096, 32, 2048, 2, recompute="full", tensor_parallel=t,
+                                 sequence_parallel=True)
+    assert ours == pytest.approx(oracle, rel=1e-12)
