@@ -108,7 +108,9 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
     Memory: the device row's memory_gb read as GiB (physical bytes), or `memory_gb` (1e9 B).
     Activations: Korthikanti et al. 2022 with `recompute`, `sequence_parallel` and 1F1B
-    in-flight micro-batches, plus embedding and logits (`activation_bytes`).
+    in-flight micro-batches, plus embedding and logits (`activation_bytes`). Table 2's per-layer
+    terms assume a plain 4·d_model MLP; for gated or mixture-of-experts MLPs they are the
+    paper's figure, not a re-derivation. Pipeline stages must split the layers evenly.
     """
     preset = resolve_model(model)
     shape = preset.shape
