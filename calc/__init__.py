@@ -7,8 +7,10 @@ tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), hours, usd, kwh.
 
 from .backtest import backtest
 from .checks import TrainingBudgetError, UnknownDeviceError
+from .config import load_config
 from .devices import Device, DeviceTable, catalog, load_devices
 from .flops import chinchilla_tokens, train_flops
+from .layouts import Layouts, fit_layouts
 from .memory import (
                      METHODS,
                      OPTIMIZERS,
@@ -17,6 +19,7 @@ from .memory import (
                      train_bytes,
                      train_memory,
 )
+from .models import ModelPreset, ParamBreakdown, model_params, model_preset, model_presets
 from .owned import owned_usd_per_device_hour
 from .prices import load_prices
 from .prior import GOODPUT, UtilizationPrior, utilization_prior
@@ -40,3 +43,5 @@ __all__ = [
     "GOODPUT", "UtilizationPrior", "backtest", "load_prices", "owned_usd_per_device_hour", "train_range",
     "utilization_prior",
 ]
+__all__ += ["Layouts", "ModelPreset", "ParamBreakdown", "fit_layouts", "load_config", "model_params",
+            "model_preset", "model_presets"]

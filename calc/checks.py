@@ -231,6 +231,23 @@ def whole_in(name: str, value: Any, allowed: tuple[int, ...]) -> Number:
     return _rule(name, value, lambda v: v in allowed, lambda a: ~np.isin(a, allowed), rule, interval=False)
 
 
+def divides(name: str, value: Any, of_name: str, of_value: Any) -> None:
+    """Refuse unless every `value` divides `of_value` (checked numbers, broadcast), e.g. a
+    tensor-parallel size and the heads it splits; arrays name the first bad element."""
+    if type(value) is float and type(of_value) is float:  # the scalar fast path
+        if of_value % value:
+            raise TrainingBudgetError(f"{name} must divide {of_name} (got {name}={show(value)}, "
+                                      f"{of_name}={show(of_value)})")
+        return
+    a, b = np.broadcast_arrays(np.asarray(value, dtype=np.float64), np.asarray(of_value, dtype=np.float64))
+    bad = np.mod(b, a) != 0
+    if bad.any():
+        flat = int(np.argmax(bad))
+        idx = np.unravel_index(flat, a.shape)
+        raise TrainingBudgetError(f"{name}{_index(a.shape, flat)} must divide {of_name} "
+                                  f"(got {name}={show(a[idx])}, {of_name}={show(b[idx])})")
+
+
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """`value` as one of `allowed` (case-insensitive; '-' and ' ' read as '_')."""
     if type(value) is str and value in allowed:  # already canonical (a default, a dropdown's text)

@@ -2,7 +2,11 @@
 
 The packaged catalog is `data/devices.csv`; every row carries `source` and `as_of`. Vendor
 figures are dense peaks: NVIDIA and AMD quote tensor/matrix rates with 2:4 sparsity, which
-are halved here (see each row's note). A user's CSV, or the rows of a workbook's Devices
+are halved here (see each row's note). Memory: `memory_gb` is the vendor's figure as sold
+("80GB"); HBM and GDDR capacities are binary, so the device holds memory_gb · 2^30 bytes
+(80 GiB = 85.9e9 bytes; TPU v4's 32 GiB = 34.36e9; H200's "141GB" and B200's "180GB" are
+within 0.5% of 141 and 180 GiB as nvidia-smi reports them). `devices_needed` and
+`fit_layouts` use those physical bytes. A user's CSV, or the rows of a workbook's Devices
 table, load through the same `DeviceTable` and the same checks.
 """
 
@@ -28,7 +32,8 @@ NUMERIC = ("tflops", "memory_gb", "memory_tbps", "watts", "usd_per_device_hour")
 
 @dataclass(frozen=True)
 class Device:
-    """One rate: `tflops` in TFLOP/s (1e12 FLOP/s), `memory_gb` in 1e9 bytes, `watts` board power."""
+    """One rate: `tflops` in TFLOP/s (1e12 FLOP/s), `memory_gb` the vendor's memory figure
+    (binary: memory_gb · 2^30 bytes on the device, see the module doc), `watts` board power."""
 
     name: str
     tflops: float

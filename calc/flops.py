@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, broadcasts, choice, out, positive, whole
+from .checks import TrainingBudgetError, broadcasts, choice, out, positive, show, whole
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -30,17 +30,27 @@ _ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "full": 16.0}
 
 @broadcasts
 def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any = None,
-                seq_len: Any = None, recompute: str = "none") -> np.ndarray | float:
+                seq_len: Any = None, recompute: str = "none", active_params: Any = None
+                ) -> np.ndarray | float:
     """FLOPs to train `params` parameters on `tokens` tokens.
 
     Default 6·params·tokens (Kaplan et al. 2020). Given `n_layers`, `d_model` and `seq_len`
     together, adds PaLM's attention term 12·n_layers·d_model·seq_len per token.
     `recompute`: "none"; "selective" (the attention forward again: 16·L·d·T); "full"
     (the whole forward again: 8N + 16·L·d·T per token). These are hardware FLOPs; MFU counts
-    the "none" figure (PaLM App. B).
+    the "none" figure (PaLM App. B). `active_params`: for a mixture-of-experts model, the
+    parameters one token runs through (default `params`); FLOPs follow them, not the total
+    (Fedus et al. 2022, "Switch Transformers", arXiv:2101.03961, §2: experts add parameters
+    at constant FLOPs per token; DeepSeek-V3, arXiv:2412.19437: 671B total, 37B activated).
     """
     mode = choice("recompute", recompute, RECOMPUTE)
     n = positive("params", params)
+    if active_params is not None:
+        act = positive("active_params", active_params)
+        if np.any(np.asarray(act) > n):
+            raise TrainingBudgetError(
+                f"active_params must be <= params (got active_params={show(active_params)}, params={show(params)})")
+        n = act + 0.0 * n
     d = positive("tokens", tokens)
     per_token = _DENSE_PER_TOKEN[mode] * n
     shape = (n_layers, d_model, seq_len)
@@ -48,21 +58,34 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
         if any(v is None for v in shape):
             raise TrainingBudgetError(
                 "n_layers, d_model and seq_len go together (got "
-                f"n_layers={n_layers!r}, d_model={d_model!r}, seq_len={seq_len!r})")
+                f"n_layers={show(n_layers)}, d_model={show(d_model)}, seq_len={show(seq_len)})")
         attention = (whole("n_layers", n_layers) * whole("d_model", d_model)
                      * whole("seq_len", seq_len))
         per_token = per_token + _ATTENTION_PER_TOKEN[mode] * attention
     return out(per_token * d)
 
 
+# Hoffmann et al. 2022 ("Chinchilla"), arXiv:2203.15556, Table 3 (Approach 1 projections):
+# parameters -> compute-optimal training tokens. Tests check the law below against every row.
+CHINCHILLA_TABLE_3 = (
+    (400e6, 8.0e9), (1e9, 20.2e9), (10e9, 205.1e9), (67e9, 1.5e12), (175e9, 3.7e12),
+    (280e9, 5.9e12), (520e9, 11.0e12), (1e12, 21.2e12), (10e12, 216.2e12),
+)
+# A power law D = D_1B · (N / 1e9)^k through Table 3's 1B and 1T rows: k = log(21.2e12 /
+# 20.2e9) / log(1000). Approach 1 finds N_opt ∝ C^0.50 and D_opt ∝ C^0.50 (Table 2), so
+# D_opt ∝ N_opt^~1; k = 1.007 is that exponent as Table 3's rows carry it.
+CHINCHILLA_TOKENS_AT_1B = 20.2e9
+CHINCHILLA_EXPONENT = float(np.log(21.2e12 / 20.2e9) / np.log(1000.0))
+
+
 @broadcasts
 def chinchilla_tokens(params: Any) -> np.ndarray | float:
-    """Compute-optimal training tokens for `params` parameters: about 20 tokens per parameter.
+    """Compute-optimal training tokens for `params` parameters.
 
-    Hoffmann et al. 2022 ("Chinchilla"), arXiv:2203.15556, Table 3 (1B params -> 20.2B tokens,
-    10B -> 205.1B); the paper gives the table, the ratio of 20 is read off it.
+    20.2e9 · (params / 1e9)^1.00699, the power law through Hoffmann et al. 2022
+    ("Chinchilla"), arXiv:2203.15556, Table 3 (Approach 1): 1B -> 20.2B tokens,
+    10B -> 205.3B (table 205.1B), 175B -> 3.67T (3.7T), 1T -> 21.2T; within 1% of every row
+    but 67B (1.39T against the table's rounded 1.5T). 20.2 to 21.6 tokens per parameter.
     """
-    return out(TOKENS_PER_PARAM_CHINCHILLA * positive("params", params))
-
-
-TOKENS_PER_PARAM_CHINCHILLA = 20.0  # Hoffmann et al. 2022, Table 3 (see chinchilla_tokens)
+    n = positive("params", params)
+    return out(CHINCHILLA_TOKENS_AT_1B * (n / 1e9) ** CHINCHILLA_EXPONENT)

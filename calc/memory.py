@@ -26,13 +26,27 @@ from typing import Any
 
 import numpy as np
 
-from .checks import broadcasts, choice, flag, non_negative, out, pick, positive, whole, whole_in
+from .checks import (
+    TrainingBudgetError,
+    broadcasts,
+    choice,
+    divides,
+    flag,
+    non_negative,
+    out,
+    positive,
+    show,
+    whole,
+    whole_in,
+)
 
 METHODS = ("full", "lora", "qlora", "inference")
 
 # Optimizer state, bytes per trainable parameter, fp32 master copy excluded (sources above).
 OPTIMIZER_BYTES = {
     "adamw": 8.0,         # m and v in fp32 (ZeRO §3.1)
+    "adamw_bf16": 4.0,    # m and v in bf16 (DeepSeek-V3, arXiv:2412.19437, §3.3.3); the fp32
+    #                       master copy and fp32 gradients stay (same section)
     "adamw_8bit": 2.0,    # m and v in 8 bits (Dettmers et al. 2021)
     "adafactor": 4.0,     # factored second moment, "slightly more than 4 bytes" (HF docs)
     "lion": 4.0,          # one fp32 momentum (Chen et al. 2023)
@@ -48,6 +62,12 @@ QLORA_BASE_BYTES = 0.5 + 0.127 / 8  # NF4 4-bit + double-quantized constants (QL
 LORA_TRAINABLE = 0.01  # default adapter share: LoRA r=16 on every linear layer of a 7B model
 #                        is ~40M parameters (0.6%); 1% is a round, slightly cautious figure.
 ZERO_STAGES = (0, 1, 2, 3)
+# DeepSpeed ZeRO-3 defaults, in parameters (elements), not bytes: DeepSpeedZeroConfig in
+# github.com/deepspeedai/DeepSpeed deepspeed/runtime/zero/config.py (read at commit 1b88ac3;
+# the same fields as deepspeed.ai/docs/config-json/, "ZeRO optimizations").
+ZERO3_MAX_LIVE_PARAMETERS = 1e9   # stage3_max_live_parameters
+ZERO3_PREFETCH_BUCKET_SIZE = 5e7  # stage3_prefetch_bucket_size
+ZERO3_REDUCE_BUCKET_SIZE = 5e8    # reduce_bucket_size
 
 
 @dataclass(frozen=True)
@@ -71,30 +91,90 @@ def _trainable(method: str, n: np.ndarray, trainable: Any) -> np.ndarray:
     if method == "full":
         return n
     if method == "inference":
-        return 0.0 * n
+        return np.zeros_like(n)
     t = positive("trainable", LORA_TRAINABLE if trainable is None else trainable)
-    return pick(t <= 1.0, t * n, t)
+    return np.where(t <= 1.0, t * n, t)
 
 
-def _zero_divisors(zero_stage: Any, devices: Any) -> tuple[np.ndarray, ...]:
-    """Divisors of (weights, gradients, optimizer + master) under ZeRO `zero_stage` (ZeRO §5)."""
-    stage = whole_in("zero_stage", zero_stage, ZERO_STAGES)
-    n_d = whole("devices", devices)
-    return tuple(pick(stage >= k, n_d, 1.0) for k in (3, 2, 1))
+def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
+                         context_parallel: Any = 1, expert_parallel: Any = 1) -> np.ndarray:
+    """Data-parallel size devices / (tensor · pipeline · context), checked.
+
+    Convention (Megatron-Core, DeepSpeed-MoE): `devices` is the whole job; tensor, pipeline and
+    context parallelism split each model replica; data parallelism is what remains; expert
+    parallelism lives inside data parallelism (expert_parallel must divide it), so expert
+    weights are split over tensor · pipeline · expert ranks and their ZeRO shards over
+    data / expert ranks (Rajbhandari et al. 2022, "DeepSpeed-MoE", arXiv:2201.05596, §5;
+    Megatron-Core MoE docs, "expert parallelism").
+    """
+    n = whole("devices", devices)
+    t = whole("tensor_parallel", tensor_parallel)
+    p = whole("pipeline_parallel", pipeline_parallel)
+    c = whole("context_parallel", context_parallel)
+    e = whole("expert_parallel", expert_parallel)
+    split = t * p * c
+    bad = np.mod(n, split) != 0
+    if np.any(bad):
+        raise TrainingBudgetError(
+            "devices must be divisible by tensor_parallel · pipeline_parallel · context_parallel "
+            f"(got devices={show(devices)}, tensor_parallel={show(tensor_parallel)}, "
+            f"pipeline_parallel={show(pipeline_parallel)}, context_parallel={show(context_parallel)})")
+    dp = n / split
+    if np.any(np.mod(dp, e) != 0):
+        raise TrainingBudgetError(
+            f"expert_parallel must divide the data-parallel size devices / (tensor · pipeline · "
+            f"context) (got expert_parallel={show(expert_parallel)}, data parallel {show_array(dp)})")
+    return dp
+
+
+def show_array(a: np.ndarray) -> str:
+    """A short text of an array for messages."""
+    a = np.asarray(a)
+    return f"{float(a):g}" if a.ndim == 0 else np.array2string(a, threshold=6)
+
+
+def _zero_stage(zero_stage: Any) -> np.ndarray:
+    return np.asarray(whole_in("zero_stage", zero_stage, ZERO_STAGES))
+
+
+def zero3_buffer_bytes(params_per_device: Any, grad_bytes: Any = GRAD_BYTES,
+                       max_live_parameters: float = ZERO3_MAX_LIVE_PARAMETERS,
+                       prefetch_bucket_size: float = ZERO3_PREFETCH_BUCKET_SIZE,
+                       reduce_bucket_size: float = ZERO3_REDUCE_BUCKET_SIZE) -> np.ndarray:
+    """ZeRO-3 working buffers, bytes: gathered 16-bit parameters (at most max_live_parameters,
+    at most the replica's parameters), the prefetch bucket (16-bit) and the gradient reduce
+    bucket (grad_bytes each). DeepSpeed defaults (DeepSpeedZeroConfig, see the constants):
+    stage3_max_live_parameters 1e9, stage3_prefetch_bucket_size 5e7, reduce_bucket_size 5e8."""
+    live = np.minimum(max_live_parameters, params_per_device)
+    return (WEIGHT_BYTES * (live + np.minimum(prefetch_bucket_size, params_per_device))
+            + np.asarray(grad_bytes) * np.minimum(reduce_bucket_size, params_per_device))
 
 
 @broadcasts
 def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                  trainable: Any = None, grad_bytes: Any = GRAD_BYTES, master: bool = True,
-                 zero_stage: Any = 0, devices: Any = 1, activations: Any = 0.0) -> MemoryBreakdown:
+                 zero_stage: Any = 0, devices: Any = 1, activations: Any = 0.0,
+                 tensor_parallel: Any = 1, pipeline_parallel: Any = 1, expert_parallel: Any = 1,
+                 context_parallel: Any = 1, expert_params: Any = 0.0, stage_params: Any = 0.0,
+                 zero3_buffers: bool = False) -> MemoryBreakdown:
     """Bytes per device for weights, gradients, optimizer state, master copy and activations.
 
     Defaults give the seed's 16 B/param: bf16 weights 2 + bf16 grads 2 + fp32 Adam m, v 8 +
     fp32 master 4 (ZeRO §3.1). `method`: full | lora | qlora | inference (weights only).
     `trainable`: adapter parameters for lora/qlora, a count (> 1) or a fraction of `params`
-    (<= 1; default 1%). `grad_bytes` 4 gives fp32 gradients (18 B/param). `zero_stage` 0-3
-    shards states over `devices` (ZeRO §5). `activations`: bytes per device (see
-    `activation_bytes`).
+    (<= 1; default 1%). `grad_bytes` 4 gives fp32 gradients: 18 B/param, the convention of
+    many frameworks (Megatron's fp32 main grads, DeepSpeed's estimators, llm-analysis).
+    `optimizer` "adamw_bf16": bf16 moments, 4 B (DeepSeek-V3, arXiv:2412.19437, §3.3.3).
+
+    Layout: `devices` is the whole job; data parallel = devices / (tensor_parallel ·
+    pipeline_parallel · context_parallel) (see `layout_data_parallel`). Parameters split over
+    tensor · pipeline ranks; of them `expert_params` (routed experts, the total count of a
+    mixture-of-experts model) also over `expert_parallel`; `stage_params` (e.g. the input
+    embedding, which Megatron keeps whole on the first pipeline stage; Narayanan et al. 2021,
+    arXiv:2104.04473, §2.2) are not split over pipeline stages, so the first stage is counted.
+    `zero_stage` 0-3 shards states over data parallel (expert states over data / expert;
+    ZeRO §5). `zero3_buffers` adds DeepSpeed's ZeRO-3 working buffers (`zero3_buffer_bytes`).
+    `activations`: bytes per device (see `activation_bytes`).
     """
     kind = choice("method", method, METHODS)
     opt = choice("optimizer", optimizer, OPTIMIZERS)
@@ -102,15 +182,37 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     grad = positive("grad_bytes", grad_bytes)
     act = non_negative("activations", activations)
     master = flag("master", master)
-    t = _trainable(kind, n, trainable)
+    zero3_buffers = flag("zero3_buffers", zero3_buffers)
+    exp = non_negative("expert_params", expert_params)
+    stage_p = non_negative("stage_params", stage_params)
+    if np.any(np.asarray(exp + stage_p) > n):
+        raise TrainingBudgetError(
+            f"expert_params + stage_params must be <= params (got {show(expert_params)} + "
+            f"{show(stage_params)} > {show(params)})")
+    dp = layout_data_parallel(devices, tensor_parallel, pipeline_parallel, context_parallel,
+                              expert_parallel)
+    t, p, e = (np.asarray(tensor_parallel, float), np.asarray(pipeline_parallel, float),
+               np.asarray(expert_parallel, float))
+    stage = _zero_stage(zero_stage)
+    dense = ((n - exp - stage_p) / p + stage_p) / t     # per device, sharded over dp by ZeRO
+    expert = exp / (t * p * e)                          # per device, sharded over dp / e
+    share = _trainable(kind, n, trainable) / n          # trainable fraction
+
+    def per_device(k: int) -> np.ndarray:
+        on = stage >= k
+        return dense / np.where(on, dp, 1.0) + expert / np.where(on, dp / e, 1.0)
+
     base = QLORA_BASE_BYTES if kind == "qlora" else WEIGHT_BYTES
-    weights = base * n + (WEIGHT_BYTES * t if kind in ("lora", "qlora") else 0.0)
-    w_div, g_div, o_div = _zero_divisors(zero_stage, devices)
+    adapters = WEIGHT_BYTES * share if kind in ("lora", "qlora") else 0.0
+    w3, g2, o1 = per_device(3), per_device(2), per_device(1)
+    weights = (base + adapters) * w3
+    if zero3_buffers:
+        weights = weights + np.where(stage >= 3, zero3_buffer_bytes(dense + expert, grad), 0.0)
     parts = {
-        "weights": weights / w_div,
-        "gradients": grad * t / g_div,
-        "optimizer": OPTIMIZER_BYTES[opt] * t / o_div,
-        "master": (MASTER_BYTES if master else 0.0) * t / o_div,
+        "weights": weights,
+        "gradients": grad * share * g2,
+        "optimizer": OPTIMIZER_BYTES[opt] * share * o1,
+        "master": (MASTER_BYTES if master else 0.0) * share * o1,
     }
     parts["activations"] = act + 0.0 * n  # broadcast to the common shape
     total = sum(parts.values())
@@ -130,31 +232,53 @@ train_bytes.__signature__ = inspect.signature(train_memory).replace(  # type: ig
 @broadcasts
 def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, micro_batch: Any,
                      *, recompute: str = "none", tensor_parallel: Any = 1,
-                     sequence_parallel: bool = False, flash_attention: bool = False
-                     ) -> np.ndarray | float:
-    """Activation bytes per device for a transformer's layers, 16-bit activations.
+                     sequence_parallel: bool = False, flash_attention: bool = False,
+                     pipeline_parallel: Any = 1, context_parallel: Any = 1, vocab: Any = None,
+                     micro_batches: Any = None) -> np.ndarray | float:
+    """Activation bytes on the busiest device, 16-bit activations.
 
-    Korthikanti et al. 2022, Table 2, per layer (s seq_len, b micro_batch, h d_model,
-    a n_heads, t tensor_parallel): none: s·b·h·(10 + 24/t + 5·a·s/(h·t)), with sequence
-    parallel s·b·h·(34/t + 5·a·s/(h·t)); "selective" drops the 5·a·s/(h·t) attention term;
-    "full" keeps only each layer's input, 2·s·b·h. `flash_attention` also drops that term
-    (FlashAttention never stores the a·s² scores). Embeddings and the output layer are
-    not counted.
+    Korthikanti et al. 2022, arXiv:2205.05198, Table 2, per layer (s seq_len / context_parallel,
+    b micro_batch, h d_model, a n_heads, t tensor_parallel): none: s·b·h·(10 + 24/t +
+    5·a·s/(h·t)), with sequence parallel s·b·h·(34/t + 5·a·s/(h·t)); "selective" drops the
+    5·a·s/(h·t) attention term; "full" keeps only each layer's input, 2·s·b·h, sharded to
+    2·s·b·h/t by sequence parallelism (§4.2.2). `flash_attention` drops the scores term
+    (FlashAttention never stores the a·s² scores).
+
+    Pipeline (1F1B, §4.2.3): the first stage holds min(p, micro_batches) micro-batches of
+    L/p layers, so L layers' worth when micro_batches >= p (the default). Given `vocab`, §4.3's
+    other terms join: the embedding dropout mask s·b·h·p/t on the first stage, and on the last
+    stage 4·s·b·h/t·(1 + v/h) (final norm and output-projection inputs, fp32 logits); the
+    result is the larger of the first and last stage (one stage when p = 1). Without sequence
+    parallelism the s·b·h terms are not divided by t. Context parallelism splits s.
     """
     mode = choice("recompute", recompute, ("none", "selective", "full"))
     L = whole("n_layers", n_layers)
     h = whole("d_model", d_model)
     a = whole("n_heads", n_heads)
-    s = whole("seq_len", seq_len)
-    b = whole("micro_batch", micro_batch)
     t = whole("tensor_parallel", tensor_parallel)
-    sequence_parallel = flag("sequence_parallel", sequence_parallel)
+    p = whole("pipeline_parallel", pipeline_parallel)
+    c = whole("context_parallel", context_parallel)
+    divides("tensor_parallel", t, "n_heads", a)
+    divides("pipeline_parallel", p, "n_layers", L)
+    s = whole("seq_len", seq_len) / c
+    b = whole("micro_batch", micro_batch)
+    sp = flag("sequence_parallel", sequence_parallel)
     flash_attention = flag("flash_attention", flash_attention)
+    m = p if micro_batches is None else np.minimum(whole("micro_batches", micro_batches), p)
     sbh = s * b * h
+    t_sbh = t if sp else 1.0     # sequence parallelism splits the s·b·h tensors over t
     if mode == "full":
-        per_layer = 2.0 * sbh
+        per_layer = 2.0 * sbh / t_sbh
     else:
-        dense = 34.0 / t if sequence_parallel else 10.0 + 24.0 / t
+        dense = 34.0 / t if sp else 10.0 + 24.0 / t
         scores = 0.0 if (mode == "selective" or flash_attention) else 5.0 * a * s / (h * t)
         per_layer = sbh * (dense + scores)
-    return out(L * per_layer)
+    first = (L / p) * m * per_layer
+    if vocab is None:
+        return out(first)
+    v = whole("vocab", vocab)
+    embedding = sbh * m / t_sbh                                   # dropout mask, 1 B
+    logits = 4.0 * sbh / t_sbh + 4.0 * s * b * v / t             # norm + projection in, fp32 logits
+    one_stage = first + embedding + logits
+    last = (L / p) * per_layer + logits
+    return out(np.where(p == 1, one_stage, np.maximum(first + embedding, last)))

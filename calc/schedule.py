@@ -13,14 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, whole, whole_in
+from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, whole
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
 
 SECONDS_PER_HOUR = 3600.0
 TERA = 1e12  # TFLOP/s -> FLOP/s
-GB = 1e9     # the seed's and vendors' GB: 10^9 bytes
+GB = 1e9     # the seed's GB: 10^9 bytes
+GIB = 2.0 ** 30  # a binary gigabyte: what a vendor's "80GB" of HBM holds (see calc.devices)
 
 
 def _table(table: DeviceTable | None) -> DeviceTable:
@@ -51,7 +52,8 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
     `device` is a table name or TFLOP/s. `utilization` 1.0 reproduces the seed's "at 100%
     utilization" table; real runs reach far less: published large runs report 30-55% model
     FLOPs utilization (PaLM 46.2%, Llama 3.1 405B 38-43%; see `trainbudget runs`).
-    `flops_options` are those of `train_flops` (n_layers, d_model, seq_len, recompute).
+    `flops_options` are those of `train_flops` (n_layers, d_model, seq_len, recompute,
+    active_params: a mixture-of-experts model's FLOPs follow its active parameters).
     """
     if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
         return _ranges().over_prior(train_hours, params, tokens, device, utilization=utilization,
@@ -127,24 +129,39 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
 def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer: str = "adamw",
                    zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,
                    memory_gb: Any = None, table: DeviceTable | None = None,
-                   **memory_options: Any) -> np.ndarray | float:
+                   tensor_parallel: Any = 1, pipeline_parallel: Any = 1, expert_parallel: Any = 1,
+                   context_parallel: Any = 1, **memory_options: Any) -> np.ndarray | float:
     """Smallest device count whose per-device bytes fit the device's memory (inf: never fits).
 
-    Per device = fixed + sharded / n, where ZeRO `zero_stage` decides which parts are sharded
-    (ZeRO §5) and activations stay whole; so n = ceil(sharded / (memory - fixed)), at least 1.
-    `memory_gb` (1e9 bytes) overrides the device row's memory. The other options are those of
-    `train_memory` (`memory_options`: grad_bytes, master).
+    On a layout (tensor, pipeline, context, expert parallel) the count is
+    data_parallel · tensor · pipeline · context with data_parallel a multiple of
+    expert_parallel. Per device = fixed + sharded / data_parallel (ZeRO `zero_stage` decides
+    what is sharded, ZeRO §5; expert states shard over data / expert, which also scales as
+    1 / data_parallel), so data_parallel = ceil(sharded / (memory - fixed)) rounded up to a
+    multiple of expert_parallel. Memory: the catalog's `memory_gb` figures are the vendors'
+    "80GB" labels, and HBM/GDDR capacities are binary, so the device holds memory_gb · 2^30
+    bytes (GiB; see calc.devices). `memory_gb` given here is taken as 1e9 bytes. The other
+    options are those of `train_memory` (grad_bytes, master, expert_params, stage_params,
+    zero3_buffers).
     """
-    cap = GB * (_table(table).value(device, "memory_gb") if memory_gb is None
-                else positive("memory_gb", memory_gb))
-    stage = whole_in("zero_stage", zero_stage, (0, 1, 2, 3))
-    m = train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
-                     activations=activations, **memory_options)
-    sharded = (np.where(stage >= 1, m.optimizer + m.master, 0.0)
-               + np.where(stage >= 2, m.gradients, 0.0) + np.where(stage >= 3, m.weights, 0.0))
-    fixed = m.total - sharded
+    cap = (GIB * _table(table).value(device, "memory_gb") if memory_gb is None
+           else GB * positive("memory_gb", memory_gb))
+    e = whole("expert_parallel", expert_parallel)
+    split = (whole("tensor_parallel", tensor_parallel) * whole("pipeline_parallel", pipeline_parallel)
+             * whole("context_parallel", context_parallel))
+    layout = {"tensor_parallel": tensor_parallel, "pipeline_parallel": pipeline_parallel,
+              "expert_parallel": expert_parallel, "context_parallel": context_parallel}
+
+    def total(dp: np.ndarray) -> np.ndarray:
+        return np.asarray(train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
+                                       activations=activations, zero_stage=zero_stage,
+                                       devices=dp * split, **layout, **memory_options).total)
+
+    at_e, at_2e = total(e), total(2 * e)
+    sharded = 2 * e * (at_e - at_2e)          # bytes that divide by data_parallel
+    fixed = at_e - sharded / e
     room = cap - fixed
     with np.errstate(divide="ignore", invalid="ignore"):
-        n = np.ceil(sharded / room * (1 - 1e-12))  # 1e-12 keeps exact fits from rounding up
-    n = np.where(room <= 0, math.inf, np.maximum(n, 1.0))
-    return out(n, finite=False)  # inf: never fits
+        dp = np.ceil(sharded / room / e * (1 - 1e-12)) * e  # 1e-12 keeps exact fits from rounding up
+    dp = np.where(room <= 0, math.inf, np.maximum(dp, e))
+    return out(dp * split, finite=False)  # inf: never fits

@@ -15,7 +15,11 @@ import click
 
 from ... import calc
 from .. import TEMPLATE_PATH as DEFAULT_OUT
+from . import layout as model_layout
 from . import render as rep
+
+# estimate's options that make it a plan (range, price, owned hardware, scenarios): _estimate_plans.
+PLAN_OPTIONS = ("as_range", "price", "own", "usd_per_kwh", "occupancy", "scenarios")
 
 
 class CountType(click.ParamType):
@@ -85,25 +89,32 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
               help="For --own: share of the year the devices train.")
 @click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
               help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own.")
+@model_layout.estimate_options
 def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None, **plan: Any) -> None:
+             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None,
+             **options: Any) -> None:
     """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
+    plan = {k: options.pop(k) for k in PLAN_OPTIONS}
     if plan["as_range"] or plan["price"] or plan["own"] or plan["scenarios"]:
         return _estimate_plans(params, tokens, device_names, utilization, n_devices, as_json, as_csv,
                                catalog_path, **plan)
     calc.checks.whole("--devices", n_devices)
     calc.checks.fraction("--utilization", utilization)
+    params, model = model_layout.params_for(params, **options)  # active params for FLOPs
     report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
-                          int(n_devices), _table(catalog_path))
+                                  int(n_devices), _table(catalog_path))
+    report = model_layout.apply(report, model, int(n_devices), **options)
     if as_json:
         _emit_json(report)
     elif as_csv:
         click.echo(rep.to_csv(report["rows"]), nl=False)
-    elif _fancy():
-        from . import console
-        console.print_estimate(report)
     else:
-        click.echo(rep.estimate_text(report), nl=False)
+        click.echo(model_layout.layout_text(report), nl=False)
+        if _fancy():
+            from . import console
+            console.print_estimate(report)
+        else:
+            click.echo(rep.estimate_text(report), nl=False)
 
 
 @cli.command()
@@ -289,6 +300,9 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
                + (f" ({', '.join(done.frozen)})" if done.frozen else "")
                + ("; added a Devices sheet" if done.added_devices else "")
                + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
+
+
+cli.add_command(model_layout.fit)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:

@@ -168,8 +168,79 @@ _HOURS = "6*{params}*{tokens}/({device:tflops}*1E12*{utilization}*{devices})/360
 _GPU_HOURS = f"{_HOURS}*{{devices}}"
 _SHARDED = "+".join(native.sharded(p) for p in native.PARTS)
 _STATES = "+".join(f"({expr})" for expr, _ in native.PARTS.values())
-_ROOM = "({device:memory_gb}*1E9-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
+_ROOM = "({device:memory_gb}*2^30-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
+
+# --- issue 12: parameters from a shape, memory on a tensor/pipeline/expert layout ------------
+# (defined before FUNCTIONS and spliced in at its end; sources in calc.models and calc.memory)
+SHAPE_LAYERS = Arg("n_layers", "layers", "Transformer layers")
+SHAPE_WIDTH = Arg("d_model", "width", "Hidden size")
+KV_HEADS = Arg("n_kv_heads", "heads", "Key/value heads (grouped-query attention)",
+               native_default="{n_heads}", default_text="n_heads")
+HEAD_DIM = Arg("head_dim", "width", "Width of one attention head",
+               native_default="{d_model}/{n_heads}", default_text="d_model / n_heads")
+FFN_DIM = Arg("ffn_dim", "width", "Dense MLP width", native_default="4*{d_model}",
+              default_text="4 * d_model")
+VOCAB = Arg("vocab", "tokens", "Vocabulary size")
+N_EXPERTS = Arg("n_experts", "experts", "Routed experts per MoE layer (1: dense)")
+TOP_K = Arg("top_k", "experts", "Routed experts each token runs through")
+MOE_FFN = Arg("moe_ffn_dim", "width", "Width of one expert's MLP", native_default="{ffn_dim}",
+              default_text="ffn_dim")
+SHARED = Arg("n_shared_experts", "experts", "Always-on shared experts per MoE layer")
+DENSE_LAYERS = Arg("dense_layers", "layers", "Leading layers that keep a dense MLP")
+GATED = Arg("gated_mlp", "TRUE/FALSE", "Gated (SwiGLU) MLP: 3 matrices, else 2", kind="flag")
+TIED = Arg("tied_embeddings", "TRUE/FALSE", "Output projection shares the input embedding", kind="flag")
+_SHAPE_ARGS = (SHAPE_LAYERS, SHAPE_WIDTH, N_HEADS, KV_HEADS, HEAD_DIM, FFN_DIM, VOCAB, N_EXPERTS,
+               TOP_K, MOE_FFN, SHARED, DENSE_LAYERS, GATED, TIED)
+_MOE_LAYERS = "IF({n_experts}>1,{n_layers}-{dense_layers},0)"
+_EXPERT = "IF({gated_mlp},3,2)*{d_model}*{moe_ffn_dim}"
+_PARAMS_TOTAL = ("{vocab}*{d_model}*IF({tied_embeddings},1,2)"
+                 "+{n_layers}*(2*{d_model}*{n_heads}*{head_dim}+2*{d_model}*{n_kv_heads}*{head_dim}"
+                 "+2*{d_model})+{d_model}"
+                 "+({n_layers}-" + _MOE_LAYERS + ")*IF({gated_mlp},3,2)*{d_model}*{ffn_dim}"
+                 "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
+                 + "+{d_model}*{n_experts})")
+_PARAMS_ACTIVE = _PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
+_LLAMA_8B = ("32", "4096", "32", "8", "128", "14336", "128256")
+_MIXTRAL = ("32", "4096", "32", "8", "128", "14336", "32000", "8", "2")
+
+PP = Arg("pipeline_parallel", "ways", "Pipeline-parallel size")
+EP = Arg("expert_parallel", "ways", "Expert-parallel size (within data parallel)")
+CP = Arg("context_parallel", "ways", "Context-parallel size")
+LAYOUT_DEVICES = Arg("devices", "count", "Devices in the whole job (data parallel = devices / (TP*PP*CP))")
+EXPERT_PARAMS = Arg("expert_params", "parameters", "Routed-expert parameters among params")
+STAGE_PARAMS = Arg("stage_params", "parameters", "Parameters the first pipeline stage keeps whole")
+GRAD_BYTES = Arg("grad_bytes", "bytes per parameter", "Gradient bytes (4: fp32 gradients, 18 B/param)")
+_DP = "{devices}/({tensor_parallel}*{pipeline_parallel}*{context_parallel})"
+_DENSE_DEV = ("(({params}-{expert_params}-{stage_params})/{pipeline_parallel}+{stage_params})"
+              "/{tensor_parallel}")
+_EXPERT_DEV = "{expert_params}/({tensor_parallel}*{pipeline_parallel}*{expert_parallel})"
+
+
+def _layout_part(stage: int) -> str:
+    """Parameters per device that ZeRO from `stage` on shards over data (expert: data/expert)."""
+    return (f"({_DENSE_DEV}/IF({{zero_stage}}>={stage},{_DP},1)"
+            f"+{_EXPERT_DEV}/IF({{zero_stage}}>={stage},{_DP}/{{expert_parallel}},1))")
+
+
+_OPT_BYTES = ("INDEX(" + native.array(list(calc.memory.OPTIMIZER_BYTES.values())) + ",MATCH(\0,"
+              + native.array(list(calc.memory.OPTIMIZER_BYTES)) + ",0))"
+              ).replace("{", "{{").replace("}", "}}").replace("\0", "{optimizer}")
+_LAYOUT_BYTES = (f"{calc.memory.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"
+                 f"+({_OPT_BYTES}"
+                 f"+{calc.memory.MASTER_BYTES!r})*{_layout_part(1)}+{{activations}}")
+
+_MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
+    ExcelFunction("MODEL_PARAMS", "Parameters of a transformer from its shape (embeddings, GQA, gated MLP, experts)",
+                  "parameters", calc.models.params_total, _SHAPE_ARGS, _PARAMS_TOTAL, _LLAMA_8B),
+    ExcelFunction("MODEL_ACTIVE_PARAMS", "Parameters one token runs through (top-k of the experts)",
+                  "parameters", calc.models.params_active, _SHAPE_ARGS, _PARAMS_ACTIVE, _MIXTRAL),
+    ExcelFunction("TRAIN_LAYOUT_BYTES",
+                  "Bytes per device on a tensor/pipeline/expert/data layout with ZeRO over data parallel",
+                  "bytes", calc.train_bytes, (PARAMS, LAYOUT_DEVICES, TP, PP, EP, ZERO, EXPERT_PARAMS,
+                                              STAGE_PARAMS, OPTIMIZER, GRAD_BYTES, ACTIVATIONS, CP),
+                  _LAYOUT_BYTES, ("70.6E9", "64", "8", "2", "1", "1")),
+)
 
 FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens, plus attention when the shape is given",
@@ -202,14 +273,15 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_ACTIVATION_BYTES", "Activation bytes per device (Korthikanti et al. 2022, Table 2)",
                   "bytes", calc.activation_bytes, (N_LAYERS, D_MODEL, N_HEADS, SEQ_LEN, MICRO_BATCH,
                                                    RECOMPUTE, TP, SP, FLASH),
-                  '{n_layers}*IF({recompute}="full",2*' + _SB + ',' + _SB
+                  '{n_layers}*IF({recompute}="full",2*' + _SB + '/IF({sequence_parallel},{tensor_parallel},1),' + _SB
                   + '*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})'
                   '+IF(OR({recompute}="selective",{flash_attention}),0,'
                   '5*{n_heads}*{seq_len}/({d_model}*{tensor_parallel}))))',
                   ("32", "4096", "32", "4096", "1")),
     ExcelFunction("CHINCHILLA_TOKENS", "Compute-optimal tokens: about 20 per parameter (Hoffmann 2022)",
                   "tokens", calc.chinchilla_tokens, (PARAMS,),
-                  f"{calc.flops.TOKENS_PER_PARAM_CHINCHILLA!r}*{{params}}", ("7E9",)),
+                  f"{calc.flops.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"
+                  f"^{calc.flops.CHINCHILLA_EXPONENT!r}", ("7E9",)),
     ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
@@ -223,6 +295,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   (CAPEX, WATTS, USD_PER_KWH, LIFE_YEARS, RESIDUAL, PUE_OWNED, OCCUPANCY),
                   "{capex_usd}*(1-{residual})/({life_years}*8760*{occupancy})+{watts}/1000*{pue}*{usd_per_kwh}",
                   ("33819", "700", "0.1", "5", "0", "1.58", "0.8")),
+    *_MODEL_FUNCTIONS,
 )
 
 BY_NAME = {f.name: f for f in FUNCTIONS}

@@ -24,7 +24,8 @@ NEEDS_ADDIN = "needs the add-in"
 UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": styles.HOURS,
                 "table": styles.HOURS, "device-hours": styles.DEVICE_HOURS, "USD": styles.USD, "kWh": styles.KWH,
                 "devices": styles.COUNT, "TFLOP/s": styles.TFLOPS,
-                "USD per device-hour": styles.USD_RATE}
+                "USD per device-hour": styles.USD_RATE,
+                "parameters": styles.FLOPS}
 
 
 def _table(ws: Worksheet, name: str, ref: str) -> None:
