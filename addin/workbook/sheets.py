@@ -132,7 +132,7 @@ ABOUT = [
      " copy (ZeRO, arXiv:1910.02054, §3.1); ZeRO stages 1-3 shard them over the devices (§5).", None),
     ("Hours = FLOPs / (TFLOP/s x 1e12 x utilization x devices) / 3600. Vendor rates are dense peaks"
      " (sparsity figures halved); real runs reach 30-55% of them: see the Runs sheet.", None),
-    ("GB means 1e9 bytes, as vendors and the seed use it. Cost = device-hours x your price."
+    ("GB means 1e9 bytes, as vendors state memory. Cost = device-hours x your price."
      " Energy = watts x device-hours x PUE / 1000.", None),
     ("Every device row carries its source and the date it was read (Devices sheet).", None),
     ("", None),
@@ -160,7 +160,17 @@ def write_about(ws: Worksheet) -> None:
     for r, (line, font) in enumerate(ABOUT, start=1):
         cell = text(ws, f"A{r}", line, font or styles.BODY)
         cell.alignment = styles.WRAP
-    widths(ws, A=120)
+    top = len(ABOUT) + 2
+    text(ws, f"A{top}", "Optimizer state per trainable parameter (the Optimizers table; Budget reads it)",
+         styles.HEADING)
+    for col, header in enumerate(native.OPTIMIZER_HEADERS, start=1):
+        style(ws.cell(top + 1, col, header), font=styles.BOLD)
+    for r, (name, nbytes) in enumerate(calc.memory.OPTIMIZER_BYTES.items(), start=top + 2):
+        text(ws, f"A{r}", name)
+        style(ws.cell(r, 2, nbytes), '0.0 "B"')
+        text(ws, f"C{r}", native.OPTIMIZER_SOURCES[name])
+    _table(ws, native.OPTIMIZER_TABLE, f"A{top + 1}:C{top + 1 + len(calc.memory.OPTIMIZER_BYTES)}")
+    widths(ws, A=120, B=20, C=70)
     ws.protection.sheet = True
 
 
