@@ -15,6 +15,7 @@ import click
 
 from ... import calc
 from .. import TEMPLATE_PATH as DEFAULT_OUT
+from . import money
 from . import render as rep
 
 
@@ -59,21 +60,44 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
 @click.option("--tokens", type=CountType(), default=str(calc.SEED_TOKENS), show_default="1e9",
               help="Training tokens: 1e9, 1B, 1.5T.")
 @click.option("--device", "device_names", multiple=True,
-              help="Device name from the catalog (repeatable); default: the seed's four.")
-@click.option("--utilization", type=float, default=1.0, show_default=True,
-              help="Share of the device's rate actually reached, in (0, 1].")
+              help="Device name from the catalog (repeatable); default: two rates measured on an "
+                   "Apple M3 Ultra and the H100 SXM BF16 and FP8 peaks.")
+@click.option("--utilization", type=money.UtilizationType(), default=1.0, show_default=True,
+              help="Share of the device's rate actually reached: 0.4 or 40%.")
 @click.option("--devices", "n_devices", type=float, default=1, show_default=True,
               help="Number of devices training together.")
+@click.option("--price", type=float, default=None,
+              help="USD per device-hour for every device; default: each device row's own price.")
+@click.option("--pue", type=float, default=1.0, show_default=True,
+              help="Data-centre power usage effectiveness (>= 1) applied to the energy.")
+@click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
+              help="Fine-tuning method (memory per device).")
+@click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
+              help="Optimizer (memory per device).")
+@click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
+              help="ZeRO stage sharding model states over the devices (memory per device).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 @catalog_option
 def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
-    """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
+             n_devices: float, price: float | None, pue: float, method: str, optimizer: str, zero_stage: int,
+             as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
+    """Memory, FLOPs, hours, cost and energy for a training job.
+
+    With no options: a full fine-tune of a 7B model on 1B tokens, on two rates measured on an
+    Apple M3 Ultra and the H100's BF16 and FP8 peaks.
+    """
     calc.checks.whole("--devices", n_devices)
     calc.checks.fraction("--utilization", utilization)
+    if price is not None:
+        calc.checks.non_negative("--price", price)
+    if pue < 1:
+        raise calc.TrainingBudgetError(f"--pue must be >= 1, got {pue:g}")
+    table = _table(catalog_path)
     report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
-                          int(n_devices), _table(catalog_path))
+                          int(n_devices), table)
+    report = money.add_columns(report, table, price=price, pue=pue, memory_options={
+        "method": method, "optimizer": optimizer, "zero_stage": zero_stage})
     if as_json:
         _emit_json(report)
     elif as_csv:
@@ -83,6 +107,7 @@ def estimate(params: float, tokens: float, device_names: tuple[str, ...], utiliz
         console.print_estimate(report)
     else:
         click.echo(rep.estimate_text(report), nl=False)
+        click.echo(money.money_text(report), nl=False)
 
 
 @cli.command()
