@@ -103,3 +103,16 @@ def test_chart_carries_cached_data(built):
     n = len(calc.catalog())
     assert xml.count(f'ptCount val="{n}"') == 2 and len(re.findall(r"<(c:)?pt idx=", xml)) == 2 * n
     assert calc.catalog().devices[0].name in xml
+
+
+def test_xlwings_conf_holds_only_needed_rows(built):
+    conf = openpyxl.load_workbook(built.path)["xlwings.conf"]
+    rows = [r for r in conf.iter_rows(values_only=True, max_col=2) if any(v is not None for v in r)]
+    assert rows == [("UDF Modules", sheets.UDF_MODULE)]
+
+
+def test_about_gives_the_windows_steps(built):
+    about = " ".join(str(c.value) for c in openpyxl.load_workbook(built.path)["About"]["A"] if c.value)
+    for step in ("xlwings addin install", "Trust access to the VBA project object model", "Import Functions",
+                 "Ctrl+Alt+F9", "pip install"):
+        assert step in about, step

@@ -139,9 +139,12 @@ ABOUT = [
     ("How to use it", styles.HEADING),
     ("Everywhere (Windows, Mac, the web, LibreOffice; macros blocked is fine): type in the yellow cells"
      " of the Budget sheet. Its formulas are native Excel (INDEX/MATCH over the Devices table).", None),
-    ("Windows with Python: pip install trainbudget into the Python Excel uses, run `xlwings addin"
-     " install`, open this workbook, then xlwings ribbon > Import Functions. =TRAIN_HOURS(...) and the"
-     " other functions (Functions sheet) then work in any cell.", None),
+    ("Windows with Python, so that =TRAIN_HOURS(...) and the other functions (Functions sheet) work in"
+     " any cell: 1. in a command prompt, pip install trainbudget (from a checkout: pip install -e .) into"
+     " the Python that Excel should use; 2. run: xlwings addin install; 3. in Excel: File > Options >"
+     " Trust Center > Trust Center Settings > Macro Settings, tick 'Trust access to the VBA project"
+     " object model'; 4. open this workbook, xlwings tab > Import Functions; 5. press Ctrl+Alt+F9 to"
+     " recalculate every cell.", None),
     ("Measured rates: run `trainbudget measure --into TrainingBudget.xlsm` on the machine, or add a"
      " row to the Devices table by hand (kind 'measured', with a source). Every formula and the"
      " device list pick it up.", None),
@@ -149,9 +152,11 @@ ABOUT = [
      " makes a macro-free copy whose numbers show in Protected View, previews and on phones.", None),
     ("", None),
     ("Workbook flavour", styles.HEADING),
-    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm, which calls the"
-     " xlwings add-in. The standalone flavour would embed xlwings' VBA modules instead (no add-in"
-     " install) but ties the file to one exact xlwings version.", None),
+    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm, kept byte for byte, which"
+     " calls the xlwings add-in. Its Module1.SampleCall is xlwings' sample macro and is not used by"
+     " this workbook (it refers to a module that does not exist here); do not run it. The standalone"
+     " flavour would embed xlwings' VBA modules instead (no add-in install) but ties the file to one"
+     " exact xlwings version.", None),
 ]
 
 
@@ -175,12 +180,13 @@ def write_about(ws: Worksheet) -> None:
 
 
 def write_conf(ws: Worksheet) -> None:
-    """xlwings' settings sheet, enabled (no leading underscore), naming the UDF module; hidden."""
+    """xlwings' settings sheet, enabled (no leading underscore), hidden, with the one row the add-in
+    needs: a present row overrides the user's own add-in settings (interpreter, conda, PYTHONPATH),
+    so the quickstart's rows with empty or placeholder values are removed."""
     ws.title = "xlwings.conf"
-    rows = {ws.cell(r, 1).value: r for r in range(1, ws.max_row + 1)}
-    row = rows.get("UDF Modules") or ws.max_row + 1
-    ws.cell(row, 1, "UDF Modules")
-    ws.cell(row, 2, UDF_MODULE)
+    ws.delete_rows(1, ws.max_row)
+    ws.cell(1, 1, "UDF Modules")
+    ws.cell(1, 2, UDF_MODULE)
     ws.sheet_state = "hidden"
 
 
