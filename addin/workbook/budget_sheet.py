@@ -62,23 +62,33 @@ VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per parameter per token (Kaplan et al. 2020); hours at the utilization"
+               " above on the device's dense peak; GB = 1e9 bytes; cost = device-hours x price; energy ="
+               " watts x device-hours x PUE; sources on the Devices and About sheets.")
+CHART_ROWS = 50  # rows the chart covers below the comparison
+
+
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
-    """Inputs, results, comparison and chart; print area = inputs and results on one page."""
+    """Inputs, results, comparison and chart; the print area (the e-mail PDF) holds all of them,
+    landscape, one page wide, with the date it was printed in the footer."""
     values = {name: default for name, _, default, *_ in INPUTS}
     text(ws, "A1", "Training budget", styles.TITLE)
     text(ws, "A2", "Type in the yellow cells. Results are native Excel formulas over the Devices "
                    "sheet: no add-in or macros needed.", styles.NOTE)
+    text(ws, "A3", ASSUMPTIONS, styles.NOTE)
     _inputs(ws, cached)
     for name, _label, *_ in INPUTS:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
     last = _results(ws, cached, table, values, helpers_end + 2)
-    _compare(ws, cached, table, values, FIRST_INPUT - 1)
-    widths(ws, A=30, B=34, C=52, D=3, E=44, F=15, G=11, H=11, I=12)
-    ws.print_area = f"A1:C{last}"
-    ws.page_setup.orientation = "portrait"
-    ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = 1
+    compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
+    widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=16)
+    ws.print_area = f"A1:I{compare_end}"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.oddFooter.left.text = "Training budget, printed &D"
+    ws.oddFooter.right.text = "page &P of &N"
     ws.protection.sheet = True
 
 
@@ -194,7 +204,7 @@ COMPARE_COLS = ("E", "F", "G", "H", "I")  # device, TFLOP/s, hours, days, cost: 
 
 
 def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
-             top: int) -> None:
+             top: int, results_end: int) -> int:
     """Every Devices row on the same job: TFLOP/s, hours, days, cost; and a bar chart of hours."""
     name_col, rate_col, hours_col, days_col, cost_col = COMPARE_COLS
     text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
@@ -228,25 +238,31 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         hours = cached.values[ws.title][f"{hours_col}{r}"]
         cached.formula(ws, f"{days_col}{r}", f'IF({name_ref}="","",{hours_col}{r}/24)',
                        hours / 24 if d else "", styles.DAYS, fill=None)
-    text(ws, f"{name_col}{top + 2 + len(devices) + COMPARE_SPARE}",
+    last = top + 1 + len(devices) + COMPARE_SPARE
+    text(ws, f"{name_col}{last + 1}",
          "Cost at the device row's own price where the Devices sheet has one, else at the Budget's "
          "price per device-hour (the same for every such row).", styles.NOTE)
-    _chart(ws, cached, top + 2, top + 1 + len(devices))
+    chart_top = max(last, results_end) + 3
+    _chart(ws, cached, top + 2, last, f"A{chart_top}")
+    return chart_top + CHART_ROWS
 
 
-def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int) -> None:
-    """Horizontal bars of hours by device (log scale), with cached data for viewers that don't compute."""
+def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int, anchor: str) -> None:
+    """Horizontal bars of hours by device (log scale) over the whole comparison, spare rows included
+    (blank there: no bar on the log axis), so a Devices row added later is drawn; cached data for viewers that don't
+    compute."""
     name_col, _, hours_col, *_ = COMPARE_COLS
     values = cached.values[ws.title]
     names = [values[f"{name_col}{r}"] for r in range(first, last + 1)]
     hours = [values[f"{hours_col}{r}"] for r in range(first, last + 1)]
     col = ws[f"{hours_col}1"].column
     series = Series(Reference(ws, min_col=col, min_row=first, max_row=last), title="Hours")
-    series.val.numRef.numCache = NumData(pt=[NumVal(idx=i, v=h) for i, h in enumerate(hours)],
+    series.val.numRef.numCache = NumData(pt=[NumVal(idx=i, v=h) for i, h in enumerate(hours)
+                                             if isinstance(h, (int, float))],
                                          ptCount=len(hours), formatCode="General")
     series.cat = AxDataSource(strRef=StrRef(
         f=f"'{ws.title}'!${name_col}${first}:${name_col}${last}",
-        strCache=StrData(ptCount=len(names), pt=[StrVal(idx=i, v=n) for i, n in enumerate(names)])))
+        strCache=StrData(ptCount=len(names), pt=[StrVal(idx=i, v=n) for i, n in enumerate(names) if n])))
     chart = BarChart()
     chart.type, chart.style, chart.legend = "bar", 10, None
     chart.title = "Wall-clock hours for this job, by device (log scale)"
@@ -254,5 +270,5 @@ def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int) -> None:
     chart.y_axis.title = "hours"
     chart.x_axis.scaling.orientation = "maxMin"  # first device at the top
     chart.series.append(series)
-    chart.width, chart.height = 22, 20
-    ws.add_chart(chart, f"K{first - 1}")
+    chart.width, chart.height = 34, 25
+    ws.add_chart(chart, anchor)
