@@ -90,3 +90,11 @@ def test_added_device_row_reaches_the_chart(soffice, built, tmp_path):
     with zipfile.ZipFile(out) as z:
         xml = z.read(next(n for n in z.namelist() if n.startswith("xl/charts/chart"))).decode()
     assert LAB.name in xml
+
+
+def test_chart_starts_a_page_and_small_rates_keep_three_digits(built):
+    ws = _book(built)["Budget"]
+    anchor = ws._charts[0].anchor._from.row  # 0-based: the break is after the row above the chart
+    assert [b.id for b in ws.row_breaks.brk] == [anchor]
+    fmt = ws["F6"].number_format
+    assert "[<1]0.000" in fmt and "[<10]0.00" in fmt  # 0.206 TFLOP/s is not shown as 0.2

@@ -8,6 +8,7 @@ from typing import Any
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
 from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -243,6 +244,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
          "Cost at the device row's own price where the Devices sheet has one, else at the Budget's "
          "price per device-hour (the same for every such row).", styles.NOTE)
     chart_top = max(last, results_end) + 3
+    ws.row_breaks.append(Break(id=chart_top - 1))  # the chart prints whole, on a page of its own
     _chart(ws, cached, top + 2, last, f"A{chart_top}")
     return chart_top + CHART_ROWS
 

@@ -34,5 +34,6 @@ USD = '"$"#,##0'
 USD_RATE = '"$"#,##0.00'
 KWH = '#,##0 "kWh"'
 PERCENT = "0%"
-TFLOPS = '#,##0.0 "TFLOP/s"'
+# Three significant digits for small (measured) rates: 0.206, 4.38, 19.5, 989.5 TFLOP/s.
+TFLOPS = '[<1]0.000 "TFLOP/s";[<10]0.00 "TFLOP/s";#,##0.0 "TFLOP/s"'
 RATIO = "0.00"
