@@ -8,8 +8,8 @@ from typing import Any
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
 from openpyxl.workbook.defined_name import DefinedName
-from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
