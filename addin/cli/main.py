@@ -192,8 +192,12 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
 @click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
+@click.option("--memory-gb", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Device memory in GB for --into (default: read from the hardware where the backend can).")
+@click.option("--watts", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Board power in watts for --into (default: the NVML power limit where pynvml is installed).")
 def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
-            name: str | None) -> None:
+            name: str | None, memory_gb: float | None, watts: float | None) -> None:
     """Measure this machine's matmul rate (checked against float64) and optionally record it."""
     from ..measure import backends, into
 
@@ -206,10 +210,17 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     else:
         click.echo(into.text(m), nl=False)
     if workbook is not None:
-        device = into.as_device(m, name)
+        from ..measure import hardware
+
+        memory_gb = memory_gb if memory_gb is not None else hardware.memory_gb(chosen)
+        watts = watts if watts is not None else hardware.watts(chosen)
+        device = into.as_device(m, name, memory_gb, watts)
         done = into.record(workbook, device)
-        click.echo(f"{done} {device.name!r} ({device.tflops:.2f} TFLOP/s) in {workbook}; "
+        click.echo(f"{done} {device.name!r} ({device.tflops:.3g} TFLOP/s) in {workbook}; "
                    f"the original is kept as {workbook.name}.bak", err=as_json)
+        missing = hardware.missing_text(memory_gb, watts)
+        if missing:
+            click.echo(missing, err=as_json)
 
 
 @cli.command()
