@@ -77,7 +77,7 @@ def runs_text(rows: list[dict[str, Any]]) -> str:
         return "" if v is None else f"{v:,.0f}"
 
     lines = [f"{'run':16} {'params':>7} {'tokens':>6} {'device-hours':>13} {'implied':>8} {'MFU':>6} "
-             f"{'predicted at MFU':>17}  device"]
+             f"{'device-h at MFU':>17}  device"]
     for r in rows:
         lines.append(f"{r['run']:16} {format_count(r['params']):>7} {format_count(r['tokens']):>6} "
                      f"{hours(r['device_hours']):>13} {pct(r['implied_utilization']):>8} "
