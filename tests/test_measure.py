@@ -31,7 +31,8 @@ def test_numpy_backend_end_to_end():
     assert [s.n for s in m.sizes] == list(SMALL)
     assert all(s.tflops > 0 and s.repeats >= 3 and s.error < 1e-10 for s in m.sizes)
     best = m.best
-    assert best.tflops == max(s.tflops for s in m.sizes)
+    steady = [s for s in m.sizes if s.spread <= measure.SUSTAINED_SPREAD] or m.sizes
+    assert best.tflops == max(s.tflops for s in steady)  # the fastest steady size
     d = m.as_dict()
     assert {"date", "host", "hardware", "backend_version", "dtype", "n", "repeats", "spread"} <= set(d)
     assert d["backend"] == "numpy" and d["dtype"] == "fp64" and d["tflops"] == best.tflops

@@ -185,7 +185,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "2.5", "0.4", "64")),
     ExcelFunction("TRAIN_ENERGY_KWH", "Energy: board watts * device-hours * PUE / 1000", "kWh",
                   calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES),
-                  _ENERGY, ("7E9", "1E12", '"L40S, FP32"')),
+                  _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
     ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count whose memory holds the job", "devices",
                   calc.devices_needed, (PARAMS, DEVICE, METHOD, OPTIMIZER, ZERO, TRAINABLE, ACTIVATIONS),
                   "{_devices_needed}",
