@@ -31,7 +31,8 @@ def test_numpy_backend_end_to_end():
     assert [s.n for s in m.sizes] == list(SMALL)
     assert all(s.tflops > 0 and s.repeats >= 3 and s.error < 1e-10 for s in m.sizes)
     best = m.best
-    assert best.tflops == max(s.tflops for s in m.sizes)
+    steady = [s for s in m.sizes if s.spread <= measure.SUSTAINED_SPREAD] or m.sizes
+    assert best.tflops == max(s.tflops for s in steady)  # the fastest steady size
     d = m.as_dict()
     assert {"date", "host", "hardware", "backend_version", "dtype", "n", "repeats", "spread"} <= set(d)
     assert d["backend"] == "numpy" and d["dtype"] == "fp64" and d["tflops"] == best.tflops
@@ -131,7 +132,7 @@ def test_into_user_workbook_keeps_everything_and_budget_sees_it(soffice, built, 
     table = calc.DeviceTable([*calc.catalog(), *[d for d in _read_devices(path) if d.name not in calc.catalog()]])
     rate = table.get("Lab box (measured)").tflops
     got = openpyxl.load_workbook(engine.recalculate(path, tmp_path / "re"), data_only=True)["Budget"]
-    values = {got[f"A{r}"].value: got[f"B{r}"].value for r in range(1, 40)}
+    values = {got[f"A{r}"].value: got[f"B{r}"].value for r in range(1, 60)}
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
     want = calc.train_hours(v["params"], v["tokens"], rate, utilization=v["utilization"], devices=v["devices"])
     assert values["Wall-clock hours"] == pytest.approx(want, rel=1e-9)

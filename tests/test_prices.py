@@ -114,7 +114,7 @@ def test_estimate_range_price_own_and_scenarios(tmp_path):
     assert "low / expected / high" in text and "utilization prior" in text
     num = json.loads(run_cli("estimate", "--price", "2.5", "--utilization", "0.5", "--device", H100, "--json",
                              check=True).stdout)["rows"][0]
-    assert num["usd"] == pytest.approx(calc.train_cost(7e9, 1e9, H100, usd_per_device_hour=2.5, utilization=0.5))
+    assert num["cost_usd"] == pytest.approx(calc.train_cost(7e9, 1e9, H100, usd_per_device_hour=2.5, utilization=0.5))
     own = json.loads(run_cli("estimate", "--own", "33819,5", "--usd-per-kwh", "0.1", "--device", H100, "--json",
                              check=True).stdout)["rows"][0]
     assert own["usd_per_device_hour"] == pytest.approx(33819 / (5 * 8760) + 0.7 * 1.58 * 0.1)

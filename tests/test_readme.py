@@ -20,3 +20,14 @@ def test_function_reference_is_generated_from_the_registry():
 def test_transcripts_are_real_output():
     assert run_cli("estimate", check=True).stdout.strip() in README
     assert run_cli("runs", check=True).stdout.strip() in README
+
+
+def test_every_transcript_is_the_commands_output():
+    """Regenerate with `python -m tests.readme_transcripts` after a change to the output."""
+    from tests import readme_transcripts
+
+    assert readme_transcripts.regenerate(README) == README
+
+
+def test_setup_creates_a_virtual_environment():
+    assert "python3 -m venv .venv && . .venv/bin/activate" in README

@@ -12,7 +12,7 @@ import xlwings
 from tests.conftest import ROOT
 from trainbudget import calc
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.workbook import sheets, template, vba, verify
+from trainbudget.addin.workbook import budget_sheet, sheets, template, vba, verify
 
 COMMITTED = ROOT / "workbook" / "TrainingBudget.xlsm"
 
@@ -81,8 +81,8 @@ def test_no_newer_functions_or_row_shorthand(built):
 def test_reads_like_a_finance_document(built):
     wb = openpyxl.load_workbook(built.path)
     budget = wb["Budget"]
-    labels = {budget[f"A{r}"].value: r for r in range(1, 40)}
-    assert budget.protection.sheet and budget.print_area == f"'Budget'!$A$1:$C${labels['Energy (kWh)']}"
+    labels = {budget[f"A{r}"].value: r for r in range(1, 60)}
+    assert budget.protection.sheet and budget.print_area.startswith("'Budget'!$A$1:$I$")
     assert budget.sheet_properties.pageSetUpPr.fitToPage
     for row in budget.iter_rows(min_row=5, max_row=16, min_col=2, max_col=2):
         assert row[0].protection.locked is False and row[0].fill.fgColor.rgb.endswith("FFF2CC")
@@ -100,6 +100,20 @@ def test_chart_carries_cached_data(built):
     with zipfile.ZipFile(built.path) as z:
         charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
         xml = z.read(charts[0]).decode()
-    n = len(calc.catalog())
-    assert xml.count(f'ptCount val="{n}"') == 2 and len(re.findall(r"<(c:)?pt idx=", xml)) == 2 * n
+    n = len(calc.catalog())  # the ranges also hold the comparison's spare rows, left blank
+    total = n + budget_sheet.COMPARE_SPARE
+    assert xml.count(f'ptCount val="{total}"') == 2 and len(re.findall(r"<(c:)?pt idx=", xml)) == 2 * n
     assert calc.catalog().devices[0].name in xml
+
+
+def test_xlwings_conf_holds_only_needed_rows(built):
+    conf = openpyxl.load_workbook(built.path)["xlwings.conf"]
+    rows = [r for r in conf.iter_rows(values_only=True, max_col=2) if any(v is not None for v in r)]
+    assert rows == [("UDF Modules", sheets.UDF_MODULE)]
+
+
+def test_about_gives_the_windows_steps(built):
+    about = " ".join(str(c.value) for c in openpyxl.load_workbook(built.path)["About"]["A"] if c.value)
+    for step in ("xlwings addin install", "Trust access to the VBA project object model", "Import Functions",
+                 "Ctrl+Alt+F9", "pip install"):
+        assert step in about, step

@@ -200,12 +200,12 @@ def test_devices_table_reordered_and_snake_case_headers(built):
 
 def test_devices_table_renamed_rate_column_is_refused(built, monkeypatch):
     rows = _table_rows(built.path)
-    rows[0] = ["TFLOP/s" if h == "TFLOPS" else h for h in rows[0]]
-    with pytest.raises(calc.TrainingBudgetError, match="Devices table has no 'TFLOPS' column"):
+    rows[0] = ["Rate" if h == "TFLOP/s" else h for h in rows[0]]
+    with pytest.raises(calc.TrainingBudgetError, match="Devices table has no 'TFLOP/s' column"):
         devices_table.table_from_rows(rows)
 
     devices_table._cache.clear()
     monkeypatch.setattr(devices_table, "read_book_rows", lambda book: rows)
     got = udfs.DEVICE_TFLOPS(H100, caller=_Caller())  # in Excel, the same message reaches the cell
     devices_table._cache.clear()
-    assert got.startswith("#VALUE! Devices table has no 'TFLOPS' column")
+    assert got.startswith("#VALUE! Devices table has no 'TFLOP/s' column")

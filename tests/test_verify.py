@@ -7,6 +7,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import openpyxl
 import pytest
 import xlwings
 
@@ -98,7 +99,8 @@ def test_unknown_device_input_recalculates_to_errors(soffice, copy):
     path = copy()
     edit_cell(path, "Budget", budget_sheet.REF["device"].replace("$", ""), set_text("H10"))
     problems = verify.errors(verify.verify(path, recalc=True))
-    hours = budget_sheet.FIRST_INPUT + len(budget_sheet.INPUTS) + 10
+    labels = openpyxl.load_workbook(path)["Budget"]["A"]
+    hours = next(c.row for c in labels if c.value == "Wall-clock hours")
     assert f"Budget!B{hours}" in _where(problems)
     assert all("recalculated result is an error: #N/A" in p.message for p in problems)
 

@@ -17,11 +17,15 @@ def print_estimate(report: dict[str, Any]) -> None:
         console.print(line)
     table = Table(title=f"hours{rep.where_text(report)}", title_justify="left")
     for col, justify in (("Device", "left"), ("TFLOP/s", "right"), ("Hours", "right"),
-                         ("Days", "right"), ("Device-hours", "right"), ("Note", "left")):
+                         ("Days", "right"), ("Device-hours", "right"), ("Memory/device GB", "right"),
+                         ("Cost USD", "right"), ("Energy kWh", "right"), ("Note", "left")):
         table.add_column(col, justify=justify)
     for r in report["rows"]:
+        cost = "no price" if r.get("cost_usd") is None else f"{r['cost_usd']:,.0f}"
+        energy = "no watts" if r.get("energy_kwh") is None else f"{r['energy_kwh']:,.1f}"
         table.add_row(r["device"], f"{r['tflops']:,.1f}", f"{r['hours']:,.1f}",
-                      f"{r['days']:,.2f}", f"{r['device_hours']:,.1f}", r["note"])
+                      f"{r['days']:,.2f}", f"{r['device_hours']:,.1f}", f"{r.get('memory_per_device_gb', 0):,.1f}",
+                      cost, energy, r["note"])
     console.print(table)
     console.print(rep.UTILIZATION_NOTE, style="dim")
 

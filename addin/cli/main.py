@@ -16,6 +16,7 @@ import click
 from ... import calc
 from .. import TEMPLATE_PATH as DEFAULT_OUT
 from . import layout as model_layout
+from . import money
 from . import render as rep
 
 # estimate's options that make it a plan (range, price, owned hardware, scenarios): _estimate_plans.
@@ -68,11 +69,20 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
 @click.option("--tokens", type=CountType(), default=str(calc.SEED_TOKENS), show_default="1e9",
               help="Training tokens: 1e9, 1B, 1.5T.")
 @click.option("--device", "device_names", multiple=True,
-              help="Device name from the catalog (repeatable); default: the seed's four.")
-@click.option("--utilization", type=float, default=1.0, show_default=True,
-              help="Share of the device's rate actually reached, in (0, 1].")
+              help="Device name from the catalog (repeatable); default: two rates measured on an "
+                   "Apple M3 Ultra and the H100 SXM BF16 and FP8 peaks.")
+@click.option("--utilization", type=money.UtilizationType(), default=1.0, show_default=True,
+              help="Share of the device's rate actually reached: 0.4 or 40%.")
 @click.option("--devices", "n_devices", type=float, default=1, show_default=True,
               help="Number of devices training together.")
+@click.option("--pue", type=float, default=1.0, show_default=True,
+              help="Data-centre power usage effectiveness (>= 1) applied to the energy.")
+@click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
+              help="Fine-tuning method (memory per device).")
+@click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
+              help="Optimizer (memory per device).")
+@click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
+              help="ZeRO stage sharding model states over the devices (memory per device).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 @catalog_option
@@ -81,7 +91,8 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
               help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
                    "(published runs; replaces --utilization).")
 @click.option("--price", "price", default=None,
-              help="Price per device-hour: a number (2.5) or PROVIDER:PLAN (aws:on_demand, gcp:3yr, lambda).")
+              help="Price per device-hour: a number of USD for every device (2.5), or PROVIDER:PLAN from "
+                   "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price.")
 @click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
               "needs --usd-per-kwh.")
 @click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
@@ -91,19 +102,28 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
               help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own.")
 @model_layout.estimate_options
 def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-             n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None,
-             **options: Any) -> None:
-    """Memory, FLOPs and hours for a training job (with no options: the seed's table)."""
+             n_devices: float, pue: float, method: str, optimizer: str, zero_stage: int,
+             as_json: bool, as_csv: bool, catalog_path: str | None, **options: Any) -> None:
+    """Memory, FLOPs, hours, cost and energy for a training job.
+
+    With no options: a full fine-tune of a 7B model on 1B tokens, on two rates measured on an
+    Apple M3 Ultra and the H100's BF16 and FP8 peaks.
+    """
     plan = {k: options.pop(k) for k in PLAN_OPTIONS}
-    if plan["as_range"] or plan["price"] or plan["own"] or plan["scenarios"]:
+    price = _price_number(plan["price"])
+    if plan["as_range"] or plan["own"] or plan["scenarios"] or (plan["price"] and price is None):
         return _estimate_plans(params, tokens, device_names, utilization, n_devices, as_json, as_csv,
                                catalog_path, **plan)
     calc.checks.whole("--devices", n_devices)
     calc.checks.fraction("--utilization", utilization)
+    calc.checks.at_least("--pue", pue, 1.0)
+    table = _table(catalog_path)
     params, model = model_layout.params_for(params, **options)  # active params for FLOPs
     report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
-                                  int(n_devices), _table(catalog_path))
+                                  int(n_devices), table)
     report = model_layout.apply(report, model, int(n_devices), **options)
+    report = money.add_columns(report, table, price=price, pue=pue, memory_options={
+        "method": method, "optimizer": optimizer, "zero_stage": zero_stage})
     if as_json:
         _emit_json(report)
     elif as_csv:
@@ -115,6 +135,18 @@ def estimate(params: float, tokens: float, device_names: tuple[str, ...], utiliz
             console.print_estimate(report)
         else:
             click.echo(rep.estimate_text(report), nl=False)
+            click.echo(money.money_text(report), nl=False)
+
+
+def _price_number(price: str | None) -> float | None:
+    """--price as USD per device-hour when it is a number (else None: a PROVIDER:PLAN)."""
+    if price is None:
+        return None
+    try:
+        value = float(price)
+    except ValueError:
+        return None
+    return calc.checks.non_negative("--price", value)
 
 
 @cli.command()
@@ -259,8 +291,12 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
 @click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
+@click.option("--memory-gb", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Device memory in GB for --into (default: read from the hardware where the backend can).")
+@click.option("--watts", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Board power in watts for --into (default: the NVML power limit where pynvml is installed).")
 def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
-            name: str | None) -> None:
+            name: str | None, memory_gb: float | None, watts: float | None) -> None:
     """Measure this machine's matmul rate (checked against float64) and optionally record it."""
     from ..measure import backends, core, into
 
@@ -274,13 +310,20 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     else:
         click.echo(into.text(m), nl=False)
     if workbook is not None:
-        device = into.as_device(m, name)
+        from ..measure import hardware
+
+        memory_gb = memory_gb if memory_gb is not None else hardware.memory_gb(chosen)
+        watts = watts if watts is not None else hardware.watts(chosen)
+        device = into.as_device(m, name, memory_gb, watts)
         done = into.record(workbook, device)
         from ..ooxml import package
 
         bak = package.real_target(workbook).name + ".bak"
-        click.echo(f"{done} {device.name!r} ({device.tflops:.2f} TFLOP/s) in {workbook}; "
+        click.echo(f"{done} {device.name!r} ({device.tflops:.3g} TFLOP/s) in {workbook}; "
                    f"the original is kept as {bak}", err=as_json)
+        missing = hardware.missing_text(memory_gb, watts)
+        if missing:
+            click.echo(missing, err=as_json)
 
 
 @cli.command()

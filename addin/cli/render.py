@@ -1,7 +1,8 @@
 """Text and CSV renderings of the reports in trainbudget.calc.report.
 
 Each report is a dict of plain Python values (for --json); this module only formats them.
-The text rendering of `estimate` with no options is the seed's printed table, line for line.
+The text rendering of `estimate` with no options is the project's starting table, line for line
+(tests/data/seed_table.txt).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def format_count(value: float) -> str:
 
 
 def format_flops(value: float) -> str:
-    """4.2e19 -> '42 EFLOP' (the seed's unit), with the largest unit that keeps the figure >= 1."""
+    """4.2e19 -> '42 EFLOP' (the starting table's unit), with the largest unit that keeps the figure >= 1."""
     for scale, unit in _FLOP_UNITS:
         if value >= scale:
             return f"{value / scale:.3g} {unit}"
@@ -42,7 +43,7 @@ def where_text(report: dict[str, Any]) -> str:
 
 
 def estimate_header(report: dict[str, Any]) -> list[str]:
-    """The seed's two opening lines."""
+    """The two opening lines: memory and compute."""
     total_gb = report["memory_bytes"]["total"] / calc.schedule.GB
     return [f"full fine-tune of a {format_count(report['params'])}: {total_gb:,.0f} GB of "
             "optimizer state and weights before activations",
@@ -50,7 +51,7 @@ def estimate_header(report: dict[str, Any]) -> list[str]:
 
 
 def estimate_text(report: dict[str, Any]) -> str:
-    """The seed's printed table (shared/seed), for any inputs."""
+    """The printed table for any inputs: one line per device."""
     lines = [*estimate_header(report), ""]
     for r in report["rows"]:
         lines.append(f"{r['device']:52} {r['tflops']:7.1f} TFLOP/s -> {r['hours']:8.1f} h"
@@ -95,7 +96,7 @@ def runs_text(rows: list[dict[str, Any]]) -> str:
         return "" if v is None else f"{v:,.0f}"
 
     lines = [f"{'run':16} {'params':>7} {'tokens':>6} {'device-hours':>13} {'implied':>8} {'MFU':>6} "
-             f"{'predicted at MFU':>17}  device"]
+             f"{'device-h at MFU':>17}  device"]
     for r in rows:
         lines.append(f"{r['run']:16} {format_count(r['params']):>7} {format_count(r['tokens']):>6} "
                      f"{hours(r['device_hours']):>13} {pct(r['implied_utilization']):>8} "

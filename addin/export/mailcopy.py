@@ -67,6 +67,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
     if not _has_devices_table(parts):
         rows = [list(native.HEADERS.values())] + [[getattr(d, f) for f in native.HEADERS] for d in calc.catalog()]
         parts, done.added_devices = partedit.add_table_sheet(parts, "Devices", native.TABLE, rows), True
+    partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
     parts, recalc = _rewrite(parts, done)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"

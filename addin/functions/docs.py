@@ -29,6 +29,7 @@ def function_reference() -> str:
         for a in spec.args:
             default = spec.default(a)
             shown = "required" if default is REQUIRED else a.describe(default)
-            out.append(f"| `{a.name}` | {a.unit} | {a.help} | {shown} |")
+            cells = (f"`{a.name}`", a.unit, a.help, shown)
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out += ["", f"Example: {_example(spec)}.", ""]
     return "\n".join(out)

@@ -12,33 +12,60 @@ import string
 from typing import Any
 
 from ...calc import memory
+from . import fold
 
 TABLE = "Devices"
+OPTIMIZER_TABLE = "Optimizers"  # optimizer -> bytes per trainable parameter, on the About sheet
 # Workbook header of each Device field (the CSV's snake_case names are accepted too on reading).
 HEADERS = {
-    "name": "Name", "hardware": "Hardware", "precision": "Precision", "tflops": "TFLOPS",
+    "name": "Name", "hardware": "Hardware", "precision": "Precision", "tflops": "TFLOP/s",
     "kind": "Kind", "memory_gb": "Memory GB", "memory_tbps": "Memory TB/s", "watts": "Watts",
     "usd_per_device_hour": "USD per device-hour", "source": "Source", "as_of": "As of",
     "note": "Note",
 }
+# The Optimizers table: bytes of optimizer state per trainable parameter (calc.memory), with sources.
+OPTIMIZER_HEADERS = ("Optimizer", "Bytes per parameter", "Source")
+OPTIMIZER_SOURCES = {
+    "adamw": "m and v in fp32 (ZeRO, arXiv:1910.02054, section 3.1)",
+    "adamw_8bit": "m and v in 8 bits (Dettmers et al. 2021, arXiv:2110.02861)",
+    "adamw_bf16": "m and v in bf16 (DeepSeek-V3, arXiv:2412.19437, section 3.3.3)",
+    "adafactor": "factored second moment, about 4 bytes (Hugging Face performance docs)",
+    "lion": "one fp32 momentum (Chen et al. 2023, arXiv:2302.06675)",
+    "sgd_momentum": "one fp32 momentum buffer",
+    "sgd": "no state",
+}
 
+NAMES = "DeviceNames"  # defined name: Devices[Name], also the Budget's device list (the export adds
+#                        it to a user's workbook with the Devices table, see export.mailcopy)
 DOES_NOT_FIT = "#NUM! does not fit in device memory at this ZeRO stage"
 
 _SIMPLE = re.compile(r"""^(\$?[A-Za-z]{1,3}\$?\d+|[A-Za-z_][\w.]*|\d+(\.\d+)?([eE][+-]?\d+)?|"[^"]*")$""")
 
 
 def column(field: str) -> str:
-    """`Devices[[#Data],[Header]]` for a Device field."""
-    return f"{TABLE}[[#Data],[{HEADERS[field]}]]"
+    """`Devices[Header]`: the data of a Device field's column."""
+    return f"{TABLE}[{HEADERS[field]}]"
 
 
 def lookup(device: str, field: str) -> str:
     """The `field` of the Devices row named `device` (an expression); a blank field is #N/A, as
     calc refuses a device row without the figure (no watts: no energy)."""
-    found = f"INDEX({column(field)},MATCH({device},{column('name')},0))"
+    found = f"INDEX({column(field)},MATCH({device},{NAMES},0))"
     if field == "tflops":  # a number as device means TFLOP/s, as in calc
         return f"IF(ISNUMBER({device}),{device},{found})"
-    return f'IF({found}="",NA(),{found})'
+    if field == "usd_per_device_hour":  # a price of 0 is a price
+        return f'IF({found}="",NA(),{found})'
+    return f"IF({found}>0,{found},NA())"  # memory and watts: blank (or 0) is no figure
+
+
+def optimizer_bytes(optimizer: str) -> str:
+    """Optimizer bytes per trainable parameter: the number itself for a written name, else a
+    lookup in the workbook's Optimizers table."""
+    node = fold.parse(optimizer)
+    if isinstance(node, fold.Lit) and isinstance(node.value, str) and node.value.lower() in memory.OPTIMIZER_BYTES:
+        return fold.literal(memory.OPTIMIZER_BYTES[node.value.lower()])
+    key, value, _ = OPTIMIZER_HEADERS
+    return f"INDEX({OPTIMIZER_TABLE}[{value}],MATCH({optimizer},{OPTIMIZER_TABLE}[{key}],0))"
 
 
 def wrap(expr: str) -> str:
@@ -47,47 +74,64 @@ def wrap(expr: str) -> str:
 
 
 def excel_literal(value: Any) -> str:
-    """A Python value as an Excel literal: 1.5, "adamw", TRUE."""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, str):
-        return '"' + value.replace('"', '""') + '"'
-    return repr(float(value)) if isinstance(value, float) else str(value)
-
-
-def array(values: list[Any]) -> str:
-    """An Excel array constant {a,b,c}."""
-    return "{" + ",".join(excel_literal(v) for v in values) + "}"
-
-
-class NativeFormatter(string.Formatter):
-    """Fills a native template: `{arg}` is the argument's expression, `{arg:field}` a Devices lookup."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        return lookup(value, format_spec) if format_spec else wrap(value)
+    """A Python value as an Excel literal: 1.5, 7E9, "adamw", TRUE."""
+    return fold.literal(value)
 
 
 def render(template: str, exprs: dict[str, str]) -> str:
-    """The template with each argument replaced by its Excel expression."""
-    return NativeFormatter().vformat(template, (), exprs)
+    """The template with each argument replaced by its Excel expression, then folded (what is
+    known when the formula is written is resolved then). `exprs` may hold ready expressions for
+    lookups ("device:tflops") and derived figures ("_trainable"), e.g. helper cells' names."""
+    filled = dict(exprs)
+    if "_trainable" not in filled and {"method", "params", "trainable"} <= filled.keys():
+        filled["_trainable"] = fold.fold(_render(TRAINABLE, filled))
+    if "optimizer" in filled and "_optimizer_bytes" not in filled:
+        filled["_optimizer_bytes"] = optimizer_bytes(filled["optimizer"])
+    if "{_devices_needed}" in template:
+        filled["_devices_needed"] = _devices_needed(filled)
+    return fold.fold(_render(template, filled))
 
 
-def _escaped(text: str) -> str:
-    """Literal braces (array constants) made safe inside a template."""
-    return text.replace("{", "{{").replace("}", "}}")
+def _devices_needed(exprs: dict[str, str]) -> str:
+    """Smallest device count that holds the job (calc.schedule.devices_needed): the sharded
+    parts over the room the unsharded parts and activations leave in one device's memory.
+    Where nothing is left unsharded, the room is the whole memory and needs no check. A row's
+    memory is the vendor's "80GB" of HBM, which is 80 GiB (2^30 bytes; see calc.devices)."""
+    fixed = fold.fold(_render("+".join([unsharded(p) for p in PARTS] + ["{activations}"]), exprs))
+    whole = fold.fold(_render("+".join(sharded(p) for p in PARTS), exprs))
+    memory = exprs.get("device:memory_gb") or (
+        f"INDEX({column('memory_gb')},MATCH({exprs['device']},{NAMES},0))")
+    if fixed == "0":
+        return f"MAX(1,ROUNDUP({wrap(whole)}/({wrap(memory)}*2^30)*(1-1E-12),0))"
+    room = f"({_render('{device:memory_gb}', exprs)}*2^30-{wrap(fixed)})"
+    return f'IF({room}<=0,"{DOES_NOT_FIT}",MAX(1,ROUNDUP({wrap(whole)}/{room}*(1-1E-12),0)))'
+
+
+def _render(template: str, exprs: dict[str, str]) -> str:
+    out = []
+    for literal_text, name, spec, _ in string.Formatter().parse(template):
+        out.append(literal_text)
+        if name is None:
+            continue
+        if spec and f"{name}:{spec}" in exprs:
+            out.append(wrap(exprs[f"{name}:{spec}"]))
+        else:
+            out.append(lookup(exprs[name], spec) if spec else wrap(exprs[name]))
+    return "".join(out)
 
 
 # Memory pieces shared by TRAIN_BYTES, TRAIN_DEVICES_NEEDED and the Budget sheet's breakdown
-# (see calc.memory for the sources). Each part is bytes for all devices together.
-_OPT = (f"INDEX({_escaped(array(list(memory.OPTIMIZER_BYTES.values())))},"
-        f"MATCH({{optimizer}},{_escaped(array(list(memory.OPTIMIZER_BYTES)))},0))")
+# (see calc.memory for the sources). Each part is bytes for all devices together;
+# {_trainable} is the trainable parameter count (TRAINABLE), {_optimizer_bytes} the optimizer's
+# bytes per trainable parameter.
 TRAINABLE = ('IF({method}="full",{params},IF({method}="inference",0,'
              'IF({trainable}<=1,{trainable}*{params},{trainable})))')
-WEIGHTS = (f'(IF({{method}}="qlora",{memory.QLORA_BASE_BYTES!r},{memory.WEIGHT_BYTES!r})*{{params}}'
-           f'+IF(OR({{method}}="lora",{{method}}="qlora"),{memory.WEIGHT_BYTES!r}*{TRAINABLE},0))')
-GRADIENTS = f"{memory.GRAD_BYTES!r}*{TRAINABLE}"
-OPTIMIZER = f"{_OPT}*{TRAINABLE}"
-MASTER = f"{memory.MASTER_BYTES!r}*{TRAINABLE}"
+WEIGHTS = (f'IF({{method}}="qlora",{fold.literal(memory.QLORA_BASE_BYTES)},'
+           f'{fold.literal(memory.WEIGHT_BYTES)})*{{params}}'
+           f'+IF(OR({{method}}="lora",{{method}}="qlora"),{fold.literal(memory.WEIGHT_BYTES)}*{{_trainable}},0)')
+GRADIENTS = f"{fold.literal(memory.GRAD_BYTES)}*{{_trainable}}"
+OPTIMIZER = "{_optimizer_bytes}*{_trainable}"
+MASTER = f"{fold.literal(memory.MASTER_BYTES)}*{{_trainable}}"
 # Part -> (bytes, the ZeRO stage from which it is sharded over the devices; ZeRO §5)
 PARTS = {"weights": (WEIGHTS, 3), "gradients": (GRADIENTS, 2), "optimizer": (OPTIMIZER, 1),
          "master": (MASTER, 1)}
@@ -103,3 +147,9 @@ def sharded(part: str) -> str:
     """Template: the part's bytes when ZeRO {zero_stage} shards it, else 0."""
     expr, stage = PARTS[part]
     return f"IF({{zero_stage}}>={stage},{expr},0)"
+
+
+def unsharded(part: str) -> str:
+    """Template: the part's bytes when ZeRO {zero_stage} leaves it whole on every device, else 0."""
+    expr, stage = PARTS[part]
+    return f"IF({{zero_stage}}>={stage},0,{expr})"

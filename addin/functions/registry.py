@@ -98,13 +98,16 @@ class ExcelFunction:
         return self.calc(*positional, **keywords)
 
     def native_formula(self, exprs: dict[str, str], blank_means_default: bool = True,
-                       cells: frozenset[str] | None = None) -> str:
+                       cells: frozenset[str] | None = None,
+                       helpers: dict[str, str] | None = None) -> str:
         """The native Excel expression for this call; `exprs` maps argument names to Excel text.
 
         An omitted optional argument takes its native default; with `blank_means_default`,
         one given as a single-cell reference takes the default when the cell is blank, as the
         add-in does (`cells`: the arguments given as one cell or a name, by the caller's
-        tokenizer; by default a plain A1 reference).
+        tokenizer; by default a plain A1 reference). `helpers` names cells that hold derived
+        figures ("device:tflops", "_trainable", ...; see native.render), used instead of
+        computing them inline.
         """
         if self.native is None:
             raise calc.TrainingBudgetError(f"{self.name} has no native Excel equivalent")
@@ -118,7 +121,7 @@ class ExcelFunction:
             if blank_means_default and given and self.default(a) is not REQUIRED and (
                     a.name in cells if cells is not None else _REF.match(given)):
                 filled[a.name] = f'IF({given}="",{self._native_default(a, exprs)},{given})'
-        return native.render(self.native, filled)
+        return native.render(self.native, {**filled, **(helpers or {})})
 
     def _native_default(self, a: Arg, exprs: dict[str, str]) -> str:
         if a.native_default is not None:
@@ -164,11 +167,12 @@ OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the dev
 
 _FLOPS = ('(IF({recompute}="full",8,6)*{params}'
           '+IF({recompute}="none",12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
-_HOURS = "6*{params}*{tokens}/({device:tflops}*1E12*{utilization}*{devices})/3600"
-_GPU_HOURS = f"{_HOURS}*{{devices}}"
-_SHARDED = "+".join(native.sharded(p) for p in native.PARTS)
-_STATES = "+".join(f"({expr})" for expr, _ in native.PARTS.values())
-_ROOM = "({device:memory_gb}*2^30-(" + _STATES + "+{activations}-(" + _SHARDED + ")))"
+# 6*params*tokens FLOPs at TFLOP/s*1E12*utilization per device, 3600 s an hour: written so that
+# the known factors fold into one number.
+_GPU_HOURS = "6*{params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
+_HOURS = f"{_GPU_HOURS}/{{devices}}"
+# kWh: watts * device-hours * PUE / 1000, the 1000 folded in with the hour: 3600E12*1000 = 3.6E18.
+_ENERGY = "{pue}*{device:watts}*6*{params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
 # --- issue 12: parameters from a shape, memory on a tensor/pipeline/expert layout ------------
@@ -223,11 +227,8 @@ def _layout_part(stage: int) -> str:
             f"+{_EXPERT_DEV}/IF({{zero_stage}}>={stage},{_DP}/{{expert_parallel}},1))")
 
 
-_OPT_BYTES = ("INDEX(" + native.array(list(calc.memory.OPTIMIZER_BYTES.values())) + ",MATCH(\0,"
-              + native.array(list(calc.memory.OPTIMIZER_BYTES)) + ",0))"
-              ).replace("{", "{{").replace("}", "}}").replace("\0", "{optimizer}")
 _LAYOUT_BYTES = (f"{calc.memory.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"
-                 f"+({_OPT_BYTES}"
+                 f"+({{_optimizer_bytes}}"
                  f"+{calc.memory.MASTER_BYTES!r})*{_layout_part(1)}+{{activations}}")
 
 _MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
@@ -264,11 +265,10 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "2.5", "0.4", "64")),
     ExcelFunction("TRAIN_ENERGY_KWH", "Energy: board watts * device-hours * PUE / 1000", "kWh",
                   calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES),
-                  f"{{device:watts}}*{_GPU_HOURS}*{{pue}}/1000",
-                  ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "1.2", "0.4", "64")),
+                  _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
     ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count whose memory holds the job", "devices",
                   calc.devices_needed, (PARAMS, DEVICE, METHOD, OPTIMIZER, ZERO, TRAINABLE, ACTIVATIONS),
-                  f'IF({_ROOM}<=0,"{native.DOES_NOT_FIT}",MAX(1,ROUNDUP(({_SHARDED})/{_ROOM}*(1-1E-12),0)))',
+                  "{_devices_needed}",
                   ("70E9", '"H100 SXM, BF16 tensor core, dense"', '"full"', '"adamw"', "3")),
     ExcelFunction("TRAIN_ACTIVATION_BYTES", "Activation bytes per device (Korthikanti et al. 2022, Table 2)",
                   "bytes", calc.activation_bytes, (N_LAYERS, D_MODEL, N_HEADS, SEQ_LEN, MICRO_BATCH,

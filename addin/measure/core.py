@@ -37,6 +37,11 @@ def check_seconds(seconds: float) -> float:
     return float(seconds)
 
 
+# A rate is "sustained" only when its repeats agree: interquartile range at most 20% of the median
+# (a busy or throttling machine varies more, and its best repeat is not a rate to plan on).
+SUSTAINED_SPREAD = 0.20
+
+
 class WrongResult(calc.TrainingBudgetError):
     """A kernel's product disagrees with the float64 reference."""
 
@@ -68,14 +73,21 @@ class Measurement:
 
     @property
     def best(self) -> SizeResult:
+        """The fastest steady size (spread at most SUSTAINED_SPREAD), else the fastest size."""
         if not self.sizes:
             raise calc.TrainingBudgetError("nothing was measured: allow more --seconds")
-        return max(self.sizes, key=lambda s: s.tflops)
+        steady = [s for s in self.sizes if s.spread <= SUSTAINED_SPREAD]
+        return max(steady or self.sizes, key=lambda s: s.tflops)
+
+    @property
+    def sustained(self) -> bool:
+        """Whether the best rate held steady across its repeats (spread at most 20%)."""
+        return self.best.spread <= SUSTAINED_SPREAD
 
     def as_dict(self) -> dict[str, Any]:
         best = self.best
         return {**asdict(self), "tflops": best.tflops, "n": best.n, "repeats": best.repeats,
-                "spread": best.spread}
+                "spread": best.spread, "sustained": self.sustained}
 
     def source(self) -> str:
         """Provenance for the Devices table's source column."""

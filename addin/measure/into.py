@@ -7,7 +7,7 @@ from pathlib import Path
 from ... import calc
 from ..workbook import devices_write
 from .backends import Backend
-from .core import Measurement, SizeResult, measure
+from .core import SUSTAINED_SPREAD, Measurement, SizeResult, measure
 
 
 def run(backend: Backend, dtype: str, seconds: float, show_progress: bool) -> Measurement:
@@ -33,17 +33,24 @@ def text(m: Measurement) -> str:
     lines = [f"{'n':>6} {'TFLOP/s':>9} {'repeats':>8} {'spread':>7} {'error':>9}"]
     lines += [f"{s.n:>6} {s.tflops:>9.3f} {s.repeats:>8} {s.spread:>7.1%} {s.error:>9.1e}" for s in m.sizes]
     best = m.best
-    lines.append(f"best sustained: {best.tflops:.3f} TFLOP/s ({m.backend} {m.dtype}, n={best.n}) on "
+    head = ("best sustained" if m.sustained else
+            f"best rate, NOT sustained (every size varied by more than {SUSTAINED_SPREAD:.0%} across repeats; "
+            "measure again on an idle machine or with more --seconds)")
+    lines.append(f"{head}: {best.tflops:.3g} TFLOP/s ({m.backend} {m.dtype}, n={best.n}) on "
                  f"{m.hardware}" + (" (interrupted: partial sweep)" if m.interrupted else ""))
     return "\n".join(lines) + "\n"
 
 
-def as_device(m: Measurement, name: str | None = None) -> calc.Device:
-    """The measurement as a Devices row: kind measured, its provenance as the source."""
+def as_device(m: Measurement, name: str | None = None, memory_gb: float | None = None,
+              watts: float | None = None) -> calc.Device:
+    """The measurement as a Devices row: kind measured, its provenance as the source; the rate
+    rounded to three significant digits (the repeats do not support more)."""
     label = name or f"{m.hardware}, {m.backend} {m.dtype} matmul (measured)"
     sizes = ", ".join(str(s.n) for s in m.sizes)
-    return calc.Device(name=label.strip(), tflops=m.best.tflops, kind="measured", hardware=m.hardware,
-                       precision=m.dtype, source=m.source(), as_of=m.date, note=f"sizes swept: {sizes}")
+    note = f"sizes swept: {sizes}" + ("" if m.sustained else f"; not sustained (spread {m.best.spread:.0%})")
+    return calc.Device(name=label.strip(), tflops=float(f"{m.best.tflops:.3g}"), kind="measured",
+                       hardware=m.hardware, precision=m.dtype, memory_gb=memory_gb, watts=watts,
+                       source=m.source(), as_of=m.date, note=note)
 
 
 def check_writable(workbook: Path, name: str | None = None) -> None:

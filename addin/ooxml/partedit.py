@@ -242,3 +242,21 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
     add_override(parts, sheet_part, SHEET_CT)
     add_override(parts, table_part, TABLE_CT)
     return parts
+
+
+def ensure_defined_name(parts: dict[str, bytes], name: str, text: str) -> None:
+    """Add the workbook-level defined name `name` -> `text` unless the workbook has one by that
+    name; `<definedNames>` is created where the schema puts it (ECMA-376 Part 1, §18.2.27:
+    after sheets, functionGroups and externalReferences)."""
+    def fn(wb: etree._Element) -> None:
+        names = wb.find(xmlcells.q(wb, "definedNames"))
+        if names is None:
+            after = [wb.find(xmlcells.q(wb, tag)) for tag in ("sheets", "functionGroups", "externalReferences")]
+            anchor = [e for e in after if e is not None][-1]
+            names = etree.Element(xmlcells.q(wb, "definedNames"))
+            anchor.addnext(names)
+        if any(dn.get("name") == name and dn.get("localSheetId") is None for dn in names):
+            return
+        etree.SubElement(names, xmlcells.q(wb, "definedName"), name=name).text = text
+    change(parts, WB, fn)
+

@@ -7,7 +7,9 @@ from typing import Any
 
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
+from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
@@ -36,25 +38,58 @@ INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
 )
 FIRST_INPUT = 5
 REF = {name: f"$B${FIRST_INPUT + i}" for i, (name, *_) in enumerate(INPUTS)}
-EXPRS = {**REF, "activations": f"{REF['activations']}*1E9"}
+# Defined names of the inputs, so a result reads =6*Params*Tokens.
+NAMES = {"params": "Params", "tokens": "Tokens", "device": "Device", "utilization": "Utilization",
+         "devices": "Devices_count", "usd_per_device_hour": "Price_per_hour", "pue": "PUE_ratio",
+         "method": "Method", "optimizer": "Optimizer", "zero_stage": "ZeRO_stage", "trainable": "LoRA_share",
+         "activations": "Activations_GB"}
+EXPRS = {**NAMES, "activations": "Activations_GB*1E9"}
+# Figures used by several results, each in a visible row with a name:
+# (name, label, formula, number format).
+HELPERS = (
+    ("Rate_TFLOPS", "Device rate (TFLOP/s)", native.lookup("Device", "tflops"), styles.TFLOPS),
+    ("Memory_GB", "Device memory (GB)", native.lookup("Device", "memory_gb"), styles.GB),
+    ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
+    ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
+     styles.COUNT),
+    ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
+     '0.0 "B"'),
+)
+HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gb": "Memory_GB",
+                "device:watts": "Board_watts", "_trainable": "Trainable_params",
+                "_optimizer_bytes": "Optimizer_bytes"}
+PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
 VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_stage": ("0", "1", "2", "3")}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per parameter per token (Kaplan et al. 2020); hours at the utilization"
+               " above on the device's dense peak; GB = 1e9 bytes; cost = device-hours x price; energy ="
+               " watts x device-hours x PUE; sources on the Devices and About sheets.")
+CHART_ROWS = 50  # rows the chart covers below the comparison
+
+
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
-    """Inputs, results, comparison and chart; print area = inputs and results on one page."""
+    """Inputs, results, comparison and chart; the print area (the e-mail PDF) holds all of them,
+    landscape, one page wide, with the date it was printed in the footer."""
     values = {name: default for name, _, default, *_ in INPUTS}
     text(ws, "A1", "Training budget", styles.TITLE)
     text(ws, "A2", "Type in the yellow cells. Results are native Excel formulas over the Devices "
                    "sheet: no add-in or macros needed.", styles.NOTE)
+    text(ws, "A3", ASSUMPTIONS, styles.NOTE)
     _inputs(ws, cached)
-    last = _results(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
-    _compare(ws, cached, table, values, FIRST_INPUT - 1)
-    widths(ws, A=30, B=34, C=52, D=3, E=44, F=15, G=11, H=11, I=12)
-    ws.print_area = f"A1:C{last}"
-    ws.page_setup.orientation = "portrait"
-    ws.page_setup.fitToWidth = ws.page_setup.fitToHeight = 1
+    for name, _label, *_ in INPUTS:
+        ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
+    helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
+    last = _results(ws, cached, table, values, helpers_end + 2)
+    compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
+    widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=16)
+    ws.print_area = f"A1:I{compare_end}"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.oddFooter.left.text = "Training budget, printed &D"
+    ws.oddFooter.right.text = "page &P of &N"
     ws.protection.sheet = True
 
 
@@ -80,9 +115,41 @@ def _inputs(ws: Worksheet, cached: CachedCells) -> None:
         dv.add(REF[name])
 
 
+def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
+             first: int) -> int:
+    """Named rows for figures several results use; returns the last row written."""
+    text(ws, f"A{first}", "Figures used below", styles.HEADING)
+    method_trainable = calc.memory.train_memory(v["params"], method=v["method"], trainable=v["trainable"],
+                                                optimizer="sgd", master=False)
+    trainable = method_trainable.gradients / calc.memory.GRAD_BYTES
+    values = {"Rate_TFLOPS": table.value(v["device"]), "Memory_GB": table.value(v["device"], "memory_gb"),
+              "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
+              "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
+    rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
+    parts = calc.train_memory(v["params"], method=v["method"], optimizer=v["optimizer"], trainable=v["trainable"])
+    for part, (expr, _) in native.PARTS.items():
+        rows.append((PART_NAMES[part], f"{part.capitalize()}, whole job (GB)",
+                     f"({native.render(expr, {**EXPRS, **HELPER_EXPRS})})/1E9", getattr(parts, part) / GB, styles.GB))
+    stage = v["zero_stage"]
+    sharded = [PART_NAMES[p] for p, (_, s) in native.PARTS.items() if stage >= s]
+    rows += [
+        ("Sharded_GB", "Sharded over the devices (GB)",
+         "+".join(f"IF(ZeRO_stage>={s},{PART_NAMES[p]},0)" for p, (_, s) in native.PARTS.items()),
+         sum(getattr(parts, p) for p, (_, s) in native.PARTS.items() if stage >= s) / GB, styles.GB),
+        ("Whole_GB", "Held whole on every device (GB)", "+".join(PART_NAMES.values()) + "-Sharded_GB",
+         sum(getattr(parts, p) for p, (_, s) in native.PARTS.items() if stage < s) / GB, styles.GB),
+    ]
+    del sharded
+    for i, (name, label, formula, value, fmt) in enumerate(rows, start=first + 1):
+        text(ws, f"A{i}", label)
+        cached.formula(ws, f"B{i}", formula, value, fmt)
+        ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${i}")
+    return first + len(rows)
+
+
 def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
              first: int) -> int:
-    """Result rows from the registry's native formulas; returns the last row written."""
+    """Result rows in short native formulas over the named inputs and figures; returns the last row."""
     text(ws, f"A{first}", "Results", styles.HEADING)
     job = {"utilization": v["utilization"], "devices": v["devices"], "table": table}
     mem_opts = {"method": v["method"], "optimizer": v["optimizer"], "trainable": v["trainable"]}
@@ -92,17 +159,19 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     rows: list[tuple[str, str, Any, str]] = [
         ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), calc.train_flops(v["params"], v["tokens"]),
          styles.FLOPS),
-        ("Model states, whole job",
-         f'({_native("TRAIN_BYTES", zero_stage="0", devices="1", activations="0")})/1E9',
+        ("Model states, whole job", "+".join(PART_NAMES.values()),
          calc.train_bytes(v["params"], **mem_opts) / GB, styles.GB),
     ]
-    for part in native.PARTS:
-        formula = f"({native.render(native.per_device(part), EXPRS)})/1E9"
-        rows.append((f"{part.capitalize()} per device", formula, getattr(per_device, part) / GB, styles.GB))
+    for part, (_, stage) in native.PARTS.items():
+        rows.append((f"{part.capitalize()} per device", f"{PART_NAMES[part]}/IF(ZeRO_stage>={stage},Devices_count,1)",
+                     getattr(per_device, part) / GB, styles.GB))
+    per_part = first + 3
     rows += [
-        ("Activations per device", REF["activations"], v["activations"], styles.GB),
-        ("Total per device", f'({_native("TRAIN_BYTES")})/1E9', per_device.total / GB, styles.GB),
-        ("Devices needed to fit", _native("TRAIN_DEVICES_NEEDED"),
+        ("Activations per device", "Activations_GB", v["activations"], styles.GB),
+        ("Total per device", f"SUM(B{per_part}:B{per_part + len(native.PARTS)})", per_device.total / GB, styles.GB),
+        ("Devices needed to fit", 'IF(Memory_GB-Whole_GB-Activations_GB<=0,'
+         f'"{native.DOES_NOT_FIT}",MAX(1,ROUNDUP(Sharded_GB/(Memory_GB-Whole_GB-Activations_GB)'
+         '*(1-1E-12),0)))',
          calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"],
                              activations=v["activations"] * GB, table=table, **mem_opts), styles.COUNT),
         ("Wall-clock hours", _native("TRAIN_HOURS"), hours, styles.HOURS),
@@ -110,12 +179,12 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     hours_row = first + len(rows)
     rows += [
         ("Days", f"B{hours_row}/24", hours / 24, styles.DAYS),
-        ("Device-hours", _native("TRAIN_GPU_HOURS"),
+        ("Device-hours", f"B{hours_row}*Devices_count",
          calc.gpu_hours(v["params"], v["tokens"], v["device"], **job), styles.DEVICE_HOURS),
-        ("Cost (USD)", _native("TRAIN_COST"), calc.train_cost(
+        ("Cost (USD)", f"B{hours_row + 2}*Price_per_hour", calc.train_cost(
             v["params"], v["tokens"], v["device"], usd_per_device_hour=v["usd_per_device_hour"], **job),
          styles.USD),
-        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), calc.train_energy_kwh(
+        ("Energy (kWh)", f"Board_watts*B{hours_row + 2}*PUE_ratio/1000", calc.train_energy_kwh(
             v["params"], v["tokens"], v["device"], pue=v["pue"], **job), styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
@@ -125,25 +194,26 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
 
 
 def _native(name: str, **fixed: str) -> str:
-    """The registry's native formula for `name` over the Budget inputs (`fixed` overrides some)."""
+    """The registry's native formula for `name` over the named inputs and figures."""
     spec = BY_NAME[name]
     exprs = {**EXPRS, **fixed}
     return spec.native_formula({a.name: exprs[a.name] for a in spec.args if a.name in exprs},
-                               blank_means_default=False)
+                               blank_means_default=False, helpers=HELPER_EXPRS)
 
 
 COMPARE_COLS = ("E", "F", "G", "H", "I")  # device, TFLOP/s, hours, days, cost: beside the inputs
 
 
 def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
-             top: int) -> None:
+             top: int, results_end: int) -> int:
     """Every Devices row on the same job: TFLOP/s, hours, days, cost; and a bar chart of hours."""
     name_col, rate_col, hours_col, days_col, cost_col = COMPARE_COLS
     text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
-    for col, header in zip(COMPARE_COLS, ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)"), strict=True):
+    for col, header in zip(COMPARE_COLS, ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD, see note)"), strict=True):
         style(ws[f"{col}{top + 1}"], font=styles.BOLD, fill=styles.HEADER_FILL).value = header
-    names = f"{native.TABLE}[[#Data],[Name]]"
+    names = native.NAMES
     devices = list(table)
+    price = native.column("usd_per_device_hour")
     for k in range(1, len(devices) + COMPARE_SPARE + 1):
         r = top + 1 + k
         d = devices[k - 1] if k <= len(devices) else None
@@ -151,32 +221,50 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         cached.formula(ws, f"{name_col}{r}", f'IF({k}>ROWS({names}),"",INDEX({names},{k}))',
                        d.name if d else "", fill=None)
         exprs = {**EXPRS, "device": name_ref}
-        for col, name, fmt in ((rate_col, "DEVICE_TFLOPS", styles.TFLOPS), (hours_col, "TRAIN_HOURS", styles.HOURS),
-                               (cost_col, "TRAIN_COST", styles.USD)):
-            spec = BY_NAME[name]
-            formula = spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False)
-            value = spec.call({a.name: (d.name if a.name == "device" else v[a.name]) for a in spec.args},
-                              table) if d else ""
+        row_price = f"INDEX({price},MATCH({name_ref},{names},0))"
+        cells = (
+            (rate_col, native.lookup(name_ref, "tflops"), table.value(d.name) if d else "", styles.TFLOPS),
+            (hours_col, BY_NAME["TRAIN_HOURS"].native_formula(
+                {a.name: exprs[a.name] for a in BY_NAME["TRAIN_HOURS"].args}, blank_means_default=False,
+                helpers={"device:tflops": f"{rate_col}{r}"}),
+             calc.train_hours(v["params"], v["tokens"], d.name, utilization=v["utilization"], devices=v["devices"],
+                              table=table) if d else "", styles.HOURS),
+            (cost_col, f'{hours_col}{r}*Devices_count*IF({row_price}="",Price_per_hour,{row_price})',
+             calc.train_cost(v["params"], v["tokens"], d.name, utilization=v["utilization"], devices=v["devices"],
+                             usd_per_device_hour=(v["usd_per_device_hour"] if d.usd_per_device_hour is None
+                                                  else None), table=table) if d else "", styles.USD),
+        )
+        for col, formula, value, fmt in cells:
             cached.formula(ws, f"{col}{r}", f'IF({name_ref}="","",{formula})', value, fmt, fill=None)
         hours = cached.values[ws.title][f"{hours_col}{r}"]
         cached.formula(ws, f"{days_col}{r}", f'IF({name_ref}="","",{hours_col}{r}/24)',
                        hours / 24 if d else "", styles.DAYS, fill=None)
-    _chart(ws, cached, top + 2, top + 1 + len(devices))
+    last = top + 1 + len(devices) + COMPARE_SPARE
+    text(ws, f"{name_col}{last + 1}",
+         "Cost at the device row's own price where the Devices sheet has one, else at the Budget's "
+         "price per device-hour (the same for every such row).", styles.NOTE)
+    chart_top = max(last, results_end) + 3
+    ws.row_breaks.append(Break(id=chart_top - 1))  # the chart prints whole, on a page of its own
+    _chart(ws, cached, top + 2, last, f"A{chart_top}")
+    return chart_top + CHART_ROWS
 
 
-def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int) -> None:
-    """Horizontal bars of hours by device (log scale), with cached data for viewers that don't compute."""
+def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int, anchor: str) -> None:
+    """Horizontal bars of hours by device (log scale) over the whole comparison, spare rows included
+    (blank there: no bar on the log axis), so a Devices row added later is drawn; cached data for viewers that don't
+    compute."""
     name_col, _, hours_col, *_ = COMPARE_COLS
     values = cached.values[ws.title]
     names = [values[f"{name_col}{r}"] for r in range(first, last + 1)]
     hours = [values[f"{hours_col}{r}"] for r in range(first, last + 1)]
     col = ws[f"{hours_col}1"].column
     series = Series(Reference(ws, min_col=col, min_row=first, max_row=last), title="Hours")
-    series.val.numRef.numCache = NumData(pt=[NumVal(idx=i, v=h) for i, h in enumerate(hours)],
+    series.val.numRef.numCache = NumData(pt=[NumVal(idx=i, v=h) for i, h in enumerate(hours)
+                                             if isinstance(h, (int, float))],
                                          ptCount=len(hours), formatCode="General")
     series.cat = AxDataSource(strRef=StrRef(
         f=f"'{ws.title}'!${name_col}${first}:${name_col}${last}",
-        strCache=StrData(ptCount=len(names), pt=[StrVal(idx=i, v=n) for i, n in enumerate(names)])))
+        strCache=StrData(ptCount=len(names), pt=[StrVal(idx=i, v=n) for i, n in enumerate(names) if n])))
     chart = BarChart()
     chart.type, chart.style, chart.legend = "bar", 10, None
     chart.title = "Wall-clock hours for this job, by device (log scale)"
@@ -188,5 +276,5 @@ def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int) -> None:
     chart.x_axis.delete = chart.y_axis.delete = False
     chart.y_axis.crosses = "max"  # the hours scale at the bottom, below the last (reversed) category
     chart.series.append(series)
-    chart.width, chart.height = 22, 20
-    ws.add_chart(chart, f"K{first - 1}")
+    chart.width, chart.height = 34, 25
+    ws.add_chart(chart, anchor)

@@ -59,3 +59,18 @@ def landscape_fit_width(ws: Worksheet) -> None:
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
+
+
+def fit_rows(ws: Worksheet, line_height: float = 15.0) -> None:
+    """Row heights tall enough for every wrapped text cell (spreadsheets do not grow rows they
+    did not compute themselves, so wrapped lines would print on top of each other)."""
+    for row in ws.iter_rows():
+        lines = 1
+        for c in row:
+            if c.alignment is not None and c.alignment.wrap_text and isinstance(c.value, str) and (
+                    c.data_type == "s"):
+                width = ws.column_dimensions[c.column_letter].width or 8.43
+                per_line = max(1, int(width * 1.1))
+                lines = max(lines, sum(-(-max(1, len(part)) // per_line) for part in c.value.split("\n")))
+        if lines > 1:
+            ws.row_dimensions[row[0].row].height = line_height * lines + 2

@@ -14,18 +14,18 @@ from ...calc import runs as published
 from ..functions import native
 from ..functions.registry import BY_NAME, FUNCTIONS
 from . import styles
-from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
+from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
 
 UDF_MODULE = "trainbudget.addin.udf.udfs"
-DEVICE_FORMATS = {"tflops": styles.TFLOPS, "memory_gb": '#,##0 "GB"', "watts": '#,##0 "W"',
-                  "usd_per_device_hour": styles.USD_RATE}
+DEVICE_FORMATS = {"tflops": styles.TFLOPS, "memory_gb": '#,##0 "GB"', "memory_tbps": '0.00 "TB/s"',
+                  "watts": '#,##0 "W"', "usd_per_device_hour": styles.USD_RATE}
 NEEDS_ADDIN = "needs the add-in"
-# Number format of a Functions-sheet result, by the registry's unit ("table" shows the Hours row).
-UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": styles.HOURS,
-                "table": styles.HOURS, "device-hours": styles.DEVICE_HOURS, "USD": styles.USD, "kWh": styles.KWH,
-                "devices": styles.COUNT, "TFLOP/s": styles.TFLOPS,
-                "USD per device-hour": styles.USD_RATE,
-                "parameters": styles.FLOPS}
+# Number format of a Functions-sheet result, by the registry's unit ("table" shows the Hours row):
+# plain numbers, as the Unit column beside them names the unit (no "kWh kWh").
+UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": "#,##0.0",
+                "table": "#,##0.0", "device-hours": "#,##0", "USD": "#,##0", "kWh": "#,##0",
+                "devices": styles.COUNT, "TFLOP/s": "#,##0.0",
+                "USD per device-hour": styles.USD_RATE, "parameters": styles.FLOPS}
 
 
 def _table(ws: Worksheet, name: str, ref: str) -> None:
@@ -46,32 +46,40 @@ def write_devices(ws: Worksheet, table: calc.DeviceTable) -> None:
             if isinstance(cell.value, str):
                 cell.data_type = "s"  # a name starting with '=' stays text
             style(cell, DEVICE_FORMATS.get(field))
+            cell.alignment = styles.WRAP  # every cell top-aligned, long texts wrapped
     last = ws.cell(len(table) + 1, len(fields)).coordinate
     _table(ws, native.TABLE, f"A1:{last}")
-    widths(ws, A=46, B=16, C=10, D=16, E=17, F=12, G=13, H=10, I=20, J=60, K=11, L=50)
+    widths(ws, A=34, B=14, C=9, D=13, E=15, F=11, G=12, H=9, I=12, J=44, K=10, L=36)
+    for col in range(1, len(fields) + 1):
+        ws.cell(1, col).alignment = styles.WRAP
     ws.freeze_panes = "B2"
+    ws.print_title_rows = "1:1"
+    fit_rows(ws)
+    landscape_fit_width(ws)
 
 
-RUN_COLUMNS = (("Run", 16, None), ("Params", 10, styles.BILLIONS), ("Active params", 13, styles.BILLIONS),
-               ("Tokens", 10, styles.TRILLIONS), ("Device", 40, None),
-               ("Device-hours (reported)", 20, styles.DEVICE_HOURS), ("FLOPs (reported)", 16, styles.FLOPS),
-               ("MFU (reported)", 14, styles.PERCENT), ("Hours scope", 13, None),
-               ("Implied utilization", 18, styles.PERCENT),
-               ("Device-hours at reported MFU", 26, styles.DEVICE_HOURS), ("Source", 60, None))
+RUN_COLUMNS = (("Run", 14, None), ("Params", 9, styles.BILLIONS), ("Active params", 9, styles.BILLIONS),
+               ("Tokens", 9, styles.TRILLIONS), ("Device", 24, None),
+               ("Device-hours (reported)", 17, styles.DEVICE_HOURS), ("FLOPs (reported)", 12, styles.FLOPS),
+               ("MFU (reported)", 9, styles.PERCENT), ("Hours scope", 11, None),
+               ("Implied utilization", 11, styles.PERCENT),
+               ("Device-hours at reported MFU", 17, styles.DEVICE_HOURS), ("Source", 44, None))
 
 
 def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | None = None) -> None:
     """Published runs with the utilization they imply, in native formulas over the Devices table."""
     gpu_hours = BY_NAME["TRAIN_GPU_HOURS"]
     for col, (header, width, _) in enumerate(RUN_COLUMNS, start=1):
-        style(ws.cell(1, col, header), font=styles.BOLD)
+        style(ws.cell(1, col, header), font=styles.BOLD).alignment = styles.WRAP
         ws.column_dimensions[ws.cell(1, col).column_letter].width = width
     for r, run in enumerate(published.load_runs(), start=2):
         raw = (run.run, run.params, run.active_params, run.tokens, run.device, run.device_hours,
                run.reported_flops, run.reported_mfu, run.hours_scope)
         for col, value in enumerate(raw, start=1):
-            style(ws.cell(r, col, value), RUN_COLUMNS[col - 1][2])
+            style(ws.cell(r, col, value), RUN_COLUMNS[col - 1][2]).alignment = styles.WRAP
         text(ws, f"L{r}", run.source).alignment = styles.WRAP
+        for col in "JK":
+            ws[f"{col}{r}"].alignment = styles.WRAP
         exprs = {"params": f'IF(C{r}="",B{r},C{r})', "tokens": f"D{r}", "device": f"E{r}", "devices": "1"}
         at_peak = gpu_hours.native_formula({**exprs, "utilization": "1"})
         at_mfu = gpu_hours.native_formula({**exprs, "utilization": f"H{r}"})
@@ -81,6 +89,7 @@ def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | Non
                        _blank(published.predicted_device_hours(run, table)), styles.DEVICE_HOURS)
     _table(ws, "Runs", f"A1:L{len(published.load_runs()) + 1}")
     ws.freeze_panes = "B2"
+    fit_rows(ws)
     landscape_fit_width(ws)
     ws.protection.sheet = True
 
@@ -100,26 +109,33 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
     headers = ("Function", "What it returns", "Example (add-in formula)", "With the add-in",
                "Native equivalent (no add-in)", "Unit")
     for col, header in enumerate(headers, start=1):
-        style(ws.cell(1, col, header), font=styles.BOLD, fill=styles.HEADER_FILL)
+        style(ws.cell(1, col, header), font=styles.BOLD, fill=styles.HEADER_FILL).alignment = styles.WRAP
     for r, spec in enumerate(FUNCTIONS, start=2):
         call = f"{spec.name}({','.join(spec.example)})"
         result = spec.call(spec.example_values, table)
         text(ws, f"A{r}", spec.name, styles.BOLD)
-        text(ws, f"B{r}", spec.summary)
-        text(ws, f"C{r}", "=" + call)
+        text(ws, f"B{r}", spec.summary).alignment = styles.WRAP
+        text(ws, f"C{r}", "=" + call).alignment = styles.WRAP
         if isinstance(result, list):  # a spilling table: show its Hours row
             row = [label for label, _ in result].index("Hours") + 1
             first, shown = result[row - 1][1], f"INDEX({call},{row},2)"
         else:
             first, shown = result, call
         fmt = UNIT_FORMATS[spec.unit]
-        cached.formula(ws, f"D{r}", f'IFERROR({shown},"{NEEDS_ADDIN}")', first, fmt)
+        cached.formula(ws, f"D{r}", f'IFERROR({shown},"{NEEDS_ADDIN}")', first, fmt).alignment = styles.WRAP
         if spec.native is None:
-            text(ws, f"E{r}", "no native equivalent: the e-mail export freezes it to its values")
+            text(ws, f"E{r}", "no native equivalent: the e-mail export freezes it to its values").alignment = (
+                styles.WRAP)
         else:
-            cached.formula(ws, f"E{r}", spec.native_formula(spec.example_exprs), first, fmt)
-        text(ws, f"F{r}", spec.unit)
-    widths(ws, A=26, B=62, C=70, D=20, E=24, F=14)
+            cached.formula(ws, f"E{r}", spec.native_formula(spec.example_exprs), first, fmt).alignment = (
+                styles.WRAP)
+        text(ws, f"F{r}", spec.unit).alignment = styles.WRAP
+        ws[f"A{r}"].alignment = styles.WRAP
+        text(ws, f"G{r}", "=" + spec.native_formula(spec.example_exprs) if spec.native else "").alignment = (
+            styles.WRAP)
+    text(ws, "G1", "Native formula, as text", styles.BOLD).fill = styles.HEADER_FILL
+    widths(ws, A=24, B=36, C=36, D=16, E=16, F=12, G=60)
+    fit_rows(ws)
     landscape_fit_width(ws)
     ws.protection.sheet = True
 
@@ -134,16 +150,19 @@ ABOUT = [
      " copy (ZeRO, arXiv:1910.02054, §3.1); ZeRO stages 1-3 shard them over the devices (§5).", None),
     ("Hours = FLOPs / (TFLOP/s x 1e12 x utilization x devices) / 3600. Vendor rates are dense peaks"
      " (sparsity figures halved); real runs reach 30-55% of them: see the Runs sheet.", None),
-    ("GB means 1e9 bytes, as vendors and the seed use it. Cost = device-hours x your price."
+    ("GB means 1e9 bytes, as vendors state memory. Cost = device-hours x your price."
      " Energy = watts x device-hours x PUE / 1000.", None),
     ("Every device row carries its source and the date it was read (Devices sheet).", None),
     ("", None),
     ("How to use it", styles.HEADING),
     ("Everywhere (Windows, Mac, the web, LibreOffice; macros blocked is fine): type in the yellow cells"
      " of the Budget sheet. Its formulas are native Excel (INDEX/MATCH over the Devices table).", None),
-    ("Windows with Python: pip install trainbudget into the Python Excel uses, run `xlwings addin"
-     " install`, open this workbook, then xlwings ribbon > Import Functions. =TRAIN_HOURS(...) and the"
-     " other functions (Functions sheet) then work in any cell.", None),
+    ("Windows with Python, so that =TRAIN_HOURS(...) and the other functions (Functions sheet) work in"
+     " any cell: 1. in a command prompt, pip install trainbudget (from a checkout: pip install -e .) into"
+     " the Python that Excel should use; 2. run: xlwings addin install; 3. in Excel: File > Options >"
+     " Trust Center > Trust Center Settings > Macro Settings, tick 'Trust access to the VBA project"
+     " object model'; 4. open this workbook, xlwings tab > Import Functions; 5. press Ctrl+Alt+F9 to"
+     " recalculate every cell.", None),
     ("Measured rates: run `trainbudget measure --into TrainingBudget.xlsm` on the machine, or add a"
      " row to the Devices table by hand (kind 'measured', with a source). Every formula and the"
      " device list pick it up.", None),
@@ -151,10 +170,15 @@ ABOUT = [
      " makes a macro-free copy whose numbers show in Protected View, previews and on phones.", None),
     ("", None),
     ("Workbook flavour", styles.HEADING),
-    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm, which calls the"
-     " xlwings add-in. The standalone flavour would embed xlwings' VBA modules instead (no add-in"
-     " install) but ties the file to one exact xlwings version.", None),
+    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm, kept byte for byte, which"
+     " calls the xlwings add-in. Its Module1.SampleCall is xlwings' sample macro and is not used by"
+     " this workbook (it refers to a module that does not exist here); do not run it. The standalone"
+     " flavour would embed xlwings' VBA modules instead (no add-in install) but ties the file to one"
+     " exact xlwings version.", None),
 ]
+
+
+ABOUT_WIDTH = 100
 
 
 def write_about(ws: Worksheet) -> None:
@@ -162,17 +186,38 @@ def write_about(ws: Worksheet) -> None:
     for r, (line, font) in enumerate(ABOUT, start=1):
         cell = text(ws, f"A{r}", line, font or styles.BODY)
         cell.alignment = styles.WRAP
-    widths(ws, A=120)
+        ws.row_dimensions[r].height = _height(line, ABOUT_WIDTH, 22 if font is styles.TITLE else 15)
+    top = len(ABOUT) + 2
+    text(ws, f"A{top}", "Optimizer state per trainable parameter (the Optimizers table; Budget reads it)",
+         styles.HEADING)
+    for col, header in enumerate(native.OPTIMIZER_HEADERS, start=1):
+        style(ws.cell(top + 1, col, header), font=styles.BOLD)
+    for r, (name, nbytes) in enumerate(calc.memory.OPTIMIZER_BYTES.items(), start=top + 2):
+        text(ws, f"A{r}", name)
+        style(ws.cell(r, 2, nbytes), '0.0 "B"')
+        text(ws, f"C{r}", native.OPTIMIZER_SOURCES[name])
+    _table(ws, native.OPTIMIZER_TABLE, f"A{top + 1}:C{top + 1 + len(calc.memory.OPTIMIZER_BYTES)}")
+    widths(ws, A=ABOUT_WIDTH, B=20, C=60)
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
     ws.protection.sheet = True
 
 
+def _height(line: str, width: float, line_height: float) -> float:
+    """Row height (points) that shows `line` wrapped in a column `width` characters wide."""
+    per_line = width * 1.05  # Calibri 11 fits about one character per width unit
+    return line_height * max(1, -(-len(line) // int(per_line))) + 3
+
+
 def write_conf(ws: Worksheet) -> None:
-    """xlwings' settings sheet, enabled (no leading underscore), naming the UDF module; hidden."""
+    """xlwings' settings sheet, enabled (no leading underscore), hidden, with the one row the add-in
+    needs: a present row overrides the user's own add-in settings (interpreter, conda, PYTHONPATH),
+    so the quickstart's rows with empty or placeholder values are removed."""
     ws.title = "xlwings.conf"
-    rows = {ws.cell(r, 1).value: r for r in range(1, ws.max_row + 1)}
-    row = rows.get("UDF Modules") or ws.max_row + 1
-    ws.cell(row, 1, "UDF Modules")
-    ws.cell(row, 2, UDF_MODULE)
+    ws.delete_rows(1, ws.max_row)
+    ws.cell(1, 1, "UDF Modules")
+    ws.cell(1, 2, UDF_MODULE)
     ws.sheet_state = "hidden"
 
 

@@ -21,7 +21,7 @@ BOX = Border(left=THIN, right=THIN, top=THIN, bottom=THIN)
 UNLOCKED = Protection(locked=False)
 WRAP = Alignment(wrap_text=True, vertical="top")
 
-# Number formats; GB is 1e9 bytes, as in the seed.
+# Number formats; GB is 1e9 bytes, as vendors state memory.
 COUNT = "#,##0"
 BILLIONS = '#,##0.0,,,"B"'     # 6.74e9 -> 6.7B (each trailing comma divides by 1,000)
 TRILLIONS = '#,##0.00,,,,"T"'  # 1.56e13 -> 15.60T
@@ -34,5 +34,6 @@ USD = '"$"#,##0'
 USD_RATE = '"$"#,##0.00'
 KWH = '#,##0 "kWh"'
 PERCENT = "0%"
-TFLOPS = '#,##0.0 "TFLOP/s"'
+# Three significant digits for small (measured) rates: 0.206, 4.38, 19.5, 989.5 TFLOP/s.
+TFLOPS = '[<1]0.000 "TFLOP/s";[<10]0.00 "TFLOP/s";#,##0.0 "TFLOP/s"'
 RATIO = "0.00"

@@ -1,0 +1,75 @@
+"""Re-run every README transcript of a deterministic command and rewrite its output.
+
+    python -m tests.readme_transcripts          # rewrite README.md in place
+    python -m tests.readme_transcripts --check  # exit 1 when README.md differs
+
+A transcript is a fenced block of lines `$ trainbudget ARGS` (a trailing backslash continues the
+command on the next line) each followed by the command's output (stdout, or stderr when it
+fails). Commands that depend on the machine or on files (measure, export, verify) are kept as
+written; every other command's output is produced here, so the README cannot drift.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+from tests.conftest import ROOT, run_cli
+
+README = ROOT / "README.md"
+KEPT = ("measure", "export", "verify")  # machine- or file-dependent: shown as once run
+
+
+def _output(command: str) -> str:
+    args = shlex.split(command)[1:]  # drop "trainbudget"
+    proc = run_cli(*args)
+    return (proc.stdout if proc.returncode == 0 else proc.stderr).rstrip("\n")
+
+
+def _commands(block: list[str]) -> list[tuple[list[str], str]]:
+    """(the command's lines as written, the command) of each `$ ` line in a fenced block."""
+    out, i = [], 0
+    while i < len(block):
+        if block[i].startswith("$ trainbudget"):
+            lines = [block[i]]
+            while lines[-1].endswith("\\") and i + 1 < len(block):
+                i += 1
+                lines.append(block[i])
+            text = " ".join(line.rstrip("\\").strip() for line in lines)[2:]
+            out.append((lines, text))
+        i += 1
+    return out
+
+
+def regenerate(text: str) -> str:
+    """The README with every deterministic transcript re-run."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        if lines[i] != "```" or i + 1 >= len(lines) or not lines[i + 1].startswith("$ trainbudget"):
+            i += 1
+            continue
+        end = lines.index("```", i + 1)
+        block = lines[i + 1:end]
+        commands = _commands(block)
+        if any(shlex.split(cmd)[1] in KEPT for _, cmd in commands):
+            out += block
+        else:
+            for written, cmd in commands:
+                out += [*written, *_output(cmd).split("\n")]
+        out.append("```")
+        i = end + 1
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    text = README.read_text("utf-8")
+    fresh = regenerate(text)
+    if "--check" in argv:
+        return 0 if fresh == text else 1
+    README.write_text(fresh, "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

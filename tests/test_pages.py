@@ -1,0 +1,100 @@
+"""Pages: every sheet prints legibly (orientation, one page wide, row heights for wrapped text),
+the e-mail PDF's print area holds inputs, results, the comparison and its chart with the date and
+the assumptions, and the chart covers Devices rows added later (LibreOffice redraws it)."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+
+import openpyxl
+import pytest
+
+from trainbudget import calc
+from trainbudget.addin.export import engine
+from trainbudget.addin.functions import native
+from trainbudget.addin.workbook import budget_sheet
+
+LAB = calc.Device("Lab box (measured)", 123.4, memory_gb=96.0, watts=500.0, source="bench run 2026-11-28",
+                  as_of="2026-11-28")
+
+
+def _book(built):
+    return openpyxl.load_workbook(built.path)
+
+
+@pytest.mark.parametrize("sheet", ["Budget", "Devices", "Runs", "Functions", "About"])
+def test_landscape_one_page_wide(built, sheet):
+    ws = _book(built)[sheet]
+    assert ws.page_setup.orientation == "landscape"
+    assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1
+    assert ws.page_setup.fitToHeight == 0  # as many pages tall as needed, never shrunk to one
+
+
+@pytest.mark.parametrize("sheet", ["Devices", "Runs", "Functions", "About"])
+def test_wrapped_text_has_room(built, sheet):
+    ws = _book(built)[sheet]
+    for row in ws.iter_rows():
+        for c in row:
+            if isinstance(c.value, str) and c.data_type == "s" and c.alignment.wrap_text:
+                width = ws.column_dimensions[c.column_letter].width
+                lines = -(-len(c.value) // int(width * 1.1))
+                height = ws.row_dimensions[c.row].height or 15
+                assert height >= 15 * lines * 0.9, (sheet, c.coordinate, lines, height)
+
+
+def test_budget_print_area_holds_comparison_chart_date_and_assumptions(built):
+    ws = _book(built)["Budget"]
+    area = ws.print_area.split("!")[1].replace("$", "")
+    first, last = area.split(":")
+    last_row = int(re.sub(r"\D", "", last))
+    assert first == "A1" and last.startswith("I")
+    anchor = ws._charts[0].anchor._from
+    assert anchor.col == 0 and last_row >= anchor.row + budget_sheet.CHART_ROWS - 1
+    labels = [c.value for c in ws["E"] if c.value]
+    assert "Every device, the same job" in labels
+    assert "&D" in ws.oddFooter.left.text  # the date the PDF is made
+    assert ws["A3"].value.startswith("Assumptions:") and len(ws["A3"].value) < 260
+
+
+def test_units_spelled_once(built):
+    wb = _book(built)
+    assert wb["Devices"]["D1"].value == "TFLOP/s" and native.HEADERS["tflops"] == "TFLOP/s"
+    tbps = [c.number_format for c in wb["Devices"]["G"][1:]]
+    assert all("TB/s" in f for f in tbps)
+    functions = wb["Functions"]
+    for r in range(2, functions.max_row + 1):
+        unit = functions[f"F{r}"].value
+        for col in "DE":
+            assert not unit or unit not in functions[f"{col}{r}"].number_format, (r, unit)  # no "kWh kWh"
+
+
+def test_chart_covers_spare_rows(built):
+    with zipfile.ZipFile(built.path) as z:
+        xml = z.read(next(n for n in z.namelist() if n.startswith("xl/charts/chart"))).decode()
+    top = budget_sheet.FIRST_INPUT + 1
+    last = top + len(calc.catalog()) + budget_sheet.COMPARE_SPARE - 1
+    assert f"$E${top}:$E${last}" in xml and f"$G${top}:$G${last}" in xml
+
+
+def test_added_device_row_reaches_the_chart(soffice, built, tmp_path):
+    wb = openpyxl.load_workbook(built.path, keep_vba=True)
+    devices = wb["Devices"]
+    row = devices.max_row + 1
+    for col, field in enumerate(native.HEADERS, start=1):
+        devices.cell(row, col, getattr(LAB, field))
+    devices.tables["Devices"].ref = f"A1:L{row}"
+    path = tmp_path / "added.xlsm"
+    wb.save(path)
+    (out,) = engine.convert([path], "xlsx", tmp_path / "out")
+    with zipfile.ZipFile(out) as z:
+        xml = z.read(next(n for n in z.namelist() if n.startswith("xl/charts/chart"))).decode()
+    assert LAB.name in xml
+
+
+def test_chart_starts_a_page_and_small_rates_keep_three_digits(built):
+    ws = _book(built)["Budget"]
+    anchor = ws._charts[0].anchor._from.row  # 0-based: the break is after the row above the chart
+    assert [b.id for b in ws.row_breaks.brk] == [anchor]
+    fmt = ws["F6"].number_format
+    assert "[<1]0.000" in fmt and "[<10]0.00" in fmt  # 0.206 TFLOP/s is not shown as 0.2
