@@ -63,7 +63,8 @@ def money_text(report: dict[str, Any]) -> str:
         energy = "no watts" if r["energy_kwh"] is None else f"{r['energy_kwh']:,.1f}"
         lines.append(f"{r['device']:52} {price:>12} {cost:>12} {energy:>11}")
     if any(r["cost_usd"] is None for r in report["rows"]):
-        lines.append("no price: the device row has none; pass --price USD per device-hour")
+        lines.append("no price: the device row has none; pass --price USD per device-hour or PROVIDER:PLAN "
+                     "(see trainbudget prices)")
     if any(r["energy_kwh"] is None for r in report["rows"]):
         lines.append("no watts: the device row has no board power")
     lines.append(f"energy at PUE {o['pue']:g}")
