@@ -233,3 +233,20 @@ def test_cfb_refuses_duplicate_names():
 def test_shipped_file_is_written_to_the_template(built):
     with zipfile.ZipFile(Path(built.path)) as z:
         assert z.read("xl/vbaProject.bin") == vbaproject.shipped()
+
+
+def test_libreoffice_reads_the_shipped_project(soffice, built, tmp_path):
+    """An independent reader: LibreOffice's own compound file and MS-OVBA import reads the built
+    workbook's project and, saving as .xlsm, writes the same three modules and sources back out
+    (its writer adds a blank line; it drops references it cannot resolve, such as the add-in)."""
+    from trainbudget.addin.export import engine
+
+    (saved,) = engine.convert([built.path], "xlsm:Calc MS Excel 2007 VBA XML", tmp_path)
+    with zipfile.ZipFile(saved) as z:
+        rewritten = z.read("xl/vbaProject.bin")
+    assert rewritten != vbaproject.shipped()  # written by LibreOffice from what it read, not copied
+    theirs = {m.name: m.source for m in vba.project(rewritten)}
+    ours = {m.name: m.source for m in vba.project(vbaproject.shipped())}
+    assert set(theirs) == set(ours) == {"ThisWorkbook", "Sheet1", "Sheet2"}
+    assert all(vba.code_lines(theirs[n]) == vba.code_lines(ours[n]) for n in ours)
+    assert all(theirs[n].startswith(ours[n]) for n in ours)

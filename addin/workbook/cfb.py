@@ -29,7 +29,7 @@ import olefile
 SIGNATURE = bytes.fromhex("D0CF11E0A1B11AE1")  # [MS-CFB] §2.2 Header Signature
 SECTOR, MINI_SECTOR, MINI_CUTOFF = 512, 64, 4096  # §2.2: version 3 sectors, mini sectors, cutoff
 DIFAT_IN_HEADER = 109  # §2.2: header DIFAT entries
-MAXREGSECT, DIFSECT, FATSECT, ENDOFCHAIN, FREESECT = 0xFFFFFFFA, 0xFFFFFFFC, 0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFF
+FATSECT, ENDOFCHAIN, FREESECT = 0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFF  # §2.1 sector numbers
 NOSTREAM = 0xFFFFFFFF  # §2.6.1 sibling/child ids
 STORAGE, STREAM, ROOT = 1, 2, 5  # §2.6.1 Object Type
 RED, BLACK = 0, 1  # §2.6.1 Color Flag
