@@ -20,7 +20,7 @@ from lxml import etree
 from oletools.olevba import VBA_Parser
 
 from tests.conftest import run_cli
-from trainbudget.addin.workbook import vba, vba_check, verify
+from trainbudget.addin.workbook import vba, vba_check, vbaproject, verify
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -141,14 +141,39 @@ def one(problems: list[verify.Problem], where: str, *words: str) -> verify.Probl
 
 
 TAMPERED_MODULE1 = 'Attribute VB_Name = "Module1"\r\nSub Auto_Open()\r\n    Shell "calc.exe"\r\nEnd Sub\r\n'
+TAMPERED_SHEET2 = 'Attribute VB_Name = "Sheet2"\r\nSub Auto_Open()\r\n    Shell "calc.exe"\r\nEnd Sub\r\n'
+
+
+def quickstart_project() -> bytes:
+    """xlwings' quickstart project, with the sample Module1 the template no longer ships."""
+    return read(Path(vba.QUICKSTART), "xl/vbaProject.bin")
 
 
 # ---- tampered VBA source ------------------------------------------------------------------------
 
-def test_module1_code_replaced_same_names(copy, tmp_path):
+def test_sheet_module_code_replaced_same_names(copy, tmp_path):
     path = copy()
-    project = with_module_source(read(path, "xl/vbaProject.bin"), "Module1", TAMPERED_MODULE1, tmp_path)
+    project = with_module_source(read(path, "xl/vbaProject.bin"), "Sheet2", TAMPERED_SHEET2, tmp_path)
     assert vba.modules(project) == vba.template_modules()  # the names alone look like the template's
+    rewrite(path, {"xl/vbaProject.bin": project})
+    problems = findings(path)
+    one(problems, "xl/vbaProject.bin", "'Sheet2'", "does not ship", "Sub Auto_Open()")
+    one(problems, "xl/vbaProject.bin", "'Sheet2'", "Auto_Open runs by itself")
+    assert len(problems) == 2
+
+
+def test_quickstart_sample_module_is_not_shipped(copy):
+    """The quickstart's own project put back: its Module1.SampleCall is code the template does not ship."""
+    path = copy()
+    rewrite(path, {"xl/vbaProject.bin": quickstart_project()})
+    problems = findings(path)
+    one(problems, "xl/vbaProject.bin", "'Module1' (procedural)", "does not ship", "Sub SampleCall()")
+    assert len(problems) == 1
+
+
+def test_module1_code_replaced_in_the_quickstart_project(copy, tmp_path):
+    path = copy()
+    project = with_module_source(quickstart_project(), "Module1", TAMPERED_MODULE1, tmp_path)
     rewrite(path, {"xl/vbaProject.bin": project})
     problems = findings(path)
     one(problems, "xl/vbaProject.bin", "'Module1'", "does not ship", "Sub Auto_Open()")
@@ -176,10 +201,10 @@ def test_comment_or_option_explicit_in_document_module_is_not_code():
 def test_sources_match_olevba(copy, tmp_path):
     """Cross-check of the MS-OVBA reader: olevba (oletools) extracts the same source, module by module,
     from the template and from a tampered copy."""
-    path = copy()
-    rewrite(path, {"xl/vbaProject.bin": with_module_source(read(path, "xl/vbaProject.bin"), "Module1",
-                                                          TAMPERED_MODULE1, tmp_path)})
-    for workbook in (Path(vba.QUICKSTART), path):
+    path, shipped = copy(), copy("shipped.xlsm")
+    rewrite(path, {"xl/vbaProject.bin": with_module_source(read(path, "xl/vbaProject.bin"), "Sheet2",
+                                                          TAMPERED_SHEET2, tmp_path)})
+    for workbook in (Path(vba.QUICKSTART), shipped, path):
         ours = {m.name: m.source for m in vba.project(read(workbook, "xl/vbaProject.bin"))}
         parser = VBA_Parser(str(workbook))
         try:
@@ -187,7 +212,7 @@ def test_sources_match_olevba(copy, tmp_path):
         finally:
             parser.close()
         assert ours == theirs
-    assert "Shell \"calc.exe\"" in ours["Module1"]
+    assert "Shell \"calc.exe\"" in ours["Sheet2"]
 
 
 def test_decompressor_refuses_a_copy_before_its_chunk():
@@ -395,17 +420,17 @@ def test_template_has_no_macro_findings(built):
 def test_pcode_differs_from_source_is_a_warning(copy, tmp_path):
     path = copy()
     project = read(path, "xl/vbaProject.bin")
-    offset = _module_offset(project, "Module1")
+    offset = _module_offset(project, "Sheet1")
     file = tmp_path / "stomped.bin"
     file.write_bytes(project)
     with olefile.OleFileIO(str(file), write_mode=True) as ole:
-        stream = bytearray(ole.openstream("VBA/Module1").read())
+        stream = bytearray(ole.openstream("VBA/Sheet1").read())
         stream[offset // 2] ^= 0xFF  # the compiled code changes, the source does not
-        ole.write_stream("VBA/Module1", bytes(stream))
+        ole.write_stream("VBA/Sheet1", bytes(stream))
     rewrite(path, {"xl/vbaProject.bin": file.read_bytes()})
     problems = verify.verify(path, recalc=False)
     assert verify.errors(problems) == []
-    one(problems, "xl/vbaProject.bin", "'Module1'", "VBA stomping")
+    one(problems, "xl/vbaProject.bin", "'Sheet1'", "VBA stomping")
     assert run_cli("verify", str(path), "--no-recalc").returncode == 0
 
 
@@ -445,7 +470,7 @@ def test_corrupted_projects_are_findings_never_crashes():
     """Random byte changes anywhere in the project: always a list of findings, never an exception."""
     import random
 
-    project = read(Path(vba.QUICKSTART), "xl/vbaProject.bin")
+    project = vbaproject.shipped()
     rng, outcomes = random.Random(14), set()
     for _ in range(300):
         data = bytearray(project)

@@ -170,9 +170,9 @@ ABOUT = [
      " makes a macro-free copy whose numbers show in Protected View, previews and on phones.", None),
     ("", None),
     ("Workbook flavour", styles.HEADING),
-    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm, kept byte for byte, which"
-     " calls the xlwings add-in. Its Module1.SampleCall is xlwings' sample macro and is not used by"
-     " this workbook (it refers to a module that does not exist here); do not run it. The standalone"
+    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm project, which refers to"
+     " the xlwings add-in, without xlwings' sample macro (Module1): it holds no code of its own, only"
+     " the sheet modules, until Import Functions adds xlwings_udfs. The standalone"
      " flavour would embed xlwings' VBA modules instead (no add-in install) but ties the file to one"
      " exact xlwings version.", None),
 ]

@@ -1,8 +1,9 @@
 """`trainbudget build`: the template workbook, written with openpyxl over xlwings' quickstart.xlsm.
 
-The VBA project of xlwings' `quickstart.xlsm` (the add-in flavour) is kept byte-identical with
-openpyxl's keep_vba. Every formula is a native Excel formula generated from the registry
-(trainbudget.addin.functions), and every formula cell carries its cached value computed by
+The VBA project is xlwings' `quickstart.xlsm` project (the add-in flavour, which refers to the
+xlwings add-in) without its sample Module1, rebuilt by vbaproject.shipped() and put in place of
+the one openpyxl's keep_vba carries over. Every formula is a native Excel formula generated from
+the registry (trainbudget.addin.functions), and every formula cell carries its cached value computed by
 calc, so Protected View, previews and phones show the numbers.
 """
 
@@ -21,12 +22,13 @@ from lxml import etree
 from ... import calc
 from .. import TEMPLATE_PATH
 from ..ooxml import package
-from . import budget_sheet, sheets
+from . import budget_sheet, sheets, vbaproject
 from .cached_cells import CachedCells
 
 QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"
 SHEETS = ("Budget", "Devices", "Runs", "Functions", "About", "xlwings.conf")
 CORE = "docProps/core.xml"
+VBA_PROJECT = "xl/vbaProject.bin"
 AUTHOR = "TrainingBudget"
 _NS = {"cp": "http://schemas.openxmlformats.org/package/2006/metadata/core-properties",
        "dc": "http://purl.org/dc/elements/1.1/", "dcterms": "http://purl.org/dc/terms/",
@@ -82,7 +84,8 @@ def build(out: Path = TEMPLATE_PATH, table: calc.DeviceTable | None = None, forc
             package.backup(out)
         with package.atomic_path(out) as raw:
             wb.save(raw)
-            package.fill_cached_values(raw, raw, cached.values, {CORE: _own_core})
+            package.fill_cached_values(raw, raw, cached.values,
+                                     {CORE: _own_core, VBA_PROJECT: lambda _: vbaproject.shipped()})
     return Built(out, dict(cached.values))
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import io
 import struct
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import xlwings
 
 # Modules the add-in route adds legitimately: xlwings' "Import Functions" writes xlwings_udfs.
 ADDIN_MODULES = {"xlwings_udfs"}
-QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"  # the template's VBA project (template.py)
+QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"  # the source of the template's VBA project
 MAX_SOURCE_BYTES = 8 * 2**20  # a module's source; MS-OVBA compresses up to ~1000:1, so bound the output
 _CODEPAGE, _PROJECTVERSION = 0x0003, 0x0009
 _MODULENAME, _STREAMNAME, _OFFSET, _TERMINATOR = 0x0019, 0x001A, 0x0031, 0x002B
@@ -125,9 +124,11 @@ def modules(vba_project: bytes) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def template_project() -> dict[str, Module]:
-    """Module name -> module, of the VBA project the template ships (xlwings' quickstart.xlsm)."""
-    with zipfile.ZipFile(QUICKSTART) as z:
-        return {m.name: m for m in project(z.read("xl/vbaProject.bin"))}
+    """Module name -> module, of the VBA project the template ships (vbaproject.shipped():
+    xlwings' quickstart project without its sample Module1)."""
+    from . import vbaproject  # it builds on this module's reader
+
+    return {m.name: m for m in project(vbaproject.shipped())}
 
 
 def template_sources() -> dict[str, str]:
@@ -137,8 +138,7 @@ def template_sources() -> dict[str, str]:
 
 def template_modules() -> dict[str, str]:
     """The modules of the VBA project the template ships, name -> kind."""
-    with zipfile.ZipFile(QUICKSTART) as z:
-        return modules(z.read("xl/vbaProject.bin"))
+    return {name: m.kind for name, m in template_project().items()}
 
 
 def code_lines(source: str) -> list[str]:

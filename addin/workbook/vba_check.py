@@ -1,8 +1,8 @@
 """Is a VBA project's code the template's? Each module's decompressed source against what may be there.
 
 Allowed, and nothing else:
-- a module of the shipped quickstart project (xlwings' quickstart.xlsm, which the template keeps
-  byte-identical) whose source is that module's source, character for character;
+- a module of the project the template ships (vbaproject.shipped(): xlwings' quickstart.xlsm
+  project without its sample Module1) whose source is that module's source, character for character;
 - `xlwings_udfs` (written by xlwings' "Import Functions") when every procedure in it is exactly the
   wrapper xlwings 0.37.8's `generate_vba_wrapper` writes for a registry function (rendered here from
   the registry; tests/test_verify_macros.py checks the rendering against xlwings' own output), and
