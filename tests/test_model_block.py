@@ -148,6 +148,8 @@ def test_blocks_equal_calc(recalculated, case):
     for part, value in want.items():
         assert _close(parts[part], value / GB), (label, part, parts[part], value / GB)
     assert ws[f"B{total_row - 8}"].value == "divides"
+    device_gb = calc.layouts.GIB * calc.catalog().value(v["device"], "memory_gb") / GB
+    assert _close(ws[f"B{total_row + 1}"].value, device_gb - mem.total / GB)
     note = ws["C" + budget_sheet.REF["params"].replace("$", "")[1:]].value
     assert note.startswith(f"from the architecture below: {p.total:,.0f}")
     assert note.endswith("(copy it here to use it)")  # 7e9 in Params: never overridden
@@ -188,4 +190,4 @@ def test_blocks_start_below_everything_and_print(built):
     assert first - 1 in {b.id for b in ws.row_breaks.brk}
     assert first > printed_before
     assert all(ws[f"{c}{r}"].value is None for r in range(first - 1, first) for c in "ABCDEFGHI")
-    assert ws.print_area.endswith(f"$I${int(names['Layout_total_GB'][1:])}")
+    assert ws.print_area.endswith(f"$I${int(names['Layout_total_GB'][1:]) + 1}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
@@ -24,6 +25,7 @@ from . import styles
 from .cached_cells import CachedCells, style, text
 
 GB = calc.schedule.GB
+GIB = calc.layouts.GIB
 PRESET = "Llama 3.1 8B"
 # name, label, shape field, note. Defaults come from the preset.
 ARCH_INPUTS = (
@@ -72,7 +74,8 @@ def first_free_row(ws: Worksheet) -> int:
     return max(ws.max_row, last_printed) + 2
 
 
-def write(ws: Worksheet, cached: CachedCells, budget: dict[str, Any], params_ref: str) -> None:
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: dict[str, Any],
+          params_ref: str) -> None:
     """Append both blocks below the Budget and extend the print area to them (a page of their own).
     `budget`: the Budget inputs' default values; `params_ref`: the Params input cell ($B$5)."""
     top = first_free_row(ws)
@@ -80,12 +83,18 @@ def write(ws: Worksheet, cached: CachedCells, budget: dict[str, Any], params_ref
     area = ws.print_area.split("!")[-1].split(":")[0].replace("$", "")
     shape = dict(calc.models.model_preset(PRESET).shape)
     arch_end, arch = _architecture(ws, cached, top, shape)
-    end = _layout(ws, cached, arch_end + 2, shape, arch, budget)
+    end = _layout(ws, cached, arch_end + 2, arch, budget,
+                  GIB * table.value(budget["device"], "memory_gb") / GB)
     ws.print_area = f"{area}:I{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
 
 
 def _inputs(ws: Worksheet, first: int, rows: list[tuple[str, str, Any, str]]) -> None:
+    """Yellow named inputs; whole numbers >= 1 only (each is a count)."""
+    whole = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1", allow_blank=False,
+                           showErrorMessage=True, error="a whole number, 1 or more")
+    ws.add_data_validation(whole)
+    whole.add(f"B{first}:B{first + len(rows) - 1}")
     for r, (name, label, value, note) in enumerate(rows, start=first):
         text(ws, f"A{r}", label)
         cell = style(ws[f"B{r}"], styles.COUNT, styles.INPUT_FONT, styles.INPUT_FILL)
@@ -146,8 +155,8 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
     return end, p
 
 
-def _layout(ws: Worksheet, cached: CachedCells, top: int, shape: dict[str, Any], arch: Any,
-            budget: dict[str, Any]) -> int:
+def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, budget: dict[str, Any],
+            device_gb: float) -> int:
     """Tensor/pipeline/expert inputs, data parallel and memory per device by part for the
     architecture's model, with the Budget's devices, optimizer, ZeRO stage and activations."""
     text(ws, f"A{top}", "Layout: memory per device for the architecture above", styles.HEADING)
@@ -196,8 +205,13 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, shape: dict[str, Any],
     last_part = first + len(rows) - 1
     rows.append(("Layout_total_GB", "Total per device on this layout (GB)",
                  f"SUM(B{last_part - 4}:B{last_part})", mem.total / GB, styles.GB))
-    end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 1)
-    text(ws, f"C{end}", "TRAIN_LAYOUT_BYTES; compare with the device's memory above", styles.NOTE)
+    # The device's memory as physical bytes: its "80GB" of HBM is 80 GiB (calc.layouts.fit_layouts).
+    rows.append((None, "Left free on the device (GB)", "Memory_GB*2^30/1E9-Layout_total_GB",
+                 device_gb - mem.total / GB, styles.GB))
+    end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
+    text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
+    text(ws, f"C{end}", "device memory read as GiB, as trainbudget fit does; negative: does not fit",
+         styles.NOTE)
     return end
 
 
