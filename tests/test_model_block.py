@@ -127,6 +127,7 @@ def test_blocks_equal_calc(recalculated, case):
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS} | changed
     p = calc.model_params(**shape)
     mem = calc.train_memory(p.total, devices=v["devices"], expert_params=p.experts,
+                            stage_params=shape["vocab"] * shape["d_model"],
                             optimizer=v["optimizer"], zero_stage=v["zero_stage"],
                             activations=v["activations"] * GB, **layout)
 

@@ -83,7 +83,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: d
     area = ws.print_area.split("!")[-1].split(":")[0].replace("$", "")
     shape = dict(calc.models.model_preset(PRESET).shape)
     arch_end, arch = _architecture(ws, cached, top, shape)
-    end = _layout(ws, cached, arch_end + 2, arch, budget,
+    end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
                   GIB * table.value(budget["device"], "memory_gb") / GB)
     ws.print_area = f"{area}:I{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
@@ -155,8 +155,8 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
     return end, p
 
 
-def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, budget: dict[str, Any],
-            device_gb: float) -> int:
+def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape: dict[str, Any],
+            budget: dict[str, Any], device_gb: float) -> int:
     """Tensor/pipeline/expert inputs, data parallel and memory per device by part for the
     architecture's model, with the Budget's devices, optimizer, ZeRO stage and activations."""
     text(ws, f"A{top}", "Layout: memory per device for the architecture above", styles.HEADING)
@@ -164,12 +164,17 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, budget: dic
          styles.NOTE)
     _inputs(ws, top + 1, [(n, label, v, note) for n, label, _, v, note in LAYOUT_INPUTS])
     layout = {f: v for _, _, f, v, _ in LAYOUT_INPUTS}
+    # The input embedding stays whole on the first pipeline stage (Narayanan et al. 2021, §2.2),
+    # as trainbudget fit counts it (calc.layouts.fit_layouts: stage_params = vocab * d_model).
+    embedding = arch_shape["vocab"] * arch_shape["d_model"]
     mem = calc.train_memory(arch.total, devices=budget["devices"], expert_params=arch.experts,
+                            stage_params=embedding,
                             optimizer=budget["optimizer"], zero_stage=budget["zero_stage"],
                             activations=budget["activations"] * GB, **layout)
     dp = calc.memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
-    exprs = {"params": "Arch_params", "expert_params": "Arch_expert_params", "stage_params": "0",
+    exprs = {"params": "Arch_params", "expert_params": "Arch_expert_params",
+             "stage_params": "Arch_vocab*Arch_width",
              "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
              "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
              "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
@@ -188,9 +193,10 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, budget: dic
     rows = [
         ("Data_parallel", "Data parallel (devices / (TP x PP))", _render(registry._DP, {}, exprs), dp, "0"),
         (None, "Layout check", check, "divides", None),
-        ("Layout_dense", "Dense parameters per device (before ZeRO)",
-         _render(registry._DENSE_DEV, {}, exprs), (arch.total - arch.experts) / pp / t, styles.COUNT),
-        ("Layout_expert", "Expert parameters per device (before ZeRO)",
+        ("Layout_dense", "Dense parameters per device",
+         _render(registry._DENSE_DEV, {}, exprs),
+         ((arch.total - arch.experts - embedding) / pp + embedding) / t, styles.COUNT),
+        ("Layout_expert", "Expert parameters per device",
          _render(registry._EXPERT_DEV, {}, exprs), arch.experts / (t * pp * e), styles.COUNT),
         (None, "Weights per device (GB)", f"{calc.memory.WEIGHT_BYTES!r}*({part(3)})/1E9",
          mem.weights / GB, styles.GB),
@@ -210,6 +216,8 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, budget: dic
                  device_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
     text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
+    text(ws, f"C{first + 2}", "before ZeRO; the first pipeline stage keeps the input embedding whole",
+         styles.NOTE)
     text(ws, f"C{end}", "device memory read as GiB, as trainbudget fit does; negative: does not fit",
          styles.NOTE)
     return end
