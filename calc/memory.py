@@ -156,7 +156,11 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                  zero_stage: Any = 0, devices: Any = 1, activations: Any = 0.0,
                  tensor_parallel: Any = 1, pipeline_parallel: Any = 1, expert_parallel: Any = 1,
                  context_parallel: Any = 1, expert_params: Any = 0.0, stage_params: Any = 0.0,
-                 zero3_buffers: bool = False) -> MemoryBreakdown:
+                 zero3_buffers: bool = False, sequence_parallel: bool = False,
+                 n_layers: Any = None, d_model: Any = None, n_heads: Any = None,
+                 seq_len: Any = None, micro_batch: Any = None, recompute: str = "none",
+                 flash_attention: bool = False, vocab: Any = None,
+                 micro_batches: Any = None) -> MemoryBreakdown:
     """Bytes per device for weights, gradients, optimizer state, master copy and activations.
 
     Defaults give the seed's 16 B/param: bf16 weights 2 + bf16 grads 2 + fp32 Adam m, v 8 +
@@ -174,12 +178,23 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     arXiv:2104.04473, §2.2) are not split over pipeline stages, so the first stage is counted.
     `zero_stage` 0-3 shards states over data parallel (expert states over data / expert;
     ZeRO §5). `zero3_buffers` adds DeepSpeed's ZeRO-3 working buffers (`zero3_buffer_bytes`).
-    `activations`: bytes per device (see `activation_bytes`).
+    `activations`: bytes per device (see `activation_bytes`); or give the activation shape
+    (`n_layers`, `d_model`, `n_heads`, `seq_len`, `micro_batch`, with `recompute`,
+    `flash_attention`, `vocab`, `micro_batches`) and they come from `activation_bytes` on this
+    layout's tensor, pipeline, context and `sequence_parallel` settings (not both).
     """
     kind = choice("method", method, METHODS)
     opt = choice("optimizer", optimizer, OPTIMIZERS)
     n = positive("params", params)
     grad = positive("grad_bytes", grad_bytes)
+    shape = {"n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "seq_len": seq_len,
+             "micro_batch": micro_batch}
+    if any(v is not None for v in shape.values()):
+        activations = _shape_activations(
+            activations, shape, recompute=recompute, tensor_parallel=tensor_parallel,
+            sequence_parallel=sequence_parallel, flash_attention=flash_attention,
+            pipeline_parallel=pipeline_parallel, context_parallel=context_parallel,
+            vocab=vocab, micro_batches=micro_batches)
     act = non_negative("activations", activations)
     master = flag("master", master)
     zero3_buffers = flag("zero3_buffers", zero3_buffers)
@@ -217,6 +232,20 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     parts["activations"] = act + 0.0 * n  # broadcast to the common shape
     total = sum(parts.values())
     return MemoryBreakdown(**{k: out(v) for k, v in parts.items()}, total=out(total))
+
+
+def _shape_activations(activations: Any, shape: dict[str, Any], **options: Any) -> Any:
+    """Activation bytes from the shape on the layout; refuses `activations` given as well."""
+    if np.any(np.asarray(activations) != 0):
+        raise TrainingBudgetError(
+            "give either activations (bytes) or the activation shape (n_layers, d_model, "
+            f"n_heads, seq_len, micro_batch), not both (got activations={show(activations)})")
+    missing = [k for k, v in shape.items() if v is None]
+    if missing:
+        raise TrainingBudgetError(
+            f"the activation shape needs {', '.join(missing)} too (got "
+            + ", ".join(f"{k}={show(v)}" for k, v in shape.items() if v is not None) + ")")
+    return activation_bytes(*shape.values(), **options)
 
 
 def train_bytes(params: Any, **options: Any) -> np.ndarray | float:

@@ -210,3 +210,15 @@ def test_native_forms_equal_calc_in_libreoffice(soffice, tmp_path):
         spec = BY_NAME[name]
         want = spec.call({a.name: values[a.name] for a in spec.args if a.name in values})
         assert got.cell(r, 1).value == pytest.approx(want, rel=1e-9), (name, values)
+
+
+def test_fit_activations_equal_train_memory_given_the_shape():
+    """train_memory's shape arguments give fit_layouts' activations on every layout that fits."""
+    shape = calc.models.model_preset("Llama 3.1 70B").shape
+    rows = calc.fit_layouts("Llama 3.1 70B", "H100 SXM, BF16 tensor core, dense", 64)
+    assert rows.tensor.size > 0
+    m = calc.train_memory(70e9, devices=64, tensor_parallel=rows.tensor, pipeline_parallel=rows.pipeline,
+                          sequence_parallel=True, flash_attention=True, recompute="selective",
+                          n_layers=shape["n_layers"], d_model=shape["d_model"], n_heads=shape["n_heads"],
+                          seq_len=4096, micro_batch=1, vocab=shape["vocab"])
+    np.testing.assert_allclose(m.activations, rows.activations, rtol=1e-12)

@@ -241,3 +241,42 @@ def test_full_recompute_activations_equal_llm_analysis(t):
     ours = calc.activation_bytes(1, 4096, 32, 2048, 2, recompute="full", tensor_parallel=t,
                                  sequence_parallel=True)
     assert ours == pytest.approx(oracle, rel=1e-12)
+
+
+# --- train_memory takes the activation shape and sequence parallelism (issue 12's signature) --
+_SHAPE = {"n_layers": 32, "d_model": 4096, "n_heads": 32, "seq_len": 4096, "micro_batch": 1}
+
+
+@pytest.mark.parametrize("layout", [{}, {"tensor_parallel": 8, "devices": 8},
+                                    {"tensor_parallel": 2, "pipeline_parallel": 2, "devices": 8,
+                                     "context_parallel": 2}])
+@pytest.mark.parametrize("sp", [False, True])
+@pytest.mark.parametrize("extra", [{}, {"recompute": "full", "vocab": 128256},
+                                   {"recompute": "selective", "micro_batches": 1}])
+def test_shape_gives_activations_on_the_same_layout(layout, sp, extra):
+    m = calc.train_memory(8e9, zero_stage=1, sequence_parallel=sp, **layout, **_SHAPE, **extra)
+    act_layout = {k: v for k, v in layout.items() if k != "devices"}
+    expected = calc.activation_bytes(*_SHAPE.values(), sequence_parallel=sp, **act_layout, **extra)
+    assert m.activations == expected
+    bytes_given = calc.train_memory(8e9, zero_stage=1, activations=expected, **layout)
+    assert m.total == bytes_given.total
+
+
+def test_sequence_parallel_divides_full_recompute_by_tensor_parallel():
+    on, off = (calc.train_memory(70e9, devices=8, tensor_parallel=8, sequence_parallel=sp,
+                                 recompute="full", **_SHAPE).activations for sp in (True, False))
+    assert off == pytest.approx(8 * on, rel=1e-12)
+
+
+def test_shape_broadcasts_over_layouts():
+    tp = np.array([1, 2, 4])
+    m = calc.train_memory(8e9, devices=8, tensor_parallel=tp, sequence_parallel=True, **_SHAPE)
+    assert m.activations.shape == (3,)
+    assert m.activations[0] == pytest.approx(4 * m.activations[2], rel=0.3)
+
+
+def test_activations_and_shape_are_not_both_given():
+    with pytest.raises(calc.TrainingBudgetError, match=r"activations.*n_layers.*not both"):
+        calc.train_memory(8e9, activations=1e9, **_SHAPE)
+    with pytest.raises(calc.TrainingBudgetError, match="needs n_heads, seq_len, micro_batch"):
+        calc.train_memory(8e9, n_layers=32, d_model=4096)

@@ -69,6 +69,8 @@ class ExcelFunction:
     def example_values(self) -> dict[str, Any]:
         """The example's arguments as the add-in receives them: '7E9' -> 7e9, '"adamw"' -> 'adamw'."""
         def value(text: str) -> Any:
+            if text in ("TRUE", "FALSE"):
+                return text == "TRUE"
             try:
                 return float(text)
             except ValueError:
@@ -139,7 +141,7 @@ PRICE = Arg("usd_per_device_hour", "USD per device-hour", "Your price per device
             native_default="{device:usd_per_device_hour}", default_text="the device row's price")
 PUE = Arg("pue", "ratio >= 1", "Data-centre power usage effectiveness")
 METHOD = Arg("method", "full / lora / qlora / inference", "Fine-tuning method", kind="text")
-OPTIMIZER = Arg("optimizer", "adamw | adamw_8bit | adafactor | lion | sgd_momentum | sgd", "Optimizer")
+OPTIMIZER = Arg("optimizer", " | ".join(calc.OPTIMIZERS), "Optimizer")
 ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
                 native_default=repr(calc.memory.LORA_TRAINABLE),
@@ -175,6 +177,22 @@ _HOURS = f"{_GPU_HOURS}/{{devices}}"
 _ENERGY = "{pue}*{device:watts}*6*{params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
+# TRAIN_ACTIVATION_BYTES (calc.activation_bytes, Korthikanti et al. 2022 Table 2 and §4.2.3/§4.3):
+# s = seq_len / context_parallel; the 1F1B first stage holds M = MIN(micro_batches, p) micro-batches
+# of L/p layers; with vocab, the first stage adds the embedding mask and the last the logits.
+_ACT_SBH = "{seq_len}/{context_parallel}*{micro_batch}*{d_model}"
+_ACT_TS = "IF({sequence_parallel},{tensor_parallel},1)"
+_ACT_LAYER = ('IF({recompute}="full",2*' + _ACT_SBH + "/" + _ACT_TS + "," + _ACT_SBH
+              + "*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
+              '+IF(OR({recompute}="selective",{flash_attention}),0,'
+              "5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel}))))")
+_ACT_M = "MIN({micro_batches},{pipeline_parallel})"
+_ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS + "+4*" + _ACT_SBH
+               + "*{vocab}/({d_model}*{tensor_parallel}),0)")
+_ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+IF({vocab}>0,"
+                + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
+                + _ACT_LOGITS + ",0),{n_layers}/{pipeline_parallel}*" + _ACT_LAYER + "+" + _ACT_LOGITS + ")")
+
 # --- issue 12: parameters from a shape, memory on a tensor/pipeline/expert layout ------------
 # (defined before FUNCTIONS and spliced in at its end; sources in calc.models and calc.memory)
 SHAPE_LAYERS = Arg("n_layers", "layers", "Transformer layers")
@@ -209,6 +227,10 @@ _LLAMA_8B = ("32", "4096", "32", "8", "128", "14336", "128256")
 _MIXTRAL = ("32", "4096", "32", "8", "128", "14336", "32000", "8", "2")
 
 PP = Arg("pipeline_parallel", "ways", "Pipeline-parallel size")
+ACT_VOCAB = Arg("vocab", "tokens", "Vocabulary size: adds embedding and logits activations",
+                native_default="0", default_text="none (no embedding or logits terms)")
+MICRO_BATCHES = Arg("micro_batches", "count", "Micro-batches per pipeline flush (1F1B in flight)",
+                    native_default="{pipeline_parallel}", default_text="pipeline_parallel")
 EP = Arg("expert_parallel", "ways", "Expert-parallel size (within data parallel)")
 CP = Arg("context_parallel", "ways", "Context-parallel size")
 LAYOUT_DEVICES = Arg("devices", "count", "Devices in the whole job (data parallel = devices / (TP*PP*CP))")
@@ -272,12 +294,10 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   ("70E9", '"H100 SXM, BF16 tensor core, dense"', '"full"', '"adamw"', "3")),
     ExcelFunction("TRAIN_ACTIVATION_BYTES", "Activation bytes per device (Korthikanti et al. 2022, Table 2)",
                   "bytes", calc.activation_bytes, (N_LAYERS, D_MODEL, N_HEADS, SEQ_LEN, MICRO_BATCH,
-                                                   RECOMPUTE, TP, SP, FLASH),
-                  '{n_layers}*IF({recompute}="full",2*' + _SB + '/IF({sequence_parallel},{tensor_parallel},1),' + _SB
-                  + '*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})'
-                  '+IF(OR({recompute}="selective",{flash_attention}),0,'
-                  '5*{n_heads}*{seq_len}/({d_model}*{tensor_parallel}))))',
-                  ("32", "4096", "32", "4096", "1")),
+                                                   RECOMPUTE, TP, SP, FLASH, PP, CP, ACT_VOCAB,
+                                                   MICRO_BATCHES),
+                  _ACTIVATIONS, ("80", "8192", "64", "4096", "1", '"selective"', "8", "TRUE", "FALSE",
+                                 "4", "1", "128256")),
     ExcelFunction("CHINCHILLA_TOKENS", "Compute-optimal tokens: about 20 per parameter (Hoffmann 2022)",
                   "tokens", calc.chinchilla_tokens, (PARAMS,),
                   f"{calc.flops.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"

@@ -15,7 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import native
 from ..functions.registry import BY_NAME
-from . import sheets, styles
+from . import model_block, sheets, styles
 from .cached_cells import CachedCells, style, text, widths
 
 GB = calc.schedule.GB
@@ -85,6 +85,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=16)
     ws.print_area = f"A1:I{compare_end}"
+    model_block.write(ws, cached, table, values, REF["params"])  # architecture and layout, below all else
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True

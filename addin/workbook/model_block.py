@@ -1,0 +1,233 @@
+"""The Budget sheet's optional architecture and layout blocks, appended below everything else.
+
+Architecture: a transformer's shape (layers, width, heads, KV heads, FFN width, vocabulary,
+experts, top-k) gives its total and active parameters, in the registry's MODEL_PARAMS and
+MODEL_ACTIVE_PARAMS native forms split into named helper rows (calc.models.model_params).
+Layout: tensor, pipeline and expert parallel sizes give the data-parallel size and memory per
+device by part, in TRAIN_LAYOUT_BYTES's native form split the same way (calc.train_memory).
+Defaults: the Llama 3.1 8B preset (calc/data/models.csv). The Budget's Params input is never
+overridden: the note beside it shows what the architecture gives, for the user to copy.
+Cached values come from calc.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ..functions import native, registry
+from . import styles
+from .cached_cells import CachedCells, style, text
+
+GB = calc.schedule.GB
+GIB = calc.layouts.GIB
+PRESET = "Llama 3.1 8B"
+# name, label, shape field, note. Defaults come from the preset.
+ARCH_INPUTS = (
+    ("Arch_layers", "Layers", "n_layers", "transformer layers"),
+    ("Arch_width", "Width (d_model)", "d_model", "hidden size"),
+    ("Arch_heads", "Attention heads", "n_heads", "head width = width / heads"),
+    ("Arch_kv_heads", "Key/value heads", "n_kv_heads", "grouped-query attention; = heads without it"),
+    ("Arch_ffn", "FFN width", "ffn_dim", "gated (SwiGLU) MLP; each expert's width too"),
+    ("Arch_vocab", "Vocabulary", "vocab", "input embedding and output projection, untied"),
+    ("Arch_experts", "Experts per layer", "n_experts", "1 = dense; Mixtral 8x7B: 8"),
+    ("Arch_top_k", "Experts per token (top-k)", "top_k", "1 when dense; Mixtral 8x7B: 2"),
+)
+LAYOUT_INPUTS = (
+    ("Tensor_parallel", "Tensor parallel (TP)", "tensor_parallel", 2, "must divide the heads"),
+    ("Pipeline_parallel", "Pipeline parallel (PP)", "pipeline_parallel", 1, "pipeline stages"),
+    ("Expert_parallel", "Expert parallel (EP)", "expert_parallel", 1, "must divide data parallel"),
+)
+# The architecture's named cells for the registry's shape arguments; the rest fold to constants.
+SHAPE_EXPRS = {"n_layers": "Arch_layers", "d_model": "Arch_width", "n_heads": "Arch_heads",
+               "n_kv_heads": "Arch_kv_heads", "head_dim": "Arch_head_dim", "ffn_dim": "Arch_ffn",
+               "vocab": "Arch_vocab", "n_experts": "Arch_experts", "top_k": "Arch_top_k",
+               "moe_ffn_dim": "Arch_ffn", "n_shared_experts": "0", "dense_layers": "0",
+               "gated_mlp": "TRUE", "tied_embeddings": "FALSE"}
+# Pieces of the registry's templates that get a helper row of their own (one source of truth).
+_ATTN = ("2*{d_model}*{n_heads}*{head_dim}+2*{d_model}*{n_kv_heads}*{head_dim}+2*{d_model}")
+_MLP = "IF({gated_mlp},3,2)*{d_model}*{ffn_dim}"
+
+
+def _swap(template: str, pieces: dict[str, str], strict: bool = True) -> str:
+    """The template with each piece replaced by a helper placeholder; a missing piece is a bug."""
+    for piece, name in pieces.items():
+        if strict and piece not in template:
+            raise AssertionError(f"registry template no longer holds {piece!r}")
+        template = template.replace(piece, "{" + name + "}")
+    return template
+
+
+def _render(template: str, helpers: dict[str, str], exprs: dict[str, str] | None = None) -> str:
+    return native.render(template, {**(exprs or SHAPE_EXPRS), **helpers})
+
+
+def first_free_row(ws: Worksheet) -> int:
+    """The first row below every cell and the print area (the chart lies inside it)."""
+    area = ws.print_area or ""
+    last_printed = int("".join(ch for ch in area.rsplit("$", 1)[-1] if ch.isdigit()) or 0)
+    return max(ws.max_row, last_printed) + 2
+
+
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: dict[str, Any],
+          params_ref: str) -> None:
+    """Append both blocks below the Budget and extend the print area to them (a page of their own).
+    `budget`: the Budget inputs' default values; `params_ref`: the Params input cell ($B$5)."""
+    top = first_free_row(ws)
+    ws.row_breaks.append(Break(id=top - 1))
+    area = ws.print_area.split("!")[-1].split(":")[0].replace("$", "")
+    shape = dict(calc.models.model_preset(PRESET).shape)
+    arch_end, arch = _architecture(ws, cached, top, shape)
+    end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
+                  GIB * table.value(budget["device"], "memory_gb") / GB)
+    ws.print_area = f"{area}:I{end}"
+    _params_note(ws, cached, params_ref, arch.total, budget["params"])
+
+
+def _inputs(ws: Worksheet, first: int, rows: list[tuple[str, str, Any, str]]) -> None:
+    """Yellow named inputs; whole numbers >= 1 only (each is a count)."""
+    whole = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1", allow_blank=False,
+                           showErrorMessage=True, error="a whole number, 1 or more")
+    ws.add_data_validation(whole)
+    whole.add(f"B{first}:B{first + len(rows) - 1}")
+    for r, (name, label, value, note) in enumerate(rows, start=first):
+        text(ws, f"A{r}", label)
+        cell = style(ws[f"B{r}"], styles.COUNT, styles.INPUT_FONT, styles.INPUT_FILL)
+        cell.value, cell.protection, cell.border = value, styles.UNLOCKED, styles.BOX
+        text(ws, f"C{r}", note, styles.NOTE)
+        _name(ws, name, r)
+
+
+def _name(ws: Worksheet, name: str, row: int) -> None:
+    ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${row}")
+
+
+def _outputs(ws: Worksheet, cached: CachedCells, first: int,
+             rows: list[tuple[str | None, str, str, Any, str]], bold_from: int = 0) -> int:
+    for i, (name, label, formula, value, fmt) in enumerate(rows):
+        r = first + i
+        font = styles.BOLD if i >= bold_from else styles.BODY
+        text(ws, f"A{r}", label, font)
+        cached.formula(ws, f"B{r}", formula, value, fmt, font)
+        if name:
+            _name(ws, name, r)
+    return first + len(rows) - 1
+
+
+def _architecture(ws: Worksheet, cached: CachedCells, top: int,
+                  shape: dict[str, Any]) -> tuple[int, Any]:
+    """Shape inputs and parameters from them; returns the last row and calc's breakdown."""
+    text(ws, f"A{top}", "Architecture (optional): parameters from the model's shape", styles.HEADING)
+    text(ws, f"C{top}", f"defaults: {PRESET} (arXiv:2407.21783, Table 3)", styles.NOTE)
+    _inputs(ws, top + 1, [(n, label, shape[f], note) for n, label, f, note in ARCH_INPUTS])
+    p = calc.models.model_params(**{f: shape[f] for _, _, f, _ in ARCH_INPUTS},
+                                 head_dim=shape["d_model"] // shape["n_heads"])
+    hd = shape["d_model"] / shape["n_heads"]
+    d, f, e, layers = shape["d_model"], shape["ffn_dim"], shape["n_experts"], shape["n_layers"]
+    moe_layers = layers if e > 1 else 0
+    attn = 2 * d * shape["n_heads"] * hd + 2 * d * shape["n_kv_heads"] * hd + 2 * d
+    H = {"head_dim": "Arch_head_dim", "_attn": "Arch_attention", "_mlp": "Arch_mlp",
+         "_moe_layers": "Arch_moe_layers", "_expert": "Arch_expert", "_total": "Arch_params"}
+    pieces = {_ATTN: "_attn", registry._MOE_LAYERS: "_moe_layers", registry._EXPERT: "_expert",
+              _MLP: "_mlp"}
+    total = _swap(registry._PARAMS_TOTAL, pieces)
+    active = _swap(_swap(registry._PARAMS_ACTIVE, {registry._PARAMS_TOTAL: "_total"}), pieces, strict=False)
+    rows = [
+        ("Arch_head_dim", "Head width", _render(registry.HEAD_DIM.native_default, {}), hd, styles.COUNT),
+        ("Arch_attention", "Attention and norms per layer", _render(_ATTN, H), attn, styles.COUNT),
+        ("Arch_mlp", "Dense MLP per layer", _render(_MLP, H), 3 * d * f, styles.COUNT),
+        ("Arch_moe_layers", "Mixture-of-experts layers", _render(registry._MOE_LAYERS, H), moe_layers, "0"),
+        ("Arch_expert", "One expert's MLP", _render(registry._EXPERT, H), 3 * d * f, styles.COUNT),
+        ("Arch_params", "Total parameters (MODEL_PARAMS)", _render(total, H), p.total, styles.COUNT),
+        ("Arch_active", "Active parameters per token", _render(active, H), p.active, styles.COUNT),
+        ("Arch_expert_params", "Routed-expert parameters", "Arch_moe_layers*Arch_experts*Arch_expert",
+         p.experts, styles.COUNT),
+    ]
+    first = top + 1 + len(ARCH_INPUTS)
+    end = _outputs(ws, cached, first, rows, bold_from=5)
+    text(ws, f"C{end - 2}", "copy into Params above to budget this model (the note there compares)",
+         styles.NOTE)
+    return end, p
+
+
+def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape: dict[str, Any],
+            budget: dict[str, Any], device_gb: float) -> int:
+    """Tensor/pipeline/expert inputs, data parallel and memory per device by part for the
+    architecture's model, with the Budget's devices, optimizer, ZeRO stage and activations."""
+    text(ws, f"A{top}", "Layout: memory per device for the architecture above", styles.HEADING)
+    text(ws, f"C{top}", "full training; devices, optimizer, ZeRO stage, activations from the Budget",
+         styles.NOTE)
+    _inputs(ws, top + 1, [(n, label, v, note) for n, label, _, v, note in LAYOUT_INPUTS])
+    layout = {f: v for _, _, f, v, _ in LAYOUT_INPUTS}
+    # The input embedding stays whole on the first pipeline stage (Narayanan et al. 2021, §2.2),
+    # as trainbudget fit counts it (calc.layouts.fit_layouts: stage_params = vocab * d_model).
+    embedding = arch_shape["vocab"] * arch_shape["d_model"]
+    mem = calc.train_memory(arch.total, devices=budget["devices"], expert_params=arch.experts,
+                            stage_params=embedding,
+                            optimizer=budget["optimizer"], zero_stage=budget["zero_stage"],
+                            activations=budget["activations"] * GB, **layout)
+    dp = calc.memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
+                                          layout["pipeline_parallel"], 1, layout["expert_parallel"])
+    exprs = {"params": "Arch_params", "expert_params": "Arch_expert_params",
+             "stage_params": "Arch_vocab*Arch_width",
+             "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
+             "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
+             "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
+             "grad_bytes": repr(calc.memory.GRAD_BYTES)}
+    H = {"_dense": "Layout_dense", "_exp": "Layout_expert", "_dp": "Data_parallel",
+         "_optimizer_bytes": "Optimizer_bytes"}
+    pieces = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
+
+    def part(stage: int) -> str:
+        return _render(_swap(registry._layout_part(stage), pieces), H, exprs)
+
+    t, pp, e = layout["tensor_parallel"], layout["pipeline_parallel"], layout["expert_parallel"]
+    check = ('IF(MOD(Devices_count,Tensor_parallel*Pipeline_parallel)+MOD(Data_parallel,Expert_parallel)'
+             '+MOD(Arch_heads,Tensor_parallel)+MOD(Arch_layers,Pipeline_parallel)>0,'
+             '"does not divide","divides")')
+    rows = [
+        ("Data_parallel", "Data parallel (devices / (TP x PP))", _render(registry._DP, {}, exprs), dp, "0"),
+        (None, "Layout check", check, "divides", None),
+        ("Layout_dense", "Dense parameters per device",
+         _render(registry._DENSE_DEV, {}, exprs),
+         ((arch.total - arch.experts - embedding) / pp + embedding) / t, styles.COUNT),
+        ("Layout_expert", "Expert parameters per device",
+         _render(registry._EXPERT_DEV, {}, exprs), arch.experts / (t * pp * e), styles.COUNT),
+        (None, "Weights per device (GB)", f"{calc.memory.WEIGHT_BYTES!r}*({part(3)})/1E9",
+         mem.weights / GB, styles.GB),
+        (None, "Gradients per device (GB)", f"{calc.memory.GRAD_BYTES!r}*({part(2)})/1E9",
+         mem.gradients / GB, styles.GB),
+        (None, "Optimizer per device (GB)", f"Optimizer_bytes*({part(1)})/1E9", mem.optimizer / GB, styles.GB),
+        (None, "Master copy per device (GB)", f"{calc.memory.MASTER_BYTES!r}*({part(1)})/1E9",
+         mem.master / GB, styles.GB),
+        (None, "Activations per device (GB)", "Activations_GB", mem.activations / GB, styles.GB),
+    ]
+    first = top + 1 + len(LAYOUT_INPUTS)
+    last_part = first + len(rows) - 1
+    rows.append(("Layout_total_GB", "Total per device on this layout (GB)",
+                 f"SUM(B{last_part - 4}:B{last_part})", mem.total / GB, styles.GB))
+    # The device's memory as physical bytes: its "80GB" of HBM is 80 GiB (calc.layouts.fit_layouts).
+    rows.append((None, "Left free on the device (GB)", "Memory_GB*2^30/1E9-Layout_total_GB",
+                 device_gb - mem.total / GB, styles.GB))
+    end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
+    text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
+    text(ws, f"C{first + 2}", "before ZeRO; the first pipeline stage keeps the input embedding whole",
+         styles.NOTE)
+    text(ws, f"C{end}", "device memory read as GiB, as trainbudget fit does; negative: does not fit",
+         styles.NOTE)
+    return end
+
+
+def _params_note(ws: Worksheet, cached: CachedCells, params_ref: str, total: float, params: float) -> None:
+    """Beside the Params input: what the architecture block gives, for the user to copy."""
+    ref = "C" + params_ref.replace("$", "")[1:]
+    formula = ('"from the architecture below: "&TEXT(Arch_params,"#,##0")'
+               '&IF(ABS(Arch_params-Params)<=0.005*Params," (matches)"," (copy it here to use it)")')
+    same = abs(total - params) <= 0.005 * params
+    value = f"from the architecture below: {total:,.0f}" + (" (matches)" if same else " (copy it here to use it)")
+    cached.formula(ws, ref, formula, value, font=styles.NOTE, fill=None)
