@@ -25,7 +25,7 @@ from . import budget_sheet, scenarios, sheets
 from .cached_cells import CachedCells
 
 QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"
-SHEETS = ("Budget", "Scenarios", "Prices", "Devices", "Runs", "Functions", "About", "xlwings.conf")
+SHEETS = ("Budget", "Devices", "Runs", "Functions", "About", "Scenarios", "Prices", "xlwings.conf")
 CORE = "docProps/core.xml"
 AUTHOR = "TrainingBudget"
 _NS = {"cp": "http://schemas.openxmlformats.org/package/2006/metadata/core-properties",
