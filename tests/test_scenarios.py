@@ -268,3 +268,14 @@ def test_scatter_chart_of_cost_against_hours(built):
 
 def test_verify_clean_on_template(built):
     assert verify.verify(built.path, recalc=False) == []
+
+
+def test_verify_reports_a_changed_scenarios_formula(built, tmp_path):
+    path = tmp_path / "changed.xlsm"
+    wb = openpyxl.load_workbook(built.path, keep_vba=True)
+    ref = f"C{scenarios.ROW['usd_expected']}"
+    wb["Scenarios"][ref] = "=1"
+    wb["Scenarios"][f"C{scenarios.ROW['params']}"] = 13e9  # an input may change
+    wb.save(path)
+    problems = verify.verify(path, recalc=False)
+    assert [p.where for p in problems if "template" in p.message] == [f"Scenarios!{ref}"]
