@@ -43,8 +43,8 @@ def prior_row(hardware: str, kind: str) -> str:
 def prior_name(device: str, kind: str, precision: str, row: str) -> str:
     """The device row the prior applies to (calc.ranges.prior_device): the row itself when it is
     measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
-    keep = " ,".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in SIXTEEN_BIT), f"{row}>=1E9"])
-    return f"IF(OR({keep.replace(' ', '')}),{device},INDEX({native.NAMES},{row}))"
+    keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in SIXTEEN_BIT), f"{row}>=1E9"])
+    return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
 
 
 def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
@@ -152,7 +152,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         ("Precision_of_device", "Device precision", field("Device", "precision"), table.get(v["device"]).precision,
          None),
         ("Prior_row", "16-bit row of that hardware (position)", prior_row("Hardware_of_device", "Kind_of_device"),
-         _position(d, table), "0"),
+         position(d, table), "0"),
         ("Prior_device", "Device row the ranges use", prior_name("Device", "Kind_of_device", "Precision_of_device",
                                                                   "Prior_row"), d.name, None),
         ("Hours_at_100", "Hours at 100% on that row", f"B{hours_row}*Utilization*Rate_TFLOPS/"
@@ -168,7 +168,8 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
     return _range_rows(ws, cached, got, r + len(helpers) + 1)
 
 
-def _position(d: calc.Device, table: calc.DeviceTable) -> float:
+def position(d: calc.Device, table: calc.DeviceTable) -> float:
+    """calc's answer to prior_row: the first 16-bit row of d's hardware and kind (1-based), else 1E9."""
     same = [i for i, row in enumerate(table, start=1) if row.hardware == d.hardware and row.kind == d.kind
             and row.precision in SIXTEEN_BIT]
     return same[0] if same else 1e9

@@ -106,7 +106,7 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable) -> dict[str,
     parsed = calc.prices.parse_spec(price) if isinstance(price, str) else None
     out: dict[str, Any] = {
         "hardware": d.hardware, "kind": d.kind, "precision": d.precision,
-        "prior_row": ranges_block._position(d, table), "row_used": used, "rate": u.tflops,
+        "prior_row": ranges_block.position(d, table), "row_used": used, "rate": u.tflops,
         "watts": u.watts if u.watts else "",
         "hours_100": float(calc.train_hours(params, tokens, u.tflops, devices=devices)),
         "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
