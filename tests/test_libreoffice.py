@@ -58,7 +58,7 @@ def _scenario_workbook(template: Path, path: Path, scenarios: list[dict]) -> Non
         devices.cell(row, col, getattr(LAB, field))
     devices.tables["Devices"].ref = f"A1:L{row}"
     wb["Budget"][budget_sheet.REF["device"].replace("$", "")] = LAB.name
-    ws = wb.create_sheet("Scenarios")
+    ws = wb.create_sheet("Random scenarios")
     for r, s in enumerate(scenarios, start=2):
         refs = {}
         for c, name in enumerate(INPUT_COLS, start=1):
@@ -114,7 +114,7 @@ def test_a_budget_results_equal_calc(recalculated, built):
 
 
 def test_b_random_scenarios_equal_calc(recalculated):
-    ws = recalculated["scenarios"]["Scenarios"]
+    ws = recalculated["scenarios"]["Random scenarios"]
     checked = 0
     for r, s in enumerate(recalculated["inputs"], start=2):
         for c, fname in enumerate(CHECKED, start=len(INPUT_COLS) + 2):

@@ -94,7 +94,8 @@ def test_reads_like_a_finance_document(built):
                 if c.value is not None and ws.title != "xlwings.conf":
                     assert c.font.name == "Calibri", f"{ws.title}!{c.coordinate}"
     formats = {label: budget[f"B{r}"].number_format for label, r in labels.items()}
-    assert formats["Cost (USD)"].startswith('"$"') and "GB" in formats["Total per device"]
+    # money in the Budget's currency (Currency, USD_rate): the label names it, the format has no "$"
+    assert formats['="Cost ("&Currency&")"'] == "#,##0" and "GB" in formats["Total per device"]
     assert "days" in formats["Days"] and "h" in formats["Wall-clock hours"]
 
 

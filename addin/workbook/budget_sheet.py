@@ -15,7 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import native
 from ..functions.registry import BY_NAME
-from . import model_block, sheets, styles
+from . import model_block, ranges_block, sheets, styles
 from .cached_cells import CachedCells, style, text, widths
 
 GB = calc.schedule.GB
@@ -81,7 +81,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     for name, _label, *_ in INPUTS:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
-    last = _results(ws, cached, table, values, helpers_end + 2)
+    last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=16)
     ws.print_area = f"A1:I{compare_end}"
@@ -182,14 +182,18 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         ("Days", f"B{hours_row}/24", hours / 24, styles.DAYS),
         ("Device-hours", f"B{hours_row}*Devices_count",
          calc.gpu_hours(v["params"], v["tokens"], v["device"], **job), styles.DEVICE_HOURS),
-        ("Cost (USD)", f"B{hours_row + 2}*Price_per_hour", calc.train_cost(
+        ("Cost (USD)", f"B{hours_row + 2}*Price_used*USD_rate", calc.train_cost(
             v["params"], v["tokens"], v["device"], usd_per_device_hour=v["usd_per_device_hour"], **job),
          styles.USD),
         ("Energy (kWh)", f"Board_watts*B{hours_row + 2}*PUE_ratio/1000", calc.train_energy_kwh(
             v["params"], v["tokens"], v["device"], pue=v["pue"], **job), styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
-        text(ws, f"A{i}", label, styles.BOLD)
+        if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
+            cached.formula(ws, f"A{i}", '"Cost ("&Currency&")"', label, font=styles.BOLD, fill=None)
+            fmt = ranges_block.CURRENCY_FORMAT
+        else:
+            text(ws, f"A{i}", label, styles.BOLD)
         cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD).border = styles.BOX
     return first + len(rows)
 
@@ -212,6 +216,8 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
     for col, header in zip(COMPARE_COLS, ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD, see note)"), strict=True):
         style(ws[f"{col}{top + 1}"], font=styles.BOLD, fill=styles.HEADER_FILL).value = header
+    cached.formula(ws, f"{cost_col}{top + 1}", '"Cost ("&Currency&", see note)"', "Cost (USD, see note)",
+                   font=styles.BOLD, fill=styles.HEADER_FILL)
     names = native.NAMES
     devices = list(table)
     price = native.column("usd_per_device_hour")
@@ -230,10 +236,11 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
                 helpers={"device:tflops": f"{rate_col}{r}"}),
              calc.train_hours(v["params"], v["tokens"], d.name, utilization=v["utilization"], devices=v["devices"],
                               table=table) if d else "", styles.HOURS),
-            (cost_col, f'{hours_col}{r}*Devices_count*IF({row_price}="",Price_per_hour,{row_price})',
+            (cost_col, f'{hours_col}{r}*Devices_count*IF({row_price}="",Price_per_hour,{row_price})*USD_rate',
              calc.train_cost(v["params"], v["tokens"], d.name, utilization=v["utilization"], devices=v["devices"],
                              usd_per_device_hour=(v["usd_per_device_hour"] if d.usd_per_device_hour is None
-                                                  else None), table=table) if d else "", styles.USD),
+                                                  else None), table=table) if d else "",
+             ranges_block.CURRENCY_FORMAT),
         )
         for col, formula, value, fmt in cells:
             cached.formula(ws, f"{col}{r}", f'IF({name_ref}="","",{formula})', value, fmt, fill=None)

@@ -22,11 +22,11 @@ from lxml import etree
 from ... import calc
 from .. import TEMPLATE_PATH
 from ..ooxml import package
-from . import budget_sheet, sheets, vbaproject
+from . import budget_sheet, scenarios, sheets, vbaproject
 from .cached_cells import CachedCells
 
 QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"
-SHEETS = ("Budget", "Devices", "Runs", "Functions", "About", "xlwings.conf")
+SHEETS = ("Budget", "Devices", "Runs", "Functions", "About", "Scenarios", "Prices", "xlwings.conf")
 CORE = "docProps/core.xml"
 VBA_PROJECT = "xl/vbaProject.bin"
 AUTHOR = "TrainingBudget"
@@ -72,6 +72,7 @@ def build(out: Path = TEMPLATE_PATH, table: calc.DeviceTable | None = None, forc
     sheets.write_devices(wb.create_sheet("Devices"), table)
     sheets.write_runs(wb.create_sheet("Runs"), cached)
     budget_sheet.write(budget, cached, table)
+    scenarios.write_sheets(wb, cached, table)
     sheets.write_functions(wb.create_sheet("Functions"), cached, table)
     sheets.write_about(wb.create_sheet("About"))
     sheets.write_conf(wb["_xlwings.conf"])

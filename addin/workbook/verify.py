@@ -1,7 +1,7 @@
 """`trainbudget verify`: is this a sound TrainingBudget workbook? One finding per problem.
 
 Checks: the structure; the Devices table (unique names, positive numeric rates, sources);
-every Budget and Runs formula equal to the template's; no result an error (recalculated by
+every Budget, Runs and Scenarios formula equal to the template's; no result an error (recalculated by
 LibreOffice where installed, else the cached values); the xlwings.conf sheet (warnings for rows
 that override the user's settings); and, part by part (macros, vba_check), no code but the
 template's, no macro sheets, auto-run names, ActiveX/OLE parts, DDE, links or data queries.
@@ -24,12 +24,12 @@ from ... import calc
 from ..export import engine
 from ..functions import native, rewrite
 from ..ooxml import package
-from . import budget_sheet, devices_table, macros, sheets
+from . import budget_sheet, devices_table, macros, scenarios, sheets
 from .cached_cells import CachedCells
 from .problems import Problem, errors
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
-CHECKED_FORMULAS = ("Budget", "Runs")
+CHECKED_FORMULAS = ("Budget", "Runs", "Scenarios")
 __all__ = ["Problem", "errors", "expected_formulas", "is_formula", "verify"]
 _ERROR = re.compile(r"^(#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)|Err:\d+)")
 
@@ -95,8 +95,10 @@ def expected_formulas() -> dict[str, dict[str, str]]:
     cached = CachedCells()
     sheets.write_runs(runs, cached)
     budget_sheet.write(budget, cached, calc.catalog())
+    plans = wb.create_sheet("Scenarios")
+    scenarios.write(plans, cached, calc.catalog())
     return {ws.title: {c.coordinate: c.value for row in ws.iter_rows() for c in row
-                       if is_formula(c)} for ws in (budget, runs)}
+                       if is_formula(c)} for ws in (budget, runs, plans)}
 
 
 def _formulas(wb: Any) -> list[Problem]:

@@ -1,0 +1,107 @@
+"""The Prices sheet: the `Prices` table of cloud prices per device-hour (calc/data/prices.csv),
+sourced and dated like Devices, editable, with each price's age in days at the Budget's date.
+
+Lookups (Budget and Scenarios) go through defined names over the table's columns, so a row the
+user adds or edits is found: the newest row of the provider and device hardware that publishes
+the plan, then the cheapest, as calc.prices.lookup picks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ...calc import prices
+from . import styles
+from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
+
+TABLE = "Prices"
+PLAN_HEADERS = {"on_demand": "On-demand USD per device-hour", "1yr": "1-year USD per device-hour",
+                "3yr": "3-year USD per device-hour", "spot": "Spot USD per device-hour"}
+# (header, width, number format)
+COLUMNS = (("Provider", 13, None), ("Offering", 18, None), ("Device (hardware)", 16, None),
+           ("Devices per instance", 10, "0"),
+           *((h, 12, styles.USD_RATE) for h in PLAN_HEADERS.values()),
+           ("Region", 16, None), ("Source", 48, None), ("As of", 11, "yyyy-mm-dd"),
+           ("Age (days, at the Budget's date)", 11, "0"), ("Note", 36, None))
+AS_OF_COL, AGE_COL = "K", "L"
+PLANS = tuple(PLAN_HEADERS)  # the plan list, in the order of the price columns
+# Defined names over the table's columns (short formulas; rows added to the table are included).
+NAMES = {"Price_provider": f"{TABLE}[Provider]", "Price_device": f"{TABLE}[Device (hardware)]",
+         "Price_as_of": f"{TABLE}[As of]",
+         "Price_plans": f"{TABLE}[[{PLAN_HEADERS['on_demand']}]:[{PLAN_HEADERS['spot']}]]"}
+FIRST_ROW = 4  # the table's header row
+
+
+def budget_date() -> dt.date:
+    """The default date of the Budget's prices and exchange rate: the newest price's as_of."""
+    return max(dt.date.fromisoformat(p.as_of) for p in prices.load_prices())
+
+
+def row_values(p: prices.Price) -> tuple:
+    """A price as the table's first eleven cells (the age is a formula)."""
+    return (p.provider, p.offering, p.device, p.devices_per_instance,
+            *(p.usd.get(plan) for plan in PLANS), p.region, p.source, dt.date.fromisoformat(p.as_of))
+
+
+def write(ws: Worksheet, cached: CachedCells) -> None:
+    """The Prices table filled from prices.csv, its age column a native formula over Rate_date."""
+    text(ws, "A1", "Cloud prices per device-hour", styles.TITLE)
+    text(ws, "A2", "USD per device-hour of one device (instance price / devices per instance), read on the "
+                   "'As of' date from the source named. Edit or add rows: the Budget and Scenarios sheets "
+                   "look prices up here by provider, device hardware (the Devices sheet's Hardware) and plan; "
+                   "where a provider has several rows, the newest that publishes the plan wins, then the "
+                   "cheapest. Age counts from the Budget's date (Rate_date).", styles.NOTE)
+    for col, (header, width, _) in enumerate(COLUMNS, start=1):
+        cell = style(ws.cell(FIRST_ROW, col, header), font=styles.BOLD)
+        cell.alignment = styles.WRAP
+        ws.column_dimensions[cell.column_letter].width = width
+    rows = prices.load_prices()
+    when = budget_date()
+    for r, p in enumerate(rows, start=FIRST_ROW + 1):
+        for col, value in enumerate(row_values(p), start=1):
+            cell = ws.cell(r, col, value)
+            if isinstance(value, str):
+                cell.data_type = "s"
+            style(cell, COLUMNS[col - 1][2]).alignment = styles.WRAP
+        cached.formula(ws, f"{AGE_COL}{r}", f"Rate_date-{AS_OF_COL}{r}",
+                       (when - dt.date.fromisoformat(p.as_of)).days, "0", fill=None).alignment = styles.WRAP
+        text(ws, f"M{r}", p.note).alignment = styles.WRAP
+    last = FIRST_ROW + len(rows)
+    from .sheets import _table  # the Devices table's style
+    _table(ws, TABLE, f"A{FIRST_ROW}:M{last}")
+    widths(ws, A=13)
+    ws.freeze_panes = f"B{FIRST_ROW + 1}"
+    ws.print_title_rows = f"{FIRST_ROW}:{FIRST_ROW}"
+    ws.merge_cells("A2:M2")
+    ws["A2"].alignment = styles.WRAP
+    fit_rows(ws)
+    ws.row_dimensions[2].height = 30
+    landscape_fit_width(ws)
+
+
+def add_names(wb: Workbook) -> None:
+    """The column names the price lookups use."""
+    for name, ref in NAMES.items():
+        wb.defined_names[name] = DefinedName(name, attr_text=ref)
+
+
+def plan_column(plan: str) -> str:
+    """The plan's position among the price columns (1 on-demand ... 4 spot)."""
+    return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in PLANS) + "},0)"
+
+
+def newest(provider: str, hardware: str, column: str) -> str:
+    """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
+    return (f"SUMPRODUCT(MAX((Price_provider={provider})*(Price_device={hardware})"
+            f"*(INDEX(Price_plans,0,{column})>0)*Price_as_of))")
+
+
+def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
+    """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
+    plan = f"INDEX(Price_plans,0,{column})"
+    return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
+            f"+(Price_as_of<>{date})+({plan}<=0)>0)))")

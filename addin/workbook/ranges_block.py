@@ -1,0 +1,199 @@
+"""The Budget's block after the results: a provider/plan price from the Prices table, the currency
+(Currency, USD_rate, Rate_date), the utilization prior as named cells (Util_low, Util_expected,
+Util_high, Goodput) and low / expected / high hours, device-hours, cost and energy.
+
+Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc.ranges.prior_device:
+the prior's utilizations are shares of BF16/FP16 peaks) divided by utilization x goodput; low hours
+come from the prior's HIGH utilization. Cached values come from calc.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ...calc import prices, prior, ranges
+from ..functions import native
+from . import prices_sheet, styles
+from .cached_cells import CachedCells, style, text
+
+CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
+HOURS_LABEL = "Wall-clock hours"  # the results row the ranges scale
+SIXTEEN_BIT = ranges.SIXTEEN_BIT
+
+
+def field(device: str, name: str) -> str:
+    """A text field (Hardware, Kind, Precision) of the Devices row named `device`."""
+    return f"INDEX({native.column(name)},MATCH({device},{native.NAMES},0))"
+
+
+def prior_row(hardware: str, kind: str) -> str:
+    """Position in Devices of the first 16-bit row of `hardware` and `kind` (>= 1E9: none)."""
+    names = native.column("name")
+    sixteen = "*".join(f'({native.column("precision")}<>"{p}")' for p in SIXTEEN_BIT)
+    return (f"SUMPRODUCT(MIN(ROW({names})-MIN(ROW({names}))+1+1E9*(({native.column('hardware')}<>{hardware})"
+            f"+({native.column('kind')}<>{kind})+{sixteen}>0)))")
+
+
+def prior_name(device: str, kind: str, precision: str, row: str) -> str:
+    """The device row the prior applies to (calc.ranges.prior_device): the row itself when it is
+    measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
+    keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in SIXTEEN_BIT), f"{row}>=1E9"])
+    return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
+
+
+def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
+    return table.get(ranges.prior_device(device, table))
+
+
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], last: int) -> int:
+    """The block from row last + 2; returns its last row."""
+    r = last + 2
+    r = _price_and_currency(ws, cached, table, v, r)
+    r = _prior(ws, cached, r + 1)
+    return _ranges(ws, cached, table, v, r + 1)
+
+
+def _input(ws: Worksheet, ref: str, value: Any, fmt: str | None = None) -> None:
+    cell = style(ws[ref], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
+    cell.value, cell.protection, cell.border = value, styles.UNLOCKED, styles.BOX
+    if isinstance(value, str):
+        cell.data_type = "s"
+
+
+def _name(ws: Worksheet, name: str, ref: str) -> None:
+    ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!${ref[0]}${ref[1:]}")
+
+
+def _list(ws: Worksheet, ref: str, options: tuple[str, ...] | list[str]) -> None:
+    dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=True)
+    ws.add_data_validation(dv)
+    dv.add(ref)
+
+
+def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
+                        r: int) -> int:
+    """Provider and plan (blank provider: the typed price), the price used, and the currency."""
+    text(ws, f"A{r}", "Price and currency", styles.HEADING)
+    providers = sorted({p.provider for p in prices.load_prices()})
+    d = _device_row(v["device"], table)
+    rows: list[tuple[str, str, str, Any, Any, str | None, str]] = [
+        # (name, label, kind: input|formula, formula or default, cached value, format, note)
+        ("Provider", "Price from provider", "input", "", None, None,
+         "blank: the typed price above; else a provider of the Prices sheet"),
+        ("Plan", "Plan", "input", "on_demand", None, None, " | ".join(prices_sheet.PLANS)),
+        ("Hardware_of_device", "Device hardware", "formula", field("Device", "hardware"), d.hardware, None,
+         "prices are per hardware (Devices sheet, Hardware column)"),
+        ("Plan_col", "Plan column in Prices", "formula", prices_sheet.plan_column("Plan"), 1, "0", ""),
+        ("Price_date", "Newest price of the provider (as of)", "formula",
+         'IF(Provider="",0,' + prices_sheet.newest("Provider", "Hardware_of_device", "Plan_col") + ")", 0,
+         '[=0]"none";yyyy-mm-dd', "none: no price of that provider and plan for this hardware"),
+        ("Price_found", "Provider's price (USD per device-hour)", "formula",
+         'IF(Price_date=0,"",' + prices_sheet.cheapest("Provider", "Hardware_of_device", "Plan_col", "Price_date")
+         + ")", "", styles.USD_RATE, "the cheapest row of that date"),
+        ("Price_used", "Price used (USD per device-hour)", "formula",
+         'IF(Price_found="",Price_per_hour,Price_found)', v["usd_per_device_hour"], styles.USD_RATE,
+         "the provider's price, else the typed price above"),
+        ("Currency", "Currency (code)", "input", "USD", None, None, "every money figure is shown in it"),
+        ("USD_rate", "Currency units per USD", "input", 1.0, None, "0.0000", "1 for USD"),
+        ("Rate_date", "Date of the rate and prices", "input", prices_sheet.budget_date(), None, "yyyy-mm-dd",
+         "the Prices sheet counts each price's age to this date"),
+    ]
+    for i, (name, label, kind, body, value, fmt, note) in enumerate(rows, start=r + 1):
+        text(ws, f"A{i}", label)
+        if kind == "input":
+            _input(ws, f"B{i}", dt.datetime.combine(body, dt.time()) if isinstance(body, dt.date) else body, fmt)
+        else:
+            cached.formula(ws, f"B{i}", body, value, fmt)
+        text(ws, f"C{i}", note, styles.NOTE)
+        _name(ws, name, f"B{i}")
+    _list(ws, f"B{r + 1}", providers)
+    _list(ws, f"B{r + 2}", prices_sheet.PLANS)
+    return r + len(rows)
+
+
+def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
+    """The prior's utilizations and goodput as sourced named cells (values computed at build)."""
+    p = prior.utilization_prior()
+    runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
+    text(ws, f"A{r}", "Utilization from published runs", styles.HEADING)
+    rows = (("Util_low", "Utilization, low (10th percentile)", p.low, "the slow case: most hours"),
+            ("Util_expected", "Utilization, expected (median)", p.expected, ""),
+            ("Util_high", "Utilization, high (90th percentile)", p.high, "the fast case: fewest hours"),
+            ("Goodput", "Goodput (effective training time)", p.goodput,
+             "Llama 3 paper, arXiv:2407.21783, section 3.3.4: above 90% effective training time"))
+    for i, (name, label, value, note) in enumerate(rows, start=r + 1):
+        text(ws, f"A{i}", label)
+        style(ws[f"B{i}"], "0.0%").value = value
+        text(ws, f"C{i}", note, styles.NOTE)
+        _name(ws, name, f"B{i}")
+    note = r + len(rows) + 1
+    cell = text(ws, f"A{note}", f"Percentiles ({prior.METHOD}) of the utilizations of {p.n_runs} published runs "
+                                f"({p.basis}; Runs sheet; hours over goodput where hours are reported): "
+                                + ", ".join(runs) + ".", styles.NOTE)
+    cell.alignment = styles.WRAP
+    ws.merge_cells(f"A{note}:C{note}")
+    ws.row_dimensions[note].height = 12 * (1 + len(cell.value) // 170)
+    return note
+
+
+def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
+    """Low / expected / high hours, device-hours, cost and energy (columns B, C, D of the header)."""
+    hours_row = next(c.row for c in ws["A"] if c.value == HOURS_LABEL)
+    d = _device_row(v["device"], table)
+    text(ws, f"A{r}", "Ranges (published runs' utilization)", styles.HEADING)
+    helpers = (
+        ("Kind_of_device", "Device kind", field("Device", "kind"), table.get(v["device"]).kind, None),
+        ("Precision_of_device", "Device precision", field("Device", "precision"), table.get(v["device"]).precision,
+         None),
+        ("Prior_row", "16-bit row of that hardware (position)", prior_row("Hardware_of_device", "Kind_of_device"),
+         position(d, table), "0"),
+        ("Prior_device", "Device row the ranges use", prior_name("Device", "Kind_of_device", "Precision_of_device",
+                                                                  "Prior_row"), d.name, None),
+        ("Hours_at_100", "Hours at 100% on that row", f"B{hours_row}*Utilization*Rate_TFLOPS/"
+         + native.wrap(native.lookup("Prior_device", "tflops")),
+         float(calc.train_hours(v["params"], v["tokens"], d.name, devices=v["devices"], table=table)), styles.HOURS),
+    )
+    for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
+        text(ws, f"A{i}", label)
+        cached.formula(ws, f"B{i}", formula, value, fmt)
+        _name(ws, name, f"B{i}")
+    got = calc.train_range(v["params"], v["tokens"], v["device"], devices=v["devices"],
+                           usd_per_device_hour=v["usd_per_device_hour"], pue=v["pue"], table=table)
+    return _range_rows(ws, cached, got, r + len(helpers) + 1)
+
+
+def position(d: calc.Device, table: calc.DeviceTable) -> float:
+    """calc's answer to prior_row: the first 16-bit row of d's hardware and kind (1-based), else 1E9."""
+    same = [i for i, row in enumerate(table, start=1) if row.hardware == d.hardware and row.kind == d.kind
+            and row.precision in SIXTEEN_BIT]
+    return same[0] if same else 1e9
+
+
+def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], first: int) -> int:
+    """Three rows (low, expected, high) for each of hours, device-hours, cost and energy."""
+    utilization = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours: high u
+    figures = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
+               ("usd", "Cost", CURRENCY_FORMAT), ("kwh", "Energy", styles.KWH))
+    rows = {}
+    for k, (key, label, fmt) in enumerate(figures):
+        for j, case in enumerate(ranges.LABELS):
+            i = first + 3 * k + j
+            rows[key, case] = i
+            formula = {"hours": f"Hours_at_100/({utilization[case]}*Goodput)",
+                       "device_hours": f"B{rows.get(('hours', case))}*Devices_count",
+                       "usd": f"B{rows.get(('device_hours', case))}*Price_used*USD_rate",
+                       "kwh": f"Board_watts*B{rows.get(('device_hours', case))}*PUE_ratio/1000"}[key]
+            if key == "usd":
+                cached.formula(ws, f"A{i}", f'"Cost, {case} ("&Currency&")"', f"Cost, {case} (USD)",
+                               font=styles.BOLD, fill=None)
+            else:
+                text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
+            cell = cached.formula(ws, f"B{i}", formula, float(got[key][j]), fmt, styles.BOLD)
+            cell.border = styles.BOX
+    return first + 3 * len(figures) - 1

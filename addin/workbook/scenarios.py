@@ -1,0 +1,232 @@
+"""The Scenarios sheet: up to ten plans side by side, each a column of inputs (parameters, tokens,
+device, devices, utilization or "prior", price or provider:plan, PUE) and results (hours,
+device-hours, cost in the Budget's currency, energy; low / expected / high where the plan says
+"prior", the expected row alone at a given utilization), in native formulas equal to
+calc.plans.plan_row; and a scatter chart of cost against hours across them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.chart.data_source import NumData, NumVal
+from openpyxl.chart.shapes import GraphicalProperties
+from openpyxl.workbook.workbook import Workbook
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ...calc import plans
+from ..functions import native
+from . import prices_sheet, ranges_block, styles
+from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
+
+COLUMNS = tuple("BCDEFGHIJK")  # ten plans
+# Default plans (name, params, tokens, device, devices, utilization, price, PUE); the rest blank.
+PLANS: tuple[tuple[Any, ...], ...] = (
+    ("7B, rent on demand", 7e9, 1.4e11, "H100 SXM, BF16 tensor core, dense", 64, "prior", "lambda:on_demand", 1.0),
+    ("7B, at 40%", 7e9, 1.4e11, "H100 SXM, BF16 tensor core, dense", 64, 0.4, 2.5, 1.0),
+    ("13B, 1-year commit", 13e9, 2.6e11, "H100 SXM, BF16 tensor core, dense", 128, "prior", "gcp:1yr", 1.2),
+    ("13B on B200, spot", 13e9, 2.6e11, "B200, BF16 tensor core, dense", 64, "prior", "coreweave:spot", 1.2),
+    ("70B on H200", 70e9, 1.4e12, "H200 SXM, BF16 tensor core, dense", 512, "prior", "aws", 1.2),
+    ("7B, FP8 row", 7e9, 1.4e11, "H100 SXM, FP8 tensor core, dense", 64, "prior", "runpod", 1.0),
+    ("70B on A100, 3-year", 70e9, 1.4e12, "A100 SXM 80GB, BF16 tensor core, dense", 1024, 0.35, "azure:3yr", 1.3),
+)
+INPUTS = (("name", "Plan", None), ("params", "Model parameters", styles.COUNT),
+          ("tokens", "Training tokens", styles.COUNT), ("device", "Device", None),
+          ("devices", "Number of devices", styles.COUNT),
+          ("utilization", 'Utilization (a share, or "prior")', styles.PERCENT),
+          ("price", "Price: USD per device-hour, or provider:plan", styles.USD_RATE), ("pue", "PUE", styles.RATIO))
+FIRST = 5  # first input row
+ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
+HELPERS = ("hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts", "hours_100", "provider",
+           "plan", "plan_col", "price_date", "price_found", "price_used")
+HELPER_FIRST = ROW["pue"] + 2
+ROW.update({name: HELPER_FIRST + i for i, name in enumerate(HELPERS)})
+RESULT_FIRST = ROW["price_used"] + 2
+FIGURES = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
+           ("usd", "Cost", ranges_block.CURRENCY_FORMAT), ("kwh", "Energy", styles.KWH))
+CASES = ("low", "expected", "high")
+for _k, (_fig, *_) in enumerate(FIGURES):
+    for _j, _case in enumerate(CASES):
+        ROW[f"{_fig}_{_case}"] = RESULT_FIRST + 1 + 3 * _k + _j
+LAST = RESULT_FIRST + 3 * len(FIGURES)
+EXCEL_EPOCH = calc.prices.dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
+DATE_OR_NONE = '[=0]"none";yyyy-mm-dd'
+UTIL = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours at high utilization
+
+
+def formulas(c: str) -> dict[str, str]:
+    """Every helper and result formula of the plan in column `c`, by row name."""
+    def at(name: str) -> str:
+        return f"{c}{ROW[name]}"
+    dev, util, price = at("device"), at("utilization"), at("price")
+    f = {"hardware": ranges_block.field(dev, "hardware"), "kind": ranges_block.field(dev, "kind"),
+         "precision": ranges_block.field(dev, "precision"),
+         "prior_row": ranges_block.prior_row(at("hardware"), at("kind")),
+         "row_used": f"IF(ISNUMBER({util}),{dev},"
+                     + ranges_block.prior_name(dev, at("kind"), at("precision"), at("prior_row")) + ")",
+         "rate": native.lookup(at("row_used"), "tflops"),
+         "watts": f'IFERROR({native.lookup(at("row_used"), "watts")},"")',
+         "hours_100": f"6*{at('params')}*{at('tokens')}/(3600E12*{at('rate')})/{at('devices')}",
+         "provider": f'IF(OR({price}="",ISNUMBER({price})),"",LEFT({price},FIND(":",{price}&":")-1))',
+         "plan": f'IF({at("provider")}="","",IF(MID({price},LEN({at("provider")})+2,99)="","on_demand",'
+                 f'MID({price},LEN({at("provider")})+2,99)))',
+         "plan_col": f'IF({at("plan")}="","",{prices_sheet.plan_column(at("plan"))})',
+         "price_date": f'IF({at("provider")}="",0,'
+                       + prices_sheet.newest(at("provider"), at("hardware"), at("plan_col")) + ")",
+         "price_found": f'IF({at("price_date")}=0,"",'
+                        + prices_sheet.cheapest(at("provider"), at("hardware"), at("plan_col"), at("price_date")) + ")",
+         "price_used": f'IF({price}="","",IF(ISNUMBER({price}),{price},IF({at("price_found")}="",NA(),'
+                       f'{at("price_found")})))'}
+    f = {k: f"IF({dev}=\"\",\"\",{v})" for k, v in f.items()}
+    for case in CASES:
+        divisor = f"IF(ISNUMBER({util}),{util},{UTIL[case]}*Goodput)" if case == "expected" else (
+            f"({UTIL[case]}*Goodput)")
+        blank = f'OR({dev}="",ISNUMBER({util}))' if case != "expected" else f'{dev}=""'
+        f[f"hours_{case}"] = f'IF({blank},"",{at("hours_100")}/{divisor})'
+        f[f"device_hours_{case}"] = f'IF({at(f"hours_{case}")}="","",{at(f"hours_{case}")}*{at("devices")})'
+        dh = at(f"device_hours_{case}")
+        f[f"usd_{case}"] = f'IF(OR({dh}="",{at("price_used")}=""),"",{dh}*{at("price_used")}*USD_rate)'
+        f[f"kwh_{case}"] = f'IF(OR({dh}="",{at("watts")}=""),"",{at("watts")}*{dh}*{at("pue")}/1000)'
+    return f
+
+
+def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable) -> dict[str, Any]:
+    """calc's figures for a plan column (cached values and the test's reference), by row name."""
+    if plan is None:
+        return {}
+    _, params, tokens, device, devices, util, price, pue = plan
+    ranged = isinstance(util, str)
+    used = calc.ranges.prior_device(device, table) if ranged else device
+    row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
+                         table=table)
+    d, u = table.get(device), table.get(used)
+    parsed = calc.prices.parse_spec(price) if isinstance(price, str) else None
+    out: dict[str, Any] = {
+        "hardware": d.hardware, "kind": d.kind, "precision": d.precision,
+        "prior_row": ranges_block.position(d, table), "row_used": used, "rate": u.tflops,
+        "watts": u.watts if u.watts else "",
+        "hours_100": float(calc.train_hours(params, tokens, u.tflops, devices=devices)),
+        "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
+        "plan_col": prices_sheet.PLANS.index(parsed[1]) + 1 if parsed else "",
+        "price_date": 0, "price_found": "", "price_used": row["usd_per_device_hour"]}
+    if parsed:
+        best, _ = calc.prices.lookup(price, used, table)
+        out["price_date"] = (calc.prices.dt.date.fromisoformat(best.as_of) - EXCEL_EPOCH).days
+        out["price_found"] = row["usd_per_device_hour"]
+    for fig, *_ in FIGURES:
+        for case in CASES:
+            key = f"{fig}_{case}" if ranged else fig
+            out[f"{fig}_{case}"] = row.get(key) if (ranged or case == "expected") and row.get(key) is not None else ""
+    return out
+
+
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
+    """Inputs, helper rows, results and the chart; landscape, one page wide."""
+    text(ws, "A1", "Scenarios: plans side by side", styles.TITLE)
+    text(ws, "A2", 'Each column is a plan. Utilization "prior" gives low / expected / high from the published '
+                   "runs (Budget sheet: Util_low, Util_expected, Util_high, Goodput) on the device's 16-bit row; a "
+                   "share gives one figure. Price: a number (USD per device-hour) or provider:plan "
+                   f"(plans: {', '.join(prices_sheet.PLANS)}) from the Prices sheet.", styles.NOTE)
+    text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate).", styles.NOTE)
+    text(ws, f"A{FIRST - 1}", "Inputs", styles.HEADING)
+    text(ws, f"A{HELPER_FIRST - 1}", "Figures used below", styles.HEADING)
+    text(ws, f"A{RESULT_FIRST}", "Results", styles.HEADING)
+    labels = {"hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
+              "prior_row": "16-bit row of that hardware (position)", "row_used": "Device row used",
+              "rate": "Rate (TFLOP/s)", "watts": "Power (W)", "hours_100": "Hours at 100% utilization",
+              "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
+              "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
+              "price_used": "Price used (USD per device-hour)"}
+    fmts = {"rate": styles.TFLOPS, "watts": '#,##0 "W"', "hours_100": styles.HOURS, "prior_row": "0",
+            "plan_col": "0", "price_date": DATE_OR_NONE, "price_found": styles.USD_RATE,
+            "price_used": styles.USD_RATE}
+    for name, label, _ in INPUTS:
+        text(ws, f"A{ROW[name]}", label, styles.BOLD)
+    for name in HELPERS:
+        text(ws, f"A{ROW[name]}", labels[name])
+    for fig, label, _ in FIGURES:
+        for case in CASES:
+            if fig == "usd":
+                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", f'"Cost, {case} ("&Currency&")"',
+                               f"Cost, {case} (USD)", font=styles.BOLD, fill=None)
+            else:
+                text(ws, f"A{ROW[f'{fig}_{case}']}", f"{label}, {case}", styles.BOLD)
+    for k, c in enumerate(COLUMNS):
+        plan = PLANS[k] if k < len(PLANS) else None
+        _column(ws, cached, c, plan, table)
+    fmts.update({f"{fig}_{case}": fmt for fig, _, fmt in FIGURES for case in CASES})
+    for name, fmt in fmts.items():
+        for c in COLUMNS:
+            ws[f"{c}{ROW[name]}"].number_format = fmt
+    _validation(ws)
+    widths(ws, A=40, **{c: 21 for c in COLUMNS})
+    ws.row_dimensions[ROW["device"]].height = ws.row_dimensions[ROW["row_used"]].height = 30
+    _chart(ws, cached)
+    ws.print_area = f"A1:K{LAST + 32}"
+    landscape_fit_width(ws)
+    ws.freeze_panes = f"B{FIRST}"
+    ws.oddFooter.left.text = "Training budget scenarios, printed &D"
+
+
+def _column(ws: Worksheet, cached: CachedCells, c: str, plan: tuple[Any, ...] | None,
+            table: calc.DeviceTable) -> None:
+    for (name, _, fmt), value in zip(INPUTS, plan or (None,) * len(INPUTS), strict=True):
+        cell = style(ws[f"{c}{ROW[name]}"], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
+        cell.value, cell.protection, cell.border = value, styles.UNLOCKED, styles.BOX
+        if isinstance(value, str):
+            cell.data_type = "s"
+        if name == "device":
+            cell.alignment = styles.WRAP
+    want = expected(plan, table)
+    for name, formula in formulas(c).items():
+        bold = name.startswith(tuple(f for f, *_ in FIGURES)) and name not in HELPERS
+        cell = cached.formula(ws, f"{c}{ROW[name]}", formula, want.get(name, ""), None,
+                              styles.BOLD if bold else styles.BODY, styles.RESULT_FILL if bold else None)
+        if name == "row_used":
+            cell.alignment = styles.WRAP
+
+
+def _validation(ws: Worksheet) -> None:
+    device = DataValidation(type="list", formula1=native.NAMES, allow_blank=True)
+    ws.add_data_validation(device)
+    device.add(f"B{ROW['device']}:K{ROW['device']}")
+
+
+COLOURS = {"low": "70AD47", "expected": "1F3864", "high": "C00000"}
+
+
+def _chart(ws: Worksheet, cached: CachedCells) -> None:
+    """Cost against hours, one point per plan: expected, and low / high where the plan has them."""
+    chart = ScatterChart()
+    chart.title = "Cost against wall-clock hours, by plan"
+    chart.style, chart.scatterStyle = 13, "marker"
+    chart.x_axis.title = "wall-clock hours (log scale)"
+    chart.y_axis.title = "cost, Budget currency (log scale)"
+    chart.x_axis.scaling.logBase = chart.y_axis.scaling.logBase = 10
+    values = cached.values[ws.title]
+    for case in CASES:
+        xs = Reference(ws, min_col=2, max_col=1 + len(COLUMNS), min_row=ROW[f"hours_{case}"])
+        ys = Reference(ws, min_col=2, max_col=1 + len(COLUMNS), min_row=ROW[f"usd_{case}"])
+        s = Series(ys, xs, title=case)
+        s.marker.symbol, s.marker.size = {"low": "triangle", "expected": "circle", "high": "square"}[case], 8
+        s.marker.graphicalProperties = GraphicalProperties(solidFill=COLOURS[case])
+        s.graphicalProperties.line.noFill = True
+        for ref, data in ((s.xVal.numRef, "hours"), (s.yVal.numRef, "usd")):
+            pts = [values[f"{c}{ROW[f'{data}_{case}']}"] for c in COLUMNS]
+            ref.numCache = NumData(pt=[NumVal(idx=i, v=p) for i, p in enumerate(pts) if isinstance(p, (int, float))],
+                                   ptCount=len(pts), formatCode="General")
+        chart.series.append(s)
+    # openpyxl omits <c:delete val="0"/> unless told; Excel reads a missing one as a deleted axis.
+    chart.x_axis.delete = chart.y_axis.delete = False
+    chart.width, chart.height = 34, 16
+    ws.add_chart(chart, f"A{LAST + 2}")
+
+
+def write_sheets(wb: Workbook, cached: CachedCells, table: calc.DeviceTable) -> None:
+    """The Prices and Scenarios sheets and the Prices names (the Budget must be written already)."""
+    prices_sheet.write(wb.create_sheet("Prices"), cached)
+    write(wb.create_sheet("Scenarios"), cached, table)
+    prices_sheet.add_names(wb)
