@@ -16,11 +16,14 @@ from xml.sax.saxutils import escape
 
 import openpyxl
 import pytest
+from lxml import etree
 
 from tests.conftest import run_cli
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PREL = "http://schemas.openxmlformats.org/package/2006/relationships"
+CT = "http://schemas.openxmlformats.org/package/2006/content-types"
 H100 = "H100 SXM, BF16 tensor core, dense"
 HOURS_7B = 11.790466565605525  # TRAIN_HOURS(7e9, 1e9, H100): 6 * 7e9 * 1e9 / (989.5e12 * 3600)
 
@@ -172,3 +175,42 @@ def test_scenarios_csv_with_a_byte_order_mark(tmp_path):
                     "utf-8")
     proc = run_cli("estimate", "--scenarios", str(path), "--csv", check=True)
     assert proc.stdout.splitlines()[1].startswith("A,")
+
+
+# ---- limits: one set of bounds for every reader --------------------------------------------------
+
+def test_verify_accepts_what_the_package_layer_accepts(built, tmp_path):
+    """The package layer takes parts up to 256 MiB (opening.MAX_PART_BYTES: 'a full 1,048,576-row
+    sheet'), and `measure --into` edits such a workbook; verify's macro scan stops at 64 MiB and
+    calls it 'a zip bomb?' (exit 2). Seen with a 100,000-row Devices table (4.6 MB file). Here: one
+    extra sheet of ~70 MB of text cells that compress about 1.3x (no bomb by any measure)."""
+    import base64
+    import os
+
+    rows = "".join(f'<row r="{i}"><c r="A{i}" t="inlineStr"><is><t>'
+                   f'{base64.b64encode(os.urandom(24_000)).decode()}</t></is></c></row>' for i in range(1, 2_200))
+    sheet = f'<worksheet xmlns="{MAIN}"><sheetData>{rows}</sheetData></worksheet>'.encode()
+    path = tmp_path / "large.xlsm"
+    ct = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
+    with zipfile.ZipFile(built.path) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "xl/workbook.xml":  # one more <sheet> (lxml, namespace-aware)
+                root = etree.fromstring(data)
+                etree.SubElement(root.find(f"{{{MAIN}}}sheets"), f"{{{MAIN}}}sheet",
+                                 {"name": "Log", "sheetId": "99", f"{{{R}}}id": "rIdLog"})
+                data = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+            elif info.filename == "xl/_rels/workbook.xml.rels":
+                root = etree.fromstring(data)
+                etree.SubElement(root, f"{{{PREL}}}Relationship", Id="rIdLog", Type=f"{R}/worksheet",
+                                 Target="worksheets/sheet99.xml")
+                data = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+            elif info.filename == "[Content_Types].xml":
+                root = etree.fromstring(data)
+                etree.SubElement(root, f"{{{CT}}}Override", PartName="/xl/worksheets/sheet99.xml", ContentType=ct)
+                data = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+            dst.writestr(info.filename, data)
+        dst.writestr("xl/worksheets/sheet99.xml", sheet)
+    proc = run_cli("verify", str(path), "--no-recalc")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "zip bomb" not in proc.stdout + proc.stderr
