@@ -20,6 +20,7 @@ from typing import Any
 
 from .checks import TrainingBudgetError
 from .models import ModelPreset
+from .textfile import read_text
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything far larger
 FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
@@ -45,12 +46,8 @@ SHAPE = frozenset({
 def _read(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_CONFIG_BYTES:
-            raise TrainingBudgetError(f"config {str(p)!r} is larger than {MAX_CONFIG_BYTES} bytes")
-        data = json.loads(p.read_text("utf-8"))
-    except OSError as e:
-        raise TrainingBudgetError(f"config {str(p)!r} cannot be read: {e.strerror or e}") from None
-    except (ValueError, UnicodeDecodeError) as e:
+        data = json.loads(read_text(p, "config", MAX_CONFIG_BYTES))
+    except ValueError as e:
         raise TrainingBudgetError(f"config {str(p)!r} is not JSON: {e}") from None
     if not isinstance(data, dict):
         raise TrainingBudgetError(f"config {str(p)!r} must hold a JSON object")

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .checks import TrainingBudgetError, UnknownDeviceError, out, positive, show
+from .textfile import read_text
 
 KINDS = ("vendor dense peak", "measured")
 NUMERIC = ("tflops", "memory_gb", "memory_tbps", "watts", "usd_per_device_hour")
@@ -185,7 +186,7 @@ def load_devices(path: str | Path | None = None) -> DeviceTable:
         text = resources.files(__package__).joinpath("data/devices.csv").read_text("utf-8")
         where = "devices.csv row"
     else:
-        text = Path(path).read_text("utf-8")
+        text = read_text(path, "catalog")
         where = f"{path} row"
     return DeviceTable.from_records(csv.DictReader(text.splitlines()), where)
 

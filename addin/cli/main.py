@@ -5,8 +5,10 @@ Bad input prints one line on stderr and exits with status 2, never a traceback.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 import click
 
 from ... import calc
+from ...calc.textfile import read_text
 from .. import TEMPLATE_PATH as DEFAULT_OUT
 from . import layout as model_layout
 from . import money
@@ -194,8 +197,7 @@ def _estimate_plans(params: float, tokens: float, device_names: tuple[str, ...],
     owned = plans.parse_own(own, usd_per_kwh, occupancy=occupancy) if own else None
     util: Any = "prior" if as_range else utilization
     if scenarios:
-        with open(scenarios, encoding="utf-8", newline="") as f:
-            records = list(_csv.DictReader(f))
+        records = list(_csv.DictReader(io.StringIO(read_text(scenarios, "--scenarios"), newline="")))
         defaults = {"utilization": util, "price": price, "own": own}
         rows = plans.scenario_rows(records, defaults={k: v for k, v in defaults.items() if v is not None},
                                    usd_per_kwh=usd_per_kwh, table=table)
@@ -301,6 +303,9 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     from ..measure import backends, core, into
 
     core.check_seconds(seconds)  # a bounded, finite budget, checked before anything starts
+    for option, value in (("--memory-gb", memory_gb), ("--watts", watts)):
+        if value is not None:
+            calc.checks.positive(option, value)  # finite and > 0: inf or nan never reach the table
     if workbook is not None:  # refuse before spending the time budget
         into.check_writable(workbook, name)
     chosen = backends.choose(backend)
@@ -349,9 +354,12 @@ cli.add_command(model_layout.fit)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:
-    """Run a click command; bad input becomes one line on stderr and status 2."""
+    """Run a click command; bad input becomes one line on stderr and status 2. numpy's overflow
+    warnings are silenced: calc turns an overflowing result into a TrainingBudgetError itself."""
     try:
-        command.main(args=args, prog_name="trainbudget", standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            command.main(args=args, prog_name="trainbudget", standalone_mode=False)
     except (calc.TrainingBudgetError, click.UsageError, click.BadParameter) as e:
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
         click.echo(f"trainbudget: error: {message}", err=True)

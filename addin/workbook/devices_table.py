@@ -108,12 +108,9 @@ def load_catalog(path: Any) -> calc.DeviceTable:
         raise calc.TrainingBudgetError(f"--catalog {path}: cannot be read ({e.strerror or e})") from None
     if path.suffix.lower() in (".xlsm", ".xlsx") or head.startswith((b"PK\x03\x04", bytes.fromhex("D0CF11E0"))):
         return table_from_workbook(path)
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise calc.TrainingBudgetError(f"--catalog {path} is not UTF-8 text (byte {e.start}); give a CSV "
-                                       "or a TrainingBudget workbook") from None
+    from ...calc.textfile import read_text
+
+    text = read_text(path, "--catalog")
     if "\0" in text or not text.strip():
         raise calc.TrainingBudgetError(f"--catalog {path} is {'binary' if text.strip() else 'empty'}; give a "
                                        "CSV or a TrainingBudget workbook")

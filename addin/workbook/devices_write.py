@@ -128,6 +128,11 @@ def _changes(parts: dict[str, bytes], sheet_part: str, table_part: str, ref: str
     key = calc.devices.normalize(name)
     updating = key in names  # an update keeps what the measurement does not know (memory, watts, price)
     target = min_row + 1 + names.index(key) if updating else max_row + 1
+    if updating and "kind" in header:
+        kind = str(rows[names.index(key) + 1][header.index("kind")] or "")
+        if kind and kind != device.kind:  # a datasheet row is not a measurement to overwrite
+            raise calc.TrainingBudgetError(
+                f"--name {name!r} is the Devices row of a {kind!r}, not a measured row; pick another name")
     fields = {f: (name if f == "name" else getattr(device, f)) for f in columns}
     values = {columns[f]: v for f, v in fields.items() if not updating or v not in (None, "")}
     sheet = package.parse(sheet_part, parts[sheet_part])

@@ -1,0 +1,38 @@
+"""Reading a user's text file (a CSV of devices or plans, a config.json): bounded, regular files
+only, UTF-8 with or without the byte-order mark that Excel's "CSV UTF-8" format writes.
+
+A file named on the command line may be anything: /dev/zero, a FIFO, a 10 GB log. Only regular
+files are read, and at most MAX_TEXT_BYTES of them, so a wrong path is one clear error rather
+than a process that fills memory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from .checks import TrainingBudgetError
+
+# 16 MiB: a device or plan table of ~100,000 rows, far above any real one; a config.json is KBs.
+MAX_TEXT_BYTES = 16 * 2**20
+
+
+def read_text(path: Any, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The text of the regular file `path` (UTF-8, a leading BOM dropped); `what` names the file
+    in messages (e.g. "--catalog"). TrainingBudgetError for anything else."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise TrainingBudgetError(f"{what} {p}: not a regular file")
+            data = f.read(max_bytes + 1)
+    except OSError as e:
+        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
+    if len(data) > max_bytes:
+        raise TrainingBudgetError(f"{what} {p} is larger than {max_bytes // 2**20} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TrainingBudgetError(f"{what} {p} is not UTF-8 text (byte {e.start})") from None
