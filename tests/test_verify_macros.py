@@ -364,11 +364,11 @@ def test_web_query_connection(copy):
 # ---- bounds and refusals: one line, exit 2 ------------------------------------------------------
 
 def test_zip_bomb_is_refused_not_clean(copy):
-    from trainbudget.addin.workbook import macros
+    from trainbudget.addin.ooxml import opening
 
     path = copy()
     with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z, z.open("xl/media/filler.xml", "w") as f:
-        for _ in range(macros.MAX_PART_BYTES // 2**20 + 1):
+        for _ in range(opening.MAX_PART_BYTES // 2**20 + 1):
             f.write(b" " * 2**20)
     before = digest(path)
     assert path.stat().st_size < 2 * 2**20
@@ -387,9 +387,10 @@ def test_doctype_is_refused(copy):
 
 
 def test_template_has_no_macro_findings(built):
+    from trainbudget.addin.ooxml import package
     from trainbudget.addin.workbook import macros
 
-    assert macros.scan(macros.read_parts(built.path), macro_enabled=True) == []
+    assert macros.scan(package.read_parts(built.path), macro_enabled=True) == []
 
 
 def test_pcode_differs_from_source_is_a_warning(copy, tmp_path):

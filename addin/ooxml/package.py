@@ -23,9 +23,9 @@ from typing import Any
 from . import opening, xmlcells
 from .atomic import atomic_path, backup, locked, real_target
 from .opening import open_parts
-from .safexml import BadWorkbookError, parse, serialize
+from .safexml import BadWorkbookError, edit, parse, serialize
 
-__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "fill_cached_values", "locked", "open_parts",
+__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "edit", "fill_cached_values", "locked", "open_parts",
            "parse", "read_parts", "real_target", "resolve", "serialize", "set_cached_values", "sheet_parts",
            "uncached_formulas", "write_parts"]
 
@@ -82,11 +82,11 @@ def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
 
 
 def set_cached_values(data: bytes, values: dict[str, Any]) -> bytes:
-    """A worksheet part with cached values for its cells (formulas kept), edited as text.
+    """A worksheet part with cached values for its cells (formulas kept), edited with lxml.
 
     `values` maps cell references to a number, text, bool, or an Excel error text ('#N/A').
     """
-    return xmlcells.set_values(data.decode("utf-8"), values).encode("utf-8")
+    return xmlcells.set_values(data, values)
 
 
 def uncached_formulas(path: Path) -> dict[str, set[str]]:

@@ -1,9 +1,9 @@
-"""Parts parsed safely and cells of a worksheet part edited with lxml.
+"""Cells of a worksheet part edited with lxml (parts are parsed and written by safexml).
 
 lxml keeps every prefix and namespace declaration a part has (also those only `mc:Ignorable`
 names), so a part edited here serializes with the writer's own prefixes (`x:` from the Open XML
 SDK included). Elements are found by namespace URI, never by prefix; the original XML
-declaration is written back as it was. A part with a DOCTYPE is refused (no entities ever).
+declaration is written back as it was (safexml.serialize).
 """
 
 from __future__ import annotations
@@ -16,47 +16,10 @@ from lxml import etree
 from openpyxl.utils import column_index_from_string, range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-from ... import calc
+from .safexml import BadWorkbookError, edit
 
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
-                          remove_blank_text=False)
-
-
-class UnsafePartError(calc.TrainingBudgetError):
-    """A part that is not XML, or carries a DOCTYPE (entities, external references)."""
-
-
-def parse(data: bytes, name: str = "part") -> etree._ElementTree:
-    """A part parsed without entities, network or huge trees; a DOCTYPE is refused."""
-    try:
-        tree = etree.ElementTree(etree.fromstring(data, _PARSER))
-    except etree.XMLSyntaxError as e:
-        raise UnsafePartError(f"part {name} is not well-formed XML ({e})") from None
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        raise UnsafePartError(f"part {name} declares a DOCTYPE; refusing it (entities are never read)")
-    return tree
-
-
-def serialize(tree: etree._ElementTree, original: bytes | None = None) -> bytes:
-    """The part's bytes: the original XML declaration (and what followed it) kept as it was."""
-    encoding = tree.docinfo.encoding or "UTF-8"
-    body = etree.tostring(tree, encoding=encoding, xml_declaration=False)
-    if original is not None and original.lstrip().startswith(b"<?xml"):
-        end = original.index(b"?>") + 2
-        gap = len(original[end:]) - len(original[end:].lstrip())
-        return original[:end + gap] + body
-    if original is None:
-        return b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + body
-    return body
-
-
-def edit(data: bytes, change: Callable[[etree._Element], Any], name: str = "part") -> bytes:
-    """`data` parsed, changed in place by `change(root)`, serialized with its declaration."""
-    tree = parse(data, name)
-    change(tree.getroot())
-    return serialize(tree, data)
 
 
 def ns(root: etree._Element) -> str:
@@ -83,7 +46,7 @@ class Sheet:
         self.root, self.ns = root, ns(root)
         data = root.find(self.q("sheetData"))
         if data is None:
-            raise UnsafePartError("worksheet part has no sheetData")
+            raise BadWorkbookError("worksheet part has no sheetData")
         self.data = data
         self._rows: dict[int, etree._Element] | None = None
 
@@ -253,27 +216,10 @@ def cached_value(sheet: Sheet, cell: etree._Element, shared: list[str] | None = 
     return v.text
 
 
-def set_values(sheet: str | bytes, values: dict[str, Any]) -> str:
-    """Cached values for cells by reference (formula cells keep their formulas)."""
-    data = sheet.encode("utf-8") if isinstance(sheet, str) else sheet
-
+def set_values(data: bytes, values: dict[str, Any]) -> bytes:
+    """A worksheet part with cached values for cells by reference (formula cells keep their formulas)."""
     def change(root: etree._Element) -> None:
         s = Sheet(root)
         for ref, value in values.items():
             s.set_value(s.cell(ref), value)
-    return edit(data, change, "worksheet").decode("utf-8")
-
-
-def write_row(sheet: str | bytes, r: int, values: dict[str, Any], style_row: int) -> str:
-    """The sheet with row `r`'s cells set to constants (column letter -> value); a new cell takes
-    the style of the same column in `style_row`, an existing one keeps its own."""
-    data = sheet.encode("utf-8") if isinstance(sheet, str) else sheet
-
-    def change(root: etree._Element) -> None:
-        s = Sheet(root)
-        for col, value in values.items():
-            above = s.cell(f"{col}{style_row}", create=False)
-            cell = s.cell(f"{col}{r}")
-            style = cell.get("s") or (above.get("s") if above is not None else None)
-            s.set_constant(cell, value, style)
-    return edit(data, change, "worksheet").decode("utf-8")
+    return edit("worksheet", data, change)
