@@ -12,7 +12,7 @@ from typing import Any
 
 from lxml import etree
 
-from . import package, xmlcells
+from . import docprops, package, xmlcells
 
 CT = "[Content_Types].xml"
 WB, WB_RELS = "xl/workbook.xml", "xl/_rels/workbook.xml.rels"
@@ -181,6 +181,7 @@ def drop_sheets_at(parts: dict[str, bytes], indexes: set[int]) -> list[str]:
             parts.pop(part, None)
             parts.pop(rels_name(part), None)
     drop_content_types(parts, lambda e: e.get("PartName", "").lstrip("/") in gone)
+    docprops.drop_sheet_titles(parts, [n for n, _ in dropped])  # docProps/app.xml lists them no more
     return [n for n, _ in dropped]
 
 
@@ -234,9 +235,12 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
         ids = [int(e.get("sheetId", "0")) for e in sheet_elements(wb)]
         etree.SubElement(wb.find(xmlcells.q(wb, "sheets")), xmlcells.q(wb, "sheet"),
                          {"name": sheet, "sheetId": str(max(ids, default=0) + 1), f"{{{OFFICE_REL}}}id": rid})
+    before = [e.get("name") for e in sheet_elements(root_of(parts, WB))]
     change(parts, WB, fn)
     add_override(parts, sheet_part, SHEET_CT)
     add_override(parts, table_part, TABLE_CT)
+    if before:
+        docprops.add_sheet_title(parts, sheet, before[-1])
     return parts
 
 
