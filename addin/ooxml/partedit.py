@@ -217,7 +217,7 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
             s.set_constant(s.cell(f"{xmlcells.get_column_letter(c)}{r}"), v)
     parts_el = etree.SubElement(ws, f"{{{xmlcells.MAIN}}}tableParts", count="1")
     etree.SubElement(parts_el, f"{{{xmlcells.MAIN}}}tablePart", {f"{{{OFFICE_REL}}}id": "rId1"})
-    parts[sheet_part] = package.serialize(ws)
+    parts[sheet_part] = package.serialize(ws, standalone=True)
     parts[rels_name(sheet_part)] = empty_rels()
     add_relationship(parts, rels_name(sheet_part), "table", f"/{table_part}")
     t = etree.Element(f"{{{xmlcells.MAIN}}}table", nsmap={None: xmlcells.MAIN}, id=str(max(table_ids, default=0) + 1),
@@ -228,7 +228,7 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
         etree.SubElement(cols, f"{{{xmlcells.MAIN}}}tableColumn", id=str(i), name=str(h))
     etree.SubElement(t, f"{{{xmlcells.MAIN}}}tableStyleInfo", name="TableStyleMedium2", showFirstColumn="0",
                      showLastColumn="0", showRowStripes="1", showColumnStripes="0")
-    parts[table_part] = package.serialize(t)
+    parts[table_part] = package.serialize(t, standalone=True)
     rid = add_relationship(parts, WB_RELS, "worksheet", f"/{sheet_part}")
 
     def fn(wb: etree._Element) -> None:

@@ -43,10 +43,12 @@ def parse(name: str, data: bytes, where: str = "") -> etree._Element:
     return root
 
 
-def serialize(root: etree._Element | etree._ElementTree, original: bytes | None = None) -> bytes:
+def serialize(root: etree._Element | etree._ElementTree, original: bytes | None = None,
+              standalone: bool | None = None) -> bytes:
     """The part's bytes, every prefix and declaration kept. With `original` (the bytes the part was
     parsed from) its XML declaration and what followed it are written back as they were (none if
-    it had none); without, a UTF-8 declaration keeping the tree's `standalone`."""
+    it had none); without, a UTF-8 declaration keeping the tree's `standalone` (or `standalone`
+    given here: a new part says standalone="yes" as Excel's own do)."""
     if isinstance(root, etree._ElementTree):
         root = root.getroot()
     info = root.getroottree().docinfo
@@ -57,8 +59,9 @@ def serialize(root: etree._Element | etree._ElementTree, original: bytes | None 
         end = original.index(b"?>") + 2
         gap = len(original[end:]) - len(original[end:].lstrip())
         return original[:end + gap] + body
-    standalone = {True: ' standalone="yes"', False: ' standalone="no"'}.get(info.standalone, "")
-    head = f'<?xml version="1.0" encoding="UTF-8"{standalone}?>\r\n'.encode()
+    said = {True: ' standalone="yes"', False: ' standalone="no"'}.get(
+        info.standalone if standalone is None else standalone, "")
+    head = f'<?xml version="1.0" encoding="UTF-8"{said}?>\r\n'.encode()
     return head + etree.tostring(root, encoding="UTF-8", xml_declaration=False)
 
 
