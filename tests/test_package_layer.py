@@ -78,3 +78,21 @@ def test_no_private_copies_of_the_layer():
     for module in (macros, xmlcells, mailcopy, verify):
         assert not hasattr(module, "read_parts") and not hasattr(module, "_PARSER"), module.__name__
     assert not hasattr(xmlcells, "parse") or xmlcells.parse is package.parse
+
+
+def test_one_cell_reader_and_writer():
+    """xmlcells is the one place cells are read and written (cells_xml folded into it)."""
+    main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    sheet = (f'<worksheet xmlns="{main}"><sheetData><row r="1"><c r="A1" t="s"><v>1</v></c>'
+             '<c r="B1" t="inlineStr"><is><r><t>a</t></r><r><t>b</t></r></is></c><c r="C1" t="b"><v>1</v></c>'
+             '<c r="D1"><v>2.5</v></c><c r="E1" t="s"><v>9</v></c></row></sheetData></worksheet>').encode()
+    strings = xmlcells.shared_strings(f'<sst xmlns="{main}"><si><t>x</t></si><si><t>y</t></si></sst>'.encode())
+    assert strings == ["x", "y"]
+    assert xmlcells.read_range(sheet, "A1:F1", strings) == [["y", "ab", True, 2.5, None, None]]
+
+    def change(root):
+        s = xmlcells.Sheet(root)
+        for ref, value in {"A2": True, "B2": float("inf"), "C2": "=1+1", "D2": 3}.items():
+            s.set_constant(s.cell(ref), value)
+    assert xmlcells.read_range(package.edit("s", sheet, change), "A2:D2", strings) == [[True, "inf", "=1+1", 3.0]]
+    assert xmlcells.grow_ref("A1:C4", 9) == "A1:C9" and xmlcells.grow_ref("A1:C4", 2) == "A1:C4"

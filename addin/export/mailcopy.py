@@ -189,7 +189,7 @@ def _own_value(s: xmlcells.Sheet, cell: object) -> object | None:
     v = cell.find(s.q("v"))
     if v is None or (v.text is None and cell.get("t") != "str"):
         return None
-    return xmlcells.cached_value(s, cell)
+    return xmlcells.cached_value(cell)
 
 
 def _value(v: object) -> object:

@@ -16,7 +16,7 @@ from lxml import etree
 from openpyxl.utils import column_index_from_string, range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-from .safexml import BadWorkbookError, edit
+from .safexml import BadWorkbookError, edit, parse
 
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -122,10 +122,14 @@ class Sheet:
             cell.set("s", style)
         if value is None or value == "":
             return
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, bool):
+            cell.set("t", "b")
+            etree.SubElement(cell, self.q("v")).text = str(int(value))
+            return
+        if isinstance(value, (int, float)) and math.isfinite(value):
             etree.SubElement(cell, self.q("v")).text = repr(float(value))
             return
-        cell.set("t", "inlineStr")
+        cell.set("t", "inlineStr")  # text (and a non-finite number, which no <v> may hold)
         t = etree.SubElement(etree.SubElement(cell, self.q("is")), self.q("t"))
         t.text = str(value)
         t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
@@ -199,21 +203,66 @@ def value_parts(value: Any) -> tuple[str | None, str]:
     return "str", text
 
 
-def cached_value(sheet: Sheet, cell: etree._Element, shared: list[str] | None = None) -> Any:
-    """The cell's cached value as Python (None when it has none)."""
-    v = cell.find(sheet.q("v"))
+def _text(el: etree._Element | None) -> str:
+    """All text of the `t` descendants of `el` (a rich string has several runs)."""
+    if el is None:
+        return ""
+    return "".join(t.text or "" for t in el.iter(f"{{{etree.QName(el).namespace}}}t"))
+
+
+def cached_value(cell: etree._Element, shared: list[str] | None = None) -> Any:
+    """The value a cell shows (its cached value for a formula): float, str, bool or None when it
+    has none. A shared string is looked up in `shared` (its index text when `shared` is None; None
+    when out of range); a number that does not read as one stays text. ECMA-376 Part 1
+    §18.3.1.4 (c), §18.3.1.96 (v), §18.4.8 (si)."""
+    q = f"{{{etree.QName(cell).namespace}}}"
     t = cell.get("t", "n")
     if t == "inlineStr":
-        return "".join(cell.find(sheet.q("is")).itertext()) if cell.find(sheet.q("is")) is not None else None
+        inline = cell.find(f"{q}is")
+        return None if inline is None else _text(inline)
+    v = cell.find(f"{q}v")
     if v is None or v.text is None:
         return None
-    if t == "n":
-        return float(v.text)
-    if t == "b":
-        return v.text == "1"
     if t == "s" and shared is not None:
-        return shared[int(v.text)]
-    return v.text
+        i = v.text.strip()
+        return shared[int(i)] if i.isdigit() and int(i) < len(shared) else None
+    if t == "b":
+        return v.text.strip() == "1"
+    if t in ("str", "e", "s"):
+        return v.text
+    try:
+        return float(v.text)
+    except ValueError:
+        return v.text
+
+
+def shared_strings(data: bytes | None) -> list[str]:
+    """The shared-string table (xl/sharedStrings.xml) as texts, in index order."""
+    if not data:
+        return []
+    root = parse("xl/sharedStrings.xml", data)
+    return [_text(si) for si in root.iterchildren(f"{{{ns(root)}}}si")]
+
+
+def read_range(sheet: bytes, ref: str, shared: list[str]) -> list[list[Any]]:
+    """The values of range `ref` ('A1:J9') of a worksheet part, row by row."""
+    lo_col, lo_row, hi_col, hi_row = range_boundaries(ref)
+    grid: list[list[Any]] = [[None] * (hi_col - lo_col + 1) for _ in range(hi_row - lo_row + 1)]
+    root = parse("worksheet", sheet)
+    for c in root.iter(q(root, "c")):
+        if not c.get("r"):
+            continue
+        col, row = coordinate_from_string(c.get("r"))
+        ci = column_index_from_string(col)
+        if lo_row <= row <= hi_row and lo_col <= ci <= hi_col:
+            grid[row - lo_row][ci - lo_col] = cached_value(c, shared)
+    return grid
+
+
+def grow_ref(ref: str, last_row: int) -> str:
+    """Range `ref` extended down to `last_row` (never shrunk)."""
+    lo_col, lo_row, hi_col, hi_row = range_boundaries(ref)
+    return f"{get_column_letter(lo_col)}{lo_row}:{get_column_letter(hi_col)}{max(hi_row, last_row)}"
 
 
 def set_values(data: bytes, values: dict[str, Any]) -> bytes:
