@@ -164,12 +164,6 @@ def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parall
     return dp
 
 
-def show_array(a: np.ndarray) -> str:
-    """A short text of an array for messages."""
-    a = np.asarray(a)
-    return f"{float(a):g}" if a.ndim == 0 else np.array2string(a, threshold=6)
-
-
 def _zero_stage(zero_stage: Any) -> np.ndarray:
     return whole_in("zero_stage", zero_stage, ZERO_STAGES)
 

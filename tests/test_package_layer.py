@@ -78,6 +78,8 @@ def test_no_private_copies_of_the_layer():
     for module in (macros, xmlcells, mailcopy, verify):
         assert not hasattr(module, "read_parts") and not hasattr(module, "_PARSER"), module.__name__
     assert not hasattr(xmlcells, "parse") or xmlcells.parse is package.parse
+    for module in (macros, mailcopy, verify):  # zips are opened and written by the layer only
+        assert not hasattr(module, "zipfile") and not hasattr(module, "write_package"), module.__name__
 
 
 def test_one_cell_reader_and_writer():

@@ -15,7 +15,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,16 +71,16 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
     parts, recalc = _rewrite(parts, done)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
-        write_package(parts, interim)
+        package.write_package(parts, interim)
         values = openpyxl.load_workbook(engine.recalculate(interim, Path(tmp) / "lo"), data_only=True)
         parts = _with_cached_values(parts, values, recalc)
         macrofree.check(parts, str(src))
         if pdf is None:
-            write_package(parts, out)
+            package.write_package(parts, out)
         else:
             copy = Path(tmp) / "copy" / (out.stem + ".xlsx")
             copy.parent.mkdir()
-            write_package(parts, copy)
+            package.write_package(parts, copy)
             made = print_pdf(copy, Path(tmp) / "report.pdf", sheets)
             _publish(copy, out, made, pdf)
     done.seconds = time.perf_counter() - start
@@ -196,14 +195,6 @@ def _value(v: object) -> object:
     return "" if v is None else v
 
 
-def write_package(parts: dict[str, bytes], target: Path) -> None:
-    """A new zip package of `parts` at `target`, atomically; content types first."""
-    order = sorted(parts, key=lambda n: n != partedit.CT)
-    with package.atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for name in order:
-            z.writestr(name, parts[name])
-
-
 def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
     """A PDF of `sheets` (their print areas), fonts embedded, through LibreOffice."""
     parts = package.read_parts(workbook)
@@ -235,5 +226,5 @@ def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
         partedit.change(parts, part, views)
     with tempfile.TemporaryDirectory(prefix="tb-pdf-") as tmp:
         copy = Path(tmp) / (workbook.stem + ".xlsx")
-        write_package(parts, copy)
+        package.write_package(parts, copy)
         return engine.pdf(copy, pdf)
