@@ -64,6 +64,8 @@ def main() -> None:
         "train_hours (name)": lambda: calc.train_hours(PARAMS, TOKENS, H100, utilization=UTIL, devices=DEVICES),
         "train_hours (TFLOP/s)": lambda: calc.train_hours(PARAMS, TOKENS, 989.5),
         "train_memory": lambda: calc.train_memory(PARAMS, zero_stage=3, devices=DEVICES),
+        "train_memory (layout)": lambda: calc.train_memory(PARAMS, zero_stage=1, devices=DEVICES, tensor_parallel=2,
+                                                           pipeline_parallel=2, stage_params=5e8),
         "train_bytes": lambda: calc.train_bytes(PARAMS),
         "activation_bytes": lambda: calc.activation_bytes(LAYERS, D_MODEL, HEADS, SEQ, BATCH),
         "train_cost": lambda: calc.train_cost(PARAMS, TOKENS, H100, usd_per_device_hour=2.5),

@@ -28,12 +28,14 @@ import numpy as np
 
 from .checks import (
     TrainingBudgetError,
+    _index,
     broadcasts,
     choice,
     divides,
     flag,
     non_negative,
     out,
+    pick,
     positive,
     show,
     whole,
@@ -86,14 +88,47 @@ class MemoryBreakdown:
         return asdict(self)
 
 
+# Scalar fast paths: a Python float in gives Python arithmetic (no numpy call: an Excel cell is a
+# scalar call, issue 14), an array in gives numpy's; the same rule either way.
+
+def _any(condition: Any) -> bool:
+    """Whether any element holds (a Python bool as it is)."""
+    return condition if condition is True or condition is False else bool(np.any(condition))
+
+
+def _mod(a: Any, b: Any) -> Any:
+    return a % b if type(a) is float and type(b) is float else np.mod(a, b)
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    return min(a, b) if type(a) is float and type(b) is float else np.minimum(a, b)
+
+
+def _first(bad: Any, **values: Any) -> tuple[str, str]:
+    """Where the first offending element is ('' for a scalar, '[i]' in an array) and the values
+    there, shown as 'name=value, ...' (checked numbers, broadcast together)."""
+    if bad is True:
+        return "", ", ".join(f"{k}={show(v)}" for k, v in values.items())
+    arrays = np.broadcast_arrays(np.asarray(bad), *(np.asarray(v, float) for v in values.values()))
+    flat = int(np.argmax(arrays[0])) if arrays[0].ndim else 0
+    idx = np.unravel_index(flat, arrays[0].shape)
+    shown = ", ".join(f"{k}={show(a[idx])}" for k, a in zip(values, arrays[1:], strict=True))
+    return _index(arrays[0].shape, flat), shown
+
+
+def _float(value: Any) -> Any:
+    """A checked number (int or float) as a float, an array as a float64 array."""
+    return float(value) if type(value) in (int, float) else np.asarray(value, float)
+
+
 def _trainable(method: str, n: np.ndarray, trainable: Any) -> np.ndarray:
     """Trainable parameter count: all of them for full, adapters for (q)lora, none for inference."""
     if method == "full":
         return n
     if method == "inference":
-        return np.zeros_like(n)
+        return 0.0 * n
     t = positive("trainable", LORA_TRAINABLE if trainable is None else trainable)
-    return np.where(t <= 1.0, t * n, t)
+    return pick(t <= 1.0, t * n, t)
 
 
 def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
@@ -113,28 +148,24 @@ def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parall
     c = whole("context_parallel", context_parallel)
     e = whole("expert_parallel", expert_parallel)
     split = t * p * c
-    bad = np.mod(n, split) != 0
-    if np.any(bad):
+    bad = _mod(n, split) != 0
+    if _any(bad):
+        at, got = _first(bad, devices=n, tensor_parallel=t, pipeline_parallel=p, context_parallel=c)
         raise TrainingBudgetError(
-            "devices must be divisible by tensor_parallel · pipeline_parallel · context_parallel "
-            f"(got devices={show(devices)}, tensor_parallel={show(tensor_parallel)}, "
-            f"pipeline_parallel={show(pipeline_parallel)}, context_parallel={show(context_parallel)})")
+            f"devices{at} must be divisible by tensor_parallel · pipeline_parallel · context_parallel "
+            f"(got {got})")
     dp = n / split
-    if np.any(np.mod(dp, e) != 0):
+    bad = _mod(dp, e) != 0
+    if _any(bad):
+        at, got = _first(bad, expert_parallel=e, data_parallel=dp)
         raise TrainingBudgetError(
-            f"expert_parallel must divide the data-parallel size devices / (tensor · pipeline · "
-            f"context) (got expert_parallel={show(expert_parallel)}, data parallel {show_array(dp)})")
+            f"expert_parallel{at} must divide the data-parallel size devices / (tensor · pipeline · "
+            f"context) (got {got})")
     return dp
 
 
-def show_array(a: np.ndarray) -> str:
-    """A short text of an array for messages."""
-    a = np.asarray(a)
-    return f"{float(a):g}" if a.ndim == 0 else np.array2string(a, threshold=6)
-
-
 def _zero_stage(zero_stage: Any) -> np.ndarray:
-    return np.asarray(whole_in("zero_stage", zero_stage, ZERO_STAGES))
+    return whole_in("zero_stage", zero_stage, ZERO_STAGES)
 
 
 def zero3_buffer_bytes(params_per_device: Any, grad_bytes: Any = GRAD_BYTES,
@@ -145,9 +176,9 @@ def zero3_buffer_bytes(params_per_device: Any, grad_bytes: Any = GRAD_BYTES,
     at most the replica's parameters), the prefetch bucket (16-bit) and the gradient reduce
     bucket (grad_bytes each). DeepSpeed defaults (DeepSpeedZeroConfig, see the constants):
     stage3_max_live_parameters 1e9, stage3_prefetch_bucket_size 5e7, reduce_bucket_size 5e8."""
-    live = np.minimum(max_live_parameters, params_per_device)
-    return (WEIGHT_BYTES * (live + np.minimum(prefetch_bucket_size, params_per_device))
-            + np.asarray(grad_bytes) * np.minimum(reduce_bucket_size, params_per_device))
+    live = _minimum(max_live_parameters, params_per_device)
+    return (WEIGHT_BYTES * (live + _minimum(prefetch_bucket_size, params_per_device))
+            + _float(grad_bytes) * _minimum(reduce_bucket_size, params_per_device))
 
 
 @broadcasts
@@ -200,14 +231,13 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     zero3_buffers = flag("zero3_buffers", zero3_buffers)
     exp = non_negative("expert_params", expert_params)
     stage_p = non_negative("stage_params", stage_params)
-    if np.any(np.asarray(exp + stage_p) > n):
-        raise TrainingBudgetError(
-            f"expert_params + stage_params must be <= params (got {show(expert_params)} + "
-            f"{show(stage_params)} > {show(params)})")
+    bad = exp + stage_p > n
+    if _any(bad):
+        at, got = _first(bad, expert_params=exp, stage_params=stage_p, params=n)
+        raise TrainingBudgetError(f"expert_params{at} + stage_params{at} must be <= params{at} (got {got})")
     dp = layout_data_parallel(devices, tensor_parallel, pipeline_parallel, context_parallel,
                               expert_parallel)
-    t, p, e = (np.asarray(tensor_parallel, float), np.asarray(pipeline_parallel, float),
-               np.asarray(expert_parallel, float))
+    t, p, e = _float(tensor_parallel), _float(pipeline_parallel), _float(expert_parallel)
     stage = _zero_stage(zero_stage)
     dense = ((n - exp - stage_p) / p + stage_p) / t     # per device, sharded over dp by ZeRO
     expert = exp / (t * p * e)                          # per device, sharded over dp / e
@@ -215,23 +245,21 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
 
     def per_device(k: int) -> np.ndarray:
         on = stage >= k
-        return dense / np.where(on, dp, 1.0) + expert / np.where(on, dp / e, 1.0)
+        return dense / pick(on, dp, 1.0) + expert / pick(on, dp / e, 1.0)
 
     base = QLORA_BASE_BYTES if kind == "qlora" else WEIGHT_BYTES
     adapters = WEIGHT_BYTES * share if kind in ("lora", "qlora") else 0.0
     w3, g2, o1 = per_device(3), per_device(2), per_device(1)
     weights = (base + adapters) * w3
     if zero3_buffers:
-        weights = weights + np.where(stage >= 3, zero3_buffer_bytes(dense + expert, grad), 0.0)
-    parts = {
-        "weights": weights,
-        "gradients": grad * share * g2,
-        "optimizer": OPTIMIZER_BYTES[opt] * share * o1,
-        "master": (MASTER_BYTES if master else 0.0) * share * o1,
-    }
-    parts["activations"] = act + 0.0 * n  # broadcast to the common shape
-    total = sum(parts.values())
-    return MemoryBreakdown(**{k: out(v) for k, v in parts.items()}, total=out(total))
+        weights = weights + pick(stage >= 3, zero3_buffer_bytes(dense + expert, grad), 0.0)
+    gradients = grad * share * g2
+    optimizer_bytes = OPTIMIZER_BYTES[opt] * share * o1
+    master_bytes = (MASTER_BYTES if master else 0.0) * share * o1
+    activations = act + 0.0 * n  # broadcast to the common shape
+    total = weights + gradients + optimizer_bytes + master_bytes + activations
+    return MemoryBreakdown(out(weights), out(gradients), out(optimizer_bytes), out(master_bytes),
+                           out(activations), out(total))
 
 
 def _shape_activations(activations: Any, shape: dict[str, Any], **options: Any) -> Any:

@@ -152,15 +152,19 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     layout = {"tensor_parallel": tensor_parallel, "pipeline_parallel": pipeline_parallel,
               "expert_parallel": expert_parallel, "context_parallel": context_parallel}
 
-    def total(dp: np.ndarray) -> np.ndarray:
-        return np.asarray(train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
-                                       activations=activations, zero_stage=zero_stage,
-                                       devices=dp * split, **layout, **memory_options).total)
+    def total(dp: np.ndarray) -> np.ndarray | float:
+        return train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
+                            activations=activations, zero_stage=zero_stage,
+                            devices=dp * split, **layout, **memory_options).total
 
     at_e, at_2e = total(e), total(2 * e)
     sharded = 2 * e * (at_e - at_2e)          # bytes that divide by data_parallel
     fixed = at_e - sharded / e
     room = cap - fixed
+    if type(room) is float and type(sharded) is float and type(e) is float:  # a scalar call: no numpy
+        steps = sharded / room / e * (1 - 1e-12) if room > 0 else math.inf
+        dp = max(math.ceil(steps) * e, e) if steps < math.inf else math.inf
+        return out(dp * split, finite=False)
     with np.errstate(divide="ignore", invalid="ignore"):
         dp = np.ceil(sharded / room / e * (1 - 1e-12)) * e  # 1e-12 keeps exact fits from rounding up
     dp = np.where(room <= 0, math.inf, np.maximum(dp, e))

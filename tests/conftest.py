@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -48,3 +49,11 @@ def built(tmp_path_factory):
     from trainbudget.addin.workbook import template
 
     return template.build(tmp_path_factory.mktemp("built") / "TrainingBudget.xlsm")
+
+
+@pytest.fixture
+def copy(built, tmp_path):
+    """A function making a fresh copy of the built template in this test's folder."""
+    def make(name: str = "copy.xlsm") -> Path:
+        return Path(shutil.copyfile(built.path, tmp_path / name))
+    return make

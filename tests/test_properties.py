@@ -113,3 +113,32 @@ def test_activation_bytes_scalar_and_array_paths_agree(L, h, s, t, recompute, sp
 def test_energy_and_cost_scalar_and_array_paths_agree(pue, price):
     _agree(*_both(lambda p: calc.train_energy_kwh(7e9, 1e12, "H100 SXM, BF16 tensor core, dense", pue=p), pue))
     _agree(*_both(lambda p: calc.train_cost(7e9, 1e12, H100_RATE, usd_per_device_hour=p), price))
+
+
+layout_size = st.sampled_from([1, 2, 4, 8, 3, 0, -2, 1.5])
+
+
+@pytestmark_overflow
+@given(anything, st.sampled_from([0, 1, 2, 3]), st.integers(1, 64), layout_size, layout_size, layout_size,
+       layout_size, st.sampled_from([0.0, 0.3, 0.9, 1.5]), st.sampled_from([0.0, 0.01, 0.6]), st.booleans(),
+       st.sampled_from(calc.METHODS))
+def test_train_memory_layouts_scalar_and_array_paths_agree(n, stage, k, t, p, c, e, expert, first, buffers, method):
+    """The layout arguments (tensor, pipeline, context, expert parallel; expert and first-stage
+    parameters as shares of `n`; ZeRO-3 buffers) take the same path rules: scalar and array agree."""
+    def memory(n, s, k, t, p, c, e):
+        size = n if isinstance(n, np.ndarray) else float(n) if _exact(n) else n
+        shares = ({"expert_params": expert * size, "stage_params": first * size}
+                  if isinstance(size, float | np.ndarray) else {})
+        return calc.train_memory(n, method=method, zero_stage=s, devices=k, tensor_parallel=t,
+                                 pipeline_parallel=p, context_parallel=c, expert_parallel=e,
+                                 zero3_buffers=buffers, **shares)
+    _agree(*_both(memory, n, stage, k, t, p, c, e))
+
+
+@pytestmark_overflow
+@given(st.sampled_from([1e8, 7e9, 7e10, 4e11, 2e12]), st.sampled_from([0, 1, 2, 3]), layout_size, layout_size,
+       st.sampled_from([0.0, 1e9, 5e10, 1e12]), st.sampled_from(calc.METHODS))
+def test_devices_needed_scalar_and_array_paths_agree(n, stage, t, e, act, method):
+    _agree(*_both(lambda n, s, t, e, a: calc.devices_needed(n, "H100 SXM, BF16 tensor core, dense", method=method,
+                                                           zero_stage=s, tensor_parallel=t, expert_parallel=e,
+                                                           activations=a), n, stage, t, e, act))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
-import io
-import sys
 import types
 
 import numpy as np
 import pytest
 import xlwings
 
+from tests.xlwings_stub import udfs_with_vba
 from trainbudget import calc
 from trainbudget.addin.functions.registry import FUNCTIONS
 from trainbudget.addin.udf import cells, udfs
@@ -27,27 +25,8 @@ def test_xlwings_version_pinned():
 @pytest.fixture(scope="module")
 def contract(request):
     """udfs reloaded under xlwings' real decorators (pywin32 stubbed), and the VBA it generates."""
-    stubs = {n: types.ModuleType(n) for n in ("pythoncom", "pywintypes", "win32com", "win32com.client")}
-    stubs["win32com.client"].Dispatch = lambda *a, **k: None
-    stubs["pywintypes"].com_error = Exception
-    stubs["pythoncom"].CoInitialize = lambda: None
-    saved = {n: sys.modules.get(n) for n in stubs}
-    sys.modules.update(stubs)
-    import xlwings.udfs as xu
-
-    originals = (xlwings.func, xlwings.arg, xlwings.ret)
-    xlwings.func, xlwings.arg, xlwings.ret = xu.xlfunc, xu.xlarg, xu.xlret
-    module = importlib.reload(udfs)
-    vba = io.StringIO()
-    xu.generate_vba_wrapper("trainbudget.addin.udf.udfs", module, vba, types.SimpleNamespace(Name="TB.xlsm"))
-    yield module, vba.getvalue()
-    xlwings.func, xlwings.arg, xlwings.ret = originals
-    importlib.reload(udfs)
-    for n, m in saved.items():
-        if m is None:
-            sys.modules.pop(n, None)
-        else:
-            sys.modules[n] = m
+    with udfs_with_vba("trainbudget.addin.udf.udfs", "TB.xlsm") as made:
+        yield made
 
 
 def test_every_function_has_a_vba_wrapper_with_its_argument_list(contract):

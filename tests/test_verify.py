@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import zipfile
 from pathlib import Path
 
 import openpyxl
-import pytest
 import xlwings
 
 from tests.conftest import run_cli
 from tests.xlsx_edit import edit_cell, set_formula, set_text
 from trainbudget.addin.ooxml import package
 from trainbudget.addin.workbook import budget_sheet, verify
-
-
-@pytest.fixture
-def copy(built, tmp_path):
-    def make(name: str = "copy.xlsm") -> Path:
-        return Path(shutil.copyfile(built.path, tmp_path / name))
-    return make
 
 
 def _where(problems):

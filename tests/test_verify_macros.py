@@ -6,11 +6,7 @@ status of `trainbudget verify`, and that the file was not changed."""
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
-import shutil
-import sys
-import types
 import zipfile
 from pathlib import Path
 
@@ -20,6 +16,7 @@ from lxml import etree
 from oletools.olevba import VBA_Parser
 
 from tests.conftest import run_cli
+from tests.xlwings_stub import udfs_with_vba
 from trainbudget.addin.workbook import vba, vba_check, vbaproject, verify
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -111,13 +108,6 @@ def _module_offset(vba_project: bytes, module: str) -> int:
 
 
 # ---- fixtures and checks ------------------------------------------------------------------------
-
-@pytest.fixture
-def copy(built, tmp_path):
-    def make(name: str = "copy.xlsm") -> Path:
-        return Path(shutil.copyfile(built.path, tmp_path / name))
-    return make
-
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -232,33 +222,9 @@ def test_unreadable_project_is_a_finding_not_a_crash(copy):
 @pytest.fixture(scope="module")
 def generated_udfs():
     """What xlwings' Import Functions writes for trainbudget.addin.udf.udfs (pywin32 stubbed)."""
-    import xlwings
-
-    from trainbudget.addin.udf import udfs
-
-    stubs = {n: types.ModuleType(n) for n in ("pythoncom", "pywintypes", "win32com", "win32com.client")}
-    stubs["win32com.client"].Dispatch = lambda *a, **k: None
-    stubs["pywintypes"].com_error = Exception
-    stubs["pythoncom"].CoInitialize = lambda: None
-    saved = {n: sys.modules.get(n) for n in stubs}
-    sys.modules.update(stubs)
-    import xlwings.udfs as xu
-
-    originals = (xlwings.func, xlwings.arg, xlwings.ret)
-    xlwings.func, xlwings.arg, xlwings.ret = xu.xlfunc, xu.xlarg, xu.xlret
-    try:
-        out = io.StringIO()
-        xu.generate_vba_wrapper(vba_check.UDF_MODULE, importlib.reload(udfs), out, types.SimpleNamespace(Name="x.xlsm"))
-    finally:
-        xlwings.func, xlwings.arg, xlwings.ret = originals
-        importlib.reload(udfs)
-        for n, m in saved.items():
-            if m is None:
-                sys.modules.pop(n, None)
-            else:
-                sys.modules[n] = m
-    header = 'Attribute VB_Name = "xlwings_udfs"\n' + "\n".join(vba_check._UDF_HEADER) + "\n"
-    return header + out.getvalue()
+    with udfs_with_vba(vba_check.UDF_MODULE, "x.xlsm") as (_, vba):
+        header = 'Attribute VB_Name = "xlwings_udfs"\n' + "\n".join(vba_check._UDF_HEADER) + "\n"
+        return header + vba
 
 
 def test_generated_udf_module_is_accepted(generated_udfs):
@@ -389,11 +355,11 @@ def test_web_query_connection(copy):
 # ---- bounds and refusals: one line, exit 2 ------------------------------------------------------
 
 def test_zip_bomb_is_refused_not_clean(copy):
-    from trainbudget.addin.workbook import macros
+    from trainbudget.addin.ooxml import opening
 
     path = copy()
     with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z, z.open("xl/media/filler.xml", "w") as f:
-        for _ in range(macros.MAX_PART_BYTES // 2**20 + 1):
+        for _ in range(opening.MAX_PART_BYTES // 2**20 + 1):
             f.write(b" " * 2**20)
     before = digest(path)
     assert path.stat().st_size < 2 * 2**20
@@ -412,9 +378,10 @@ def test_doctype_is_refused(copy):
 
 
 def test_template_has_no_macro_findings(built):
+    from trainbudget.addin.ooxml import package
     from trainbudget.addin.workbook import macros
 
-    assert macros.scan(macros.read_parts(built.path), macro_enabled=True) == []
+    assert macros.scan(package.read_parts(built.path), macro_enabled=True) == []
 
 
 def test_pcode_differs_from_source_is_a_warning(copy, tmp_path):

@@ -16,7 +16,7 @@ def edit_cell(path: Path, sheet: str, ref: str, change: Callable[[xmlcells.Sheet
     def apply(root: object) -> None:
         s = xmlcells.Sheet(root)
         change(s, s.cell(ref, create=False))
-    package.write_parts(path, path, {part: xmlcells.edit(parts[part], apply, part)})
+    package.write_parts(path, path, {part: package.edit(part, parts[part], apply)})
 
 
 def set_text(value: str) -> Callable[[xmlcells.Sheet, object], None]:

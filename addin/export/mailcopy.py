@@ -15,7 +15,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,14 +49,15 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
     start = time.perf_counter()
     src, out, pdf = Path(src), Path(out), None if pdf is None else Path(pdf)
     sheets = sheets or ["Budget"]
-    _check(src, out, pdf)
+    # the package layer: bounded reads, every .xml/.rels part parsed safely (a DOCTYPE or a broken
+    # part is refused in one line naming the file), before anything else reads the file
     parts = package.read_parts(src)
-    missing = [p for p in (partedit.CT, partedit.WB, partedit.WB_RELS) if p not in parts]
-    if missing:
-        raise calc.TrainingBudgetError(f"{src} is not an Excel workbook (no {missing[0]} in the package)")
-    for name in parts:  # every XML part parsed safely: a DOCTYPE or a broken part is refused here
-        if name.lower().endswith((".xml", ".rels", ".vml")):
-            xmlcells.parse(parts[name], f"{name} of {src.name}")
+    _check(src, out, pdf)
+    if partedit.WB_RELS not in parts:
+        raise package.BadWorkbookError(f"{src} is not an Excel workbook (no {partedit.WB_RELS} in the package)")
+    for name in parts:  # the copy rewrites drawings too: a VML part must parse safely as well
+        if name.lower().endswith(".vml"):
+            package.parse(name, parts[name], str(src))
     parts = partedit.drop_sheet(macrofree.strip_macros(parts, str(src)), CONF_SHEET)
     if pdf is not None:
         missing = [s for s in sheets if s not in package.sheet_parts(parts)]
@@ -71,16 +71,16 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
     parts, recalc = _rewrite(parts, done)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
-        write_package(parts, interim)
+        package.write_package(parts, interim)
         values = openpyxl.load_workbook(engine.recalculate(interim, Path(tmp) / "lo"), data_only=True)
         parts = _with_cached_values(parts, values, recalc)
         macrofree.check(parts, str(src))
         if pdf is None:
-            write_package(parts, out)
+            package.write_package(parts, out)
         else:
             copy = Path(tmp) / "copy" / (out.stem + ".xlsx")
             copy.parent.mkdir()
-            write_package(parts, copy)
+            package.write_package(parts, copy)
             made = print_pdf(copy, Path(tmp) / "report.pdf", sheets)
             _publish(copy, out, made, pdf)
     done.seconds = time.perf_counter() - start
@@ -97,8 +97,6 @@ def _publish(copy: Path, out: Path, made_pdf: Path, pdf: Path) -> None:
 
 
 def _check(src: Path, out: Path, pdf: Path | None) -> None:
-    if not zipfile.is_zipfile(src):
-        raise calc.TrainingBudgetError(f"{src} is not an Excel workbook (not a zip package)")
     if out.suffix.lower() != ".xlsx":
         raise calc.TrainingBudgetError(f"--out must end in .xlsx, a macro-free workbook (got {out.name!r})")
     if pdf is not None and pdf.suffix.lower() != ".pdf":
@@ -190,19 +188,11 @@ def _own_value(s: xmlcells.Sheet, cell: object) -> object | None:
     v = cell.find(s.q("v"))
     if v is None or (v.text is None and cell.get("t") != "str"):
         return None
-    return xmlcells.cached_value(s, cell)
+    return xmlcells.cached_value(cell)
 
 
 def _value(v: object) -> object:
     return "" if v is None else v
-
-
-def write_package(parts: dict[str, bytes], target: Path) -> None:
-    """A new zip package of `parts` at `target`, atomically; content types first."""
-    order = sorted(parts, key=lambda n: n != partedit.CT)
-    with package.atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for name in order:
-            z.writestr(name, parts[name])
 
 
 def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
@@ -236,5 +226,5 @@ def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
         partedit.change(parts, part, views)
     with tempfile.TemporaryDirectory(prefix="tb-pdf-") as tmp:
         copy = Path(tmp) / (workbook.stem + ".xlsx")
-        write_package(parts, copy)
+        package.write_package(parts, copy)
         return engine.pdf(copy, pdf)

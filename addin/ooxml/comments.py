@@ -35,8 +35,9 @@ _SHAPE = ('<v:shape type="#_x0000_t202" style="position:absolute;'
 
 
 def _fragment(xml: str) -> etree._Element:
-    """A VML element parsed inside a root declaring v, o, x (so it reuses the drawing's prefixes)."""
-    return etree.fromstring(f'<xml xmlns:v="{V}" xmlns:o="{OFFICE}" xmlns:x="{X}">{xml}</xml>')[0]
+    """A constant VML element parsed (by the package layer's parser) inside a root declaring
+    v, o, x, so it reuses the drawing's prefixes."""
+    return package.parse("VML template", f'<xml xmlns:v="{V}" xmlns:o="{OFFICE}" xmlns:x="{X}">{xml}</xml>'.encode())[0]
 
 
 def _blocks(parts: dict[str, bytes]) -> set[int]:
@@ -50,13 +51,19 @@ def _blocks(parts: dict[str, bytes]) -> set[int]:
 
 
 def _new_vml(block: int) -> bytes:
-    return (f'<xml xmlns:v="{V}" xmlns:o="{OFFICE}" xmlns:x="{X}"><o:shapelayout v:ext="edit"><o:idmap v:ext="edit" '
-            f'data="{block}"/></o:shapelayout>{_SHAPETYPE}</xml>').encode()
+    """A new VML drawing claiming id block `block` (set with lxml on the constant skeleton)."""
+    root = etree.Element("xml", nsmap={"v": V, "o": OFFICE, "x": X})
+    layout = etree.SubElement(root, f"{{{OFFICE}}}shapelayout", {f"{{{V}}}ext": "edit"})
+    etree.SubElement(layout, f"{{{OFFICE}}}idmap", {f"{{{V}}}ext": "edit", "data": str(block)})
+    root.append(_fragment(_SHAPETYPE))
+    return etree.tostring(root)
 
 
 def _new_comments() -> bytes:
-    return ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            f'<comments xmlns="{xmlcells.MAIN}"><authors/><commentList/></comments>').encode()
+    root = etree.Element(f"{{{xmlcells.MAIN}}}comments", nsmap={None: xmlcells.MAIN})
+    etree.SubElement(root, f"{{{xmlcells.MAIN}}}authors")
+    etree.SubElement(root, f"{{{xmlcells.MAIN}}}commentList")
+    return package.serialize(root, standalone=True)
 
 
 def add_notes(parts: dict[str, bytes], sheet: str, notes: dict[str, str]) -> dict[str, bytes]:

@@ -4,7 +4,7 @@
   that is not a zip, truncated, a folder, unreadable, vanished, not a workbook, encrypted, a zip
   bomb, or a part that does not parse or declares a DOCTYPE; `parse` is the safe lxml parser
   (safexml.py) every reader of a part uses.
-- write: `atomic_path`, `write_parts`, `backup` (atomic.py): temporary file created exclusively
+- write: `atomic_path`, `write_parts`, `write_package`, `backup` (atomic.py): temporary file created exclusively
   beside the target, fsync, rename; mode kept; NAME.bak never through a symlink; advisory lock.
 
 openpyxl writes formulas with empty cached values and drops what it did not create when it
@@ -23,11 +23,11 @@ from typing import Any
 from . import opening, xmlcells
 from .atomic import atomic_path, backup, locked, real_target
 from .opening import open_parts
-from .safexml import BadWorkbookError, parse, serialize
+from .safexml import BadWorkbookError, edit, parse, serialize
 
-__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "fill_cached_values", "locked", "open_parts",
+__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "edit", "fill_cached_values", "locked", "open_parts",
            "parse", "read_parts", "real_target", "resolve", "serialize", "set_cached_values", "sheet_parts",
-           "uncached_formulas", "write_parts"]
+           "uncached_formulas", "write_package", "write_parts"]
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -59,10 +59,19 @@ def write_parts(source: Path, target: Path, changed: dict[str, bytes | None]) ->
                 if data is not None:
                     zout.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
             else:
-                zout.writestr(info, zin.read(info.filename))
+                zout.writestr(info, opening._read_part(Path(source), zin, info))  # bounded as it inflates
         for name, data in changed.items():
             if data is not None and name not in existing:
                 zout.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
+
+
+def write_package(parts: dict[str, bytes], target: Path) -> None:
+    """A new zip package of `parts` at `target`, atomically (see atomic_path); content types first
+    (ECMA-376 Part 2 does not require it, but streaming readers look for it there)."""
+    order = sorted(parts, key=lambda n: n != opening.CT)
+    with atomic_path(target) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in order:
+            z.writestr(name, parts[name])
 
 
 def resolve(base_dir: str, target: str) -> str:
@@ -82,11 +91,11 @@ def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
 
 
 def set_cached_values(data: bytes, values: dict[str, Any]) -> bytes:
-    """A worksheet part with cached values for its cells (formulas kept), edited as text.
+    """A worksheet part with cached values for its cells (formulas kept), edited with lxml.
 
     `values` maps cell references to a number, text, bool, or an Excel error text ('#N/A').
     """
-    return xmlcells.set_values(data.decode("utf-8"), values).encode("utf-8")
+    return xmlcells.set_values(data, values)
 
 
 def uncached_formulas(path: Path) -> dict[str, set[str]]:

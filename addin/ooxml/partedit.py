@@ -12,7 +12,7 @@ from typing import Any
 
 from lxml import etree
 
-from . import package, xmlcells
+from . import docprops, package, xmlcells
 
 CT = "[Content_Types].xml"
 WB, WB_RELS = "xl/workbook.xml", "xl/_rels/workbook.xml.rels"
@@ -26,21 +26,17 @@ TABLE_CT = "application/vnd.openxmlformats-officedocument.spreadsheetml.table+xm
 OFFICE_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 
 
-def text(parts: dict[str, bytes], name: str) -> str:
-    return parts[name].decode("utf-8")
-
-
 def rels_name(part: str) -> str:
     return posixpath.join(posixpath.dirname(part), "_rels", posixpath.basename(part) + ".rels")
 
 
 def change(parts: dict[str, bytes], name: str, fn: Callable[[etree._Element], Any]) -> None:
     """Part `name` changed in place by `fn(root)` (parsed safely, declaration kept)."""
-    parts[name] = xmlcells.edit(parts[name], fn, name)
+    parts[name] = package.edit(name, parts[name], fn)
 
 
 def root_of(parts: dict[str, bytes], name: str) -> etree._Element:
-    return xmlcells.parse(parts[name], name).getroot()
+    return package.parse(name, parts[name])
 
 
 def unique_name(parts: dict[str, bytes], pattern: str) -> str:
@@ -185,6 +181,7 @@ def drop_sheets_at(parts: dict[str, bytes], indexes: set[int]) -> list[str]:
             parts.pop(part, None)
             parts.pop(rels_name(part), None)
     drop_content_types(parts, lambda e: e.get("PartName", "").lstrip("/") in gone)
+    docprops.drop_sheet_titles(parts, [n for n, _ in dropped])  # docProps/app.xml lists them no more
     return [n for n, _ in dropped]
 
 
@@ -220,7 +217,7 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
             s.set_constant(s.cell(f"{xmlcells.get_column_letter(c)}{r}"), v)
     parts_el = etree.SubElement(ws, f"{{{xmlcells.MAIN}}}tableParts", count="1")
     etree.SubElement(parts_el, f"{{{xmlcells.MAIN}}}tablePart", {f"{{{OFFICE_REL}}}id": "rId1"})
-    parts[sheet_part] = xmlcells.serialize(etree.ElementTree(ws))
+    parts[sheet_part] = package.serialize(ws, standalone=True)
     parts[rels_name(sheet_part)] = empty_rels()
     add_relationship(parts, rels_name(sheet_part), "table", f"/{table_part}")
     t = etree.Element(f"{{{xmlcells.MAIN}}}table", nsmap={None: xmlcells.MAIN}, id=str(max(table_ids, default=0) + 1),
@@ -231,16 +228,19 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
         etree.SubElement(cols, f"{{{xmlcells.MAIN}}}tableColumn", id=str(i), name=str(h))
     etree.SubElement(t, f"{{{xmlcells.MAIN}}}tableStyleInfo", name="TableStyleMedium2", showFirstColumn="0",
                      showLastColumn="0", showRowStripes="1", showColumnStripes="0")
-    parts[table_part] = xmlcells.serialize(etree.ElementTree(t))
+    parts[table_part] = package.serialize(t, standalone=True)
     rid = add_relationship(parts, WB_RELS, "worksheet", f"/{sheet_part}")
 
     def fn(wb: etree._Element) -> None:
         ids = [int(e.get("sheetId", "0")) for e in sheet_elements(wb)]
         etree.SubElement(wb.find(xmlcells.q(wb, "sheets")), xmlcells.q(wb, "sheet"),
                          {"name": sheet, "sheetId": str(max(ids, default=0) + 1), f"{{{OFFICE_REL}}}id": rid})
+    before = [e.get("name") for e in sheet_elements(root_of(parts, WB))]
     change(parts, WB, fn)
     add_override(parts, sheet_part, SHEET_CT)
     add_override(parts, table_part, TABLE_CT)
+    if before:
+        docprops.add_sheet_title(parts, sheet, before[-1])
     return parts
 
 

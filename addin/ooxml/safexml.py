@@ -10,6 +10,9 @@ broken writer, never of a real workbook.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from lxml import etree
 
 from ... import calc
@@ -40,12 +43,34 @@ def parse(name: str, data: bytes, where: str = "") -> etree._Element:
     return root
 
 
-def serialize(root: etree._Element) -> bytes:
-    """The part's bytes: its XML declaration (standalone kept), every prefix and declaration kept."""
+def serialize(root: etree._Element | etree._ElementTree, original: bytes | None = None,
+              standalone: bool | None = None) -> bytes:
+    """The part's bytes, every prefix and declaration kept. With `original` (the bytes the part was
+    parsed from) its XML declaration and what followed it are written back as they were (none if
+    it had none); without, a UTF-8 declaration keeping the tree's `standalone` (or `standalone`
+    given here: a new part says standalone="yes" as Excel's own do)."""
+    if isinstance(root, etree._ElementTree):
+        root = root.getroot()
     info = root.getroottree().docinfo
-    standalone = {True: ' standalone="yes"', False: ' standalone="no"'}.get(info.standalone, "")
-    head = f'<?xml version="1.0" encoding="UTF-8"{standalone}?>\r\n'.encode()
+    if original is not None:
+        body = etree.tostring(root, encoding=info.encoding or "UTF-8", xml_declaration=False)
+        if not original.lstrip().startswith(b"<?xml"):
+            return body
+        end = original.index(b"?>") + 2
+        gap = len(original[end:]) - len(original[end:].lstrip())
+        return original[:end + gap] + body
+    said = {True: ' standalone="yes"', False: ' standalone="no"'}.get(
+        info.standalone if standalone is None else standalone, "")
+    head = f'<?xml version="1.0" encoding="UTF-8"{said}?>\r\n'.encode()
     return head + etree.tostring(root, encoding="UTF-8", xml_declaration=False)
+
+
+def edit(name: str, data: bytes, change: Callable[[etree._Element], Any], where: str = "") -> bytes:
+    """Part `name` (`data`) parsed safely, changed in place by `change(root)`, serialized with its
+    own declaration."""
+    root = parse(name, data, where)
+    change(root)
+    return serialize(root, data)
 
 
 def _one_line(e: Exception) -> str:

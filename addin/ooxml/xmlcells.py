@@ -1,9 +1,9 @@
-"""Parts parsed safely and cells of a worksheet part edited with lxml.
+"""Cells of a worksheet part edited with lxml (parts are parsed and written by safexml).
 
 lxml keeps every prefix and namespace declaration a part has (also those only `mc:Ignorable`
 names), so a part edited here serializes with the writer's own prefixes (`x:` from the Open XML
 SDK included). Elements are found by namespace URI, never by prefix; the original XML
-declaration is written back as it was. A part with a DOCTYPE is refused (no entities ever).
+declaration is written back as it was (safexml.serialize).
 """
 
 from __future__ import annotations
@@ -16,47 +16,10 @@ from lxml import etree
 from openpyxl.utils import column_index_from_string, range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-from ... import calc
+from .safexml import BadWorkbookError, edit, parse
 
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False,
-                          remove_blank_text=False)
-
-
-class UnsafePartError(calc.TrainingBudgetError):
-    """A part that is not XML, or carries a DOCTYPE (entities, external references)."""
-
-
-def parse(data: bytes, name: str = "part") -> etree._ElementTree:
-    """A part parsed without entities, network or huge trees; a DOCTYPE is refused."""
-    try:
-        tree = etree.ElementTree(etree.fromstring(data, _PARSER))
-    except etree.XMLSyntaxError as e:
-        raise UnsafePartError(f"part {name} is not well-formed XML ({e})") from None
-    if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
-        raise UnsafePartError(f"part {name} declares a DOCTYPE; refusing it (entities are never read)")
-    return tree
-
-
-def serialize(tree: etree._ElementTree, original: bytes | None = None) -> bytes:
-    """The part's bytes: the original XML declaration (and what followed it) kept as it was."""
-    encoding = tree.docinfo.encoding or "UTF-8"
-    body = etree.tostring(tree, encoding=encoding, xml_declaration=False)
-    if original is not None and original.lstrip().startswith(b"<?xml"):
-        end = original.index(b"?>") + 2
-        gap = len(original[end:]) - len(original[end:].lstrip())
-        return original[:end + gap] + body
-    if original is None:
-        return b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' + body
-    return body
-
-
-def edit(data: bytes, change: Callable[[etree._Element], Any], name: str = "part") -> bytes:
-    """`data` parsed, changed in place by `change(root)`, serialized with its declaration."""
-    tree = parse(data, name)
-    change(tree.getroot())
-    return serialize(tree, data)
 
 
 def ns(root: etree._Element) -> str:
@@ -83,7 +46,7 @@ class Sheet:
         self.root, self.ns = root, ns(root)
         data = root.find(self.q("sheetData"))
         if data is None:
-            raise UnsafePartError("worksheet part has no sheetData")
+            raise BadWorkbookError("worksheet part has no sheetData")
         self.data = data
         self._rows: dict[int, etree._Element] | None = None
 
@@ -159,10 +122,14 @@ class Sheet:
             cell.set("s", style)
         if value is None or value == "":
             return
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, bool):
+            cell.set("t", "b")
+            etree.SubElement(cell, self.q("v")).text = str(int(value))
+            return
+        if isinstance(value, (int, float)) and math.isfinite(value):
             etree.SubElement(cell, self.q("v")).text = repr(float(value))
             return
-        cell.set("t", "inlineStr")
+        cell.set("t", "inlineStr")  # text (and a non-finite number, which no <v> may hold)
         t = etree.SubElement(etree.SubElement(cell, self.q("is")), self.q("t"))
         t.text = str(value)
         t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
@@ -236,44 +203,72 @@ def value_parts(value: Any) -> tuple[str | None, str]:
     return "str", text
 
 
-def cached_value(sheet: Sheet, cell: etree._Element, shared: list[str] | None = None) -> Any:
-    """The cell's cached value as Python (None when it has none)."""
-    v = cell.find(sheet.q("v"))
+def _text(el: etree._Element | None) -> str:
+    """All text of the `t` descendants of `el` (a rich string has several runs)."""
+    if el is None:
+        return ""
+    return "".join(t.text or "" for t in el.iter(f"{{{etree.QName(el).namespace}}}t"))
+
+
+def cached_value(cell: etree._Element, shared: list[str] | None = None) -> Any:
+    """The value a cell shows (its cached value for a formula): float, str, bool or None when it
+    has none. A shared string is looked up in `shared` (its index text when `shared` is None; None
+    when out of range); a number that does not read as one stays text. ECMA-376 Part 1
+    §18.3.1.4 (c), §18.3.1.96 (v), §18.4.8 (si)."""
+    q = f"{{{etree.QName(cell).namespace}}}"
     t = cell.get("t", "n")
     if t == "inlineStr":
-        return "".join(cell.find(sheet.q("is")).itertext()) if cell.find(sheet.q("is")) is not None else None
+        inline = cell.find(f"{q}is")
+        return None if inline is None else _text(inline)
+    v = cell.find(f"{q}v")
     if v is None or v.text is None:
         return None
-    if t == "n":
-        return float(v.text)
-    if t == "b":
-        return v.text == "1"
     if t == "s" and shared is not None:
-        return shared[int(v.text)]
-    return v.text
+        i = v.text.strip()
+        return shared[int(i)] if i.isdigit() and int(i) < len(shared) else None
+    if t == "b":
+        return v.text.strip() == "1"
+    if t in ("str", "e", "s"):
+        return v.text
+    try:
+        return float(v.text)
+    except ValueError:
+        return v.text
 
 
-def set_values(sheet: str | bytes, values: dict[str, Any]) -> str:
-    """Cached values for cells by reference (formula cells keep their formulas)."""
-    data = sheet.encode("utf-8") if isinstance(sheet, str) else sheet
+def shared_strings(data: bytes | None) -> list[str]:
+    """The shared-string table (xl/sharedStrings.xml) as texts, in index order."""
+    if not data:
+        return []
+    root = parse("xl/sharedStrings.xml", data)
+    return [_text(si) for si in root.iterchildren(f"{{{ns(root)}}}si")]
 
+
+def read_range(sheet: bytes, ref: str, shared: list[str]) -> list[list[Any]]:
+    """The values of range `ref` ('A1:J9') of a worksheet part, row by row."""
+    lo_col, lo_row, hi_col, hi_row = range_boundaries(ref)
+    grid: list[list[Any]] = [[None] * (hi_col - lo_col + 1) for _ in range(hi_row - lo_row + 1)]
+    root = parse("worksheet", sheet)
+    for c in root.iter(q(root, "c")):
+        if not c.get("r"):
+            continue
+        col, row = coordinate_from_string(c.get("r"))
+        ci = column_index_from_string(col)
+        if lo_row <= row <= hi_row and lo_col <= ci <= hi_col:
+            grid[row - lo_row][ci - lo_col] = cached_value(c, shared)
+    return grid
+
+
+def grow_ref(ref: str, last_row: int) -> str:
+    """Range `ref` extended down to `last_row` (never shrunk)."""
+    lo_col, lo_row, hi_col, hi_row = range_boundaries(ref)
+    return f"{get_column_letter(lo_col)}{lo_row}:{get_column_letter(hi_col)}{max(hi_row, last_row)}"
+
+
+def set_values(data: bytes, values: dict[str, Any]) -> bytes:
+    """A worksheet part with cached values for cells by reference (formula cells keep their formulas)."""
     def change(root: etree._Element) -> None:
         s = Sheet(root)
         for ref, value in values.items():
             s.set_value(s.cell(ref), value)
-    return edit(data, change, "worksheet").decode("utf-8")
-
-
-def write_row(sheet: str | bytes, r: int, values: dict[str, Any], style_row: int) -> str:
-    """The sheet with row `r`'s cells set to constants (column letter -> value); a new cell takes
-    the style of the same column in `style_row`, an existing one keeps its own."""
-    data = sheet.encode("utf-8") if isinstance(sheet, str) else sheet
-
-    def change(root: etree._Element) -> None:
-        s = Sheet(root)
-        for col, value in values.items():
-            above = s.cell(f"{col}{style_row}", create=False)
-            cell = s.cell(f"{col}{r}")
-            style = cell.get("s") or (above.get("s") if above is not None else None)
-            s.set_constant(cell, value, style)
-    return edit(data, change, "worksheet").decode("utf-8")
+    return edit("worksheet", data, change)

@@ -13,7 +13,7 @@ from typing import Any
 from lxml import etree
 from openpyxl.utils import range_boundaries
 
-from ..ooxml import xmlcells
+from ..ooxml import package
 
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 MAX_POINTS = 1_000_000  # a larger series keeps the cache its writer saved
@@ -71,4 +71,4 @@ def refresh(chart_xml: bytes, values: Any, name: str = "chart") -> bytes:
             cells = _cells(f.text or "", values) if f is not None else None
             if cells is not None:
                 _rebuild(ref, cells)
-    return xmlcells.edit(chart_xml, change, name)
+    return package.edit(name, chart_xml, change)

@@ -2,7 +2,7 @@
 
 A user's workbook is never round-tripped through openpyxl (which drops charts, images and
 cached values it did not create): the Devices worksheet part and its table part are edited with
-lxml (cells_xml), every other part is copied byte for byte. The name is checked before anything
+lxml (xmlcells), every other part is copied byte for byte. The name is checked before anything
 is written; the write is atomic, under the folder's write lock, with the original kept as
 `NAME.bak`; a symlinked workbook is edited behind its link (see ooxml.atomic). Text goes in as
 inline strings, so a name such as '=1+1' stays text.
@@ -22,7 +22,7 @@ from openpyxl.utils import get_column_letter, range_boundaries
 
 from ... import calc
 from ..functions import native
-from ..ooxml import cells_xml, package
+from ..ooxml import package, xmlcells
 from . import devices_table
 
 MAX_NAME_CHARS = 255  # Excel's own limit for a table's text used as a name is 255 characters
@@ -92,8 +92,8 @@ def _open(path: Path) -> tuple[dict[str, bytes], str, str, str, list[list[Any]]]
         range_boundaries(ref)
     except (ValueError, TypeError):
         raise NotATrainingBudgetWorkbook(f"{path}: the Devices table's range {ref!r} is not valid") from None
-    strings = cells_xml.shared_strings(parts.get("xl/sharedStrings.xml"))
-    rows = cells_xml.read_range(parts[sheet_part], ref, strings)
+    strings = xmlcells.shared_strings(parts.get("xl/sharedStrings.xml"))
+    rows = xmlcells.read_range(parts[sheet_part], ref, strings)
     devices_table.table_from_rows(rows)  # refuses a table without Name/TFLOPS/Source, or a bad row
     return parts, sheet_part, table_part, ref, rows
 
@@ -136,12 +136,11 @@ def _changes(parts: dict[str, bytes], sheet_part: str, table_part: str, ref: str
     fields = {f: (name if f == "name" else getattr(device, f)) for f in columns}
     values = {columns[f]: v for f, v in fields.items() if not updating or v not in (None, "")}
     sheet = package.parse(sheet_part, parts[sheet_part])
-    styles = cells_xml.cells_by_column(cells_xml.row_element(sheet, max_row, create=False))
-    row = cells_xml.row_element(sheet, target)
-    existing = cells_xml.cells_by_column(row)
+    cells = xmlcells.Sheet(sheet)
     for col, value in values.items():
-        like = existing.get(col) if existing.get(col) is not None else styles.get(col)
-        cells_xml.set_constant(row, col, value, like.get("s") if like is not None else None)
+        cell = cells.cell(f"{col}{target}", create=False)
+        like = cell if cell is not None else cells.cell(f"{col}{max_row}", create=False)
+        cells.set_constant(cells.cell(f"{col}{target}"), value, like.get("s") if like is not None else None)
     changed = {sheet_part: sheet}
     if not updating:
         table = package.parse(table_part, parts[table_part])
@@ -152,13 +151,13 @@ def _changes(parts: dict[str, bytes], sheet_part: str, table_part: str, ref: str
 
 def _grow(sheet: Any, table: Any, last: int) -> None:
     """The sheet's dimension and the table's (and its autoFilter's) range grown to row `last`."""
-    table.set("ref", cells_xml.grow_ref(table.get("ref"), last))
+    table.set("ref", xmlcells.grow_ref(table.get("ref"), last))
     for f in table.iterchildren(f"{{{etree.QName(table).namespace}}}autoFilter"):
-        f.set("ref", cells_xml.grow_ref(f.get("ref"), last))
+        f.set("ref", xmlcells.grow_ref(f.get("ref"), last))
     dim = sheet.find(f"{{{etree.QName(sheet).namespace}}}dimension")
     if dim is not None and dim.get("ref"):
         ref = dim.get("ref")
-        dim.set("ref", cells_xml.grow_ref(ref if ":" in ref else f"{ref}:{ref}", last))
+        dim.set("ref", xmlcells.grow_ref(ref if ":" in ref else f"{ref}:{ref}", last))
 
 
 def read_rows(path: Path) -> list[list[Any]]:

@@ -5,7 +5,8 @@ pointing at it, or its bytes (the compound-file magic D0 CF 11 E0, ECMA-376 Part
 §2.2) say so: whichever one an attacker forgot to disguise gives it away. The one VBA project a
 .xlsm may carry (xl/vbaProject.bin, the workbook's vbaProject relationship) is checked module by
 module (vba_check); every other carrier is a finding. One Problem per finding, located by part,
-sheet cell or defined name.
+sheet cell or defined name. The parts come from the package layer (ooxml.package: bounded reads,
+the safe parser that refuses any DOCTYPE).
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from __future__ import annotations
 import io
 import posixpath
 import re
-import zipfile
-from pathlib import Path
 
 import olefile
-from lxml import etree
 
-from ... import calc
+from ..ooxml.package import parse, resolve
 from . import vba_check
 from .problems import Problem
 
@@ -29,8 +27,6 @@ MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 RID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 CFB_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")  # MS-CFB §2.2 header signature
 PROJECT = "xl/vbaProject.bin"
-# Bounds on reading a package (the package layer's own bounds replace these at merge).
-MAX_PART_BYTES, MAX_TOTAL_BYTES, MAX_PARTS = 64 * 2**20, 256 * 2**20, 10_000
 
 # What a carrier is, by relationship type (last segment; ECMA-376 Part 1 §15.2, MS-OFFMACRO2,
 # MS-XLSX §2.1), by content type, and by folder.
@@ -50,50 +46,15 @@ BY_TYPE = {"application/vnd.ms-office.vbaProject": "VBA project",
 BY_FOLDER = {"xl/macrosheets/": "Excel 4.0 macro sheet", "xl/activeX/": "ActiveX control",
              "xl/embeddings/": "OLE object", "xl/dialogsheets/": "Excel 5.0 dialog sheet"}
 AUTO_NAMES = ("auto_open", "auto_close", "auto_activate", "auto_deactivate", "workbook_open")
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False)
 _EXTERNAL_REF = re.compile(r"\[\d+\]")
 _BRACKETED = re.compile(r"\[[^\]]*\]")  # in formula text (not XML): a structured reference's [...]
-
-
-def read_parts(path: Path) -> dict[str, bytes]:
-    """Every part by name, each read within MAX_PART_BYTES and all within MAX_TOTAL_BYTES, so a zip
-    bomb is refused (TrainingBudgetError) before it fills memory."""
-    try:
-        with zipfile.ZipFile(path) as z:
-            infos = z.infolist()
-            if len(infos) > MAX_PARTS:
-                raise calc.TrainingBudgetError(f"{path}: {len(infos)} parts, more than {MAX_PARTS}: refused")
-            parts, total = {}, 0
-            for info in infos:
-                with z.open(info) as f:
-                    data = f.read(MAX_PART_BYTES + 1)
-                total += len(data)
-                if len(data) > MAX_PART_BYTES or total > MAX_TOTAL_BYTES:
-                    raise calc.TrainingBudgetError(
-                        f"{path}: part {info.filename} inflates past the limits ({MAX_PART_BYTES} bytes a part, "
-                        f"{MAX_TOTAL_BYTES} in all): refused, a zip bomb?")
-                parts[info.filename] = data
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError, RuntimeError) as e:
-        raise calc.TrainingBudgetError(f"{path}: not a readable workbook package ({e})") from None
-    return parts
-
-
-def parse(data: bytes, name: str) -> etree._Element:
-    """A part parsed as untrusted XML: no DTD, no entities, no network, no huge trees."""
-    try:
-        root = etree.fromstring(data, _PARSER)
-    except etree.XMLSyntaxError as e:
-        raise calc.TrainingBudgetError(f"part {name} is not well-formed XML ({e})") from None
-    if root.getroottree().docinfo.doctype:
-        raise calc.TrainingBudgetError(f"part {name} declares a DOCTYPE: refused")
-    return root
 
 
 def content_types(parts: dict[str, bytes]) -> dict[str, str]:
     """Part name -> content type (Override, else Default by extension)."""
     if "[Content_Types].xml" not in parts:
         return {}
-    root = parse(parts["[Content_Types].xml"], "[Content_Types].xml")
+    root = parse("[Content_Types].xml", parts["[Content_Types].xml"])
     defaults = {d.get("Extension", "").lower(): d.get("ContentType", "") for d in root.iter(f"{CT}Default")}
     overrides = {o.get("PartName", "").lstrip("/"): o.get("ContentType", "") for o in root.iter(f"{CT}Override")}
     return {n: overrides.get(n) or defaults.get(n.rsplit(".", 1)[-1].lower(), "") for n in parts}
@@ -109,11 +70,10 @@ def relationships(parts: dict[str, bytes]) -> list[tuple[str, str, str, str]]:
         folder, base = posixpath.split(name)
         source_dir = posixpath.dirname(folder)
         source = posixpath.join(source_dir, base[:-5])
-        for r in parse(parts[name], name).iter(f"{PREL}Relationship"):
+        for r in parse(name, parts[name]).iter(f"{PREL}Relationship"):
             target = r.get("Target", "")
             if r.get("TargetMode") != "External":
-                target = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
-                    posixpath.join(source_dir, target))
+                target = resolve(source_dir, target)
             found.append((source, r.get("Type", "").rsplit("/", 1)[-1], r.get("Id", ""), target))
     return found
 
@@ -144,7 +104,7 @@ def _sheets(parts: dict[str, bytes], rels: list[tuple[str, str, str, str]]) -> d
     if "xl/workbook.xml" not in parts:
         return {}
     by_id = {rid: target for source, _, rid, target in rels if source == "xl/workbook.xml"}
-    book = parse(parts["xl/workbook.xml"], "xl/workbook.xml")
+    book = parse("xl/workbook.xml", parts["xl/workbook.xml"])
     return {by_id.get(s.get(RID), ""): s.get("name", "") for s in book.iter(f"{MAIN}sheet")}
 
 
@@ -182,7 +142,7 @@ def _names(parts: dict[str, bytes]) -> list[Problem]:
     if "xl/workbook.xml" not in parts:
         return []
     problems = []
-    for dn in parse(parts["xl/workbook.xml"], "xl/workbook.xml").iter(f"{MAIN}definedName"):
+    for dn in parse("xl/workbook.xml", parts["xl/workbook.xml"]).iter(f"{MAIN}definedName"):
         name, formula = dn.get("name", ""), dn.text or ""
         where = f"xl/workbook.xml (name {name})"
         bare = name.casefold().removeprefix("_xlnm.")
@@ -225,7 +185,7 @@ def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
     for part, sheet in sheets.items():
         if part not in parts or not part.startswith("xl/worksheets/"):
             continue
-        for f in parse(parts[part], part).iter(f"{MAIN}f"):
+        for f in parse(part, parts[part]).iter(f"{MAIN}f"):
             if f.text:
                 cell = f.getparent().get("r", "?")
                 problems += _formula_problems(f"{sheet}!{cell}", f.text)
@@ -241,7 +201,7 @@ def _assigned_macros(parts: dict[str, bytes]) -> list[Problem]:
     for name in parts:
         if not (name.startswith(("xl/drawings/", "xl/ctrlProps/")) and name.endswith(".xml")):
             continue
-        for el in parse(parts[name], name).iter():
+        for el in parse(name, parts[name]).iter():
             macro = el.get("macro") or el.get("fmlaMacro")
             if macro:
                 problems.append(Problem(name, f"a shape or control runs macro {macro[:80]!r} when clicked"))
@@ -253,7 +213,7 @@ def _external_links(parts: dict[str, bytes], rels: list[tuple[str, str, str, str
     for name in parts:
         if not (name.startswith("xl/externalLinks/") and name.endswith(".xml")):
             continue
-        root = parse(parts[name], name)
+        root = parse(name, parts[name])
         targets = {rid: t for s, _, rid, t in rels if s == name}
         dde = root.find(f"{MAIN}ddeLink")
         ole = root.find(f"{MAIN}oleLink")
@@ -274,11 +234,11 @@ def _connections(parts: dict[str, bytes], types: dict[str, str]) -> list[Problem
     problems = []
     for name in parts:
         if name.startswith("xl/queryTables/") and name.endswith(".xml"):
-            root = parse(parts[name], name)
+            root = parse(name, parts[name])
             problems.append(Problem(name, f"query table {root.get('name')!r} refreshes from data connection "
                                           f"{root.get('connectionId')}"))
         elif name == "xl/connections.xml" or types.get(name, "").endswith("spreadsheetml.connections+xml"):
-            for c in parse(parts[name], name).iter(f"{MAIN}connection"):
+            for c in parse(name, parts[name]).iter(f"{MAIN}connection"):
                 web = c.find(f"{MAIN}webPr")
                 what = (f"web query to {web.get('url')}" if web is not None
                         else f"data connection (type {c.get('type')})")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +39,9 @@ def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
     `recalc`: recalculate with LibreOffice (None: when it is installed).
     """
     path = Path(path)
-    if not zipfile.is_zipfile(path):
-        raise calc.TrainingBudgetError(f"{path} is not an Excel workbook (not a zip package)")
-    parts = macros.read_parts(path)  # bounded: a zip bomb is refused here, before openpyxl inflates it
+    # the package layer first: a zip bomb, a DOCTYPE or a file that is no workbook is refused in
+    # one line naming the file, before openpyxl touches it
+    parts = package.read_parts(path)
     macro_enabled = path.suffix.lower() == ".xlsm"
     found = macros.scan(parts, macro_enabled)  # before openpyxl: a DOCTYPE is refused by the safe parser
     wb = openpyxl.load_workbook(path)
