@@ -214,3 +214,16 @@ def test_verify_accepts_what_the_package_layer_accepts(built, tmp_path):
     proc = run_cli("verify", str(path), "--no-recalc")
     assert proc.returncode in (0, 1), proc.stderr
     assert "zip bomb" not in proc.stdout + proc.stderr
+
+
+def test_export_beside_a_users_own_devices_sheet_adds_its_own(tmp_path, soffice):
+    """A sheet named Devices that is not ours stays; the copy's table sheet takes a free name."""
+    src = workbook(tmp_path / "own.xlsx", {
+        "Plan": [_cell("A1", None, 7e9), _cell("B1", f'TRAIN_HOURS(A1,1E9,"{H100}")', HOURS_7B)],
+        "Devices": [_cell("A1", None, "my own list", "inlineStr")]})
+    out = tmp_path / "own.out.xlsx"
+    run_cli("export", str(src), "--out", str(out), check=True)
+    wb = openpyxl.load_workbook(out, data_only=True)
+    assert wb.sheetnames == ["Plan", "Devices", "Devices (TB)"]
+    assert wb["Devices"]["A1"].value == "my own list"
+    assert wb["Plan"]["B1"].value == pytest.approx(HOURS_7B)

@@ -66,7 +66,8 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
     done = Exported(out, pdf)
     if not _has_devices_table(parts):
         rows = [list(native.HEADERS.values())] + [[getattr(d, f) for f in native.HEADERS] for d in calc.catalog()]
-        parts, done.added_devices = partedit.add_table_sheet(parts, "Devices", native.TABLE, rows), True
+        sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
+        parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
     partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
     parts, recalc = _rewrite(parts, done)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
@@ -112,6 +113,15 @@ def _check(src: Path, out: Path, pdf: Path | None) -> None:
             raise calc.TrainingBudgetError(f"folder {target.parent} does not exist")
         if target.is_dir():
             raise calc.TrainingBudgetError(f"{target} is a folder")
+
+
+def _free_sheet_name(parts: dict[str, bytes], name: str) -> str:
+    """`name`, or `name (TB)`, `name (TB 2)`, ... if a sheet has it (Excel's names ignore case)."""
+    taken = {s.lower() for s in package.sheet_parts(parts)}
+    for candidate in (name, f"{name} (TB)", *(f"{name} (TB {k})" for k in range(2, 100))):
+        if candidate.lower() not in taken:
+            return candidate
+    raise calc.TrainingBudgetError(f"no free sheet name for the {name} table")
 
 
 def _has_devices_table(parts: dict[str, bytes]) -> bool:
@@ -171,8 +181,11 @@ def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook,
             for ref in set(s.array_ranges()) | wanted:
                 if ref not in by_ref:
                     by_ref[ref] = s.cell(ref)
+            formulas = {r: f for r, f, _ in s.formula_cells()}
             for ref, cell in by_ref.items():
-                kept = None if ref in wanted else _own_value(s, cell)
+                kept = _own_value(s, cell)
+                if ref in wanted and not _lacks_function(formulas.get(ref, ""), ws[ref].value, kept):
+                    kept = None
                 if kept is None:
                     s.set_value(cell, _value(ws[ref].value))
                 else:
@@ -189,6 +202,16 @@ def _own_value(s: xmlcells.Sheet, cell: object) -> object | None:
     if v is None or (v.text is None and cell.get("t") != "str"):
         return None
     return xmlcells.cached_value(cell)
+
+
+def _lacks_function(formula: str, recalculated: object, own: object) -> bool:
+    """True when LibreOffice's value is an error for a formula that uses a function LibreOffice 7.4
+    lacks (Excel 365's `_xlfn.` names: LET, XLOOKUP, FILTER, ...) and the cell had a good value
+    of its own: the rewrite computes what the add-in computed, so that value stands."""
+    def error(v: object) -> bool:
+        return isinstance(v, str) and v in xmlcells.EXCEL_ERRORS
+
+    return "_xlfn." in formula.lower() and error(recalculated) and own is not None and not error(own)
 
 
 def _value(v: object) -> object:

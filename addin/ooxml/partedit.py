@@ -12,6 +12,7 @@ from typing import Any
 
 from lxml import etree
 
+from ...calc.checks import TrainingBudgetError
 from . import docprops, package, xmlcells
 
 CT = "[Content_Types].xml"
@@ -245,9 +246,10 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
 
 
 def ensure_defined_name(parts: dict[str, bytes], name: str, text: str) -> None:
-    """Add the workbook-level defined name `name` -> `text` unless the workbook has one by that
-    name; `<definedNames>` is created where the schema puts it (ECMA-376 Part 1, §18.2.27:
-    after sheets, functionGroups and externalReferences)."""
+    """Add the workbook-level defined name `name` -> `text` unless the workbook has it already (a
+    different definition by that name is refused, TrainingBudgetError); `<definedNames>` is
+    created where the schema puts it (ECMA-376 Part 1, §18.2.27: after sheets, functionGroups
+    and externalReferences)."""
     def fn(wb: etree._Element) -> None:
         names = wb.find(xmlcells.q(wb, "definedNames"))
         if names is None:
@@ -255,8 +257,12 @@ def ensure_defined_name(parts: dict[str, bytes], name: str, text: str) -> None:
             anchor = [e for e in after if e is not None][-1]
             names = etree.Element(xmlcells.q(wb, "definedNames"))
             anchor.addnext(names)
-        if any(dn.get("name") == name and dn.get("localSheetId") is None for dn in names):
-            return
-        etree.SubElement(names, xmlcells.q(wb, "definedName"), name=name).text = text
+        same = [dn for dn in names if dn.get("name", "").lower() == name.lower() and dn.get("localSheetId") is None]
+        if same and (same[0].text or "").strip() != text:  # a user's own name: never silently reused
+            raise TrainingBudgetError(
+                f"the workbook already defines {name} as {same[0].text!r}; the e-mail copy needs that "
+                f"name for {text}: rename it, then export again")
+        if not same:
+            etree.SubElement(names, xmlcells.q(wb, "definedName"), name=name).text = text
     change(parts, WB, fn)
 
