@@ -33,7 +33,7 @@ def print_estimate(report: dict[str, Any]) -> None:
 def print_devices(rows: list[dict[str, Any]]) -> None:
     """The catalog as a formatted table."""
     table = Table()
-    for col in ("Name", "Kind", "TFLOP/s", "Memory GB", "Watts", "Source"):
+    for col in ("Name", "Kind", "TFLOP/s", "Memory GiB", "Watts", "Source"):
         table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(r["name"], r["kind"], f"{r['tflops']:,.1f}", f"{r['memory_gb'] or ''}",

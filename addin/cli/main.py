@@ -169,7 +169,7 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     else:
         for r in rows:
             click.echo(f"{r['name']:48} {r['tflops']:8.1f} TFLOP/s  {r['kind']:17}  "
-                       f"{r['memory_gb'] or '':>5} GB  {r['source']}")
+                       f"{r['memory_gb'] or '':>5} GiB  {r['source']}")
 
 
 @cli.command()

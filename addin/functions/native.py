@@ -19,7 +19,7 @@ OPTIMIZER_TABLE = "Optimizers"  # optimizer -> bytes per trainable parameter, on
 # Workbook header of each Device field (the CSV's snake_case names are accepted too on reading).
 HEADERS = {
     "name": "Name", "hardware": "Hardware", "precision": "Precision", "tflops": "TFLOP/s",
-    "kind": "Kind", "memory_gb": "Memory GB", "memory_tbps": "Memory TB/s", "watts": "Watts",
+    "kind": "Kind", "memory_gb": "Memory GiB", "memory_tbps": "Memory TB/s", "watts": "Watts",
     "usd_per_device_hour": "USD per device-hour", "source": "Source", "as_of": "As of",
     "note": "Note",
 }

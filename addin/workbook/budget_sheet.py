@@ -48,7 +48,7 @@ EXPRS = {**NAMES, "activations": "Activations_GB*1E9"}
 # (name, label, formula, number format).
 HELPERS = (
     ("Rate_TFLOPS", "Device rate (TFLOP/s)", native.lookup("Device", "tflops"), styles.TFLOPS),
-    ("Memory_GB", "Device memory (GB)", native.lookup("Device", "memory_gb"), styles.GB),
+    ("Memory_GB", "Device memory (GiB)", native.lookup("Device", "memory_gb"), styles.GIB),
     ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),

@@ -1,8 +1,9 @@
 """The workbook's Devices table as rows: header mapping, checks, and the add-in's cached read.
 
 Columns are found by header, so a user may reorder them; headers match the template's
-("TFLOPS", "Memory GB", ...) or the catalog CSV's names ("tflops", "memory_gb", ...), case- and
-space-insensitively. Name and TFLOPS are required; unknown columns are ignored.
+("TFLOP/s", "Memory GiB", ...; earlier templates' "TFLOPS", "Memory GB") or the catalog CSV's
+names ("tflops", "memory_gb", ...), case- and space-insensitively. Name and TFLOP/s are
+required; unknown columns are ignored.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ def _key(text: Any) -> str:
     return "".join(str(text or "").lower().split())
 
 
-_FIELD_BY_HEADER = {_key(h): f for f, h in native.HEADERS.items()} | {_key(f): f for f in native.HEADERS}
+# Headers earlier templates wrote, still read: "TFLOPS" (now "TFLOP/s") and "Memory GB" (now
+# "Memory GiB": the figure as sold, "80GB" of HBM, is 80 GiB; see calc.devices).
+LEGACY_HEADERS = {"TFLOPS": "tflops", "Memory GB": "memory_gb"}
+_FIELD_BY_HEADER = ({_key(h): f for f, h in native.HEADERS.items()} | {_key(f): f for f in native.HEADERS}
+                    | {_key(h): f for h, f in LEGACY_HEADERS.items()})
 
 
 def header_fields(header: list[Any] | tuple[Any, ...]) -> list[str | None]:

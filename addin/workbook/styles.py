@@ -27,6 +27,7 @@ BILLIONS = '#,##0.0,,,"B"'     # 6.74e9 -> 6.7B (each trailing comma divides by 
 TRILLIONS = '#,##0.00,,,,"T"'  # 1.56e13 -> 15.60T
 FLOPS = "0.00E+00"
 GB = '#,##0.0 "GB"'
+GIB = '#,##0.0 "GiB"'  # device memory as sold ("80GB" of HBM is 80 GiB)
 HOURS = '#,##0.0 "h"'
 DAYS = '#,##0.00 "days"'
 DEVICE_HOURS = '#,##0 "device-h"'
