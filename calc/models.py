@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, out, show, whole
+from .checks import TrainingBudgetError, flag, out, show, whole
 
 DEFAULT_VOCAB = 32000  # Llama 1/2 and Mistral tokenizers (Touvron et al. 2023, §2.1)
 
@@ -61,12 +61,6 @@ class ParamBreakdown:
     def as_dict(self) -> dict[str, Any]:
         """Every part, in a stable order."""
         return asdict(self)
-
-
-def _flag(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TrainingBudgetError(f"{name} must be True or False (got {value!r})")
-    return bool(value)
 
 
 def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any = None,
@@ -101,12 +95,12 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     dense = whole("dense_layers", dense_layers, minimum=0)
     if np.any(dense > L):
         raise TrainingBudgetError(f"dense_layers must be <= n_layers (got {show(dense_layers)})")
-    mats = 3.0 if _flag("gated_mlp", gated_mlp) else 2.0
-    tied = _flag("tied_embeddings", tied_embeddings)
+    mats = 3.0 if flag("gated_mlp", gated_mlp) else 2.0
+    tied = flag("tied_embeddings", tied_embeddings)
 
     attn = 2.0 * d * nh * hd + 2.0 * d * nkv * hd                         # Q, O; K, V
-    attn = attn + (nh + 2.0 * nkv) * hd * _flag("qkv_bias", qkv_bias)
-    norms_layer = 2.0 * d + 2.0 * hd * _flag("qk_norm", qk_norm)
+    attn = attn + (nh + 2.0 * nkv) * hd * flag("qkv_bias", qkv_bias)
+    norms_layer = 2.0 * d + 2.0 * hd * flag("qk_norm", qk_norm)
     moe = E > 1
     n_moe = np.where(moe, L - dense, 0.0)                                  # MoE layers
     n_dense = L - n_moe
