@@ -62,6 +62,8 @@ def test_budget_chart_axes_are_not_deleted_and_hours_at_the_bottom(built):
         for ax in axes:
             assert ax.find(f"{{{C}}}delete").get("val") == "0"
         assert chart.find(f".//{{{C}}}valAx/{{{C}}}crosses").get("val") == "max"
+        assert chart.find(f".//{{{C}}}valAx/{{{C}}}axPos").get("val") == "b"  # values along the bottom
+        assert chart.find(f".//{{{C}}}catAx/{{{C}}}axPos").get("val") == "l"  # devices down the left
 
 
 def test_catalog_accepts_a_workbook_with_a_measured_row(built, tmp_path):

@@ -283,6 +283,7 @@ def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int, anchor: st
     # axis (no device names, no hours scale); LibreOffice draws them either way.
     chart.x_axis.delete = chart.y_axis.delete = False
     chart.y_axis.crosses = "max"  # the hours scale at the bottom, below the last (reversed) category
+    chart.y_axis.axPos = "b"  # as Excel writes a horizontal bar chart: values along the bottom
     chart.series.append(series)
     chart.width, chart.height = 34, 25
     ws.add_chart(chart, anchor)
