@@ -227,3 +227,30 @@ def test_export_beside_a_users_own_devices_sheet_adds_its_own(tmp_path, soffice)
     assert wb.sheetnames == ["Plan", "Devices", "Devices (TB)"]
     assert wb["Devices"]["A1"].value == "my own list"
     assert wb["Plan"]["B1"].value == pytest.approx(HOURS_7B)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--sheets", "Budget"), "give --pdf too"),
+    (("--pdf", "x.pdf", "--sheets", " , "), "names no sheet"),
+])
+def test_export_sheets_option_is_checked_first(built, tmp_path, args, message):
+    out = tmp_path / "copy.xlsx"
+    proc = run_cli("export", str(built.path), "--out", str(out), *args, cwd=tmp_path)
+    one_line_refusal(proc)
+    assert message in proc.stderr and not out.exists() and not (tmp_path / "x.pdf").exists()
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "1e9", "soon"])
+def test_libreoffice_timeout_is_bounded(monkeypatch, value):
+    from trainbudget.addin.export import engine
+
+    monkeypatch.setenv("TRAINBUDGET_LO_TIMEOUT", value)
+    with pytest.raises(engine.EngineError, match="TRAINBUDGET_LO_TIMEOUT must be seconds"):
+        engine.timeout_s()
+
+
+def test_an_unwritable_out_names_the_file_asked_for(built, tmp_path):
+    """The message named our temporary file (/proc/.o.xlsx.tbtmp-...), not --out."""
+    proc = run_cli("export", str(built.path), "--out", "/proc/o.xlsx")
+    one_line_refusal(proc)
+    assert "/proc/o.xlsx" in proc.stderr and "tbtmp" not in proc.stderr

@@ -336,14 +336,20 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The macro-free .xlsx to write (never the input).")
 @click.option("--pdf", type=click.Path(dir_okay=False, path_type=Path), help="Also print a PDF report here.")
-@click.option("--sheets", default="Budget", show_default=True, help="Sheets the PDF prints, comma-separated.")
-def export(workbook: Path, out: Path, pdf: Path | None, sheets: str) -> None:
+@click.option("--sheets", default=None, show_default="Budget",
+              help="Sheets the PDF prints, comma-separated (with --pdf).")
+def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> None:
     """Make the e-mail copy: macro-free .xlsx, native formulas with cached values (and a PDF)."""
     from ..export import mailcopy as exporting
     from ..ooxml import package
 
+    names = [s.strip() for s in (sheets if sheets is not None else "Budget").split(",") if s.strip()]
+    if sheets is not None and pdf is None:
+        raise click.UsageError("--sheets chooses what the PDF prints: give --pdf too")
+    if not names:
+        raise click.UsageError(f"--sheets names no sheet (got {sheets!r})")
     package.check(workbook)  # a bad or hostile file is refused before anything else reads it
-    done = exporting.export(workbook, out, pdf, [s.strip() for s in sheets.split(",") if s.strip()])
+    done = exporting.export(workbook, out, pdf, names)
     click.echo(f"wrote {done.out}: {done.rewritten} formulas made native, {len(done.frozen)} frozen to values"
                + (f" ({', '.join(done.frozen)})" if done.frozen else "")
                + ("; added a Devices sheet" if done.added_devices else "")

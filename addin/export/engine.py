@@ -9,6 +9,7 @@ never opened in place (and a stale `.~lock` file cannot block the run).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import signal
@@ -92,12 +93,19 @@ def _run(cmd: list[str], env: dict[str, str], timeout_s: float, names: list[str]
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+MAX_TIMEOUT_S = 3600.0  # an hour: the slowest real conversion here takes seconds
+
+
 def timeout_s() -> float:
     """Seconds LibreOffice may take per conversion (TRAINBUDGET_LO_TIMEOUT, default 180)."""
+    text = os.environ.get("TRAINBUDGET_LO_TIMEOUT", "180")
     try:
-        return max(1.0, float(os.environ.get("TRAINBUDGET_LO_TIMEOUT", "180")))
+        seconds = float(text)
     except ValueError:
-        raise EngineError("TRAINBUDGET_LO_TIMEOUT must be a number of seconds") from None
+        seconds = math.nan
+    if not 1.0 <= seconds <= MAX_TIMEOUT_S:  # nan and inf fail too: a hung LibreOffice is always stopped
+        raise EngineError(f"TRAINBUDGET_LO_TIMEOUT must be seconds in [1, {MAX_TIMEOUT_S:g}] (got {text!r})")
+    return seconds
 
 
 def recalculate(path: Path, outdir: Path) -> Path:

@@ -148,7 +148,10 @@ def atomic_path(target: Path | str, mode: int | None = None) -> Iterator[Path]:
             except FileNotFoundError:
                 mode = new_file_mode()
         tmp = _temp_name(target)
-        _create_exclusive(tmp)
+        try:
+            _create_exclusive(tmp)
+        except OSError as e:  # name the file the user asked for, not our temporary one
+            raise OSError(e.errno, f"cannot create a file in its folder ({e.strerror})", str(target)) from None
         try:
             yield tmp
             if tmp.is_symlink():
