@@ -254,3 +254,11 @@ def test_an_unwritable_out_names_the_file_asked_for(built, tmp_path):
     proc = run_cli("export", str(built.path), "--out", "/proc/o.xlsx")
     one_line_refusal(proc)
     assert "/proc/o.xlsx" in proc.stderr and "tbtmp" not in proc.stderr
+
+
+def test_export_over_an_earlier_copy_keeps_it_as_bak(built, tmp_path, soffice):
+    out = tmp_path / "copy.xlsx"
+    out.write_bytes(b"an earlier copy")
+    run_cli("export", str(built.path), "--out", str(out), check=True)
+    assert (tmp_path / "copy.xlsx.bak").read_bytes() == b"an earlier copy"
+    assert out.read_bytes()[:2] == b"PK"

@@ -77,15 +77,24 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         parts = _with_cached_values(parts, values, recalc)
         macrofree.check(parts, str(src))
         if pdf is None:
+            _keep_backups(out)
             package.write_package(parts, out)
         else:
             copy = Path(tmp) / "copy" / (out.stem + ".xlsx")
             copy.parent.mkdir()
             package.write_package(parts, copy)
             made = print_pdf(copy, Path(tmp) / "report.pdf", sheets)
+            _keep_backups(out, pdf)  # only once both new files exist
             _publish(copy, out, made, pdf)
     done.seconds = time.perf_counter() - start
     return done
+
+
+def _keep_backups(*paths: Path | None) -> None:
+    """A file the copy replaces (an earlier e-mail copy or PDF) is kept as NAME.bak first."""
+    for path in paths:
+        if path is not None and path.is_file() and not path.is_symlink():
+            package.backup(path)
 
 
 def _publish(copy: Path, out: Path, made_pdf: Path, pdf: Path) -> None:
