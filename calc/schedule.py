@@ -13,7 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, whole
+from .checks import (
+    TrainingBudgetError,
+    at_least,
+    broadcasts,
+    fraction,
+    non_negative,
+    out,
+    pick,
+    positive,
+    whole,
+    whole_in,
+)
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
@@ -157,9 +168,18 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
                             activations=activations, zero_stage=zero_stage,
                             devices=dp * split, **layout, **memory_options).total
 
-    at_e, at_2e = total(e), total(2 * e)
-    sharded = 2 * e * (at_e - at_2e)          # bytes that divide by data_parallel
-    fixed = at_e - sharded / e
+    if memory_options.get("zero3_buffers"):  # buffers do not scale with data parallel: two points
+        at_e, at_2e = total(e), total(2 * e)
+        sharded = 2 * e * (at_e - at_2e)      # bytes that divide by data_parallel
+        fixed = at_e - sharded / e
+    else:  # one point: the parts ZeRO shards at this stage scale as 1 / data_parallel (ZeRO §5)
+        m = train_memory(params, method=method, optimizer=optimizer, trainable=trainable,
+                         activations=activations, zero_stage=zero_stage, devices=e * split,
+                         **layout, **memory_options)
+        stage = whole_in("zero_stage", zero_stage, (0, 1, 2, 3))
+        at_e = (pick(stage >= 3, m.weights, 0.0) + pick(stage >= 2, m.gradients, 0.0)
+                + pick(stage >= 1, m.optimizer + m.master, 0.0))
+        sharded, fixed = at_e * e, m.total - at_e
     room = cap - fixed
     if type(room) is float and type(sharded) is float and type(e) is float:  # a scalar call: no numpy
         steps = sharded / room / e * (1 - 1e-12) if room > 0 else math.inf

@@ -84,3 +84,22 @@ def test_scalars_give_floats_arrays_broadcast():
     got = calc.train_hours(np.array([[7e9], [70e9]]), 1e12, H100, utilization=[0.3, 0.4, 0.5])
     assert got.shape == (2, 3)
     assert got[1, 2] == pytest.approx(calc.train_hours(70e9, 1e12, H100, utilization=0.5))
+
+
+@pytest.mark.parametrize(("stage", "tp", "pp", "ep", "method"), [
+    (0, 1, 1, 1, "full"), (1, 2, 1, 2, "full"), (2, 1, 2, 4, "lora"), (3, 2, 2, 2, "full"), (3, 4, 1, 8, "qlora"),
+])
+def test_devices_needed_one_point_equals_two_points(stage, tp, pp, ep, method):
+    """devices_needed reads the sharded bytes off one train_memory call; the general rule (bytes at
+    data parallel e and 2e) must give the same count."""
+    kw = {"method": method, "zero_stage": stage, "tensor_parallel": tp, "pipeline_parallel": pp,
+          "expert_parallel": ep, "expert_params": 40e9, "activations": 3e9}
+    split = tp * pp
+
+    def at(dp):
+        return calc.train_memory(70e9, devices=dp * split, **kw).total
+
+    sharded = 2 * ep * (at(ep) - at(2 * ep))
+    room = 80 * 2**30 - (at(ep) - sharded / ep)
+    want = math.inf if room <= 0 else max(math.ceil(sharded / room / ep * (1 - 1e-12)) * ep, ep) * split
+    assert calc.devices_needed(70e9, H100, **kw) == want
