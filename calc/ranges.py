@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, non_negative, positive, whole
+from .checks import TrainingBudgetError, at_least, positive, whole
 from .devices import DeviceTable, catalog
 from .prior import UtilizationPrior, utilization_prior
-from .schedule import gpu_hours, train_cost, train_energy_kwh, train_hours
+from .schedule import price_per_device_hour, train_hours
 
 LABELS = ("low", "expected", "high")
 
@@ -80,20 +80,13 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     dh = hours * np.asarray(whole("devices", devices))
     out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
     if usd_per_device_hour is not None:
-        out["usd"] = (dh * np.asarray(_price(usd_per_device_hour, device, table)))[..., None] * factors
+        price = np.asarray(price_per_device_hour(device, usd_per_device_hour, table=table))
+        out["usd"] = (dh * price)[..., None] * factors
     w = positive("watts", watts) if watts is not None else _watts(device, table)
     if w is not None:
         p = at_least("pue", pue, 1.0)
         out["kwh"] = (dh * np.asarray(w * p / 1000.0))[..., None] * factors  # as train_energy_kwh: W · h · PUE / 1000
     return out
-
-
-def _price(price: Any, device: Any, table: DeviceTable | None) -> Any:
-    """USD per device-hour: a number (array) or a "provider:plan" text looked up for `device`."""
-    if isinstance(price, str):
-        from .prices import usd_per_device_hour
-        return usd_per_device_hour(price, device, table=table)
-    return non_negative("usd_per_device_hour", price)
 
 
 def _watts(device: Any, table: DeviceTable | None) -> Any:
@@ -103,6 +96,3 @@ def _watts(device: Any, table: DeviceTable | None) -> Any:
     except TrainingBudgetError:
         return None
 
-
-# The four range functions, for callers that want them by name.
-RANGE_FUNCTIONS = {"hours": train_hours, "device_hours": gpu_hours, "usd": train_cost, "kwh": train_energy_kwh}

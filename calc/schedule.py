@@ -88,6 +88,21 @@ def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, 
     return out(hours * whole("devices", devices))
 
 
+def price_per_device_hour(device: Any, usd_per_device_hour: Any = None, *,
+                          table: DeviceTable | None = None) -> np.ndarray | float:
+    """USD per device-hour for `device`: a number as given (>= 0), a "provider:plan" text looked
+    up in the sourced prices (calc/prices.py), or, for None, the device row's own price."""
+    if isinstance(usd_per_device_hour, str):
+        from .prices import usd_per_device_hour as priced
+        return priced(usd_per_device_hour, device, table=table)
+    if usd_per_device_hour is None:
+        try:
+            return _table(table).value(device, "usd_per_device_hour")
+        except TrainingBudgetError as e:
+            raise TrainingBudgetError(f"{e}; pass usd_per_device_hour") from None
+    return non_negative("usd_per_device_hour", usd_per_device_hour)
+
+
 @broadcasts
 def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: Any = None,
                utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
@@ -98,20 +113,13 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
     price; else an error. Cloud list prices vary by provider, region and date, so the packaged
     catalog carries none.
     """
-    if isinstance(usd_per_device_hour, str):  # "provider:plan": calc/prices.py
-        from .prices import usd_per_device_hour as priced
-        usd_per_device_hour = priced(usd_per_device_hour, device, table=table)
+    if isinstance(usd_per_device_hour, str):  # "provider:plan", priced for the device as named
+        usd_per_device_hour = price_per_device_hour(device, usd_per_device_hour, table=table)
     if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
         return _ranges().over_prior(train_cost, params, tokens, device, utilization=utilization,
                                     usd_per_device_hour=usd_per_device_hour, devices=devices, table=table,
                                     **flops_options)
-    if usd_per_device_hour is None:
-        try:
-            price = _table(table).value(device, "usd_per_device_hour")
-        except TrainingBudgetError as e:
-            raise TrainingBudgetError(f"{e}; pass usd_per_device_hour") from None
-    else:
-        price = non_negative("usd_per_device_hour", usd_per_device_hour)
+    price = price_per_device_hour(device, usd_per_device_hour, table=table)
     dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                    **flops_options)
     return out(dh * price)
