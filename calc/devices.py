@@ -188,6 +188,11 @@ def load_devices(path: str | Path | None = None) -> DeviceTable:
     else:
         text = read_text(path, "catalog")
         where = f"{path} row"
+    return table_from_csv(text, where)
+
+
+def table_from_csv(text: str, where: str = "CSV row") -> DeviceTable:
+    """A device table from CSV text (header: the catalog's column names); `where` prefixes messages."""
     return DeviceTable.from_records(csv.DictReader(text.splitlines()), where)
 
 

@@ -119,7 +119,7 @@ def load_catalog(path: Any) -> calc.DeviceTable:
     if "\0" in text or not text.strip():
         raise calc.TrainingBudgetError(f"--catalog {path} is {'binary' if text.strip() else 'empty'}; give a "
                                        "CSV or a TrainingBudget workbook")
-    table = calc.load_devices(path)
+    table = calc.devices.table_from_csv(text, f"{path} row")  # the text read once, above
     if not len(table):
         raise calc.TrainingBudgetError(f"--catalog {path} holds no device rows (header: name,tflops,source,...)")
     return table
