@@ -1,13 +1,17 @@
 """trainbudget.addin: everything that faces Excel, files or a terminal.
 
-Rooms, in the order data flows:
-- functions/: the registry (every Excel function defined once), native forms, the rewriter, docs.
-- udf/: the xlwings UDFs and the conversion of cell values in and out.
-- ooxml/: the package layer every workbook file goes through (open, parse, edit, write).
-- workbook/: the template (build), its sheets, the Devices table, verify and the VBA reader.
-- measure/: the matmul rate of this machine and the Devices row it records.
-- export/: the macro-free e-mail copy, recalculated by LibreOffice.
+Rooms, top to bottom (a room imports only rooms below it; tests/test_rooms.py keeps it so):
 - cli/: the `trainbudget` command, a thin layer over the rest.
+- udf/: the desktop xlwings UDFs and the conversion of cell values in and out.
+- export/: the macro-free e-mail copy and its chart edits.
+- verify/: `trainbudget verify`: macro carriers, the VBA source check, the problems.
+- measure/: the matmul rate of this machine and the Devices row it records.
+- template/: `trainbudget build`: the workbook's sheets, blocks, styles, the Devices table's I/O.
+- vba/: the VBA project reader and rebuild (MS-OVBA, CFB).
+- libreoffice.py: LibreOffice as engine (recalc and PDF), for verify, export and tests.
+- functions/: the registry (every Excel function defined once), native forms, the rewriter, docs.
+- ooxml/: the package layer every workbook file goes through (open, parse, edit, write).
+Every room builds on trainbudget.calc, which imports nothing of the addin.
 """
 
 from pathlib import Path

@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trainbudget.addin.export import engine
+from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.export import mailcopy as export
-from trainbudget.addin.workbook import template, verify
+from trainbudget.addin.template import build as template
+from trainbudget.addin.verify import check as verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' scenario builder
 

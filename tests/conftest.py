@@ -36,7 +36,7 @@ def run_cli(*args: str, check: bool = False, cwd: Path | None = None) -> subproc
 @pytest.fixture(scope="session")
 def soffice():
     """LibreOffice must be installed wherever the tests run (the README's test command installs it)."""
-    from trainbudget.addin.export import engine
+    from trainbudget.addin import libreoffice as engine
 
     path = engine.soffice()
     assert path, "LibreOffice is not installed: run the README's test command (tests/run-all.sh)"
@@ -46,7 +46,7 @@ def soffice():
 @pytest.fixture(scope="session")
 def built(tmp_path_factory):
     """The template built afresh into a temporary folder."""
-    from trainbudget.addin.workbook import template
+    from trainbudget.addin.template import build as template
 
     return template.build(tmp_path_factory.mktemp("built") / "TrainingBudget.xlsm")
 

@@ -18,11 +18,11 @@ from openpyxl.worksheet.formula import ArrayFormula
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.addin.export import engine
+from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.export import mailcopy as export
 from trainbudget.addin.functions import registry
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.workbook import verify
+from trainbudget.addin.verify import check as verify
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 OURS = ("TRAIN_", "CHINCHILLA_", "DEVICE_", "OWNED_", "MODEL_")

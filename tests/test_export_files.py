@@ -15,7 +15,7 @@ from lxml import etree
 from tests.conftest import DATA, run_cli
 from trainbudget.addin.functions.registry import BY_NAME
 from trainbudget.addin.ooxml import comments, package, xmlcells
-from trainbudget.addin.workbook import verify
+from trainbudget.addin.verify import check as verify
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 NOT_OURS = verify.Problem("workbook", "not a TrainingBudget workbook: no Budget, Runs, Functions, About sheet")

@@ -13,10 +13,9 @@ from openpyxl.chart import BarChart, Reference
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.addin.export import mailcopy
+from trainbudget.addin.export import charts, mailcopy
 from trainbudget.addin.functions import native, rewrite
 from trainbudget.addin.ooxml import macrofree, package, partedit
-from trainbudget.addin.workbook import charts
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 MS_REL = "http://schemas.microsoft.com/office/2006/relationships"

@@ -12,8 +12,10 @@ from lxml import etree
 
 from tests.conftest import run_cli
 from trainbudget import calc
+from trainbudget.addin.measure import devices_write
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.workbook import devices_write, template
+from trainbudget.addin.template import build as template
+from trainbudget.addin.template import devices_table
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
@@ -29,7 +31,7 @@ def test_build_refuses_to_replace_a_workbook_without_force(built, tmp_path):
     proc = run_cli("build", "--out", str(out), "--force")
     assert proc.returncode == 0, proc.stderr
     assert out.with_name("TrainingBudget.xlsm.bak").read_bytes() == before
-    assert "Measured box" not in [r[0] for r in devices_write.read_rows(out)]
+    assert "Measured box" not in [r[0] for r in devices_table.read_rows(out)]
 
 
 @pytest.mark.parametrize("name", ["book.xlsx", "book.zip", "book"])
@@ -109,7 +111,7 @@ def _prefixed(data: bytes) -> bytes:
 def test_rows_written_into_x_prefixed_parts_keep_prefixes_and_declarations(built, tmp_path):
     parts = package.read_parts(built.path)
     sheet = package.sheet_parts(parts)["Devices"]
-    table = devices_write.find_table_part(parts, sheet)
+    table = devices_table.find_table_part(parts, sheet)
     parts[sheet], parts[table] = _prefixed(parts[sheet]), _prefixed(parts[table])
     assert parts[sheet].count(b"<x:row ") > 1
     path = tmp_path / "sdk.xlsm"
@@ -124,6 +126,6 @@ def test_rows_written_into_x_prefixed_parts_keep_prefixes_and_declarations(built
             "{http://schemas.openxmlformats.org/markup-compatibility/2006}Ignorable") == "x14ac"
         assert b"<row" not in after[part] and b"xmlns=" not in after[part]
     assert {n for n in parts if parts[n] != after[n]} == {sheet, table}
-    rows = devices_write.read_rows(path)
+    rows = devices_table.read_rows(path)
     assert rows[-1][0] == "SDK box" and len(rows) == len(calc.catalog()) + 2
     assert package.parse(table, after[table]).get("ref").endswith(str(len(rows)))

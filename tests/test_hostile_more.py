@@ -242,7 +242,7 @@ def test_export_sheets_option_is_checked_first(built, tmp_path, args, message):
 
 @pytest.mark.parametrize("value", ["inf", "nan", "0", "1e9", "soon"])
 def test_libreoffice_timeout_is_bounded(monkeypatch, value):
-    from trainbudget.addin.export import engine
+    from trainbudget.addin import libreoffice as engine
 
     monkeypatch.setenv("TRAINBUDGET_LO_TIMEOUT", value)
     with pytest.raises(engine.EngineError, match="TRAINBUDGET_LO_TIMEOUT must be seconds"):

@@ -192,7 +192,7 @@ def _native_cases():
 def test_native_forms_equal_calc_in_libreoffice(soffice, tmp_path):
     import openpyxl
 
-    from trainbudget.addin.export import engine
+    from trainbudget.addin import libreoffice as engine
     from trainbudget.addin.functions import native
     from trainbudget.addin.functions.registry import BY_NAME
 

@@ -14,10 +14,10 @@ import openpyxl
 import pytest
 
 from trainbudget import calc
-from trainbudget.addin.export import engine
+from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native
 from trainbudget.addin.functions.registry import BY_NAME
-from trainbudget.addin.workbook import budget_sheet
+from trainbudget.addin.template import budget_sheet
 from trainbudget.calc import runs
 
 LAB = calc.Device("Lab box (measured)", 123.4, memory_gb=96.0, watts=500.0, source="bench run 2026-11-28",

@@ -17,11 +17,11 @@ from openpyxl.drawing.image import Image
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.addin.export import engine
-from trainbudget.addin.measure import backends
+from trainbudget.addin import libreoffice as engine
+from trainbudget.addin.measure import backends, devices_write
 from trainbudget.addin.measure import core as measure
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.workbook import budget_sheet, devices_write
+from trainbudget.addin.template import budget_sheet, devices_table
 
 SMALL = (64, 128, 256)
 
@@ -79,7 +79,7 @@ def _parts(path: Path) -> dict[str, bytes]:
 def _devices_parts(path: Path) -> set[str]:
     parts = package.read_parts(path)
     sheet = package.sheet_parts(parts)["Devices"]
-    return {sheet, devices_write.find_table_part(parts, sheet)}
+    return {sheet, devices_table.find_table_part(parts, sheet)}
 
 
 def _user_like(template: Path, path: Path) -> Path:
@@ -139,8 +139,7 @@ def test_into_user_workbook_keeps_everything_and_budget_sees_it(soffice, built, 
 
 
 def _read_devices(path: Path):
-    from trainbudget.addin.workbook import devices_table
-
+    from trainbudget.addin.template import devices_table
     ws = openpyxl.load_workbook(path)["Devices"]
     return devices_table.table_from_rows([[c.value for c in row] for row in ws[ws.tables["Devices"].ref]])
 

@@ -16,9 +16,9 @@ import pytest
 
 from tests import xlsx_edit
 from trainbudget import calc
-from trainbudget.addin.export import engine
+from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions.registry import BY_NAME
-from trainbudget.addin.workbook import budget_sheet, model_block
+from trainbudget.addin.template import budget_sheet, model_block
 
 GB = 1e9
 ARCH_FIELDS = {name: field for name, _, field, _ in model_block.ARCH_INPUTS}

@@ -11,7 +11,8 @@ import pytest
 
 from trainbudget.addin.export import mailcopy
 from trainbudget.addin.ooxml import package, partedit, xmlcells
-from trainbudget.addin.workbook import macros, verify
+from trainbudget.addin.verify import check as verify
+from trainbudget.addin.verify import macros
 
 LAUGHS = b'<?xml version="1.0"?><!DOCTYPE c [<!ENTITY a "aaaa">]><connections xmlns="x">&a;</connections>'
 

@@ -9,7 +9,8 @@ import pytest
 
 from trainbudget.addin.functions import fold, rewrite
 from trainbudget.addin.functions.registry import FUNCTIONS
-from trainbudget.addin.workbook import budget_sheet, verify
+from trainbudget.addin.template import budget_sheet
+from trainbudget.addin.verify import check as verify
 
 LIMIT = 200
 

@@ -21,9 +21,10 @@ import openpyxl
 import pytest
 
 from trainbudget import calc
-from trainbudget.addin.export import engine
+from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import fold
-from trainbudget.addin.workbook import budget_sheet, prices_sheet, scenarios, verify
+from trainbudget.addin.template import budget_sheet, prices_sheet, scenarios
+from trainbudget.addin.verify import check as verify
 from trainbudget.calc import plans, prices
 
 PRICES_CSV = Path(calc.__file__).parent / "data" / "prices.csv"

@@ -12,7 +12,10 @@ import xlwings
 from tests.conftest import ROOT
 from trainbudget import calc
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.workbook import budget_sheet, sheets, template, vba, vbaproject, verify
+from trainbudget.addin.template import budget_sheet, sheets
+from trainbudget.addin.template import build as template
+from trainbudget.addin.vba import vba, vbaproject
+from trainbudget.addin.verify import check as verify
 
 COMMITTED = ROOT / "workbook" / "TrainingBudget.xlsm"
 

@@ -11,8 +11,8 @@ import xlwings
 from tests.xlwings_stub import udfs_with_vba
 from trainbudget import calc
 from trainbudget.addin.functions.registry import FUNCTIONS
+from trainbudget.addin.template import devices_table
 from trainbudget.addin.udf import cells, udfs
-from trainbudget.addin.workbook import devices_table
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oletools.olevba import VBA_Parser
 
-from trainbudget.addin.workbook import cfb, vba, vbaproject
+from trainbudget.addin.vba import cfb, vba, vbaproject
 
 REFERENCE_IDS = {0x000D, 0x000E, 0x0016, 0x002F, 0x0030, 0x0033, 0x003E}  # §2.3.4.2.2 REFERENCE records
 
@@ -239,7 +239,7 @@ def test_libreoffice_reads_the_shipped_project(soffice, built, tmp_path):
     """An independent reader: LibreOffice's own compound file and MS-OVBA import reads the built
     workbook's project and, saving as .xlsm, writes the same three modules and sources back out
     (its writer adds a blank line; it drops references it cannot resolve, such as the add-in)."""
-    from trainbudget.addin.export import engine
+    from trainbudget.addin import libreoffice as engine
 
     (saved,) = engine.convert([built.path], "xlsm:Calc MS Excel 2007 VBA XML", tmp_path)
     with zipfile.ZipFile(saved) as z:

@@ -12,7 +12,8 @@ import xlwings
 from tests.conftest import run_cli
 from tests.xlsx_edit import edit_cell, set_formula, set_text
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.workbook import budget_sheet, verify
+from trainbudget.addin.template import budget_sheet
+from trainbudget.addin.verify import check as verify
 
 
 def _where(problems):

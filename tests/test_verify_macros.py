@@ -17,7 +17,9 @@ from oletools.olevba import VBA_Parser
 
 from tests.conftest import run_cli
 from tests.xlwings_stub import udfs_with_vba
-from trainbudget.addin.workbook import vba, vba_check, vbaproject, verify
+from trainbudget.addin.vba import vba, vbaproject
+from trainbudget.addin.verify import check as verify
+from trainbudget.addin.verify import vba_check
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -144,7 +146,7 @@ def quickstart_project() -> bytes:
 def test_sheet_module_code_replaced_same_names(copy, tmp_path):
     path = copy()
     project = with_module_source(read(path, "xl/vbaProject.bin"), "Sheet2", TAMPERED_SHEET2, tmp_path)
-    assert vba.modules(project) == vba.template_modules()  # the names alone look like the template's
+    assert vba.modules(project) == vbaproject.template_modules()  # the names alone look like the template's
     rewrite(path, {"xl/vbaProject.bin": project})
     problems = findings(path)
     one(problems, "xl/vbaProject.bin", "'Sheet2'", "does not ship", "Sub Auto_Open()")
@@ -183,9 +185,9 @@ def test_document_module_with_workbook_open(copy, tmp_path):
 
 def test_comment_or_option_explicit_in_document_module_is_not_code():
     module = vba.Module("Sheet3", "document/class", 'Attribute VB_Name = "Sheet3"\r\nOption Explicit\r\n\r\n')
-    assert vba_check._stray(module, vba.template_sources()) is None
+    assert vba_check._stray(module, vbaproject.template_sources()) is None
     joined = vba.Module("Sheet3", "document/class", 'Attribute VB_Name = "x" _\r\n: Shell "calc"\r\n')
-    assert vba_check._stray(joined, vba.template_sources()) is not None  # a continuation does not hide code
+    assert vba_check._stray(joined, vbaproject.template_sources()) is not None  # a continuation does not hide code
 
 
 def test_sources_match_olevba(copy, tmp_path):
@@ -333,7 +335,7 @@ def test_external_link_with_dde_and_dde_formula(copy):
 
 
 def test_pipe_inside_a_quoted_sheet_name_is_not_dde(copy):
-    from trainbudget.addin.workbook import macros
+    from trainbudget.addin.verify import macros
 
     assert macros._formula_problems("x", "'a|b'!A1+\"c|d\"+SUM(Devices[a|b])") == []
     assert macros._formula_problems("x", "[1]Prices!A1")[0].message.startswith("formula refers to another")
@@ -379,7 +381,7 @@ def test_doctype_is_refused(copy):
 
 def test_template_has_no_macro_findings(built):
     from trainbudget.addin.ooxml import package
-    from trainbudget.addin.workbook import macros
+    from trainbudget.addin.verify import macros
 
     assert macros.scan(package.read_parts(built.path), macro_enabled=True) == []
 

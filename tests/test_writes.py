@@ -17,8 +17,9 @@ import pytest
 
 from tests.conftest import run_cli
 from trainbudget import calc
+from trainbudget.addin.measure import devices_write
 from trainbudget.addin.ooxml import atomic, package
-from trainbudget.addin.workbook import devices_write
+from trainbudget.addin.template import devices_table
 
 MEASURE = ("measure", "--backend", "numpy", "--seconds", "0.2")
 
@@ -28,7 +29,7 @@ def _copy(built, tmp_path: Path, name: str = "book.xlsm") -> Path:
 
 
 def _names(path: Path) -> list[str]:
-    rows = devices_write.read_rows(path)
+    rows = devices_table.read_rows(path)
     return [str(r[0]) for r in rows[1:]]
 
 

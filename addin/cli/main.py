@@ -41,7 +41,7 @@ class CountType(click.ParamType):
 def _table(path: str | None) -> calc.DeviceTable:
     if path is None:
         return calc.catalog()
-    from ..workbook import devices_table
+    from ..template import devices_table
 
     return devices_table.load_catalog(path)
 
@@ -251,7 +251,7 @@ def functions() -> None:
 @click.option("--force", is_flag=True, help="Replace an existing file (kept as NAME.bak).")
 def build(out: Path, force: bool) -> None:
     """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
-    from ..workbook import template
+    from ..template import build as template
 
     built = template.build(out, force=force)
     cells = sum(len(v) for v in built.values.values())
@@ -267,7 +267,7 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
     """Check a TrainingBudget workbook; one line per problem, exit 1 if any error, 0 when clean
     (warnings are printed and leave the status 0)."""
     from ..ooxml import package
-    from ..workbook import verify as check
+    from ..verify import check
 
     package.check(path)  # a bad or hostile file is refused before anything else reads it
     problems = check.verify(path, recalc)

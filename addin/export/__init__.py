@@ -1,1 +1,4 @@
-"""`trainbudget export`: the macro-free e-mail copy (mailcopy) and LibreOffice as engine."""
+"""`trainbudget export`: the macro-free e-mail copy (mailcopy) and the chart edits it makes (charts).
+
+May import: functions, ooxml, libreoffice and trainbudget.calc.
+"""

@@ -21,10 +21,10 @@ from pathlib import Path
 import openpyxl
 
 from ... import calc
+from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import comments, macrofree, package, partedit, xmlcells
-from ..workbook import charts
-from . import engine
+from . import charts
 
 CONF_SHEET = "xlwings.conf"
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"

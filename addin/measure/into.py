@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ... import calc
-from ..workbook import devices_write
+from . import devices_write
 from .backends import Backend
 from .core import SUSTAINED_SPREAD, Measurement, SizeResult, measure
 

@@ -15,7 +15,7 @@ from typing import Any
 import xlwings as xw
 
 from ..functions.registry import CATEGORY, FUNCTIONS, Arg, ExcelFunction
-from ..workbook.devices_table import devices_for
+from ..template.devices_table import devices_for
 from . import cells
 
 _READERS: dict[str, Callable[[ExcelFunction, Arg, Any], Any]] = {

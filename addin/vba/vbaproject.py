@@ -190,3 +190,20 @@ def _match(chunk: bytes, pos: int, seen: dict[bytes, list[int]]) -> tuple[int, i
         if n > best_len:
             best_len, best_at = n, cand
     return (pos - best_at, best_len) if best_len >= 3 else (0, 0)
+
+
+@functools.lru_cache(maxsize=1)
+def template_project() -> dict[str, vba.Module]:
+    """Module name -> module, of the VBA project the template ships (shipped():
+    xlwings' quickstart project without its sample Module1)."""
+    return {m.name: m for m in vba.project(shipped())}
+
+
+def template_sources() -> dict[str, str]:
+    """Module name -> source, of the VBA project the template ships."""
+    return {name: m.source for name, m in template_project().items()}
+
+
+def template_modules() -> dict[str, str]:
+    """The modules of the VBA project the template ships, name -> kind."""
+    return {name: m.kind for name, m in template_project().items()}

@@ -20,7 +20,7 @@ import re
 import struct
 
 from ..functions.registry import FUNCTIONS, ExcelFunction
-from . import vba
+from ..vba import vba, vbaproject
 from .problems import Problem
 
 UDF_MODULE = "trainbudget.addin.udf.udfs"  # sheets.UDF_MODULE: the module xlwings imports functions from
@@ -95,7 +95,7 @@ def check(project: bytes, where: str) -> list[Problem]:
     except (OSError, ValueError, IndexError, struct.error) as e:  # olefile raises OSError for a bad file
         return [Problem(where, f"the VBA project cannot be read, so its code cannot be checked ({e})")]
     problems = []
-    shipped = vba.template_sources()
+    shipped = vbaproject.template_sources()
     for module in modules:
         stray = _stray(module, shipped)
         if stray is None:
@@ -115,7 +115,7 @@ def _stomped(module: vba.Module, where: str) -> list[Problem]:
     """A warning when a template module's source matches but its compiled p-code does not: Excel of the
     same VBA version runs the p-code, not the source ("VBA stomping"). A save by another Excel
     version also recompiles it, so this is a warning, not an error."""
-    shipped = vba.template_project().get(module.name)
+    shipped = vbaproject.template_project().get(module.name)
     if shipped is None or not module.pcode or module.pcode == shipped.pcode:
         return []
     return [Problem(where, f"VBA module {module.name!r}: the source is the template's but the compiled code "

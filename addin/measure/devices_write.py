@@ -11,7 +11,6 @@ inline strings, so a name such as '=1+1' stays text.
 from __future__ import annotations
 
 import os
-import posixpath
 import stat
 import unicodedata
 from pathlib import Path
@@ -21,15 +20,11 @@ from lxml import etree
 from openpyxl.utils import get_column_letter, range_boundaries
 
 from ... import calc
-from ..functions import native
 from ..ooxml import package, xmlcells
-from . import devices_table
+from ..template import devices_table
+from ..template.devices_table import NotATrainingBudgetWorkbook
 
 MAX_NAME_CHARS = 255  # Excel's own limit for a table's text used as a name is 255 characters
-
-
-class NotATrainingBudgetWorkbook(calc.TrainingBudgetError):
-    """The file is not a workbook with a Devices table, or cannot be written safely."""
 
 
 def check_name(name: str) -> str:
@@ -66,36 +61,11 @@ def _refuse_unsafe(path: Path) -> None:
         raise NotATrainingBudgetWorkbook(f"{path} is read-only; nothing was changed")
 
 
-def find_table_part(parts: dict[str, bytes], sheet_part: str) -> str:
-    """The part of the Devices table among the sheet's table parts."""
-    rels_name = posixpath.join(posixpath.dirname(sheet_part), "_rels", posixpath.basename(sheet_part) + ".rels")
-    if rels_name in parts:
-        for rel in package.parse(rels_name, parts[rels_name]):
-            if rel.get("Type", "").endswith("/table"):
-                target = package.resolve(posixpath.dirname(sheet_part), rel.get("Target", ""))
-                if target in parts and package.parse(target, parts[target]).get("displayName") == native.TABLE:
-                    return target
-    raise NotATrainingBudgetWorkbook("not a TrainingBudget workbook: its Devices sheet has no table named Devices")
-
-
 def _open(path: Path) -> tuple[dict[str, bytes], str, str, str, list[list[Any]]]:
     """The parts, the Devices sheet and table parts, the table's range and cells; or a refusal."""
     path = Path(path)
     _refuse_unsafe(path)
-    parts = package.open_parts(path)
-    sheet_part = package.sheet_parts(parts).get("Devices")
-    if sheet_part is None or sheet_part not in parts:
-        raise NotATrainingBudgetWorkbook(f"not a TrainingBudget workbook: {path} has no Devices sheet")
-    table_part = find_table_part(parts, sheet_part)
-    ref = package.parse(table_part, parts[table_part]).get("ref") or ""
-    try:
-        range_boundaries(ref)
-    except (ValueError, TypeError):
-        raise NotATrainingBudgetWorkbook(f"{path}: the Devices table's range {ref!r} is not valid") from None
-    strings = xmlcells.shared_strings(parts.get("xl/sharedStrings.xml"))
-    rows = xmlcells.read_range(parts[sheet_part], ref, strings)
-    devices_table.table_from_rows(rows)  # refuses a table without Name/TFLOPS/Source, or a bad row
-    return parts, sheet_part, table_part, ref, rows
+    return devices_table.open_table(path)
 
 
 def check_writable(path: Path) -> None:
@@ -158,9 +128,3 @@ def _grow(sheet: Any, table: Any, last: int) -> None:
     if dim is not None and dim.get("ref"):
         ref = dim.get("ref")
         dim.set("ref", xmlcells.grow_ref(ref if ":" in ref else f"{ref}:{ref}", last))
-
-
-def read_rows(path: Path) -> list[list[Any]]:
-    """The Devices table's cells (header first) of the workbook file at `path`, read through the
-    package layer (bounded, safe parsing); a refusal names the file."""
-    return _open(package.real_target(path))[4]

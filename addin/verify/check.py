@@ -20,11 +20,12 @@ import openpyxl
 from openpyxl.formula.tokenizer import TokenizerError
 
 from ... import calc
-from ..export import engine
+from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import package
-from . import budget_sheet, devices_table, macros, scenarios, sheets
-from .cached_cells import CachedCells
+from ..template import budget_sheet, devices_table, scenarios, sheets
+from ..template.cached_cells import CachedCells
+from . import macros
 from .problems import Problem, errors
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")

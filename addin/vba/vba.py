@@ -11,7 +11,6 @@ module stream from that offset, decompressed (§2.4.1), in the project's code pa
 
 from __future__ import annotations
 
-import functools
 import io
 import struct
 from dataclasses import dataclass
@@ -120,25 +119,6 @@ def _decode(text: bytes, codepage: str) -> str:
 def modules(vba_project: bytes) -> dict[str, str]:
     """Module name -> 'procedural' or 'document/class'."""
     return {m.name: m.kind for m in project(vba_project)}
-
-
-@functools.lru_cache(maxsize=1)
-def template_project() -> dict[str, Module]:
-    """Module name -> module, of the VBA project the template ships (vbaproject.shipped():
-    xlwings' quickstart project without its sample Module1)."""
-    from . import vbaproject  # it builds on this module's reader
-
-    return {m.name: m for m in project(vbaproject.shipped())}
-
-
-def template_sources() -> dict[str, str]:
-    """Module name -> source, of the VBA project the template ships."""
-    return {name: m.source for name, m in template_project().items()}
-
-
-def template_modules() -> dict[str, str]:
-    """The modules of the VBA project the template ships, name -> kind."""
-    return {name: m.kind for name, m in template_project().items()}
 
 
 def code_lines(source: str) -> list[str]:

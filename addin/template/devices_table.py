@@ -8,12 +8,17 @@ required; unknown columns are ignored.
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from openpyxl.utils import range_boundaries
 
 from ... import calc
 from ..functions import native
+from ..ooxml import package, xmlcells
 
 REQUIRED_FIELDS = ("name", "tflops", "source")
 TTL_S = 2.0  # one recalculation burst reads the sheet once; an edit is seen 2 s later at most
@@ -95,8 +100,6 @@ def devices_for(caller: Any, clock: Callable[[], float] = time.monotonic,
 
 def table_from_workbook(path: Any) -> calc.DeviceTable:
     """The DeviceTable of a TrainingBudget workbook file's Devices table (measured rows included)."""
-    from .devices_write import read_rows
-
     return table_from_rows(read_rows(path), f"{path} Devices")
 
 
@@ -123,3 +126,44 @@ def load_catalog(path: Any) -> calc.DeviceTable:
     if not len(table):
         raise calc.TrainingBudgetError(f"--catalog {path} holds no device rows (header: name,tflops,source,...)")
     return table
+
+
+class NotATrainingBudgetWorkbook(calc.TrainingBudgetError):
+    """The file is not a workbook with a Devices table, or cannot be written safely."""
+
+
+def find_table_part(parts: dict[str, bytes], sheet_part: str) -> str:
+    """The part of the Devices table among the sheet's table parts."""
+    rels_name = posixpath.join(posixpath.dirname(sheet_part), "_rels", posixpath.basename(sheet_part) + ".rels")
+    if rels_name in parts:
+        for rel in package.parse(rels_name, parts[rels_name]):
+            if rel.get("Type", "").endswith("/table"):
+                target = package.resolve(posixpath.dirname(sheet_part), rel.get("Target", ""))
+                if target in parts and package.parse(target, parts[target]).get("displayName") == native.TABLE:
+                    return target
+    raise NotATrainingBudgetWorkbook("not a TrainingBudget workbook: its Devices sheet has no table named Devices")
+
+
+def open_table(path: Path) -> tuple[dict[str, bytes], str, str, str, list[list[Any]]]:
+    """The parts, the Devices sheet and table parts, the table's range and cells; or a refusal."""
+    path = Path(path)
+    parts = package.open_parts(path)
+    sheet_part = package.sheet_parts(parts).get("Devices")
+    if sheet_part is None or sheet_part not in parts:
+        raise NotATrainingBudgetWorkbook(f"not a TrainingBudget workbook: {path} has no Devices sheet")
+    table_part = find_table_part(parts, sheet_part)
+    ref = package.parse(table_part, parts[table_part]).get("ref") or ""
+    try:
+        range_boundaries(ref)
+    except (ValueError, TypeError):
+        raise NotATrainingBudgetWorkbook(f"{path}: the Devices table's range {ref!r} is not valid") from None
+    strings = xmlcells.shared_strings(parts.get("xl/sharedStrings.xml"))
+    rows = xmlcells.read_range(parts[sheet_part], ref, strings)
+    table_from_rows(rows)  # refuses a table without Name/TFLOPS/Source, or a bad row
+    return parts, sheet_part, table_part, ref, rows
+
+
+def read_rows(path: Path) -> list[list[Any]]:
+    """The Devices table's cells (header first) of the workbook file at `path`, read through the
+    package layer (bounded, safe parsing); a refusal names the file."""
+    return open_table(package.real_target(path))[4]

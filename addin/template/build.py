@@ -22,7 +22,8 @@ from lxml import etree
 from ... import calc
 from .. import TEMPLATE_PATH
 from ..ooxml import package
-from . import budget_sheet, scenarios, sheets, vbaproject
+from ..vba import vbaproject
+from . import budget_sheet, scenarios, sheets
 from .cached_cells import CachedCells
 
 QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"

@@ -1,1 +1,0 @@
-"""The template workbook: build, its sheets, the Devices table, verify and the VBA reader."""
