@@ -18,7 +18,7 @@ CASES = [("Llama 3.1 405B", 16384), ("Llama 3.1 70B", 16384), ("Mixtral 8x7B", 1
 def best_ms(model: str, devices: int, repeats: int = 7) -> tuple[float, int, int]:
     """Best wall time (ms), layouts evaluated, layouts that fit."""
     fit_layouts(model, H100, devices)  # warm caches (presets, catalog)
-    everything = fit_layouts(model, H100, devices, memory_gb=1e9)  # nothing excluded by memory
+    everything = fit_layouts(model, H100, devices, memory_gib=1e9)  # nothing excluded by memory
     times = timeit.repeat(lambda: fit_layouts(model, H100, devices), number=1, repeat=repeats)
     return min(times) * 1e3, len(everything), len(fit_layouts(model, H100, devices))
 

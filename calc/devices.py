@@ -2,8 +2,8 @@
 
 The packaged catalog is `data/devices.csv`; every row carries `source` and `as_of`. Vendor
 figures are dense peaks: NVIDIA and AMD quote tensor/matrix rates with 2:4 sparsity, which
-are halved here (see each row's note). Memory: `memory_gb` is the vendor's figure as sold
-("80GB"); HBM and GDDR capacities are binary, so the device holds memory_gb · 2^30 bytes
+are halved here (see each row's note). Memory: `memory_gib` is the vendor's figure as sold
+("80GB"), a capacity in GiB: HBM and GDDR capacities are binary, so the device holds memory_gib · 2^30 bytes
 (80 GiB = 85.9e9 bytes; TPU v4's 32 GiB = 34.36e9; H200's "141GB" and B200's "180GB" are
 within 0.5% of 141 and 180 GiB as nvidia-smi reports them). `devices_needed` and
 `fit_layouts` use those physical bytes. A user's CSV, or the rows of a workbook's Devices
@@ -28,20 +28,20 @@ from .checks import TrainingBudgetError, UnknownDeviceError, out, positive, show
 from .textfile import read_text
 
 KINDS = ("vendor dense peak", "measured")
-NUMERIC = ("tflops", "memory_gb", "memory_tbps", "watts", "usd_per_device_hour")
+NUMERIC = ("tflops", "memory_gib", "memory_tbps", "watts", "usd_per_device_hour")
 
 
 @dataclass(frozen=True)
 class Device:
-    """One rate: `tflops` in TFLOP/s (1e12 FLOP/s), `memory_gb` the vendor's memory figure
-    (binary: memory_gb · 2^30 bytes on the device, see the module doc), `watts` board power."""
+    """One rate: `tflops` in TFLOP/s (1e12 FLOP/s), `memory_gib` the vendor's memory figure
+    (binary: memory_gib · 2^30 bytes on the device, see the module doc), `watts` board power."""
 
     name: str
     tflops: float
     kind: str = "measured"
     hardware: str = ""
     precision: str = ""
-    memory_gb: float | None = None
+    memory_gib: float | None = None
     memory_tbps: float | None = None
     watts: float | None = None
     usd_per_device_hour: float | None = None
@@ -79,6 +79,8 @@ def device_from_record(record: Mapping[str, Any], where: str = "row") -> Device:
     if not name:
         raise TrainingBudgetError(f"{where}: name is required", "name")
     here = f"{where} ({name!r})"
+    if record.get("memory_gib") in (None, "") and record.get("memory_gb") not in (None, ""):
+        record = {**record, "memory_gib": record["memory_gb"]}  # earlier CSVs' name for the same GiB figure
     values = {c: _cell_number(record.get(c), here, c, c == "tflops") for c in NUMERIC}
     texts = {c: str(record.get(c) or "").strip() for c in ("hardware", "precision", "source",
                                                            "as_of", "note")}

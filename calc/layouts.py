@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, choice, show, whole
+from .checks import TrainingBudgetError, choice, positive, show, whole
 from .config import load_config
 from .devices import DeviceTable, catalog
 from .memory import OPTIMIZERS, ZERO_STAGES, activation_bytes, train_memory
@@ -101,12 +101,12 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
                 micro_batch: Any = 1, recompute: str = "selective", sequence_parallel: bool = True,
                 flash_attention: bool = True, optimizer: str = "adamw", grad_bytes: Any = 2.0,
                 zero_stages: tuple[int, ...] = ZERO_STAGES, context_parallel: Any = 1,
-                zero3_buffers: bool = True, memory_gb: Any = None,
+                zero3_buffers: bool = True, memory_gib: Any = None,
                 table: DeviceTable | None = None) -> Layouts:
     """The layouts of `devices` devices on which `model` trains within `device`'s memory.
 
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
-    Memory: the device row's memory_gb read as GiB (physical bytes), or `memory_gb` (1e9 B).
+    Memory: the device row's memory_gib, or `memory_gib` given, a capacity in GiB (2^30 bytes).
     Activations: Korthikanti et al. 2022 with `recompute`, `sequence_parallel` and 1F1B
     in-flight micro-batches, plus embedding and logits (`activation_bytes`). Table 2's per-layer
     terms assume a plain 4·d_model MLP; for gated or mixture-of-experts MLPs they are the
@@ -117,8 +117,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     n = int(whole("devices", devices))
     cp = int(whole("context_parallel", context_parallel))
     opt = choice("optimizer", optimizer, OPTIMIZERS)
-    cap = (GIB * float((table or catalog()).value(device, "memory_gb")) if memory_gb is None
-           else 1e9 * float(whole("memory_gb", memory_gb)))
+    cap = (GIB * float((table or catalog()).value(device, "memory_gib")) if memory_gib is None
+           else GIB * float(positive("memory_gib", memory_gib)))
     stages = np.asarray([int(z) for z in zero_stages])
     if stages.size == 0 or not np.isin(stages, ZERO_STAGES).all():
         raise TrainingBudgetError(f"zero_stages must be among 0, 1, 2, 3 (got {show(zero_stages)})")

@@ -147,7 +147,7 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
 @broadcasts
 def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer: str = "adamw",
                    zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,
-                   memory_gb: Any = None, table: DeviceTable | None = None,
+                   memory_gib: Any = None, table: DeviceTable | None = None,
                    tensor_parallel: Any = 1, pipeline_parallel: Any = 1, expert_parallel: Any = 1,
                    context_parallel: Any = 1, **memory_options: Any) -> np.ndarray | float:
     """Smallest device count whose per-device bytes fit the device's memory (inf: never fits).
@@ -157,14 +157,14 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     expert_parallel. Per device = fixed + sharded / data_parallel (ZeRO `zero_stage` decides
     what is sharded, ZeRO §5; expert states shard over data / expert, which also scales as
     1 / data_parallel), so data_parallel = ceil(sharded / (memory - fixed)) rounded up to a
-    multiple of expert_parallel. Memory: the catalog's `memory_gb` figures are the vendors'
-    "80GB" labels, and HBM/GDDR capacities are binary, so the device holds memory_gb · 2^30
-    bytes (GiB; see calc.devices). `memory_gb` given here is taken as 1e9 bytes. The other
+    multiple of expert_parallel. Memory: the catalog's `memory_gib` figures are the vendors'
+    "80GB" labels, and HBM/GDDR capacities are binary, so the device holds memory_gib · 2^30
+    bytes (GiB; see calc.devices); `memory_gib` given here is a capacity in GiB too. The other
     options are those of `train_memory` (grad_bytes, master, expert_params, stage_params,
     zero3_buffers).
     """
-    cap = (GIB * _table(table).value(device, "memory_gb") if memory_gb is None
-           else GB * positive("memory_gb", memory_gb))
+    cap = (GIB * _table(table).value(device, "memory_gib") if memory_gib is None
+           else GIB * positive("memory_gib", memory_gib))
     e = whole("expert_parallel", expert_parallel)
     split = (whole("tensor_parallel", tensor_parallel) * whole("pipeline_parallel", pipeline_parallel)
              * whole("context_parallel", context_parallel))

@@ -19,7 +19,7 @@ def rows():
 
 
 def test_units_in_column_names(rows):
-    assert {"tflops", "memory_gb", "memory_tbps", "watts", "usd_per_device_hour", "source",
+    assert {"tflops", "memory_gib", "memory_tbps", "watts", "usd_per_device_hour", "source",
             "as_of"} <= set(rows[0])
 
 
@@ -48,7 +48,7 @@ def test_required_hardware_has_bf16_rate(rows):
     for hw in REQUIRED_HARDWARE:
         bf16 = [r for r in rows if r["hardware"] == hw and r["precision"] == "bf16"]
         assert bf16, hw
-        assert bf16[0]["memory_gb"], hw
+        assert bf16[0]["memory_gib"], hw
 
 
 def test_sparsity_halved_where_noted(rows):

@@ -109,10 +109,10 @@ def test_export_of_a_workbook_with_its_own_devices_sheet(tmp_path, soffice):
 # ---- measure --into: what is written can be read back; datasheet rows are not replaced ----------
 
 def _measure_into(path: Path, *extra: str) -> subprocess.CompletedProcess:
-    return run_cli("measure", "--seconds", "0.05", "--memory-gb", "1", "--into", str(path), *extra)
+    return run_cli("measure", "--seconds", "0.05", "--memory-gib", "1", "--into", str(path), *extra)
 
 
-@pytest.mark.parametrize("option", [["--watts", "inf"], ["--memory-gb", "nan"], ["--memory-gb", "inf"]])
+@pytest.mark.parametrize("option", [["--watts", "inf"], ["--memory-gib", "nan"], ["--memory-gib", "inf"]])
 def test_measure_into_refuses_non_finite_figures(built, tmp_path, option):
     """`--watts inf` wrote the text 'inf' into the Devices table (exit 0); afterwards `devices
     --catalog`, `estimate --catalog` and the next `measure --into` refused the workbook."""

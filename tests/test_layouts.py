@@ -80,10 +80,10 @@ def test_bad_arguments_name_themselves():
 
 def test_catalog_memory_is_binary_and_devices_needed_uses_physical_bytes():
     tpu = calc.catalog().get("TPU v4, BF16, dense")
-    assert tpu.memory_gb * GIB == pytest.approx(34.36e9, rel=1e-3)
+    assert tpu.memory_gib * GIB == pytest.approx(34.36e9, rel=1e-3)
     # 70B, ZeRO-3: 16 B/param sharded over n; 80 GiB per H100 holds 1120e9 / 85.9e9 -> 14
     assert calc.devices_needed(70e9, H100, zero_stage=3) == np.ceil(70e9 * 16 / (80 * GIB))
-    assert calc.devices_needed(70e9, H100, zero_stage=3, memory_gb=80) == np.ceil(70e9 * 16 / 80e9)
+    assert calc.devices_needed(70e9, H100, zero_stage=3, memory_gib=80) == np.ceil(70e9 * 16 / (80 * 2**30))
 
 
 def test_devices_needed_on_a_layout_is_a_whole_number_of_replicas():

@@ -20,7 +20,7 @@ from trainbudget.addin.functions.registry import BY_NAME
 from trainbudget.addin.template import budget_sheet
 from trainbudget.calc import runs
 
-LAB = calc.Device("Lab box (measured)", 123.4, memory_gb=96.0, watts=500.0, source="bench run 2026-11-28",
+LAB = calc.Device("Lab box (measured)", 123.4, memory_gib=96.0, watts=500.0, source="bench run 2026-11-28",
                   as_of="2026-11-28")
 TABLE = calc.DeviceTable([*calc.catalog(), LAB])
 INPUT_COLS = ("params", "tokens", "device", "utilization", "devices", "usd_per_device_hour", "pue", "method",

@@ -146,10 +146,10 @@ def _read_devices(path: Path):
 
 def test_update_keeps_fields_the_measurement_does_not_know(built, tmp_path):
     path = Path(shutil.copyfile(built.path, tmp_path / "t.xlsm"))
-    devices_write.upsert_device(path, calc.Device("Lab", 100.0, memory_gb=96, watts=500, source="a", as_of="x"))
+    devices_write.upsert_device(path, calc.Device("Lab", 100.0, memory_gib=96, watts=500, source="a", as_of="x"))
     assert devices_write.upsert_device(path, calc.Device("LAB", 120.0, source="b", as_of="y")) == "updated"
     lab = _read_devices(path).get("lab")
-    assert (lab.tflops, lab.memory_gb, lab.watts, lab.source) == (120.0, 96, 500, "b")
+    assert (lab.tflops, lab.memory_gib, lab.watts, lab.source) == (120.0, 96, 500, "b")
     assert len(_read_devices(path)) == len(calc.catalog()) + 1
 
 

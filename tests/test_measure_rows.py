@@ -34,30 +34,30 @@ def test_unsteady_rate_is_not_called_sustained():
 
 def test_row_carries_memory_watts_and_three_digits():
     m = _measurement(SizeResult(256, 0.20649, 50, 0.05, 1e-7))
-    d = into.as_device(m, "Lab", memory_gb=96.0, watts=350.0)
-    assert (d.tflops, d.memory_gb, d.watts) == (0.206, 96.0, 350.0)
+    d = into.as_device(m, "Lab", memory_gib=96.0, watts=350.0)
+    assert (d.tflops, d.memory_gib, d.watts) == (0.206, 96.0, 350.0)
 
 
 def test_missing_figures_named_with_the_results_they_leave_empty():
     text = hardware.missing_text(None, None)
-    assert "--memory-gb" in text and "Devices needed to fit" in text
+    assert "--memory-gib" in text and "Devices needed to fit" in text
     assert "--watts" in text and "Energy (kWh)" in text
     assert hardware.missing_text(80.0, 700.0) == ""
 
 
 def test_cpu_backend_reads_nothing_it_cannot_know():
     numpy = backends.numpy_backend()
-    assert hardware.memory_gb(numpy) is None and hardware.watts(numpy) is None
+    assert hardware.memory_gib(numpy) is None and hardware.watts(numpy) is None
 
 
 def test_cli_records_given_memory_and_watts(built, tmp_path):
     path = Path(shutil.copyfile(built.path, tmp_path / "TrainingBudget.xlsm"))
     proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "Lab",
-                   "--memory-gb", "64", "--watts", "120")
+                   "--memory-gib", "64", "--watts", "120")
     assert proc.returncode == 0, proc.stderr
     assert "not known" not in proc.stdout
     ws = openpyxl.load_workbook(path)["Devices"]
     row = len(calc.catalog()) + 2
     assert (ws[f"A{row}"].value, ws[f"F{row}"].value, ws[f"H{row}"].value) == ("Lab", 64, 120)
     proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "Lab2")
-    assert "pass --memory-gb" in proc.stdout and "pass --watts" in proc.stdout
+    assert "pass --memory-gib" in proc.stdout and "pass --watts" in proc.stdout

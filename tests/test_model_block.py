@@ -149,7 +149,7 @@ def test_blocks_equal_calc(recalculated, case):
     for part, value in want.items():
         assert _close(parts[part], value / GB), (label, part, parts[part], value / GB)
     assert ws[f"B{total_row - 8}"].value == "divides"
-    device_gb = calc.layouts.GIB * calc.catalog().value(v["device"], "memory_gb") / GB
+    device_gb = calc.layouts.GIB * calc.catalog().value(v["device"], "memory_gib") / GB
     assert _close(ws[f"B{total_row + 1}"].value, device_gb - mem.total / GB)
     note = ws["C" + budget_sheet.REF["params"].replace("$", "")[1:]].value
     assert note.startswith(f"from the architecture below: {p.total:,.0f}")

@@ -15,7 +15,7 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native
 from trainbudget.addin.template import budget_sheet
 
-LAB = calc.Device("Lab box (measured)", 123.4, memory_gb=96.0, watts=500.0, source="bench run 2026-11-28",
+LAB = calc.Device("Lab box (measured)", 123.4, memory_gib=96.0, watts=500.0, source="bench run 2026-11-28",
                   as_of="2026-11-28")
 
 

@@ -172,9 +172,9 @@ def test_devices_table_reordered_and_snake_case_headers(built):
     rows = _table_rows(built.path)
     order = list(reversed(range(len(rows[0]))))
     shuffled = [[row[i] for i in order] for row in rows]
-    shuffled[0] = [{"TFLOPS": "tflops", "Memory GB": "memory_gb"}.get(h, h) for h in shuffled[0]]
+    shuffled[0] = [{"TFLOPS": "tflops", "Memory GB": "memory_gib"}.get(h, h) for h in shuffled[0]]
     table = devices_table.table_from_rows(shuffled)
-    assert table.value(H100) == 989.5 and table.get(H100).memory_gb == 80
+    assert table.value(H100) == 989.5 and table.get(H100).memory_gib == 80
 
 
 def test_devices_table_renamed_rate_column_is_refused(built, monkeypatch):

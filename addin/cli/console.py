@@ -36,6 +36,6 @@ def print_devices(rows: list[dict[str, Any]]) -> None:
     for col in ("Name", "Kind", "TFLOP/s", "Memory GiB", "Watts", "Source"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(r["name"], r["kind"], f"{r['tflops']:,.1f}", f"{r['memory_gb'] or ''}",
+        table.add_row(r["name"], r["kind"], f"{r['tflops']:,.1f}", f"{r['memory_gib'] or ''}",
                       f"{r['watts'] or ''}", r["source"])
     Console().print(table)

@@ -169,7 +169,7 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     else:
         for r in rows:
             click.echo(f"{r['name']:48} {r['tflops']:8.1f} TFLOP/s  {r['kind']:17}  "
-                       f"{r['memory_gb'] or '':>5} GiB  {r['source']}")
+                       f"{r['memory_gib'] or '':>5} GiB  {r['source']}")
 
 
 @cli.command()
@@ -293,17 +293,17 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
 @click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
-@click.option("--memory-gb", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Device memory in GB for --into (default: read from the hardware where the backend can).")
+@click.option("--memory-gib", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Device memory in GiB for --into (default: read from the hardware where the backend can).")
 @click.option("--watts", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Board power in watts for --into (default: the NVML power limit where pynvml is installed).")
 def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
-            name: str | None, memory_gb: float | None, watts: float | None) -> None:
+            name: str | None, memory_gib: float | None, watts: float | None) -> None:
     """Measure this machine's matmul rate (checked against float64) and optionally record it."""
     from ..measure import backends, core, into
 
     core.check_seconds(seconds)  # a bounded, finite budget, checked before anything starts
-    for option, value in (("--memory-gb", memory_gb), ("--watts", watts)):
+    for option, value in (("--memory-gib", memory_gib), ("--watts", watts)):
         if value is not None:
             calc.checks.positive(option, value)  # finite and > 0: inf or nan never reach the table
     if workbook is not None:  # refuse before spending the time budget
@@ -317,16 +317,16 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     if workbook is not None:
         from ..measure import hardware
 
-        memory_gb = memory_gb if memory_gb is not None else hardware.memory_gb(chosen)
+        memory_gib = memory_gib if memory_gib is not None else hardware.memory_gib(chosen)
         watts = watts if watts is not None else hardware.watts(chosen)
-        device = into.as_device(m, name, memory_gb, watts)
+        device = into.as_device(m, name, memory_gib, watts)
         done = into.record(workbook, device)
         from ..ooxml import package
 
         bak = package.real_target(workbook).name + ".bak"
         click.echo(f"{done} {device.name!r} ({device.tflops:.3g} TFLOP/s) in {workbook}; "
                    f"the original is kept as {bak}", err=as_json)
-        missing = hardware.missing_text(memory_gb, watts)
+        missing = hardware.missing_text(memory_gib, watts)
         if missing:
             click.echo(missing, err=as_json)
 

@@ -19,7 +19,7 @@ OPTIMIZER_TABLE = "Optimizers"  # optimizer -> bytes per trainable parameter, on
 # Workbook header of each Device field (the CSV's snake_case names are accepted too on reading).
 HEADERS = {
     "name": "Name", "hardware": "Hardware", "precision": "Precision", "tflops": "TFLOP/s",
-    "kind": "Kind", "memory_gb": "Memory GiB", "memory_tbps": "Memory TB/s", "watts": "Watts",
+    "kind": "Kind", "memory_gib": "Memory GiB", "memory_tbps": "Memory TB/s", "watts": "Watts",
     "usd_per_device_hour": "USD per device-hour", "source": "Source", "as_of": "As of",
     "note": "Note",
 }
@@ -99,11 +99,11 @@ def _devices_needed(exprs: dict[str, str]) -> str:
     memory is the vendor's "80GB" of HBM, which is 80 GiB (2^30 bytes; see calc.devices)."""
     fixed = fold.fold(_render("+".join([unsharded(p) for p in PARTS] + ["{activations}"]), exprs))
     whole = fold.fold(_render("+".join(sharded(p) for p in PARTS), exprs))
-    memory = exprs.get("device:memory_gb") or (
-        f"INDEX({column('memory_gb')},MATCH({exprs['device']},{NAMES},0))")
+    memory = exprs.get("device:memory_gib") or (
+        f"INDEX({column('memory_gib')},MATCH({exprs['device']},{NAMES},0))")
     if fixed == "0":
         return f"MAX(1,ROUNDUP({wrap(whole)}/({wrap(memory)}*2^30)*(1-1E-12),0))"
-    room = f"({_render('{device:memory_gb}', exprs)}*2^30-{wrap(fixed)})"
+    room = f"({_render('{device:memory_gib}', exprs)}*2^30-{wrap(fixed)})"
     return f'IF({room}<=0,"{DOES_NOT_FIT}",MAX(1,ROUNDUP({wrap(whole)}/{room}*(1-1E-12),0)))'
 
 

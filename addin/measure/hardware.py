@@ -1,9 +1,10 @@
 """Memory and board power of the device a backend ran on, where the backend can read them.
 
 CUDA: total memory from `torch.cuda.get_device_properties(0).total_memory` (bytes; reported here
-in GB = 1e9 bytes) and the enforced power limit from NVML (`pynvml`, milliwatts) when pynvml is
-installed. Apple MLX: the unified memory size from `mlx.core.metal.device_info()`. Anything else
-is unknown (None): the user passes --memory-gb / --watts.
+in GiB = 2^30 bytes, as the Devices table's "Memory GiB" column holds) and the enforced power
+limit from NVML (`pynvml`, milliwatts) when pynvml is installed. Apple MLX: the unified memory
+size from `mlx.core.metal.device_info()`. Anything else is unknown (None): the user passes
+--memory-gib / --watts.
 """
 
 from __future__ import annotations
@@ -13,17 +14,17 @@ import importlib.util
 from .backends import Backend
 
 
-def memory_gb(backend: Backend) -> float | None:
-    """The device's memory in GB (1e9 bytes), or None where the backend cannot say."""
+def memory_gib(backend: Backend) -> float | None:
+    """The device's memory in GiB (2^30 bytes), or None where the backend cannot say."""
     try:
         if backend.name == "torch" and backend.device == "cuda":
             import torch
 
-            return torch.cuda.get_device_properties(0).total_memory / 1e9
+            return torch.cuda.get_device_properties(0).total_memory / 2**30
         if backend.name == "mlx":
             import mlx.core as mx
 
-            return float(mx.metal.device_info()["memory_size"]) / 1e9
+            return float(mx.metal.device_info()["memory_size"]) / 2**30
     except Exception:
         return None
     return None
@@ -50,7 +51,7 @@ def missing_text(memory: float | None, power: float | None) -> str:
     """What the recorded row still lacks and which results that leaves empty (empty text if nothing)."""
     lines = []
     if memory is None:
-        lines.append("memory is not known (pass --memory-gb): 'Devices needed to fit' shows #N/A for this device")
+        lines.append("memory is not known (pass --memory-gib): 'Devices needed to fit' shows #N/A for this device")
     if power is None:
         lines.append("board power is not known (pass --watts): 'Energy (kWh)' shows #N/A for this device")
     return "\n".join(lines)

@@ -41,7 +41,7 @@ def text(m: Measurement) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_device(m: Measurement, name: str | None = None, memory_gb: float | None = None,
+def as_device(m: Measurement, name: str | None = None, memory_gib: float | None = None,
               watts: float | None = None) -> calc.Device:
     """The measurement as a Devices row: kind measured, its provenance as the source; the rate
     rounded to three significant digits (the repeats do not support more)."""
@@ -49,7 +49,7 @@ def as_device(m: Measurement, name: str | None = None, memory_gb: float | None =
     sizes = ", ".join(str(s.n) for s in m.sizes)
     note = f"sizes swept: {sizes}" + ("" if m.sustained else f"; not sustained (spread {m.best.spread:.0%})")
     return calc.Device(name=label.strip(), tflops=float(f"{m.best.tflops:.3g}"), kind="measured",
-                       hardware=m.hardware, precision=m.dtype, memory_gb=memory_gb, watts=watts,
+                       hardware=m.hardware, precision=m.dtype, memory_gib=memory_gib, watts=watts,
                        source=m.source(), as_of=m.date, note=note)
 
 

@@ -48,14 +48,14 @@ EXPRS = {**NAMES, "activations": "Activations_GB*1E9"}
 # (name, label, formula, number format).
 HELPERS = (
     ("Rate_TFLOPS", "Device rate (TFLOP/s)", native.lookup("Device", "tflops"), styles.TFLOPS),
-    ("Memory_GB", "Device memory (GiB)", native.lookup("Device", "memory_gb"), styles.GIB),
+    ("Memory_GiB", "Device memory (GiB)", native.lookup("Device", "memory_gib"), styles.GIB),
     ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
     ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
      '0.0 "B"'),
 )
-HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gb": "Memory_GB",
+HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB",
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
                 "_optimizer_bytes": "Optimizer_bytes"}
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
@@ -123,7 +123,7 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     method_trainable = calc.memory.train_memory(v["params"], method=v["method"], trainable=v["trainable"],
                                                 optimizer="sgd", master=False)
     trainable = method_trainable.gradients / calc.memory.GRAD_BYTES
-    values = {"Rate_TFLOPS": table.value(v["device"]), "Memory_GB": table.value(v["device"], "memory_gb"),
+    values = {"Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": table.value(v["device"], "memory_gib"),
               "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
@@ -170,8 +170,8 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     rows += [
         ("Activations per device", "Activations_GB", v["activations"], styles.GB),
         ("Total per device", f"SUM(B{per_part}:B{per_part + len(native.PARTS)})", per_device.total / GB, styles.GB),
-        ("Devices needed to fit", 'IF(Memory_GB-Whole_GB-Activations_GB<=0,'
-         f'"{native.DOES_NOT_FIT}",MAX(1,ROUNDUP(Sharded_GB/(Memory_GB-Whole_GB-Activations_GB)'
+        ("Devices needed to fit", 'IF(Memory_GiB-Whole_GB-Activations_GB<=0,'
+         f'"{native.DOES_NOT_FIT}",MAX(1,ROUNDUP(Sharded_GB/(Memory_GiB-Whole_GB-Activations_GB)'
          '*(1-1E-12),0)))',
          calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"],
                              activations=v["activations"] * GB, table=table, **mem_opts), styles.COUNT),

@@ -2,7 +2,7 @@
 
 Columns are found by header, so a user may reorder them; headers match the template's
 ("TFLOP/s", "Memory GiB", ...; earlier templates' "TFLOPS", "Memory GB") or the catalog CSV's
-names ("tflops", "memory_gb", ...), case- and space-insensitively. Name and TFLOP/s are
+names ("tflops", "memory_gib", ...), case- and space-insensitively. Name and TFLOP/s are
 required; unknown columns are ignored.
 """
 
@@ -30,7 +30,7 @@ def _key(text: Any) -> str:
 
 # Headers earlier templates wrote, still read: "TFLOPS" (now "TFLOP/s") and "Memory GB" (now
 # "Memory GiB": the figure as sold, "80GB" of HBM, is 80 GiB; see calc.devices).
-LEGACY_HEADERS = {"TFLOPS": "tflops", "Memory GB": "memory_gb"}
+LEGACY_HEADERS = {"TFLOPS": "tflops", "Memory GB": "memory_gib", "memory_gb": "memory_gib"}
 _FIELD_BY_HEADER = ({_key(h): f for f, h in native.HEADERS.items()} | {_key(f): f for f in native.HEADERS}
                     | {_key(h): f for h, f in LEGACY_HEADERS.items()})
 

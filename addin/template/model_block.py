@@ -84,7 +84,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: d
     shape = dict(calc.models.model_preset(PRESET).shape)
     arch_end, arch = _architecture(ws, cached, top, shape)
     end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
-                  GIB * table.value(budget["device"], "memory_gb") / GB)
+                  GIB * table.value(budget["device"], "memory_gib") / GB)
     ws.print_area = f"{area}:I{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
 
@@ -212,7 +212,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     rows.append(("Layout_total_GB", "Total per device on this layout (GB)",
                  f"SUM(B{last_part - 4}:B{last_part})", mem.total / GB, styles.GB))
     # The device's memory as physical bytes: its "80GB" of HBM is 80 GiB (calc.layouts.fit_layouts).
-    rows.append((None, "Left free on the device (GB)", "Memory_GB*2^30/1E9-Layout_total_GB",
+    rows.append((None, "Left free on the device (GB)", "Memory_GiB*2^30/1E9-Layout_total_GB",
                  device_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
     text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)

@@ -17,7 +17,7 @@ from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
 
 UDF_MODULE = "trainbudget.addin.udf.udfs"
-DEVICE_FORMATS = {"tflops": styles.TFLOPS, "memory_gb": '#,##0 "GiB"', "memory_tbps": '0.00 "TB/s"',
+DEVICE_FORMATS = {"tflops": styles.TFLOPS, "memory_gib": '#,##0 "GiB"', "memory_tbps": '0.00 "TB/s"',
                   "watts": '#,##0 "W"', "usd_per_device_hour": styles.USD_RATE}
 NEEDS_ADDIN = "needs the add-in"
 # Number format of a Functions-sheet result, by the registry's unit ("table" shows the Hours row):
