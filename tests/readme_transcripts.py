@@ -1,7 +1,7 @@
-"""Re-run every README transcript of a deterministic command and rewrite its output.
+"""Re-run every transcript of a deterministic command in README.md and docs/*.md and rewrite its output.
 
-    python -m tests.readme_transcripts          # rewrite README.md in place
-    python -m tests.readme_transcripts --check  # exit 1 when README.md differs
+    python -m tests.readme_transcripts          # rewrite README.md and docs/*.md in place
+    python -m tests.readme_transcripts --check  # exit 1 when one of them differs
 
 A transcript is a fenced block of lines `$ trainbudget ARGS` (a trailing backslash continues the
 command on the next line) each followed by the command's output (stdout, or stderr when it
@@ -22,6 +22,7 @@ from pathlib import Path
 from tests.conftest import ROOT, run_cli
 
 README = ROOT / "README.md"
+PAGES = (README, *sorted((ROOT / "docs").glob("*.md")))  # every page a user reads
 TEMPLATE = ROOT / "workbook" / "TrainingBudget.xlsm"
 KEPT = ("measure",)  # this machine's speed, 20 s of it: shown as once run
 ON_FILES = ("export", "verify")  # run on a scratch copy of the template
@@ -83,12 +84,18 @@ def regenerate(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = README.read_text("utf-8")
-    fresh = regenerate(text)
-    if "--check" in argv:
-        return 0 if same(fresh, text) else 1
-    README.write_text(fresh, "utf-8")
-    return 0
+    stale = []
+    for page in PAGES:
+        text = page.read_text("utf-8")
+        fresh = regenerate(text)
+        if same(fresh, text):
+            continue
+        stale.append(page.relative_to(ROOT))
+        if "--check" not in argv:
+            page.write_text(fresh, "utf-8")
+    if stale:
+        print(("stale: " if "--check" in argv else "rewrote: ") + ", ".join(map(str, stale)))
+    return 1 if stale and "--check" in argv else 0
 
 
 if __name__ == "__main__":

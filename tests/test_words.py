@@ -21,8 +21,9 @@ def test_cli_output_has_no_jargon(args):
     assert not JARGON.findall(out)
 
 
-def test_readme_and_devices_have_no_jargon():
-    assert not JARGON.findall((ROOT / "README.md").read_text())
+def test_readme_docs_and_devices_have_no_jargon():
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        assert not JARGON.findall(page.read_text()), page.name
     assert not JARGON.findall((ROOT / "calc" / "data" / "devices.csv").read_text())
 
 
