@@ -140,15 +140,16 @@ def _key(text: Any) -> str:
     return "".join(str(text or "").lower().split())
 
 
-def table_from_rows(rows: Any, headers: dict[str, str], required: tuple[str, ...]) -> calc.DeviceTable:
+def table_from_rows(rows: Any, headers: dict[str, str], required: dict[str, str]) -> calc.DeviceTable:
     """A DeviceTable from a Devices range: a header row, then one row per device (empty rows
-    skipped). `headers` maps each accepted header, keyed as _key does, to its Device field."""
+    skipped). `headers` maps each accepted header, keyed as _key does, to its Device field;
+    `required` maps the fields a table must have to the header that names them."""
     rows = _rows(rows) if isinstance(rows, (list, tuple)) else [[rows]]
     fields = [headers.get(_key(h)) for h in rows[0]]
-    for field in required:
+    for field, header in required.items():
         if field not in fields:
             found = ", ".join(str(h) for h in rows[0] if not _empty(h))
-            raise LiteError(f"devices_table has no {field!r} column in its first row (found: {found or 'nothing'})")
+            raise LiteError(f"devices_table has no {header!r} column in its first row (found: {found or 'nothing'})")
     records = ({f: v for f, v in zip(fields, row, strict=False) if f}
                for row in rows[1:] if any(not _empty(v) for v in row))
     return calc.DeviceTable.from_records(records, "devices_table row")
@@ -156,9 +157,9 @@ def table_from_rows(rows: Any, headers: dict[str, str], required: tuple[str, ...
 
 @functools.lru_cache(maxsize=8)
 def _table(frozen: tuple[tuple[Any, ...], ...], headers: tuple[tuple[str, str], ...],
-           required: tuple[str, ...]) -> calc.DeviceTable:
+           required: tuple[tuple[str, str], ...]) -> calc.DeviceTable:
     """The range's devices, then the bundled catalog's (one recalculation reads a table once)."""
-    return table_from_rows(frozen, dict(headers), required).with_fallback(calc.catalog())
+    return table_from_rows(frozen, dict(headers), dict(required)).with_fallback(calc.catalog())
 
 
 def devices_table(value: Any, spec: dict[str, Any]) -> calc.DeviceTable | None:
@@ -166,7 +167,8 @@ def devices_table(value: Any, spec: dict[str, Any]) -> calc.DeviceTable | None:
     if _empty(value):
         return None
     rows = _rows(value) if isinstance(value, (list, tuple)) else [[value]]
-    return _table(tuple(tuple(r) for r in rows), tuple(sorted(spec["headers"].items())), tuple(spec["required"]))
+    return _table(tuple(tuple(r) for r in rows), tuple(sorted(spec["headers"].items())),
+                  tuple(spec["required"].items()))
 
 
 # One call ------------------------------------------------------------------------------------
@@ -181,9 +183,14 @@ def calc_function(target: str) -> Callable[..., Any]:
     return obj
 
 
+def _inputs(fn: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function's calc arguments (all but the devices_table range)."""
+    return [a for a in fn["args"] if a["kind"] != "table"]
+
+
 def _read(fn: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     read = {}
-    for a in fn["args"]:
+    for a in _inputs(fn):
         reader = READERS.get(a["kind"])
         given = values.get(a["name"])
         read[a["name"]] = (reader(a["name"], given) if reader else number_in(a["name"], given, a["required"]))
@@ -195,8 +202,8 @@ def call(fn: dict[str, Any], values: dict[str, Any], spec: dict[str, Any]) -> An
     LiteError (one short line) that Lite shows as #VALUE! with its message."""
     try:
         read = _read(fn, values)
-        positional = [read[a["name"]] for a in fn["args"] if a["required"]]
-        keywords = {a["name"]: read[a["name"]] for a in fn["args"]
+        positional = [read[a["name"]] for a in _inputs(fn) if a["required"]]
+        keywords = {a["name"]: read[a["name"]] for a in _inputs(fn)
                     if not a["required"] and read[a["name"]] is not None}
         if fn["takes_table"]:
             keywords["table"] = devices_table(values.get(spec["table_arg"]), spec)

@@ -59,5 +59,5 @@ def headers() -> dict[str, str]:
 def build() -> dict[str, Any]:
     """The whole spec main.py carries: every function, the table's headers, the does-not-fit text."""
     return {"functions": [function(s) for s in FUNCTIONS], "headers": headers(),
-            "required": list(workbook_devices.REQUIRED_FIELDS), "table_arg": TABLE_ARG,
+            "required": {f: native.HEADERS[f] for f in workbook_devices.REQUIRED_FIELDS}, "table_arg": TABLE_ARG,
             "does_not_fit": native.DOES_NOT_FIT}

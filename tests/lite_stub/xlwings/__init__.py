@@ -96,7 +96,7 @@ def call(module, name, args):
     {"error": message}, which Lite shows as #VALUE! with the message."""
     f = getattr(module, name)
     values = []
-    for a, value in zip(f.__xlfunc__["args"], args):
+    for a, value in zip(f.__xlfunc__["args"], args, strict=True):
         value = _to_scalar(value)
         values.append(a.get("optional") if value is None else value)
     try:
