@@ -44,7 +44,9 @@ def _rows(value: Any) -> list[list[Any]]:
 
 
 def _empty(cell: Any) -> bool:
-    return cell is None or (isinstance(cell, str) and cell == "")
+    """An empty cell: None, "", or Pyodide's JsNull (JavaScript's null from Pyodide 0.28 on,
+    which xlwings turns into None only for a whole argument: udfs_officejs.js_to_none)."""
+    return cell is None or (isinstance(cell, str) and cell == "") or type(cell).__name__ == "JsNull"
 
 
 def _empty_at(name: str, value: Any) -> str | None:

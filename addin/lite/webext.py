@@ -71,7 +71,7 @@ def webextension_xml(files: dict[str, str]) -> bytes:
     for uri, tag in ((CUSTOM_FUNCTIONS_EXT, "containsCustomFunctions"), (FUNCTION_IDS_EXT, "customFunctionIdList")):
         ext = etree.SubElement(ext_list, f"{{{A_NS}}}ext", nsmap={"a": A_NS}, uri=uri)
         etree.SubElement(ext, _we(tag))
-    return package.serialize(root)
+    return package.serialize(root, standalone=True)
 
 
 def taskpanes_xml() -> bytes:
@@ -81,7 +81,7 @@ def taskpanes_xml() -> bytes:
     pane = etree.SubElement(root, f"{{{TP_NS}}}taskpane", dockstate="right", visibility="1", width="438",
                             row="3")
     etree.SubElement(pane, f"{{{TP_NS}}}webextensionref", {f"{{{R_NS}}}id": "rId1"}, nsmap={"r": R_NS})
-    return package.serialize(root)
+    return package.serialize(root, standalone=True)
 
 
 def _relationship(parts: dict[str, bytes], rels: str, rel_type: str, target: str, rid: str | None = None) -> None:
