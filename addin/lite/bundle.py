@@ -11,7 +11,6 @@ runtime.call. Lite runs main.py as module "main" and registers every member that
 
 from __future__ import annotations
 
-import pprint
 from importlib import metadata, resources
 from typing import Any
 
@@ -153,8 +152,20 @@ def declaration(fn: dict[str, Any]) -> str:
     lines += [f"@arg({a['name']!r}, 'raw', doc={a['doc']!r})" for a in fn["args"]]
     params = ", ".join(a["name"] if a["required"] else f"{a['name']}=None" for a in fn["args"])
     lines += [f"def {fn['name']}({params}):", f"    {fn['description']!r}",
-              f"    return _runtime.call(_FUNCTIONS[{fn['name']!r}], locals(), _SPEC)", "", ""]
+              f"    return _runtime.call(_FUNCTIONS[{fn['name']!r}], locals(), _SPEC)", "", "", ""]
     return "\n".join(lines)
+
+
+def runtime_spec(spec: dict[str, Any]) -> str:
+    """`_SPEC = {...}`: what runtime.call reads (the docs live in the @arg lines), one function a line."""
+    lines = ["_SPEC = {"]
+    lines += [f"    {k!r}: {v!r}," for k, v in spec.items() if k != "functions"]
+    lines.append("    'functions': [")
+    for fn in spec["functions"]:
+        slim = {**fn, "args": [{k: v for k, v in a.items() if k != "doc"} for a in fn["args"]]}
+        slim.pop("description")
+        lines.append(f"        {slim!r},")
+    return "\n".join([*lines, "    ],", "}", ""])
 
 
 def main_py() -> str:
@@ -171,7 +182,6 @@ def main_py() -> str:
     body = [head, "from xlwings import arg, func\n", IMPORTER, "\n_SOURCES = {\n"]
     body += [f"    {path!r}: {text!r},\n" for path, text in sources().items()]
     body += ["}\n\n_install()\n\n", f"from {ROOT}.addin.lite import runtime as _runtime  # noqa: E402\n\n",
-             "_SPEC = ", pprint.pformat(spec, width=110, sort_dicts=False), "\n",
-             '_FUNCTIONS = {f["name"]: f for f in _SPEC["functions"]}\n\n\n']
+             runtime_spec(spec), '_FUNCTIONS = {f["name"]: f for f in _SPEC["functions"]}\n\n\n']
     body += [declaration(fn) for fn in spec["functions"]]
     return "".join(body).rstrip() + "\n"
