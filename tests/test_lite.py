@@ -26,7 +26,7 @@ from trainbudget.addin.functions import native
 from trainbudget.addin.functions.registry import FUNCTIONS
 from trainbudget.addin.lite import bundle, runtime, webext, workbook
 from trainbudget.addin.lite import spec as lite_spec
-from trainbudget.addin.ooxml import macrofree, package, partedit
+from trainbudget.addin.ooxml import macrofree, package, partedit, xmlcells
 from trainbudget.addin.template import devices_table
 from trainbudget.addin.udf import cells
 
@@ -292,3 +292,16 @@ def test_command_line_writes_refuses_and_replaces(tmp_path, capsys):
     assert run(cli, ["lite", "--out", str(out), "--force"]) == 0
     assert (tmp_path / "lite.xlsx.bak").read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lite.xlsx", "lite.xlsx.bak"]  # no temporary left
+
+
+def test_a_call_outside_the_functions_sheet_is_found(parts):
+    changed = dict(parts)
+    budget = package.sheet_parts(changed)["Budget"]
+
+    def fn(root):
+        s = xmlcells.Sheet(root)
+        etree.SubElement(s.cell("Z99"), s.q("f")).text = f'TRAIN_HOURS(7E9,1E9,"{H100}")'
+    partedit.change(changed, budget, fn)
+    assert workbook.calls_outside_functions(changed) == ["Budget!Z99"]
+    with pytest.raises(calc.TrainingBudgetError, match="already carries a web add-in"):
+        webext.add_parts(parts, "", "")
