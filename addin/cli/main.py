@@ -389,5 +389,8 @@ def main() -> None:
     sys.exit(run(cli, sys.argv[1:]))
 
 
+cli.add_command(__import__(f"{__package__}.lite", fromlist=["lite"]).lite)  # `trainbudget lite` (cli/lite.py)
+
+
 if __name__ == "__main__":
     main()
