@@ -17,7 +17,6 @@ the prior fitted on every main run. `method="global"` scores the shipped prior o
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -133,7 +132,3 @@ def backtest(runs: Iterable[Run] | None = None, table: DeviceTable | None = None
                              table, goodput))
     return Backtest(tuple(rows), method)
 
-
-def log_ratio(row: BacktestRow) -> float:
-    """log(observed / expected): positive where the run took more hours than predicted."""
-    return math.log(row.observed / row.expected)

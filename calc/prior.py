@@ -11,11 +11,12 @@ Model (calc/ridge.py): ridge regression of log utilization on the device family,
 parameters, log10 devices and MoE. Device generation is the factor that matters: a Hopper run
 reaches about x0.57 of an Ampere run's share of its own peak (the H100's 16-bit peak rose 3.2x
 over the A100's, its memory bandwidth 1.6x). Families with no runs take the nearest
-generation's level (NEAREST). `expected` is exp(prediction); `low` / `high` add the
-7.5th / 92.5th percentiles of the training runs' leave-one-out residuals (numpy's "linear"
-quantile: Hyndman & Fan 1996, "Sample quantiles in statistical packages", definition 7), a
-nominal 85% band; a family with at least BAND_MIN_RUNS runs takes the residuals of its own
-runs (Hopper runs scatter more than Ampere runs), others the residuals of all runs. What
+generation's level (NEAREST). `expected` is exp(prediction). The band is the jackknife+
+interval (Barber, Candes, Ramdas & Tibshirani 2021, "Predictive inference with the
+jackknife+", Annals of Statistics 49(1), §2): the 7.5th / 92.5th percentiles (numpy's
+"linear" quantile: Hyndman & Fan 1996, definition 7) of ŷ₋ᵢ(x) + Rᵢ over the training runs,
+ŷ₋ᵢ the model fitted without run i and Rᵢ its residual on run i: a nominal 85% band that
+widens where the job is far from the runs (a family of one run, an extreme size). What
 the planner does not give (device, size, scale, MoE) is set to the runs' mean and the band's
 residuals are computed the same way, so a vaguer question gets a wider band;
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
@@ -45,11 +46,9 @@ from .runs import Run, implied_utilization, load_runs
 from .schedule import SECONDS_PER_HOUR, TERA
 
 GOODPUT = 0.90          # Llama 3 paper, arXiv:2407.21783, §3.3.4: > 90% effective training time
-BAND = (7.5, 92.5)      # percentiles of the leave-one-out residuals: an 85% band
+BAND = (7.5, 92.5)      # percentiles of the jackknife+ set: a nominal 85% band
 METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices "
-          "and MoE; band: 7.5th-92.5th percentiles of leave-one-out residuals (of the family's runs "
-          "where it has 8 or more)")
-BAND_MIN_RUNS = 8       # a family with this many runs takes its band from its own runs' residuals
+          "and MoE; band: jackknife+ (7.5th-92.5th percentiles of leave-one-out predictions plus residuals)")
 BASELINE = "ampere"     # the family the others are measured against (the most runs)
 COMPARABLE_PEAKS = ("bf16", "fp16")
 
@@ -76,7 +75,7 @@ class UtilizationPrior:
     """Utilization (share of the 16-bit dense peak during compute time) and goodput.
 
     `expected` is the model's prediction for the job `basis` describes; `low` and `high` bound
-    the 85% band of the leave-one-out residuals of the `n_runs` runs it was fitted on.
+    its nominal 85% jackknife+ band over the `n_runs` runs it was fitted on.
     """
 
     low: float
@@ -221,11 +220,9 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
     hidden = frozenset(k for k, v in (("family", level), ("params", params), ("devices", n_dev),
                                       ("moe", is_moe)) if v is None)
     centre = ridge.predict(model.fit, point, hidden)
-    resid = ridge.loo_residuals(model.fit, hidden)
-    same = np.array([q.family == level for q in model.fit.points])
-    if level is not None and same.sum() >= BAND_MIN_RUNS:
-        resid = resid[same]
-    lo, hi = np.percentile(resid, BAND)
+    x = ridge.row(point, model.fit.families, model.fit.means, hidden)
+    spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
+    lo, hi = np.percentile(spread, BAND)
     basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n)
     return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),
                             model.goodput, model.fit.n, basis)
@@ -249,4 +246,4 @@ def _basis(fam: str | None, level: str | None, fam_text: str, params: float | No
     size = "" if params is None else " of " + _decade(params, "", ((1e12, "T"), (1e9, "B"), (1e6, "M")))
     scale = "" if n_dev is None else " on " + _decade(n_dev, " devices", ((1e3, "k"),))
     return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
-            f"log devices, MoE); 85% band from leave-one-out residuals")
+            f"log devices, MoE); 85% band from leave-one-out refits")

@@ -164,9 +164,10 @@ def test_backtest_is_leave_one_out_from_the_other_runs_only():
 def test_backtest_figures_against_the_goals():
     """Issue 18's goals: >= 85% inside, <= 15% median error, <= x2.2 median band, together.
 
-    The ridge prior meets the error and band goals; its inside share is below 85% (about 80%:
-    Llama 3/3.1 8B, GPT-3, TinyLlama, MT-NLG, Nemotron-4 340B and two DeepSeek runs are outside
-    every honest band we tried). This asserts what holds and that it beats the shipped global prior.
+    The ridge prior meets the error and band goals; its inside share is below 85% (80%, 33 of
+    41: Llama 3/3.1 8B, GPT-3, TinyLlama, MT-NLG, Nemotron-4 340B and two DeepSeek runs fall
+    outside every band we tried that stays under x2.2). This asserts what holds and that the
+    prior beats the shipped global percentiles on all three figures.
     """
     ridge_bt, global_bt = calc.backtest(), run_backtest(method="global")
     assert ridge_bt.median_error() <= GOALS["median_error"]
@@ -176,3 +177,18 @@ def test_backtest_figures_against_the_goals():
     assert ridge_bt.median_error() < global_bt.median_error()
     assert ridge_bt.median_width() < global_bt.median_width()
     assert ridge_bt.meets_goals() == (ridge_bt.inside_fraction() >= GOALS["inside_fraction"])
+
+
+def test_band_is_the_jackknife_plus_of_explicit_refits():
+    """low/high = exp(percentiles 7.5/92.5 of y_hat_-i(x) + R_i), each from a refit without run i."""
+    fit = prior._packaged(prior.GOODPUT).fit
+    X = np.array([ridge.row(p, fit.families) for p in fit.points])
+    x = ridge.row(ridge.Point("hopper", math.log10(70e9), math.log10(2048), False), fit.families)
+    values = []
+    for i in range(fit.n):
+        keep = np.arange(fit.n) != i
+        b = _ols(X[keep], fit.y[keep], ridge.PENALTY)
+        values.append(x @ b + (fit.y[i] - X[i] @ b))
+    p = calc.utilization_prior("hopper", active_params=70e9, devices=2048, moe=False)
+    lo, hi = np.percentile(values, [7.5, 92.5])
+    assert (p.low, p.high) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
