@@ -207,9 +207,17 @@ def utilization_prior(device: Any = None, *, active_params: Any = None, devices:
     n_dev = _one("devices", devices, whole)
     is_moe = None if moe is None else flag("moe", moe)
     fam, fam_text = _device_family(device, table)
-    model = _packaged(float(goodput)) if runs is None and table is None else fit_model(runs or load_runs(), table,
-                                                                                         goodput)
-    return _prior(model, fam, fam_text, params, n_dev, is_moe)
+    if runs is None and table is None:
+        return _packaged_prior(float(goodput), fam, fam_text, params, n_dev, is_moe)
+    return _prior(fit_model(load_runs() if runs is None else runs, table, goodput), fam, fam_text, params, n_dev,
+                  is_moe)
+
+
+@functools.lru_cache(maxsize=1024)
+def _packaged_prior(goodput: float, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
+                    is_moe: bool | None) -> UtilizationPrior:
+    """The packaged runs' prior, once per distinct question (a budget of many scenarios asks few)."""
+    return _prior(_packaged(goodput), fam, fam_text, params, n_dev, is_moe)
 
 
 def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,

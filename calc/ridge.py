@@ -50,6 +50,7 @@ class Fit:
     points: tuple[Point, ...]
     y: np.ndarray                  # (n,) log utilization
     means: np.ndarray              # (p,) column means of X (what an unknown feature is set to)
+    X: np.ndarray                  # (n, p) the design
 
     @property
     def n(self) -> int:
@@ -95,7 +96,7 @@ def fit(points: list[Point], y: np.ndarray, baseline: str, penalty: float | None
     lever = np.einsum("ij,jk,ik->i", X, inv, X)
     loo_beta = beta[None, :] - (X @ inv) * (resid / (1.0 - lever))[:, None]
     return Fit(families, baseline, beta, loo_beta, tuple(points), np.asarray(y, dtype=np.float64),
-               X.mean(axis=0))
+               X.mean(axis=0), X)
 
 
 def predict(model: Fit, point: Point, hidden: frozenset[str] = frozenset()) -> float:
@@ -106,5 +107,11 @@ def predict(model: Fit, point: Point, hidden: frozenset[str] = frozenset()) -> f
 def loo_residuals(model: Fit, hidden: frozenset[str] = frozenset()) -> np.ndarray:
     """Each training row's residual against the model fitted without it, predicting with the
     `hidden` features hidden there too (so the band widens with what the planner leaves out)."""
-    X = np.array([row(p, model.families, model.means, hidden) for p in model.points])
+    X = model.X
+    if hidden:
+        X = X.copy()
+        k = len(model.families)
+        cols = {"family": slice(1, 1 + k), "params": 1 + k, "devices": 2 + k, "moe": 3 + k}
+        for name in hidden:
+            X[:, cols[name]] = model.means[cols[name]]
     return model.y - np.einsum("ij,ij->i", X, model.loo_beta)
