@@ -95,7 +95,7 @@ def _utilizations(model: Model, run: Run, table: DeviceTable | None, method: str
         samples = [u for r in others if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None]
         low, mid, high = np.percentile(samples, (10.0, 50.0, 90.0))
         return float(low), float(mid), float(high)
-    p = _prior(model, family(run.device, table), "", run.flops_params, run.devices, run.moe)
+    p = _prior(model, family(run.device, table), "", run.flops_params, run.devices, run.moe, run.tokens)
     return p.low, p.expected, p.high
 
 

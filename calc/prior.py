@@ -8,17 +8,19 @@ FP8 peak and 0.39 of its BF16 peak):
 - only an MFU (steady state): that MFU (on the 6·N·D basis, see calc/runs.py).
 
 Model (calc/ridge.py): ridge regression of log utilization on the device family, log10 active
-parameters, log10 devices and MoE. Device generation is the factor that matters: a Hopper run
-reaches about x0.57 of an Ampere run's share of its own peak (the H100's 16-bit peak rose 3.2x
-over the A100's, its memory bandwidth 1.6x). Families with no runs take the nearest
-generation's level (NEAREST). `expected` is exp(prediction). The band is the jackknife+
-interval (Barber, Candes, Ramdas & Tibshirani 2021, "Predictive inference with the
-jackknife+", Annals of Statistics 49(1), §2): the 7.5th / 92.5th percentiles (numpy's
-"linear" quantile: Hyndman & Fan 1996, definition 7) of ŷ₋ᵢ(x) + Rᵢ over the training runs,
-ŷ₋ᵢ the model fitted without run i and Rᵢ its residual on run i: a nominal 85% band that
-widens where the job is far from the runs (a family of one run, an extreme size). What
-the planner does not give (device, size, scale, MoE) is set to the runs' mean and the band's
-residuals are computed the same way, so a vaguer question gets a wider band;
+parameters, log10 devices, MoE and log10 tokens per active parameter (a planner knows all five;
+in the back-test the last moves inside 83% -> 85%, error 15.5% -> 13.6%, band x2.25 -> x2.20).
+Device generation is the factor that matters: a Hopper run reaches about x0.57 of an Ampere
+run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
+bandwidth 1.6x). Families with no runs take the nearest generation's level (NEAREST). `expected`
+is exp(prediction). The band is the jackknife+ interval (Barber, Candes, Ramdas & Tibshirani
+2021, "Predictive inference with the jackknife+", Annals of Statistics 49(1), §2): the lower and
+upper percentiles (numpy's "linear" quantile: Hyndman & Fan 1996, definition 7) of ŷ₋ᵢ(x) + Rᵢ
+over the training runs, ŷ₋ᵢ the model fitted without run i and Rᵢ its residual on run i; the
+percentiles sit at the finite-sample level 0.85·(1 + 1/n) (about 87% for 40 runs, the conformal
+correction), so the band targets 85% coverage and widens where the job is far from the runs.
+What the planner does not give (device, size, scale, MoE, tokens) is set to the runs' mean and
+the band's residuals are computed the same way, so a vaguer question gets a wider band;
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
 Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
 
@@ -46,9 +48,9 @@ from .runs import Run, implied_utilization, load_runs
 from .schedule import SECONDS_PER_HOUR, TERA
 
 GOODPUT = 0.90          # Llama 3 paper, arXiv:2407.21783, §3.3.4: > 90% effective training time
-BAND = (7.5, 92.5)      # percentiles of the jackknife+ set: a nominal 85% band
-METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices "
-          "and MoE; band: jackknife+ (7.5th-92.5th percentiles of leave-one-out predictions plus residuals)")
+COVERAGE = 0.85         # the band's target; its percentiles sit at the finite-sample level COVERAGE·(1 + 1/n)
+METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices, MoE "
+          "and log10 tokens per param; band: jackknife+ of the leave-one-out refits at 85% coverage")
 BASELINE = "ampere"     # the family the others are measured against (the most runs)
 COMPARABLE_PEAKS = ("bf16", "fp16")
 
@@ -128,7 +130,8 @@ def compute_device_hours(run: Run, utilization: float, table: DeviceTable | None
 def run_point(run: Run, table: DeviceTable | None = None) -> ridge.Point:
     """What the model knows of a published run."""
     return ridge.Point(family(run.device, table), math.log10(run.flops_params),
-                       None if run.devices is None else math.log10(run.devices), run.moe)
+                       None if run.devices is None else math.log10(run.devices), run.moe,
+                       math.log10(run.tokens / run.flops_params))
 
 
 @dataclass(frozen=True)
@@ -193,12 +196,13 @@ def _device_family(device: Any, table: DeviceTable | None) -> tuple[str | None, 
 
 
 def utilization_prior(device: Any = None, *, active_params: Any = None, devices: Any = None, moe: Any = None,
-                      runs: Iterable[Run] | None = None, goodput: float = GOODPUT,
+                      tokens: Any = None, runs: Iterable[Run] | None = None, goodput: float = GOODPUT,
                       table: DeviceTable | None = None) -> UtilizationPrior:
     """Low / expected / high utilization of a 16-bit dense peak for a job, from published runs.
 
     `device`: a device name, hardware name or family ('hopper'); `active_params`: parameters
-    doing the FLOPs (the active ones for MoE); `devices`: how many; `moe`: a mixture of experts.
+    doing the FLOPs (the active ones for MoE); `devices`: how many; `moe`: a mixture of experts;
+    `tokens`: training tokens (read as tokens per active parameter, so it needs `active_params`).
     Each may be None (not known: the band widens). `runs` defaults to the packaged runs.
     """
     if not isinstance(goodput, (int, float)) or isinstance(goodput, bool) or not 0 < goodput <= 1:
@@ -206,32 +210,36 @@ def utilization_prior(device: Any = None, *, active_params: Any = None, devices:
     params = _one("active_params", active_params, positive)
     n_dev = _one("devices", devices, whole)
     is_moe = None if moe is None else flag("moe", moe)
+    n_tok = _one("tokens", tokens, positive)
     fam, fam_text = _device_family(device, table)
     if runs is None and table is None:
-        return _packaged_prior(float(goodput), fam, fam_text, params, n_dev, is_moe)
+        return _packaged_prior(float(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
     return _prior(fit_model(load_runs() if runs is None else runs, table, goodput), fam, fam_text, params, n_dev,
-                  is_moe)
+                  is_moe, n_tok)
 
 
 @functools.lru_cache(maxsize=1024)
 def _packaged_prior(goodput: float, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
-                    is_moe: bool | None) -> UtilizationPrior:
+                    is_moe: bool | None, n_tok: float | None) -> UtilizationPrior:
     """The packaged runs' prior, once per distinct question (a budget of many scenarios asks few)."""
-    return _prior(_packaged(goodput), fam, fam_text, params, n_dev, is_moe)
+    return _prior(_packaged(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
 
 
 def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
-           is_moe: bool | None) -> UtilizationPrior:
+           is_moe: bool | None, n_tok: float | None = None) -> UtilizationPrior:
     level = model.level(fam)
+    per_param = None if n_tok is None or params is None else math.log10(n_tok / params)
     point = ridge.Point(level, None if params is None else math.log10(params),
-                        None if n_dev is None else math.log10(n_dev), is_moe)
+                        None if n_dev is None else math.log10(n_dev), is_moe, per_param)
     hidden = frozenset(k for k, v in (("family", level), ("params", params), ("devices", n_dev),
-                                      ("moe", is_moe)) if v is None)
+                                      ("moe", is_moe), ("tokens", per_param)) if v is None)
     centre = ridge.predict(model.fit, point, hidden)
     x = ridge.row(point, model.fit.families, model.fit.means, hidden)
     spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
-    lo, hi = np.percentile(spread, BAND)
-    basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n)
+    tail = 100 * (1 - min(1.0, COVERAGE * (1 + 1 / model.fit.n))) / 2
+    lo, hi = np.percentile(spread, (tail, 100 - tail))
+    basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n,
+                   None if per_param is None else 10 ** per_param)
     return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),
                             model.goodput, model.fit.n, basis)
 
@@ -247,11 +255,13 @@ def _decade(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> st
 
 
 def _basis(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,
-           is_moe: bool | None, n: int) -> str:
+           is_moe: bool | None, n: int, per_param: float | None = None) -> str:
     """One line: which runs the prior describes, then how it was made."""
     who = fam_text or (NAMES[fam] if fam == level else f"{NAMES[fam]} (no runs; as {NAMES[level]})")
     kind = {None: "", True: " MoE", False: " dense"}[is_moe]
     size = "" if params is None else " of " + _decade(params, "", ((1e12, "T"), (1e9, "B"), (1e6, "M")))
     scale = "" if n_dev is None else " on " + _decade(n_dev, " devices", ((1e3, "k"),))
+    if per_param is not None:
+        scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
     return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
-            f"log devices, MoE); 85% band from leave-one-out refits")
+            f"log devices, MoE, tokens per param); 85% band from leave-one-out refits")
