@@ -208,3 +208,11 @@ def test_band_is_the_jackknife_plus_of_explicit_refits():
     tail = 100 * (1 - 0.85 * (1 + 1 / fit.n)) / 2
     lo, hi = np.percentile(values, [tail, 100 - tail])
     assert (p.low, p.high) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
+
+
+def test_tokens_need_active_params_to_count():
+    """Tokens enter as tokens per active parameter: without active_params they are unknown."""
+    assert calc.utilization_prior(H100, tokens=2e12) == calc.utilization_prior(H100)
+    many = calc.utilization_prior(H100, active_params=8e9, devices=1024, tokens=15e12)
+    few = calc.utilization_prior(H100, active_params=8e9, devices=1024, tokens=160e9)
+    assert many.expected != few.expected and "tokens/param" in many.basis
