@@ -1,12 +1,18 @@
 """Leave-one-out back-test of the utilization prior against the published runs.
 
-For each run, build the prior from all the OTHER runs, predict the run's device-hours
-(low / expected / high = compute hours at the prior's high / expected / low utilization,
-divided by goodput) and compare with what the run reports:
-- a run with reported device-hours: those hours (kind "hours");
-- a run with only a reported MFU: the hours that MFU implies, divided by goodput (kind "mfu").
-Two figures per set: the share of runs inside the low-high band, and the median relative
-error |expected - observed| / observed. The project's goals: at least 0.80 inside, at most 0.25 error.
+For each `use="main"` run, fit the prior on all the OTHER main runs (its band too: the
+leave-one-out residuals inside that fold, so a run never informs its own band), ask it what
+a planner would ask (`utilization_prior` with the run's device, active params, devices where
+published and MoE), and compare the predicted device-hours with what the run gives:
+- a run with reported hours: those hours; predicted = compute hours / goodput for whole-run
+  hours, compute hours for steady-state hours (kind "hours");
+- a run with only an MFU: the compute hours that MFU implies (kind "mfu").
+Per set: the share inside the low-high band, the median relative error
+|expected - observed| / observed, and the median band width high/low hours.
+Goals (issue 18): at least 85% inside, at most 15% error, a band of at most x2.2, together.
+`sensitivity` rows (benchmarks, coarse or second-hand figures) are scored out of sample by
+the prior fitted on every main run. `method="global"` scores the shipped prior of 2026-11
+(10th/50th/90th percentiles of all other runs) for comparison.
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .devices import DeviceTable
-from .prior import GOODPUT, compute_device_hours, run_utilization, utilization_prior
+from .prior import GOODPUT, Model, _prior, compute_device_hours, family, fit_model, run_utilization
 from .runs import Run, load_runs
+
+GOALS = {"inside_fraction": 0.85, "median_error": 0.15, "median_width": 2.2}   # issue 18
+SETS = ("all", "hours", "mfu", "sensitivity")
 
 
 @dataclass(frozen=True)
@@ -26,7 +35,7 @@ class BacktestRow:
     """One run's prediction from the others: device-hours observed and predicted."""
 
     run: str
-    kind: str          # "hours" (reported device-hours) or "mfu" (hours implied by reported MFU)
+    kind: str          # "hours", "mfu" (main runs) or "sensitivity" (scored out of sample)
     observed: float
     low: float
     expected: float
@@ -40,46 +49,86 @@ class BacktestRow:
     def error(self) -> float:
         return abs(self.expected - self.observed) / self.observed
 
+    @property
+    def width(self) -> float:
+        return self.high / self.low
+
 
 @dataclass(frozen=True)
 class Backtest:
-    """All runs' rows and the summary figures per set ('hours', 'all')."""
+    """All runs' rows and the summary figures per set ('all', 'hours', 'mfu', 'sensitivity')."""
 
     rows: tuple[BacktestRow, ...]
+    method: str = "ridge"
 
-    def subset(self, kind: str = "hours") -> list[BacktestRow]:
-        return [r for r in self.rows if kind == "all" or r.kind == kind]
+    def subset(self, kind: str = "all") -> list[BacktestRow]:
+        if kind == "all":
+            return [r for r in self.rows if r.kind != "sensitivity"]
+        return [r for r in self.rows if r.kind == kind]
 
-    def inside_fraction(self, kind: str = "hours") -> float:
+    def inside_fraction(self, kind: str = "all") -> float:
         rows = self.subset(kind)
         return sum(r.inside for r in rows) / len(rows)
 
-    def median_error(self, kind: str = "hours") -> float:
+    def median_error(self, kind: str = "all") -> float:
         return float(np.median([r.error for r in self.subset(kind)]))
+
+    def median_width(self, kind: str = "all") -> float:
+        return float(np.median([r.width for r in self.subset(kind)]))
 
     def summary(self) -> dict[str, dict[str, float]]:
         return {k: {"runs": len(self.subset(k)), "inside_fraction": self.inside_fraction(k),
-                    "median_error": self.median_error(k)} for k in ("hours", "all")}
+                    "median_error": self.median_error(k), "median_width": self.median_width(k)}
+                for k in SETS if self.subset(k)}
+
+    def meets_goals(self, kind: str = "all") -> bool:
+        """All three goals at once on `kind` (default: every main run)."""
+        return (self.inside_fraction(kind) >= GOALS["inside_fraction"]
+                and self.median_error(kind) <= GOALS["median_error"]
+                and self.median_width(kind) <= GOALS["median_width"])
+
+
+def _utilizations(model: Model, run: Run, table: DeviceTable | None, method: str,
+                  others: list[Run], goodput: float) -> tuple[float, float, float]:
+    """(low, expected, high) utilization for `run` from a model that never saw it."""
+    if method == "global":
+        samples = [u for r in others if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None]
+        low, mid, high = np.percentile(samples, (10.0, 50.0, 90.0))
+        return float(low), float(mid), float(high)
+    p = _prior(model, family(run.device, table), "", run.flops_params, run.devices, run.moe, run.tokens)
+    return p.low, p.expected, p.high
+
+
+def _row(run: Run, kind: str, u: tuple[float, float, float], table: DeviceTable | None,
+         goodput: float) -> BacktestRow:
+    base = compute_device_hours(run, 1.0, table)           # hours at utilization 1, no downtime
+    if run.device_hours is not None:
+        observed = run.device_hours
+        g = goodput if run.hours_scope == "whole-run" else 1.0
+    else:
+        observed, g = compute_device_hours(run, run.reported_mfu, table), 1.0
+    low_u, mid_u, high_u = u
+    return BacktestRow(run.run, kind, observed, base / (high_u * g), base / (mid_u * g), base / (low_u * g))
 
 
 def backtest(runs: Iterable[Run] | None = None, table: DeviceTable | None = None,
-             goodput: float = GOODPUT, by_family: bool = False) -> Backtest:
-    """Leave each run out; predict its device-hours from the prior of the others.
-
-    `by_family`: narrow each prior to the left-out run's device family (where MIN_RUNS remain).
-    """
+             goodput: float = GOODPUT, method: str = "ridge") -> Backtest:
+    """Leave each main run out; predict its device-hours from the prior of the other main runs."""
+    if method not in ("ridge", "global"):
+        raise ValueError(f"method must be 'ridge' or 'global' (got {method!r})")
     pool = list(load_runs() if runs is None else runs)
     rows = []
     for i, run in enumerate(pool):
-        if run_utilization(run, table, goodput) is None:
+        if run.use != "main" or run_utilization(run, table, goodput) is None:
             continue
-        if run.device_hours is not None:
-            kind, observed = "hours", run.device_hours
-        else:
-            kind, observed = "mfu", compute_device_hours(run, run.reported_mfu, table) / goodput
-        prior = utilization_prior(run.device if by_family else None, runs=pool[:i] + pool[i + 1:],
-                                  goodput=goodput, table=table)
-        base = compute_device_hours(run, 1.0, table)
-        low, mid, high = base * prior.hour_factors()
-        rows.append(BacktestRow(run.run, kind, observed, float(low), float(mid), float(high)))
-    return Backtest(tuple(rows))
+        others = pool[:i] + pool[i + 1:]
+        model = fit_model(others, table, goodput) if method == "ridge" else None
+        kind = "hours" if run.device_hours is not None else "mfu"
+        rows.append(_row(run, kind, _utilizations(model, run, table, method, others, goodput), table, goodput))
+    full = fit_model(pool, table, goodput) if method == "ridge" else None
+    for run in pool:
+        if run.use == "sensitivity" and run_utilization(run, table, goodput) is not None:
+            rows.append(_row(run, "sensitivity", _utilizations(full, run, table, method, pool, goodput),
+                             table, goodput))
+    return Backtest(tuple(rows), method)
+

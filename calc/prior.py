@@ -1,53 +1,83 @@
-"""A utilization prior from published runs: low / expected / high, and goodput.
+"""A utilization prior from published runs: low / expected / high, and goodput, for the job at hand.
 
-Every published run in `data/runs.csv` gives one utilization sample, all measured against a
-16-bit (BF16/FP16) dense peak so they are comparable (a run against an FP8 peak reads half:
-DeepSeek-V3 is about 0.19 of the H800's FP8 peak and 0.39 of its BF16 peak):
-- a run with reported device-hours (whole run): implied utilization / goodput, since reported
-  hours include restarts and failures (hours = compute hours / goodput);
-- a run with only a reported MFU (steady state): that MFU.
-low / expected / high are the 10th / 50th / 90th percentiles of the samples, numpy's default
-"linear" estimator (Hyndman & Fan 1996, "Sample quantiles in statistical packages", definition 7).
-Low utilization means MORE hours: a range of hours runs (1/(high·g), 1/(expected·g), 1/(low·g)).
+Samples: each `use="main"` run in `data/runs.csv` gives one utilization, a share of the
+16-bit (BF16/FP16) dense peak, so all are comparable (DeepSeek-V3 is about 0.19 of the H800's
+FP8 peak and 0.39 of its BF16 peak):
+- reported whole-run device-hours: implied utilization / goodput (hours include restarts);
+- steady-state hours (derived from throughput, as LLaMA's Table 15): implied utilization;
+- only an MFU (steady state): that MFU (on the 6·N·D basis, see calc/runs.py).
+
+Model (calc/ridge.py): ridge regression of log utilization on the device family, log10 active
+parameters, log10 devices, MoE and log10 tokens per active parameter (a planner knows all five;
+in the back-test the last moves inside 83% -> 85%, error 15.5% -> 13.6%, band x2.25 -> x2.20).
+Device generation is the factor that matters: a Hopper run reaches about x0.57 of an Ampere
+run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
+bandwidth 1.6x). Families with no runs take the nearest generation's level (NEAREST). `expected`
+is exp(prediction). The band is the jackknife+ interval (Barber, Candes, Ramdas & Tibshirani
+2021, "Predictive inference with the jackknife+", Annals of Statistics 49(1), §2): the lower and
+upper percentiles (numpy's "linear" quantile: Hyndman & Fan 1996, definition 7) of ŷ₋ᵢ(x) + Rᵢ
+over the training runs, ŷ₋ᵢ the model fitted without run i and Rᵢ its residual on run i; the
+percentiles sit at the finite-sample level 0.85·(1 + 1/n) (about 87% for 40 runs, the conformal
+correction), so the band targets 85% coverage and widens where the job is far from the runs.
+What the planner does not give (device, size, scale, MoE, tokens) is set to the runs' mean and
+the band's residuals are computed the same way, so a vaguer question gets a wider band;
+`utilization_prior()` with no arguments is the prior of "a published run" in general.
+Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
 
 Goodput (effective training time): Llama Team 2024, "The Llama 3 Herd of Models",
 arXiv:2407.21783, §3.3.4: "higher than 90% effective training time" over a 54-day snapshot with
-466 job interruptions. So reported device-hours = compute hours / 0.90.
+466 job interruptions. So reported whole-run device-hours = compute hours / 0.90.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError
+from . import ridge
+from .checks import TrainingBudgetError, flag, positive, show, whole
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .runs import Run, implied_utilization, load_runs
 from .schedule import SECONDS_PER_HOUR, TERA
 
 GOODPUT = 0.90          # Llama 3 paper, arXiv:2407.21783, §3.3.4: > 90% effective training time
-PERCENTILES = (10.0, 50.0, 90.0)   # low, expected, high
-METHOD = "numpy.percentile 'linear' (Hyndman & Fan 1996, definition 7) of the runs' utilizations"
-MIN_RUNS = 8            # fewest runs a narrowed prior needs; below it the prior uses all runs
-LARGE_SCALE_DEVICES = 1000   # "large" runs: at least this many devices
+COVERAGE = 0.85         # the band's target; its percentiles sit at the finite-sample level COVERAGE·(1 + 1/n)
+METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices, MoE "
+          "and log10 tokens per param; band: jackknife+ of the leave-one-out refits at 85% coverage")
+BASELINE = "ampere"     # the family the others are measured against (the most runs)
 COMPARABLE_PEAKS = ("bf16", "fp16")
 
-# Device families by the hardware name's start (architecture generation).
-FAMILIES = {"A100": "ampere", "H100": "hopper", "H200": "hopper", "H800": "hopper", "B200": "blackwell",
-            "GB200": "blackwell", "V100": "volta", "TPU": "tpu", "MI3": "cdna3", "L40S": "ada",
-            "RTX 4090": "ada", "Gaudi": "gaudi"}
+# Device families by the hardware name's start (architecture generation); first match wins,
+# so "L40S" is tried before "L4" and "MI35" before "MI3".
+FAMILIES = (("A100", "ampere"), ("H100", "hopper"), ("H200", "hopper"), ("H800", "hopper"),
+            ("GB200", "blackwell"), ("GB300", "blackwell"), ("B200", "blackwell"), ("B300", "blackwell"),
+            ("RTX PRO 6000", "blackwell"), ("RTX 5090", "blackwell"), ("V100", "volta"), ("TPU", "tpu"),
+            ("MI35", "cdna4"), ("MI3", "cdna3"), ("L40S", "ada"), ("L4", "ada"), ("RTX 4090", "ada"),
+            ("Gaudi", "gaudi"), ("Trainium", "trainium"), ("M3 Ultra", "apple"), ("M4", "apple"))
+NAMES = {"ampere": "Ampere", "hopper": "Hopper", "blackwell": "Blackwell", "volta": "Volta", "tpu": "TPU",
+         "cdna3": "CDNA 3", "cdna4": "CDNA 4", "ada": "Ada", "gaudi": "Gaudi", "trainium": "Trainium",
+         "apple": "Apple"}
+# A family without runs takes the level of the nearest generation (runs-2026 reference: Blackwell
+# -> Hopper, MI300 -> Hopper): parts of 2022-2025 with 4th/5th-generation matrix units and a
+# peak-to-bandwidth ratio near the H100's go to Hopper; Volta, TPU and Apple go to Ampere.
+NEAREST = {"blackwell": "hopper", "cdna3": "hopper", "cdna4": "hopper", "ada": "hopper", "gaudi": "hopper",
+           "trainium": "hopper", "volta": "ampere", "tpu": "ampere", "apple": "ampere", "hopper": "ampere",
+           "ampere": "hopper"}
 
 
 @dataclass(frozen=True)
 class UtilizationPrior:
     """Utilization (share of the 16-bit dense peak during compute time) and goodput.
 
-    `low`, `expected`, `high` are the 10th, 50th and 90th percentiles of `n_runs` runs
-    selected as `basis` says.
+    `expected` is the model's prediction for the job `basis` describes; `low` and `high` bound
+    its nominal 85% jackknife+ band over the `n_runs` runs it was fitted on.
     """
 
     low: float
@@ -70,23 +100,24 @@ class UtilizationPrior:
 def family(name: str, table: DeviceTable | None = None) -> str:
     """The family ('ampere', 'hopper', 'tpu', ...) of a device name, hardware name or family."""
     text = name.strip()
-    if text.lower() in FAMILIES.values():
+    if text.lower() in NAMES:
         return text.lower()
     with contextlib.suppress(TrainingBudgetError):
-        text = (catalog() if table is None else table).get(text).hardware
-    for prefix, fam in FAMILIES.items():
+        text = (catalog() if table is None else table).get(text).hardware or text
+    for prefix, fam in FAMILIES:
         if text.upper().startswith(prefix.upper()):
             return fam
-    raise TrainingBudgetError(f"family: no device family for {name!r} (known: {sorted(set(FAMILIES.values()))})")
+    raise TrainingBudgetError(f"family: no device family for {show(name)} (known: {', '.join(sorted(NAMES))})")
 
 
 def run_utilization(run: Run, table: DeviceTable | None = None, goodput: float = GOODPUT) -> float | None:
-    """A run's utilization sample: implied / goodput where hours are published, else its MFU."""
+    """A run's utilization sample: implied (/ goodput for whole-run hours) where hours are
+    published, else its MFU; None for a run measured against a peak that is not 16-bit."""
     if run.peak_precision not in COMPARABLE_PEAKS:
         return None
     implied = implied_utilization(run, table)
     if implied is not None:
-        return implied / goodput
+        return implied / goodput if run.hours_scope == "whole-run" else implied
     return run.reported_mfu
 
 
@@ -96,43 +127,141 @@ def compute_device_hours(run: Run, utilization: float, table: DeviceTable | None
     return float(train_flops(run.flops_params, run.tokens)) / (peak * utilization * SECONDS_PER_HOUR)
 
 
-def _select(runs: Iterable[Run], fam: str | None, min_devices: float | None,
-            table: DeviceTable | None) -> list[Run]:
-    chosen = list(runs)
-    if fam is not None:
-        chosen = [r for r in chosen if family(r.device, table) == fam]
-    if min_devices is not None:
-        chosen = [r for r in chosen if r.devices is not None and r.devices >= min_devices]
-    return chosen
+def run_point(run: Run, table: DeviceTable | None = None) -> ridge.Point:
+    """What the model knows of a published run."""
+    return ridge.Point(family(run.device, table), math.log10(run.flops_params),
+                       None if run.devices is None else math.log10(run.devices), run.moe,
+                       math.log10(run.tokens / run.flops_params))
 
 
-def utilization_prior(device_family: str | None = None, *, min_devices: float | None = None,
-                      runs: Iterable[Run] | None = None, goodput: float = GOODPUT,
+@dataclass(frozen=True)
+class Model:
+    """The fitted prior: the ridge fit and the families that have runs."""
+
+    fit: ridge.Fit
+    goodput: float
+
+    def level(self, fam: str | None) -> str | None:
+        """`fam`, or the nearest generation with runs (None: unknown family)."""
+        seen = set()
+        while fam is not None and fam != self.fit.baseline and fam not in self.fit.families:
+            if fam in seen or fam not in NEAREST:
+                return self.fit.baseline
+            seen.add(fam)
+            fam = NEAREST[fam]
+        return fam
+
+
+def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: float = GOODPUT) -> Model:
+    """The prior's model fitted on the `use="main"` runs among `runs` that give a sample."""
+    points, ys = [], []
+    for r in runs:
+        if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None:
+            points.append(run_point(r, table))
+            ys.append(math.log(u))
+    if len(points) < 8:
+        raise TrainingBudgetError(f"utilization_prior needs at least 8 runs with hours or MFU (got {len(points)})")
+    return Model(ridge.fit(points, np.array(ys), BASELINE), goodput)
+
+
+@functools.lru_cache(maxsize=4)
+def _packaged(goodput: float) -> Model:
+    return fit_model(load_runs(), None, goodput)
+
+
+def _one(name: str, value: Any, check) -> float | None:
+    """A scalar argument checked by `check`, or None; an array of one element reads as that element."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple, np.ndarray)) and np.size(value) != 1:
+        raise TrainingBudgetError(f"utilization_prior: {name} must be one number (got {show(value)})")
+    got = check(name, value)
+    return float(np.reshape(got, -1)[0]) if isinstance(got, np.ndarray) else float(got)
+
+
+def _device_family(device: Any, table: DeviceTable | None) -> tuple[str | None, str]:
+    """(family or None, how the basis names it) for `device`: a name, a family, a rate or None."""
+    if device is None:
+        return None, "Published"
+    if isinstance(device, (bool, np.bool_)) or not isinstance(device, (str, int, float, np.floating, np.integer)):
+        raise TrainingBudgetError(f"utilization_prior: device must be a device name or family (got {show(device)})")
+    if not isinstance(device, str):
+        positive("device", device)
+        return None, f"Published (family of a {show(device)} TFLOP/s device unknown)"
+    try:
+        return family(device, table), ""
+    except TrainingBudgetError:
+        (catalog() if table is None else table).get(device)  # unknown name: the closest known ones
+        return None, f"Published (family of {device.strip()} unknown)"
+
+
+def utilization_prior(device: Any = None, *, active_params: Any = None, devices: Any = None, moe: Any = None,
+                      tokens: Any = None, runs: Iterable[Run] | None = None, goodput: float = GOODPUT,
                       table: DeviceTable | None = None) -> UtilizationPrior:
-    """Low / expected / high utilization (10th / 50th / 90th percentiles) from published runs.
+    """Low / expected / high utilization of a 16-bit dense peak for a job, from published runs.
 
-    `device_family` ('ampere', 'hopper', a device or hardware name) and `min_devices` (e.g. 1000
-    for large runs) narrow the runs used, where at least MIN_RUNS (8) runs remain; otherwise the
-    prior falls back to all runs and `basis` says so. `runs` defaults to the packaged runs.
+    `device`: a device name, hardware name or family ('hopper'); `active_params`: parameters
+    doing the FLOPs (the active ones for MoE); `devices`: how many; `moe`: a mixture of experts;
+    `tokens`: training tokens (read as tokens per active parameter, so it needs `active_params`).
+    Each may be None (not known: the band widens). `runs` defaults to the packaged runs.
     """
-    if not 0 < goodput <= 1:
-        raise TrainingBudgetError(f"goodput must be in (0, 1] (got {goodput!r})")
-    pool = list(load_runs() if runs is None else runs)
-    fam = None if device_family is None else family(device_family, table)
-    wanted = " and ".join(s for s in (fam and f"family {fam}",
-                                      min_devices is not None and f">= {min_devices:g} devices") if s)
-    chosen = _select(pool, fam, min_devices, table) if wanted else pool
-    samples = _samples(chosen, table, goodput)
-    basis = f"runs with {wanted}" if wanted else "all runs"
-    if wanted and len(samples) < MIN_RUNS:
-        basis = f"all runs (only {len(samples)} with {wanted}, fewer than {MIN_RUNS})"
-        samples = _samples(pool, table, goodput)
-    if len(samples) < 2:
-        raise TrainingBudgetError(f"utilization_prior needs at least 2 runs with hours or MFU (got {len(samples)})")
-    low, mid, high = np.percentile(np.array(samples), PERCENTILES)
-    return UtilizationPrior(float(low), float(mid), float(high), goodput, len(samples), basis)
+    if not isinstance(goodput, (int, float)) or isinstance(goodput, bool) or not 0 < goodput <= 1:
+        raise TrainingBudgetError(f"goodput must be in (0, 1] (got {show(goodput)})")
+    params = _one("active_params", active_params, positive)
+    n_dev = _one("devices", devices, whole)
+    is_moe = None if moe is None else flag("moe", moe)
+    n_tok = _one("tokens", tokens, positive)
+    fam, fam_text = _device_family(device, table)
+    if runs is None and table is None:
+        return _packaged_prior(float(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
+    return _prior(fit_model(load_runs() if runs is None else runs, table, goodput), fam, fam_text, params, n_dev,
+                  is_moe, n_tok)
 
 
-def _samples(runs: Iterable[Run], table: DeviceTable | None, goodput: float) -> list[float]:
-    return [u for r in runs if (u := run_utilization(r, table, goodput)) is not None]
+@functools.lru_cache(maxsize=1024)
+def _packaged_prior(goodput: float, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
+                    is_moe: bool | None, n_tok: float | None) -> UtilizationPrior:
+    """The packaged runs' prior, once per distinct question (a budget of many scenarios asks few)."""
+    return _prior(_packaged(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
 
+
+def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
+           is_moe: bool | None, n_tok: float | None = None) -> UtilizationPrior:
+    level = model.level(fam)
+    per_param = None if n_tok is None or params is None else math.log10(n_tok / params)
+    point = ridge.Point(level, None if params is None else math.log10(params),
+                        None if n_dev is None else math.log10(n_dev), is_moe, per_param)
+    hidden = frozenset(k for k, v in (("family", level), ("params", params), ("devices", n_dev),
+                                      ("moe", is_moe), ("tokens", per_param)) if v is None)
+    centre = ridge.predict(model.fit, point, hidden)
+    x = ridge.row(point, model.fit.families, model.fit.means, hidden)
+    spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
+    tail = 100 * (1 - min(1.0, COVERAGE * (1 + 1 / model.fit.n))) / 2
+    lo, hi = np.percentile(spread, (tail, 100 - tail))
+    basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n,
+                   None if per_param is None else 10 ** per_param)
+    return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),
+                            model.goodput, model.fit.n, basis)
+
+
+def _decade(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> str:
+    lo = 10 ** math.floor(math.log10(value))
+    def text(v: float) -> str:
+        for scale, suffix in names:
+            if v >= scale:
+                return f"{v / scale:g}{suffix}"
+        return f"{v:g}"
+    return f"{text(lo)}-{text(lo * 10)}{unit}"
+
+
+def _basis(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,
+           is_moe: bool | None, n: int, per_param: float | None = None) -> str:
+    """One line: which runs the prior describes, then how it was made."""
+    who = fam_text or (NAMES[fam] if fam == level else f"{NAMES[fam]} (no runs; as {NAMES[level]})")
+    kind = {None: "", True: " MoE", False: " dense"}[is_moe]
+    size = "" if params is None else " of " + _decade(params, "", ((1e12, "T"), (1e9, "B"), (1e6, "M")))
+    scale = "" if n_dev is None else " on " + _decade(n_dev, " devices", ((1e3, "k"),))
+    if per_param is not None:
+        scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
+    return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
+            f"log devices, MoE, tokens per param); 85% band from leave-one-out refits")

@@ -9,7 +9,10 @@ import pytest
 from trainbudget import calc
 
 REQUIRED_HARDWARE = ["A100 SXM 80GB", "H100 SXM", "H100 PCIe", "H200 SXM", "B200", "GB200 (per GPU)",
-                     "L40S", "RTX 4090", "MI300X", "MI325X", "TPU v5e", "TPU v5p", "TPU v6e", "Gaudi 3"]
+                     "L40S", "RTX 4090", "MI300X", "MI325X", "TPU v5e", "TPU v5p", "TPU v6e", "Gaudi 3",
+                     # the 2026 parts (accuracy review 2026-11-30, section 1b) and Gopher's TPU v3
+                     "B300", "GB300 (per GPU)", "RTX 5090", "RTX PRO 6000 Blackwell", "MI355X", "MI350X", "TPU7x",
+                     "Trainium2", "Trainium3", "Gaudi 3 PCIe", "H100 NVL", "L4", "TPU v3", "M3 Ultra"]
 
 
 @pytest.fixture(scope="module")
@@ -48,14 +51,15 @@ def test_required_hardware_has_bf16_rate(rows):
     for hw in REQUIRED_HARDWARE:
         bf16 = [r for r in rows if r["hardware"] == hw and r["precision"] == "bf16"]
         assert bf16, hw
-        assert bf16[0]["memory_gib"], hw
+        assert bf16[0]["memory_gib"] and bf16[0]["memory_tbps"], hw
 
 
 def test_sparsity_halved_where_noted(rows):
     halved = [r for r in rows if "with sparsity, halved" in r["note"]]
     assert len(halved) >= 15
     for r in halved:
-        sparse = float(re.search(r"([\d,.]+) TFLOPS with sparsity", r["note"]).group(1).replace(",", ""))
+        number, unit = re.search(r"([\d,.]+) ([TP])FLOPS with sparsity, halved", r["note"]).groups()
+        sparse = float(number.replace(",", "")) * (1000 if unit == "P" else 1)
         assert float(r["tflops"]) == pytest.approx(sparse / 2, rel=0.001), r["name"]
 
 
@@ -72,3 +76,28 @@ def test_user_csv_and_checks(tmp_path):
     path.write_text("name,tflops,source\nbox,50,x\nBOX,60,y\n")
     with pytest.raises(calc.TrainingBudgetError, match="duplicate device name"):
         calc.load_devices(path)
+
+
+def test_second_hand_figures_say_so(rows):
+    """NVIDIA and AMD pages were not readable here: rows from copies say '2nd-hand'."""
+    for r in rows:
+        if r["as_of"] >= "2026-11-30" and r["hardware"].startswith(("B300", "GB300", "RTX 5090", "RTX PRO", "MI35",
+                                                                     "H100 NVL", "L4", "Gaudi 3 PCIe")):
+            assert "2nd-hand" in r["source"], r["name"]
+
+
+def test_b200_bandwidth_settled_and_m3_ultra_usable(rows):
+    b200 = [r for r in rows if r["hardware"] == "B200"]
+    assert {r["memory_tbps"] for r in b200} == {"7.7"}
+    assert all("7,680-bit" in r["source"] for r in b200)
+    m3 = calc.catalog().get("M3 Ultra, PyTorch MPS bf16 matmul (measured)")
+    assert m3.memory_gib == 96 and m3.memory_tbps == 0.819
+    assert calc.devices_needed(7e9, m3.name) >= 1
+
+
+def test_tpu_v3_is_gophers_device():
+    v3 = calc.catalog().get("TPU v3, BF16, dense")
+    assert (v3.tflops, v3.memory_gib, v3.memory_tbps) == (123, 32, 0.9)
+    (gopher,) = [r for r in calc.runs.load_runs() if r.run.startswith("Gopher")]
+    assert gopher.device == v3.name and gopher.use == "main"
+    assert calc.runs.implied_utilization(gopher) == pytest.approx(0.302, abs=0.001)

@@ -65,3 +65,37 @@ def test_runs_command_json():
     rows = json.loads(run_cli("runs", "--json", check=True).stdout)
     assert [r["run"] for r in rows] == [r.run for r in runs.load_runs()]
     assert all(r["source"] for r in rows)
+
+
+def test_columns_keep_the_kinds_of_evidence_apart():
+    rows = _csv("runs.csv")
+    assert len(rows) >= 50
+    for r in rows:
+        assert r["use"] in ("main", "sensitivity", "no"), r["run"]
+        assert r["tier"] in ("A", "B", "C"), r["run"]
+        assert r["hours_kind"] in (("stated", "derived") if r["device_hours"] else ("",)), r["run"]
+        if not r["device_hours"]:
+            assert r["hours_scope"] == "steady-state", r["run"]   # an MFU is a steady-state figure
+    assert sum(r["use"] == "main" for r in rows) >= 40
+
+
+def test_the_corrections_of_2026_11_30_are_applied():
+    by = {r.run: r for r in runs.load_runs()}
+    assert "MPT-30B" not in by                                           # ran on A100-40GB; no usable figure
+    assert by["OPT-175B"].tokens == 300e9 and by["OPT-175B"].reported_mfu == pytest.approx(0.345)
+    assert by["PaLM 540B"].device_hours == 6144 * 1200 + 3072 * 336 and by["PaLM 540B"].hours_scope == "whole-run"
+    assert by["PaLM 540B"].reported_mfu == 0.457                         # without attention (6ND basis)
+    assert {by[f"LLaMA {s}"].hours_scope for s in ("7B", "13B", "33B", "65B")} == {"steady-state"}
+    assert (by["MT-NLG 530B"].devices, by["MT-NLG 530B"].reported_mfu) == (2240, 0.297)
+    assert (by["Nemotron-4 15B"].params, by["Nemotron-4 15B"].devices) == (15.7e9, 2304)
+    assert by["Llama 3.1 405B"].reported_mfu == 0.41 and by["Mamba2-Hybrid 8B"].devices == 1024
+    assert by["Falcon-180B"].tier == "B" and by["GPT-3 175B"].device_hours is None
+    assert by["DeepSeek-V3"].moe and not by["Llama 2 7B"].moe
+
+
+def test_excluded_runs_are_not_samples():
+    from trainbudget.calc import prior
+    main = {r.run for r in runs.load_runs() if r.use == "main"}
+    assert {"Llama 3.2 1B", "Llama 3.2 3B", "Pythia 70M", "Llama 4 Behemoth"}.isdisjoint(main)
+    assert prior._packaged(prior.GOODPUT).fit.n == sum(prior.run_utilization(r) is not None
+                                                        for r in runs.load_runs() if r.use == "main")
