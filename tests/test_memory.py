@@ -60,9 +60,10 @@ def test_activations_add_to_total():
 
 
 def _korthikanti(s, b, h, a, t, L, sp, mode):
-    if mode == "full":  # each layer's input; sequence parallelism shards it over t (§4.2.2)
-        return L * 2 * s * b * h / (t if sp else 1)
     dense = 34 / t if sp else 10 + 24 / t
+    if mode == "full":  # each layer's input; sequence parallelism shards it over t (§4.2.2),
+        #                 plus one layer's whole working set while it is recomputed (Chen 2016)
+        return L * 2 * s * b * h / (t if sp else 1) + s * b * h * (dense + 5 * a * s / (h * t))
     scores = 0 if mode == "selective" else 5 * a * s / (h * t)
     return L * s * b * h * (dense + scores)
 
@@ -186,7 +187,8 @@ def test_pipeline_first_stage_holds_all_layers_worth_and_logits_are_counted():
     layers = L * s * b * h * 34 / t
     pp1 = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", vocab=v)
-    assert pp1 == pytest.approx(layers + s * b * h / t + 4 * s * b * h / t * (1 + v / h))
+    # final norm and projection inputs 4·s·b·h/t; 10 B per logit element: bf16 + fp32 upcast + fp32 grad
+    assert pp1 == pytest.approx(layers + s * b * h / t + 4 * s * b * h / t + 10 * s * b * v / t)
     pp4 = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", pipeline_parallel=4)
     assert pp4 == pytest.approx(layers)  # 4 micro-batches in flight x L/4 layers (§4.2.3)
@@ -238,9 +240,9 @@ def test_full_recompute_activations_equal_llm_analysis(t):
                     parallelism_config=ParallelismConfig(tp_size=t, sp_size=t))
     oracle = a.get_activation_memory_per_layer(2, 2048, is_inference=False,
                                                activation_recomputation=ActivationRecomputation.FULL)
-    ours = calc.activation_bytes(1, 4096, 32, 2048, 2, recompute="full", tensor_parallel=t,
-                                 sequence_parallel=True)
-    assert ours == pytest.approx(oracle, rel=1e-12)
+    stored = [calc.activation_bytes(n, 4096, 32, 2048, 2, recompute="full", tensor_parallel=t,
+                                    sequence_parallel=True) for n in (1, 2)]
+    assert stored[1] - stored[0] == pytest.approx(oracle, rel=1e-12)  # one more stored input
 
 
 # --- train_memory takes the activation shape and sequence parallelism (issue 12's signature) --
@@ -263,9 +265,12 @@ def test_shape_gives_activations_on_the_same_layout(layout, sp, extra):
 
 
 def test_sequence_parallel_divides_full_recompute_by_tensor_parallel():
-    on, off = (calc.train_memory(70e9, devices=8, tensor_parallel=8, sequence_parallel=sp,
-                                 recompute="full", **_SHAPE).activations for sp in (True, False))
-    assert off == pytest.approx(8 * on, rel=1e-12)
+    def stored(sp):  # the stored layer inputs: 32 layers less 16 (the working set cancels)
+        return [calc.train_memory(70e9, devices=8, tensor_parallel=8, sequence_parallel=sp,
+                                  recompute="full", **{**_SHAPE, "n_layers": n}).activations
+                for n in (32, 16)]
+    on, off = stored(True), stored(False)
+    assert off[0] - off[1] == pytest.approx(8 * (on[0] - on[1]), rel=1e-12)
 
 
 def test_shape_broadcasts_over_layouts():

@@ -89,7 +89,7 @@ def _write(tmp_path, **changes):
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    ({"model_type": "deepseek_v3"}, "model_type must be one of"),
+    ({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}, "model_type must be one of"),
     ({"q_lora_rank": 1536}, "fields not understood: q_lora_rank"),
     ({"attention_bias": True}, "attention_bias true is not modelled"),
     ({"hidden_size": "4096"}, "hidden_size must be a whole number"),
