@@ -72,7 +72,7 @@ HARMLESS = frozenset({
     # gpt_oss
     "swiglu_limit", "initial_context_length", "experts_per_token",
     # llama4
-    "no_rope_layers", "attention_chunk_size", "use_qk_norm", "attn_temperature_tuning",
+    "no_rope_layers", "no_rope_layer_interval", "attention_chunk_size", "use_qk_norm", "attn_temperature_tuning",
     "floor_scale", "attn_scale", "moe_layers", "router_dtype", "for_llm_compressor",
     "image_token_id", "boi_token_id", "eoi_token_id", "multi_modal_projector_bias",
     "projector_hidden_act",

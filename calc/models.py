@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, flag, out, pick, show, whole
+from .checks import TrainingBudgetError, broadcasts, flag, out, pick, show, whole
 
 DEFAULT_VOCAB = 32000  # Llama 1/2 and Mistral tokenizers (Touvron et al. 2023, §2.1)
 
@@ -84,6 +84,7 @@ class ParamBreakdown:
         return asdict(self)
 
 
+@broadcasts
 def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any = None,
                  head_dim: Any = None, ffn_dim: Any = None, gated_mlp: bool = True,
                  vocab: Any = DEFAULT_VOCAB, tied_embeddings: bool = False, n_experts: Any = 1,
@@ -204,8 +205,11 @@ for _f in (params_total, params_active):
 # --- presets -------------------------------------------------------------------------------
 
 SHAPE_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "vocab",
-                "n_experts", "top_k", "n_shared_experts", "moe_ffn_dim", "dense_layers")
+                "n_experts", "top_k", "n_shared_experts", "moe_ffn_dim", "dense_layers",
+                "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                "norms_per_layer", "moe_every")
 FLAGS = ("gated_mlp", "tied_embeddings", "qkv_bias", "qk_norm")
+EXTRA_FLAGS = ("attention_bias", "attention_sinks", "expert_bias", "router_bias")  # set only when true
 
 
 @dataclass(frozen=True)
@@ -239,10 +243,15 @@ def _preset(row: dict[str, str]) -> ModelPreset:
     shape: dict[str, Any] = {}
     if row["n_layers"].strip():
         for key in SHAPE_FIELDS:
-            if row[key].strip():
+            if (row.get(key) or "").strip():
                 shape[key] = int(row[key])
         for key in FLAGS:
             shape[key] = row[key].strip().lower() == "true"
+        if row["qk_norm"].strip().lower() == "full":
+            shape["qk_norm"] = "full"
+        for key in EXTRA_FLAGS:
+            if (row.get(key) or "").strip().lower() == "true":
+                shape[key] = True
     return ModelPreset(name=row["name"], shape=shape,
                        published_total_params=float(row["published_total_params"]),
                        published_active_params=float(row["published_active_params"]),
