@@ -145,7 +145,7 @@ def _options(name: str, value: Any, default: tuple, allowed: tuple | None = None
     if not items:
         raise TrainingBudgetError(f"{name} must name at least one value (got {show(value)})")
     if allowed is not None:
-        if all(isinstance(v, str) for v in items):
+        if all(isinstance(v, str) for v in items) and all(isinstance(a, str) for a in allowed):
             return tuple(dict.fromkeys(choice(name, v, allowed) for v in items))
         ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v in allowed for v in items)
         if not ok:
