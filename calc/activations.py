@@ -109,7 +109,10 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     gated = flag("gated_mlp", gated_mlp)
     hd = _width("head_dim", head_dim, h / a)
     q = a * hd
-    kv = _width("n_kv_heads", n_kv_heads, a) * hd
+    n_kv = _width("n_kv_heads", n_kv_heads, a)
+    if n_kv_heads is not None:
+        divides("n_kv_heads", n_kv, "n_heads", a)
+    kv = n_kv * hd
     f = _width("ffn_dim", ffn_dim, 4.0 * h)
     inner = 6.0 if gated else 4.0
     sb = s * b
