@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,12 @@ def _read(path: Any) -> dict[str, Any]:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise TrainingBudgetError(f"config must be a path to a config.json (got {show(path)})")
     p = Path(path)
+    try:  # a FIFO or device would block open() itself: look before reading
+        regular = stat.S_ISREG(p.stat().st_mode)
+    except OSError:
+        regular = True  # read_text says why it cannot be read
+    if not regular:
+        raise TrainingBudgetError(f"config {str(p)!r}: not a regular file")
     try:
         data = json.loads(read_text(p, "config", MAX_CONFIG_BYTES))
     except RecursionError:

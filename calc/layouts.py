@@ -69,8 +69,9 @@ class Layouts:
     sizes), zero (stage), micro_batch; recompute (text). Bytes per device (busiest device):
     weights, gradients, optimizer, master, activations, total; headroom = usable - total.
     `memory_bytes` the usable capacity (`reported_bytes` - `reserve_bytes`). When nothing fits,
-    `nearest` is the layout with the fewest bytes and `would_fit` the catalog hardware whose
-    usable memory holds it.
+    `nearest` is the layout with the fewest bytes, `would_fit` the catalog hardware whose
+    usable memory holds it, and `devices_to_fit` the fewest devices (`devices` doubled, up to
+    MAX_FIT_DEVICES) on which some layout fits this device (None if none does).
     """
 
     tensor: np.ndarray
@@ -94,6 +95,7 @@ class Layouts:
     reserve_bytes: float = 0.0
     nearest: dict[str, Any] | None = None
     would_fit: tuple[str, ...] = field(default=())
+    devices_to_fit: int | None = None
 
     def __len__(self) -> int:
         return int(self.total.shape[0])
@@ -200,38 +202,43 @@ def _activation_shape(shape: dict[str, Any]) -> dict[str, Any]:
     return opts
 
 
-def _evaluate(preset: ModelPreset, grid: tuple[np.ndarray, ...], o: dict[str, Any]) -> dict[str, Any]:
-    """Bytes per device for every candidate (arrays)."""
+def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple, modes: tuple,
+              batches: tuple, o: dict[str, Any]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Bytes per device of every candidate (T, P, V, C, E, D: K of them) with every ZeRO stage,
+    recompute mode and micro-batch: arrays of shape (stages, modes, batches, K), and the mask
+    of real ones (with one replica ZeRO has nothing to shard: only the lowest stage). States
+    do not depend on recompute or micro-batch, nor activations on ZeRO, so each is computed on
+    its own axes and broadcast."""
     shape = preset.shape
-    T, P, V, C, E, D, Z, R, M = grid
+    T, P, V, C, E, D = cands
     L = shape["n_layers"]
-    stage = -(-L // P)
-    L_eff = stage * P                                  # busiest stage holds ceil(L/p) layers
+    L_eff = -(-L // P) * P                             # busiest stage holds ceil(L/p) layers
     b = model_params(**shape)
     moe = shape.get("n_experts", 1) > 1
     stage_p = float(shape["vocab"] * shape["d_model"])
     scale = L_eff / L
-    experts = (b.experts if moe else 0.0) * scale
     act_opts = _activation_shape(shape)
     if moe:
         n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
         act_opts["moe_layers"] = np.minimum(np.ceil(n_moe * scale), L_eff)
-    act = np.zeros(T.shape)
-    for mode in set(R.tolist()):                       # one pass per recompute mode
-        on = mode == R
-        pick = {k: (v[on] if isinstance(v, np.ndarray) and v.shape == T.shape else v)
-                for k, v in act_opts.items()}
-        act[on] = activation_bytes(
-            L_eff[on], shape["d_model"], shape["n_heads"], o["seq_len"], M[on], recompute=mode,
-            tensor_parallel=T[on], sequence_parallel=o["sequence_parallel"],
-            flash_attention=o["flash_attention"], pipeline_parallel=P[on], context_parallel=C[on],
-            vocab=shape["vocab"], virtual_stages=V[on], loss=o["loss"], **pick)
+    mb = np.asarray(batches, dtype=np.float64)[:, None]
+    act = np.stack([np.broadcast_to(activation_bytes(
+        L_eff, shape["d_model"], shape["n_heads"], o["seq_len"], mb, recompute=mode, tensor_parallel=T,
+        sequence_parallel=o["sequence_parallel"], flash_attention=o["flash_attention"],
+        pipeline_parallel=P, context_parallel=C, vocab=shape["vocab"], virtual_stages=V,
+        loss=o["loss"], **act_opts), (len(batches), T.size)) for mode in modes])   # (modes, batches, K)
+    z = np.asarray(stages, dtype=np.float64)[:, None]
     m = train_memory(stage_p + (b.total - stage_p) * scale, method=o["method"], optimizer=o["optimizer"],
-                     grad_bytes=o["grad_bytes"], zero_stage=Z, devices=T * P * C * D, tensor_parallel=T,
-                     pipeline_parallel=P, expert_parallel=E, expert_params=experts, stage_params=stage_p,
-                     zero3_buffers=o["zero3_buffers"], activations=act)
-    return {k: np.broadcast_to(np.atleast_1d(getattr(m, k)), T.shape)
-            for k in ("weights", "gradients", "optimizer", "master", "activations", "total")}
+                     grad_bytes=o["grad_bytes"], zero_stage=z, devices=T * P * C * D, tensor_parallel=T,
+                     pipeline_parallel=P, expert_parallel=E, expert_params=(b.experts if moe else 0.0) * scale,
+                     stage_params=stage_p, zero3_buffers=o["zero3_buffers"])  # (stages, K)
+    full = (len(stages), len(modes), len(batches), T.size)
+    parts = {k: np.broadcast_to(np.asarray(getattr(m, k), dtype=np.float64), (len(stages), T.size))
+             for k in ("weights", "gradients", "optimizer", "master", "total")}   # (stages, K)
+    parts["activations"] = act                                                 # (modes, batches, K)
+    parts["sum"] = parts["total"][:, None, None, :] + act[None]                # (stages, modes, batches, K)
+    real = np.broadcast_to(((D * C > 1)[None, :] | (z == min(stages)))[:, None, None, :], full)
+    return parts, real
 
 
 def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
@@ -265,50 +272,76 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     searched = RECOMPUTE_ORDER[::2] if flag("flash_attention", flash_attention) else RECOMPUTE_ORDER
     modes = _options("recompute", recompute, searched, RECOMPUTE_ORDER)
     batches = _options("micro_batch", micro_batch, MICRO_BATCHES)
-    # searched context sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)
-    contexts = _options("context_parallel", context_parallel,
-                        tuple(int(x) for x in _divisors(n) if x <= 64 and seq >= MIN_CONTEXT_CHUNK * x) or (1,))
-    if context_parallel is not None and any(n % c for c in contexts):
-        raise TrainingBudgetError(
-            f"context_parallel must divide devices (got {show(context_parallel)}, {show(devices)})")
+    if context_parallel is not None:
+        fixed = _options("context_parallel", context_parallel, (1,))
+        if any(n % c for c in fixed):
+            raise TrainingBudgetError(
+                f"context_parallel must divide devices (got {show(context_parallel)}, {show(devices)})")
     reported, reserve = _capacity(device, table or catalog(), memory_gib, reserve_gib)
     cap = reported - reserve
-    T, P, V, C, E, D = _grid(shape, n, contexts, seq)
-    k = T.size
-    reps = len(stages) * len(modes) * len(batches)
-    Z = np.tile(np.repeat(np.asarray(stages), len(modes) * len(batches)), k)
-    R = np.tile(np.tile(np.repeat(np.asarray(modes), len(batches)), len(stages)), k)
-    M = np.tile(np.asarray(batches * (len(stages) * len(modes))), k)
-    T, P, V, C, E, D = (np.repeat(a, reps) for a in (T, P, V, C, E, D))
-    real = (D * C > 1) | (min(stages) == Z)            # one replica: ZeRO has nothing to shard
-    grid = tuple(a[real] for a in (T, P, V, C, E, D, Z, R, M))
-    parts = _evaluate(preset, grid, o) if grid[0].size else {k: np.zeros(0) for k in BYTES[:-1]}
-    total = parts["total"]
-    fit = total <= cap
-    T, P, V, C, E, D, Z, R, M = grid
-    cost = np.zeros(R.shape)
-    for rank, mode in enumerate(RECOMPUTE_ORDER):
-        cost[mode == R] = rank
-    order = np.lexsort((total, V, Z, -M, cost, T * P * C))   # last key sorts first
-    order = order[fit[order]]
-    nearest, would = _nearest(grid, parts, fit, reserve, table or catalog())
-    pick = {name: a[order] for name, a in zip((*COUNTS[:-1], "micro_batch", "recompute"),
-                                               (T, P, V, C, E, D, Z, M, R), strict=True)}
-    return Layouts(**pick, **{k: parts[k][order] for k in BYTES[:-1]}, headroom=cap - total[order],
+
+    def search(count: int) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        # searched context sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)
+        contexts = (fixed if context_parallel is not None else tuple(
+            int(x) for x in _divisors(count) if x <= 64 and seq >= MIN_CONTEXT_CHUNK * x) or (1,))
+        cands = _grid(shape, count, contexts, seq)
+        if not cands[0].size:
+            none = np.zeros((len(stages), len(modes), len(batches), 0))
+            parts = {k: np.zeros((len(stages), 0)) for k in ("weights", "gradients", "optimizer", "master", "total")}
+            parts.update(activations=np.zeros((len(modes), len(batches), 0)), sum=none)
+            return cands, parts, none.astype(bool), none.astype(bool)
+        parts, real = _evaluate(preset, cands, stages, modes, batches, o)
+        return cands, parts, real, real & (parts["sum"] <= cap)
+
+    cands, parts, real, fit = search(n)
+    more = None  # when nothing fits: the fewest devices, n doubled, on which something does
+    count = 2 * n
+    while not fit.any() and more is None and count <= MAX_FIT_DEVICES:
+        more = count if search(count)[3].any() else None
+        count *= 2
+    cols, picked = _columns(cands, parts, np.flatnonzero(fit.reshape(-1)), stages, modes, batches)
+    cost = np.asarray([RECOMPUTE_ORDER.index(r) for r in modes])[cols["recompute_index"]]
+    batch_rank = np.asarray(sorted(range(len(batches)), key=lambda i: -batches[i])).argsort()[cols["mb_index"]]
+    rank = cols["tensor"] * cols["pipeline"] * cols["context"]   # the ranking rule, one integer key
+    for key, size in ((cost, 3), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9)):
+        rank = rank * size + key
+    order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
+    order = order[np.argsort(rank[order], kind="stable")]
+    nearest, would = _nearest(cands, parts, real, fit, stages, modes, batches, reserve, table or catalog())
+    counts = {k: cols[k][order] for k in COUNTS}
+    return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
+                   **{k: picked[k][order] for k in BYTES[:-1]}, headroom=cap - picked["total"][order],
                    memory_bytes=cap, reported_bytes=reported, reserve_bytes=reserve,
-                   nearest=nearest, would_fit=would)
+                   nearest=nearest, would_fit=would, devices_to_fit=more)
 
 
-def _nearest(grid: tuple[np.ndarray, ...], parts: dict[str, Any], fit: np.ndarray, reserve: float,
+def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: np.ndarray, stages: tuple,
+             modes: tuple, batches: tuple) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The counts and bytes of the candidates at `flat` (indices into the (stages, modes,
+    batches, K) arrays)."""
+    shape = (len(stages), len(modes), len(batches), cands[0].size)
+    zi, ri, mi, ki = np.unravel_index(flat, shape)
+    T, P, V, C, E, D = (a[ki] for a in cands)
+    cols = {"tensor": T, "pipeline": P, "virtual": V, "context": C, "expert": E, "data": D,
+            "zero": np.asarray(stages)[zi], "micro_batch": np.asarray(batches)[mi], "recompute_index": ri,
+            "mb_index": mi}
+    picked = {k: parts[k][zi, ki] for k in ("weights", "gradients", "optimizer", "master")}
+    picked["activations"] = parts["activations"][ri, mi, ki]
+    picked["total"] = parts["total"][zi, ki] + picked["activations"]
+    return cols, picked
+
+
+def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: np.ndarray, fit: np.ndarray,
+             stages: tuple, modes: tuple, batches: tuple, reserve: float,
              table: DeviceTable) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
     """When nothing fits: the layout with the fewest bytes and the hardware that would hold it."""
-    if fit.any() or not fit.size:
+    if fit.any() or not real.any():
         return None, ()
-    i = int(np.argmin(parts["total"]))
-    names = (*COUNTS[:-1], "micro_batch", "recompute")
-    row = {n: (str(a[i]) if n == "recompute" else int(a[i]))
-           for n, a in zip(names, (*grid[:7], grid[8], grid[7]), strict=True)}
-    row.update({k: float(parts[k][i]) for k in BYTES[:-1]})
+    totals = np.where(real, parts["sum"], np.inf).reshape(-1)
+    cols, picked = _columns(cands, parts, np.asarray([int(np.argmin(totals))]), stages, modes, batches)
+    row: dict[str, Any] = {k: int(cols[k][0]) for k in COUNTS}
+    row["recompute"] = modes[int(cols["recompute_index"][0])]
+    row.update({k: float(picked[k][0]) for k in BYTES[:-1]})
     need = row["total"] + reserve
     reported = reported_memory_gib()
     hardware = {}

@@ -95,7 +95,10 @@ def test_nvidia_405b_recipe_on_1024_h100_is_listed_with_uneven_stages():
 def test_a_model_too_big_for_few_devices_has_no_layout_but_a_nearest_miss():
     got = fit_layouts("Llama 3.1 405B", H100, 8)
     assert len(got) == 0 and got.nearest["total"] > got.memory_bytes and got.would_fit == ()
-    assert len(fit_layouts("Llama 3.1 405B", H100, 1024)) > 0
+    assert got.devices_to_fit in (16, 32, 64, 128)
+    assert len(fit_layouts("Llama 3.1 405B", H100, got.devices_to_fit)) > 0
+    assert len(fit_layouts("Llama 3.1 405B", H100, got.devices_to_fit // 2)) == 0
+    assert fit_layouts("Llama 3.1 405B", H100, 1024).devices_to_fit is None
     small = fit_layouts(str(CONFIGS / "Llama-3.2-1B.json"), H100, 1, memory_gib=10)
     assert len(small) == 0 and "H100 SXM" in small.would_fit and "RTX 4090" not in small.would_fit
 
@@ -334,6 +337,8 @@ def test_fit_says_the_nearest_miss_and_where_it_would_fit(tmp_path):
                   check=True).stdout
     assert ": 0 layouts fit;" in out and "nearest miss (" in out
     assert "that layout would fit on: " in out and "H100 SXM" in out
+    need = fit_layouts(str(CONFIGS / "Llama-3.2-1B.json"), H100, 1, memory_gib=10).devices_to_fit
+    assert need == 4 and f"on this device, {need} devices (--devices doubled) would hold a layout" in out
 
 
 def test_fit_refuses_a_config_with_absurd_layers(tmp_path):

@@ -243,3 +243,11 @@ def test_config_values_are_checked(tmp_path, base, changes, message):
 def test_load_config_needs_a_path(path):
     with pytest.raises(calc.TrainingBudgetError, match="config must be a path"):
         load_config(path)
+
+
+def test_a_fifo_config_is_refused_without_blocking(tmp_path):
+    import os
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    with pytest.raises(calc.TrainingBudgetError, match="not a regular file"):
+        load_config(fifo)

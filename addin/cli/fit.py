@@ -105,7 +105,8 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
         click.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
                                "memory_bytes": found.memory_bytes, "reported_bytes": found.reported_bytes,
                                "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "layouts": rows,
-                               "nearest": found.nearest, "would_fit": list(found.would_fit)}, indent=2))
+                               "nearest": found.nearest, "would_fit": list(found.would_fit),
+                               "devices_to_fit": found.devices_to_fit}, indent=2))
         return
     click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.reported_bytes)} GiB reported - "
                f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
@@ -131,3 +132,5 @@ def _miss(found: Any) -> None:
     click.echo(_line({**near, "headroom": -over}))
     where = ", ".join(found.would_fit) if found.would_fit else "no device in the catalog"
     click.echo(f"that layout would fit on: {where}")
+    if found.devices_to_fit is not None:
+        click.echo(f"on this device, {found.devices_to_fit:,} devices (--devices doubled) would hold a layout")
