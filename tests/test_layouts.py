@@ -349,3 +349,8 @@ def test_fit_refuses_a_config_with_absurd_layers(tmp_path):
     proc = run_cli("fit", "--config", str(p), "--devices", "8")
     assert proc.returncode == 2 and "num_hidden_layers must be a whole number" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_fit_reads_a_latent_attention_config():
+    got = fit_layouts(str(CONFIGS / "DeepSeek-V2-Lite.json"), H100, 8, micro_batch=1)
+    assert len(got) > 0 and np.all(64 % got.expert == 0) and np.all(16 % got.tensor == 0)

@@ -251,3 +251,14 @@ def test_a_fifo_config_is_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(calc.TrainingBudgetError, match="not a regular file"):
         load_config(fifo)
+
+
+def test_multimodal_gemma3_reads_its_text_config(tmp_path):
+    text = json.loads((CONFIGS / "gemma-3-1b-pt.json").read_text())
+    del text["architectures"]
+    wrapped = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3", "text_config": text,
+               "vision_config": {"hidden_size": 1152}, "mm_tokens_per_image": 256}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(wrapped))
+    got = load_config(p)
+    assert got.note == "gemma3_text" and calc.model_params(**got.shape).total == 999_885_952
