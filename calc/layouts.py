@@ -228,7 +228,8 @@ def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple,
         pipeline_parallel=P, context_parallel=C, vocab=shape["vocab"], virtual_stages=V,
         loss=o["loss"], **act_opts), (len(batches), T.size)) for mode in modes])   # (modes, batches, K)
     z = np.asarray(stages, dtype=np.float64)[:, None]
-    m = train_memory(stage_p + (b.total - stage_p) * scale, method=o["method"], optimizer=o["optimizer"],
+    m = train_memory(stage_p + (b.total - stage_p) * scale, method=o["method"], trainable=o["trainable"],
+                     optimizer=o["optimizer"],
                      grad_bytes=o["grad_bytes"], zero_stage=z, devices=T * P * C * D, tensor_parallel=T,
                      pipeline_parallel=P, expert_parallel=E, expert_params=(b.experts if moe else 0.0) * scale,
                      stage_params=stage_p, zero3_buffers=o["zero3_buffers"])  # (stages, K)
@@ -246,7 +247,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
                 flash_attention: bool = True, optimizer: str = "adamw", grad_bytes: Any = 4.0,
                 zero_stages: Any = ZERO_STAGES, context_parallel: Any = None,
                 zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = RESERVE_GIB,
-                method: str = "full", loss: str = "standard",
+                method: str = "full", trainable: Any = None, loss: str = "standard",
                 table: DeviceTable | None = None) -> Layouts:
     """The layouts of `devices` devices on which `model` trains within `device`'s usable memory.
 
@@ -257,7 +258,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     FlashAttention "selective" stores the same bytes as "none", so it is searched only without
     it or when asked), `context_parallel` (divisors of devices up to 64 that leave >= 1,024
     tokens per rank), `zero_stages`; tensor, pipeline (any depth up to the layer count), virtual
-    stages (1-8) and expert parallel always. `method`: full, lora or qlora. `loss`:
+    stages (1-8) and expert parallel always. `method`: full, lora or qlora (`trainable` as in
+    `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
     "standard" or "fused" (calc.activations). Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
@@ -266,7 +268,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     seq = _count("seq_len", seq_len, limit=2 ** 30)
     o = {"seq_len": seq, "sequence_parallel": sequence_parallel, "flash_attention": flash_attention,
          "optimizer": choice("optimizer", optimizer, OPTIMIZERS), "grad_bytes": positive("grad_bytes", grad_bytes),
-         "zero3_buffers": zero3_buffers, "method": choice("method", method, METHODS[:3]), "loss": loss}
+         "zero3_buffers": zero3_buffers, "method": choice("method", method, METHODS[:3]), "loss": loss,
+         "trainable": trainable}
     stages = _options("zero_stages", zero_stages, ZERO_STAGES, ZERO_STAGES)
     # with FlashAttention "selective" stores what "none" does (no scores): search it only if asked
     searched = RECOMPUTE_ORDER[::2] if flag("flash_attention", flash_attention) else RECOMPUTE_ORDER

@@ -127,6 +127,8 @@ def test_lora_and_qlora_fit_where_full_training_does_not():
     qlora = fit_layouts("Llama 3.1 70B", H100, 1, method="qlora")
     assert len(full) == 0 and len(qlora) > 0
     assert (qlora.weights < 70.6e9 * 0.6).all()
+    fewer = fit_layouts("Llama 3.1 70B", H100, 1, method="qlora", trainable=20e6)
+    assert fewer.gradients.max() < qlora.gradients.min()
 
 
 def test_layout_constraints_hold():
@@ -235,7 +237,8 @@ def test_fit_json_lists_what_calc_lists():
 def test_fit_text_and_config():
     out = run_cli("fit", "--config", QWEN, "--devices", "16", "--limit", "3", check=True).stdout
     assert out.startswith("Qwen3-30B-A3B on 16 x H100")
-    assert len(out.splitlines()) == 2 + 3 + 1
+    assert len(out.splitlines()) == 3 + 3 + 1  # title, ranking rule, column heads; 3 rows; "... more"
+    assert out.splitlines()[1].startswith("Ranked by fewest devices per replica")
 
 
 def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_memory():
@@ -335,7 +338,7 @@ def test_fit_activations_are_activation_bytes_on_the_models_shape():
 def test_fit_says_the_nearest_miss_and_where_it_would_fit(tmp_path):
     out = run_cli("fit", "--config", str(CONFIGS / "Llama-3.2-1B.json"), "--devices", "1", "--memory-gib", "10",
                   check=True).stdout
-    assert ": 0 layouts fit;" in out and "nearest miss (" in out
+    assert ": 0 layouts fit\n" in out and "nearest miss (" in out
     assert "that layout would fit on: " in out and "H100 SXM" in out
     need = fit_layouts(str(CONFIGS / "Llama-3.2-1B.json"), H100, 1, memory_gib=10).devices_to_fit
     assert need == 4 and f"on this device, {need} devices (--devices doubled) would hold a layout" in out

@@ -75,6 +75,8 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--context-parallel", "--cp", "context_parallel", default=None,
               help="Context-parallel size (default: search).")
 @click.option("--method", default="full", show_default=True, help="full, lora or qlora.")
+@click.option("--trainable", default=None,
+              help="LoRA/QLoRA adapter parameters: a count (20M) or a fraction of the model (default 1%).")
 @click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS).")
 @click.option("--grad-bytes", type=float, default=4.0, show_default=True,
               help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
@@ -88,8 +90,8 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON.")
 def fit(model_name: str | None, config_path: str | None, device: str, n_devices: str, seq_len: str,
         micro_batch: str | None, recompute: str | None, context_parallel: str | None, method: str,
-        optimizer: str, grad_bytes: float, memory_gib: float | None, reserve_gib: float, loss: str,
-        limit: str, as_json: bool) -> None:
+        trainable: str | None, optimizer: str, grad_bytes: float, memory_gib: float | None,
+        reserve_gib: float, loss: str, limit: str, as_json: bool) -> None:
     """Layouts (tensor, pipeline, virtual, context, expert, data, ZeRO, recompute, micro-batch)
     whose bytes per device fit the device's usable memory."""
     rows_shown = _whole("--limit", limit, minimum=0)
@@ -98,7 +100,9 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     found = calc.fit_layouts(preset, device, n, seq_len=_whole("--seq-len", seq_len),
                              micro_batch=_whole("--micro-batch", micro_batch), recompute=recompute,
                              context_parallel=_whole("--context-parallel", context_parallel),
-                             method=method, optimizer=optimizer, grad_bytes=grad_bytes,
+                             method=method, optimizer=optimizer,
+                             trainable=None if trainable is None else calc.parse_count("--trainable", trainable),
+                             grad_bytes=grad_bytes,
                              memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
     rows = found.rows()
     if as_json:
@@ -110,7 +114,8 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
         return
     click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.reported_bytes)} GiB reported - "
                f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
-               f"{len(rows)} layouts fit; {RANKING}")
+               f"{len(rows)} layouts fit")
+    click.echo(RANKING[0].upper() + RANKING[1:])
     if not rows:
         _miss(found)
         return
