@@ -4,7 +4,15 @@ Sources:
 - Kaplan et al. 2020, "Scaling Laws for Neural Language Models", arXiv:2001.08361, §2.1:
   C ≈ 6·N·D, a forward pass of 2N and a backward pass of 4N FLOPs per token. The seed uses it.
 - Chowdhery et al. 2022, "PaLM", arXiv:2204.02311, Appendix B: model FLOPs per token
-  6N + 12·L·H·Q·T, the second term being attention (H·Q = d_model, T = sequence length).
+  6N + 12·L·H·Q·T, the second term being attention (H heads of width Q, so H·Q =
+  n_heads·head_dim, which is d_model only when head_dim = d_model / n_heads; T = sequence
+  length). A sliding-window layer (Beltagy et al. 2020, "Longformer", arXiv:2004.05150, §3.1;
+  Gemma 2, arXiv:2408.00118, §2; gpt-oss model card, arXiv:2508.10925, §2.1) attends to at
+  most `window` keys, so its term uses min(T, window).
+- Input embedding: a table lookup does no matmul, so MFU practice counts 6·(N - V·d) for the
+  dense part (torchtitan `get_num_flop_per_token` and nanoGPT's estimate_mfu subtract the
+  embedding; DeepSeek-V3's and gpt-oss's "activated" counts leave it out). `input_embedding`
+  takes those V·d parameters out; the default keeps them in (Kaplan's N, the seed's figure).
 - Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters
   Using Megatron-LM", arXiv:2104.04473, §5.1: full activation recomputation runs the forward
   pass twice, 8N per token (and the attention term grows likewise, 16·L·d_model·T).
@@ -18,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, broadcasts, choice, out, positive, show, whole
+from .checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
 
 RECOMPUTE = ("none", "selective", "full")
 
@@ -30,8 +38,9 @@ _ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "full": 16.0}
 
 @broadcasts
 def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any = None,
-                seq_len: Any = None, recompute: str = "none", active_params: Any = None
-                ) -> np.ndarray | float:
+                seq_len: Any = None, recompute: str = "none", active_params: Any = None,
+                n_heads: Any = None, head_dim: Any = None, window: Any = None,
+                window_layers: Any = None, input_embedding: Any = 0.0) -> np.ndarray | float:
     """FLOPs to train `params` parameters on `tokens` tokens.
 
     Default 6·params·tokens (Kaplan et al. 2020). Given `n_layers`, `d_model` and `seq_len`
@@ -42,6 +51,10 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
     parameters one token runs through (default `params`); FLOPs follow them, not the total
     (Fedus et al. 2022, "Switch Transformers", arXiv:2101.03961, §2: experts add parameters
     at constant FLOPs per token; DeepSeek-V3, arXiv:2412.19437: 671B total, 37B activated).
+    `n_heads` and `head_dim` together give the attention width H·Q (default d_model);
+    `window` with `window_layers` (how many layers use a sliding window; default all) counts
+    those layers' attention over min(seq_len, window) keys. `input_embedding`: parameters of
+    the input table to leave out of the 6N part (MFU convention; module doc), default 0.
     """
     mode = choice("recompute", recompute, RECOMPUTE)
     n = positive("params", params)
@@ -51,6 +64,12 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
             raise TrainingBudgetError(
                 f"active_params must be <= params (got active_params={show(active_params)}, params={show(params)})")
         n = act + 0.0 * n
+    emb = non_negative("input_embedding", input_embedding)
+    if not (type(emb) is float and emb == 0.0):
+        if np.any(np.asarray(emb) >= n):
+            raise TrainingBudgetError(
+                f"input_embedding must be < the parameters counted (got input_embedding={show(input_embedding)})")
+        n = n - emb
     d = positive("tokens", tokens)
     per_token = _DENSE_PER_TOKEN[mode] * n
     shape = (n_layers, d_model, seq_len)
@@ -59,10 +78,36 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
             raise TrainingBudgetError(
                 "n_layers, d_model and seq_len go together (got "
                 f"n_layers={show(n_layers)}, d_model={show(d_model)}, seq_len={show(seq_len)})")
-        attention = (whole("n_layers", n_layers) * whole("d_model", d_model)
-                     * whole("seq_len", seq_len))
-        per_token = per_token + _ATTENTION_PER_TOKEN[mode] * attention
+        per_token = per_token + _ATTENTION_PER_TOKEN[mode] * _attention(
+            n_layers, d_model, seq_len, n_heads, head_dim, window, window_layers)
+    elif any(v is not None for v in (n_heads, head_dim, window, window_layers)):
+        raise TrainingBudgetError(
+            "n_heads, head_dim, window and window_layers need n_layers, d_model and seq_len "
+            f"(got n_heads={show(n_heads)}, head_dim={show(head_dim)}, window={show(window)})")
     return out(per_token * d)
+
+
+def _attention(n_layers: Any, d_model: Any, seq_len: Any, n_heads: Any, head_dim: Any,
+               window: Any, window_layers: Any) -> Any:
+    """Σ over layers of H·Q·(keys attended): PaLM's L·H·Q·T with sliding-window layers at
+    min(T, window)."""
+    L = whole("n_layers", n_layers)
+    T = whole("seq_len", seq_len)
+    if (n_heads is None) != (head_dim is None):
+        raise TrainingBudgetError(
+            f"n_heads and head_dim go together (got n_heads={show(n_heads)}, head_dim={show(head_dim)})")
+    width = (whole("d_model", d_model) if n_heads is None
+             else whole("n_heads", n_heads) * whole("head_dim", head_dim) + 0.0 * whole("d_model", d_model))
+    if window is None:
+        if window_layers is not None:
+            raise TrainingBudgetError(f"window_layers needs window (got window_layers={show(window_layers)})")
+        return L * width * T
+    w = whole("window", window)
+    lw = L if window_layers is None else whole("window_layers", window_layers, minimum=0)
+    if np.any(np.asarray(lw) > np.asarray(L)):
+        raise TrainingBudgetError(
+            f"window_layers must be <= n_layers (got window_layers={show(window_layers)}, n_layers={show(n_layers)})")
+    return width * ((L - lw) * T + lw * np.minimum(T, w))
 
 
 # Hoffmann et al. 2022 ("Chinchilla"), arXiv:2203.15556, Table 3 (Approach 1 projections):

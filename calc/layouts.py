@@ -1,44 +1,88 @@
-"""Which (tensor, pipeline, expert, data, ZeRO) layouts of a job fit a device's memory.
+"""Which layouts of a job fit a device's memory: tensor, pipeline (uneven stages allowed),
+virtual pipeline, context, expert and data parallelism, ZeRO stage, recompute and micro-batch.
 
-Every layout is evaluated at once as numpy arrays: candidates are the divisors of the device
-count that the model's shape allows (Megatron-LM's constraints: tensor parallel divides the
-attention heads and the key/value heads, Shoeybi et al. 2019, arXiv:1909.08053, §3;
-pipeline parallel divides the layers, Narayanan et al. 2021, arXiv:2104.04473, §2.2;
-expert parallel divides the experts and the data-parallel size, DeepSpeed-MoE,
-arXiv:2201.05596, §5), and per-device bytes come from `train_memory` and `activation_bytes`.
+Every layout is evaluated at once as numpy arrays. Constraints (Megatron-LM): tensor parallel
+divides the attention heads and the key/value heads (Shoeybi et al. 2019, arXiv:1909.08053,
+§3); pipeline depth is any divisor of the devices up to the layer count, the busiest stage
+holding ceil(L/p) layers (Megatron-Core's uneven first/last stages,
+--decoder-first-pipeline-num-layers; Llama 3 405B trained with 16 stages over 126 layers,
+arXiv:2407.21783, §3.3.2) plus the input embedding on the first stage and the output layer
+and loss on the last; virtual stages v > 1 divide ceil(L/p) (Narayanan et al. 2021,
+arXiv:2104.04473, §2.2.2); context parallel c divides the devices and seq_len / (2·c) is
+whole (Megatron-Core's load-balanced context parallelism splits the sequence into 2·c chunks);
+expert parallel divides the experts and data · context parallel (DeepSpeed-MoE,
+arXiv:2201.05596, §5; Megatron-Core MoE). ZeRO / the distributed optimizer shards states over
+data · context ranks, which hold the same weights (Megatron-Core's distributed optimizer uses
+the data-parallel group with context-parallel ranks). Bytes come from `train_memory` and
+`activation_bytes` with the model's own shape (calc.activations).
+
+Capacity: the memory the device reports (data/device_memory_reported.csv, e.g. nvidia-smi's
+81,559 MiB = 79.65 GiB on an H100 80GB; the catalog's memory_gib where no row is known) less
+`reserve_gib` (default 3 GiB: the CUDA context, NCCL's buffers and the caching allocator's
+fragmentation take 1-5 GiB in practice, ../shared/reference/accuracy-2026.md defect 3).
+
+Ranking (stated, as in the CLI): fewest devices per model replica (tensor · pipeline ·
+context: less model-parallel communication), then least recompute (none, selective, full:
+fewer FLOPs), then the largest micro-batch, then the lowest ZeRO stage, then the fewest
+virtual stages, then the fewest bytes per device.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import csv
+import functools
+from dataclasses import dataclass, field, fields
+from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, choice, positive, show, whole
+from .activations import activation_bytes
+from .checks import TrainingBudgetError, choice, flag, non_negative, positive, show, whole
 from .config import load_config
 from .devices import DeviceTable, catalog
-from .memory import OPTIMIZERS, ZERO_STAGES, activation_bytes, train_memory
+from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
 from .models import ModelPreset, model_params, model_preset
 
-GIB = 2.0 ** 30  # the catalog's "80GB" of HBM is 80 GiB (see calc.devices)
+GIB = 2.0 ** 30  # device memory is a capacity in GiB (a vendor's "80GB" of HBM is 80 GiB)
+RESERVE_GIB = 3.0
+MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
+RECOMPUTE_ORDER = ("none", "selective", "full")
+MICRO_BATCHES = (1, 2, 4)
+MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
+COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
+BYTES = ("weights", "gradients", "optimizer", "master", "activations", "total", "headroom")
+
+
+@functools.lru_cache(maxsize=1)
+def reported_memory_gib() -> dict[str, float]:
+    """Memory each hardware reports to software, GiB (data/device_memory_reported.csv)."""
+    text = resources.files(__package__).joinpath("data/device_memory_reported.csv").read_text("utf-8")
+    return {r["hardware"]: float(r["reported_mib"]) / 1024.0 for r in csv.DictReader(text.splitlines())}
 
 
 @dataclass(frozen=True)
 class Layouts:
-    """Layouts that fit, one array element each, sorted by total bytes per device.
+    """Layouts that fit, one array element each, in the ranking order (module doc).
 
-    Counts: tensor, pipeline, expert, data (parallel sizes), zero (stage; with one data-parallel
-    rank only the lowest stage asked for is listed, as ZeRO has nothing to shard). Bytes per device
-    (busiest device: the first pipeline stage): weights, gradients, optimizer, master,
-    activations, total; headroom = device memory - total (bytes, >= 0 for a fit).
+    Counts: tensor, pipeline, virtual (stages per device), context, expert, data (parallel
+    sizes), zero (stage), micro_batch; recompute (text). Bytes per device (busiest device):
+    weights, gradients, optimizer, master, activations, total; headroom = usable - total.
+    `memory_bytes` the usable capacity (`reported_bytes` - `reserve_bytes`). When nothing fits,
+    `nearest` is the layout with the fewest bytes, `would_fit` the catalog hardware whose
+    usable memory holds it, and `devices_to_fit` the fewest devices (`devices` doubled, up to
+    MAX_FIT_DEVICES) on which some layout fits this device (None if none does).
     """
 
     tensor: np.ndarray
     pipeline: np.ndarray
+    virtual: np.ndarray
+    context: np.ndarray
     expert: np.ndarray
     data: np.ndarray
     zero: np.ndarray
+    micro_batch: np.ndarray
+    recompute: np.ndarray
     weights: np.ndarray
     gradients: np.ndarray
     optimizer: np.ndarray
@@ -47,16 +91,24 @@ class Layouts:
     total: np.ndarray
     headroom: np.ndarray
     memory_bytes: float
+    reported_bytes: float = 0.0
+    reserve_bytes: float = 0.0
+    nearest: dict[str, Any] | None = None
+    would_fit: tuple[str, ...] = field(default=())
+    devices_to_fit: int | None = None
 
     def __len__(self) -> int:
         return int(self.total.shape[0])
 
-    def rows(self) -> list[dict[str, float]]:
-        """One dict per layout (counts as ints, bytes as floats)."""
-        names = [f.name for f in fields(self) if f.name != "memory_bytes"]
-        counts = {"tensor", "pipeline", "expert", "data", "zero"}
-        return [{n: (int(getattr(self, n)[i]) if n in counts else float(getattr(self, n)[i]))
-                 for n in names} for i in range(len(self))]
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per layout (counts as ints, recompute as text, bytes as floats)."""
+        names = [f.name for f in fields(self)][:16]
+        return [_row(self, names, i) for i in range(len(self))]
+
+
+def _row(lay: Any, names: list[str], i: int) -> dict[str, Any]:
+    return {n: (int(getattr(lay, n)[i]) if n in COUNTS else str(getattr(lay, n)[i]) if n == "recompute"
+                else float(getattr(lay, n)[i])) for n in names}
 
 
 def _divisors(n: int) -> np.ndarray:
@@ -80,76 +132,223 @@ def resolve_model(model: Any) -> ModelPreset:
     return preset
 
 
-def _candidates(shape: dict[str, Any], devices: int, context: int) -> tuple[np.ndarray, ...]:
-    """Every (tensor, pipeline, expert) allowed by the shape, as flat arrays."""
+def _count(name: str, value: Any, limit: int = MAX_FIT_DEVICES) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TrainingBudgetError(f"{name} must be one whole number (got {show(value)})")
+    v = whole(name, float(value) if abs(value) < 1e300 else value)
+    if v > limit:
+        raise TrainingBudgetError(f"{name} must be at most {limit:,} (got {show(value)})")
+    return int(v)
+
+
+def _options(name: str, value: Any, default: tuple, allowed: tuple | None = None) -> tuple:
+    """`value` (one or several) as a non-empty tuple, each checked; None gives `default`."""
+    items = default if value is None else (tuple(value) if isinstance(value, (list, tuple)) else (value,))
+    if not items:
+        raise TrainingBudgetError(f"{name} must name at least one value (got {show(value)})")
+    if allowed is not None:
+        if all(isinstance(v, str) for v in items) and all(isinstance(a, str) for a in allowed):
+            return tuple(dict.fromkeys(choice(name, v, allowed) for v in items))
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v in allowed for v in items)
+        if not ok:
+            raise TrainingBudgetError(f"{name} must be among {', '.join(map(str, allowed))} (got {show(value)})")
+        return tuple(dict.fromkeys(int(v) for v in items))
+    return tuple(dict.fromkeys(_count(name, v) for v in items))
+
+
+def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int) -> tuple[np.ndarray, ...]:
+    """Every (tensor, pipeline, virtual, context, expert, data) the shape allows, flat arrays."""
     heads, kv = shape["n_heads"], shape.get("n_kv_heads") or shape["n_heads"]
-    experts = shape.get("n_experts", 1)
-    divs = _divisors(devices // context)
+    L, experts = shape["n_layers"], shape.get("n_experts", 1)
+    divs = _divisors(n)
     t = divs[(heads % divs == 0) & (kv % divs == 0)]
-    p = divs[shape["n_layers"] % divs == 0]
+    p = divs[divs <= L]
+    c = np.asarray([x for x in contexts if n % x == 0 and seq % (2 * x if x > 1 else 1) == 0], dtype=np.int64)
     e = divs[experts % divs == 0]
-    T, P, E = (a.reshape(-1) for a in np.meshgrid(t, p, e, indexing="ij"))
-    replica = T * P * context
-    ok = devices % replica == 0
-    T, P, E, replica = T[ok], P[ok], E[ok], replica[ok]
-    dp = devices // replica
-    ok = dp % E == 0
-    return T[ok], P[ok], E[ok], dp[ok]
+    v = np.arange(1, 9)
+    T, P, V, C, E = (a.reshape(-1) for a in np.meshgrid(t, p, v, c, e, indexing="ij"))
+    stage = -(-L // P)
+    ok = (n % (T * P * C) == 0) & ((V == 1) | ((P > 1) & (stage % V == 0)))
+    T, P, V, C, E = T[ok], P[ok], V[ok], C[ok], E[ok]
+    D = n // (T * P * C)
+    ok = (D * C) % E == 0
+    return T[ok], P[ok], V[ok], C[ok], E[ok], D[ok]
+
+
+def _capacity(device: Any, table: DeviceTable, memory_gib: Any, reserve_gib: Any) -> tuple[float, float]:
+    """(reported bytes, reserve bytes)."""
+    if memory_gib is not None:
+        reported = float(positive("memory_gib", memory_gib))
+    else:
+        row = table.get(device) if isinstance(device, str) else None
+        if row is None:
+            raise TrainingBudgetError(f"device must be a device name (got {show(device)})")
+        reported = reported_memory_gib().get(row.hardware, float(table.value(device, "memory_gib")))
+    return reported * GIB, float(non_negative("reserve_gib", reserve_gib)) * GIB
+
+
+def _activation_shape(shape: dict[str, Any]) -> dict[str, Any]:
+    """The model's shape as `activation_bytes` options (no dropout: modern LLMs train without)."""
+    opts: dict[str, Any] = {"gated_mlp": shape.get("gated_mlp", True), "dropout": False,
+                            "ffn_dim": shape.get("ffn_dim", 4 * shape["d_model"])}
+    if "kv_lora_rank" in shape:  # latent attention: K and V are up-projected to every head
+        opts.update(n_kv_heads=shape["n_heads"], head_dim=shape["qk_nope_head_dim"] + shape["qk_rope_head_dim"])
+    else:
+        opts.update(n_kv_heads=shape.get("n_kv_heads") or shape["n_heads"], head_dim=shape.get("head_dim"))
+    if shape.get("n_experts", 1) > 1:
+        opts.update(n_experts=shape["n_experts"], top_k=shape["top_k"],
+                    moe_ffn_dim=shape.get("moe_ffn_dim", opts["ffn_dim"]),
+                    n_shared_experts=shape.get("n_shared_experts", 0))
+    return opts
+
+
+def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple, modes: tuple,
+              batches: tuple, o: dict[str, Any]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Bytes per device of every candidate (T, P, V, C, E, D: K of them) with every ZeRO stage,
+    recompute mode and micro-batch: arrays of shape (stages, modes, batches, K), and the mask
+    of real ones (with one replica ZeRO has nothing to shard: only the lowest stage). States
+    do not depend on recompute or micro-batch, nor activations on ZeRO, so each is computed on
+    its own axes and broadcast."""
+    shape = preset.shape
+    T, P, V, C, E, D = cands
+    L = shape["n_layers"]
+    L_eff = -(-L // P) * P                             # busiest stage holds ceil(L/p) layers
+    b = model_params(**shape)
+    moe = shape.get("n_experts", 1) > 1
+    stage_p = float(shape["vocab"] * shape["d_model"])
+    scale = L_eff / L
+    act_opts = _activation_shape(shape)
+    if moe:
+        n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
+        act_opts["moe_layers"] = np.minimum(np.ceil(n_moe * scale), L_eff)
+    mb = np.asarray(batches, dtype=np.float64)[:, None]
+    act = np.stack([np.broadcast_to(activation_bytes(
+        L_eff, shape["d_model"], shape["n_heads"], o["seq_len"], mb, recompute=mode, tensor_parallel=T,
+        sequence_parallel=o["sequence_parallel"], flash_attention=o["flash_attention"],
+        pipeline_parallel=P, context_parallel=C, vocab=shape["vocab"], virtual_stages=V,
+        loss=o["loss"], **act_opts), (len(batches), T.size)) for mode in modes])   # (modes, batches, K)
+    z = np.asarray(stages, dtype=np.float64)[:, None]
+    m = train_memory(stage_p + (b.total - stage_p) * scale, method=o["method"], trainable=o["trainable"],
+                     optimizer=o["optimizer"],
+                     grad_bytes=o["grad_bytes"], zero_stage=z, devices=T * P * C * D, tensor_parallel=T,
+                     pipeline_parallel=P, expert_parallel=E, expert_params=(b.experts if moe else 0.0) * scale,
+                     stage_params=stage_p, zero3_buffers=o["zero3_buffers"])  # (stages, K)
+    full = (len(stages), len(modes), len(batches), T.size)
+    parts = {k: np.broadcast_to(np.asarray(getattr(m, k), dtype=np.float64), (len(stages), T.size))
+             for k in ("weights", "gradients", "optimizer", "master", "total")}   # (stages, K)
+    parts["activations"] = act                                                 # (modes, batches, K)
+    parts["sum"] = parts["total"][:, None, None, :] + act[None]                # (stages, modes, batches, K)
+    real = np.broadcast_to(((D * C > 1)[None, :] | (z == min(stages)))[:, None, None, :], full)
+    return parts, real
 
 
 def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
-                micro_batch: Any = 1, recompute: str = "selective", sequence_parallel: bool = True,
-                flash_attention: bool = True, optimizer: str = "adamw", grad_bytes: Any = 2.0,
-                zero_stages: tuple[int, ...] = ZERO_STAGES, context_parallel: Any = 1,
-                zero3_buffers: bool = True, memory_gib: Any = None,
+                micro_batch: Any = None, recompute: Any = None, sequence_parallel: bool = True,
+                flash_attention: bool = True, optimizer: str = "adamw", grad_bytes: Any = 4.0,
+                zero_stages: Any = ZERO_STAGES, context_parallel: Any = None,
+                zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = RESERVE_GIB,
+                method: str = "full", trainable: Any = None, loss: str = "standard",
                 table: DeviceTable | None = None) -> Layouts:
-    """The layouts of `devices` devices on which `model` trains within `device`'s memory.
+    """The layouts of `devices` devices on which `model` trains within `device`'s usable memory.
 
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
-    Memory: the device row's memory_gib, or `memory_gib` given, a capacity in GiB (2^30 bytes).
-    Activations: Korthikanti et al. 2022 with `recompute`, `sequence_parallel` and 1F1B
-    in-flight micro-batches, plus embedding and logits (`activation_bytes`). Table 2's per-layer
-    terms assume a plain 4·d_model MLP; for gated or mixture-of-experts MLPs they are the
-    paper's figure, not a re-derivation. Pipeline stages must split the layers evenly.
+    Capacity: the memory the device reports (or `memory_gib`, GiB) less `reserve_gib`.
+    `grad_bytes` 4: fp32 main gradients (Megatron/NeMo `grad_reduce_in_fp32`); 2 for bf16.
+    Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (none and full; with
+    FlashAttention "selective" stores the same bytes as "none", so it is searched only without
+    it or when asked), `context_parallel` (divisors of devices up to 64 that leave >= 1,024
+    tokens per rank), `zero_stages`; tensor, pipeline (any depth up to the layer count), virtual
+    stages (1-8) and expert parallel always. `method`: full, lora or qlora (`trainable` as in
+    `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
+    "standard" or "fused" (calc.activations). Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
     shape = preset.shape
-    n = int(whole("devices", devices))
-    cp = int(whole("context_parallel", context_parallel))
-    opt = choice("optimizer", optimizer, OPTIMIZERS)
-    cap = (GIB * float((table or catalog()).value(device, "memory_gib")) if memory_gib is None
-           else GIB * float(positive("memory_gib", memory_gib)))
-    stages = np.asarray([int(z) for z in zero_stages])
-    if stages.size == 0 or not np.isin(stages, ZERO_STAGES).all():
-        raise TrainingBudgetError(f"zero_stages must be among 0, 1, 2, 3 (got {show(zero_stages)})")
-    if n % cp:
-        raise TrainingBudgetError(
-            f"context_parallel must divide devices (got {show(context_parallel)}, {show(devices)})")
-    T, P, E, D = _candidates(shape, n, cp)
-    Z = np.tile(stages, T.size)
-    T, P, E, D = (np.repeat(a, stages.size) for a in (T, P, E, D))
-    real = (D > 1) | (stages.min() == Z)  # one data-parallel rank: ZeRO shards nothing
-    T, P, E, D, Z = T[real], P[real], E[real], D[real], Z[real]
-    b = model_params(**shape)
-    experts = b.experts if shape.get("n_experts", 1) > 1 else 0.0
-    act = activation_bytes(shape["n_layers"], shape["d_model"], shape["n_heads"], seq_len,
-                           micro_batch, recompute=recompute, tensor_parallel=T,
-                           sequence_parallel=sequence_parallel, flash_attention=flash_attention,
-                           pipeline_parallel=P, context_parallel=cp, vocab=shape["vocab"])
-    m = train_memory(b.total, optimizer=opt, grad_bytes=grad_bytes, zero_stage=Z, devices=n,
-                     tensor_parallel=T, pipeline_parallel=P, expert_parallel=E,
-                     context_parallel=cp, expert_params=experts,
-                     stage_params=shape["vocab"] * shape["d_model"], zero3_buffers=zero3_buffers,
-                     activations=act)
-    total = np.atleast_1d(m.total)
-    fit = total <= cap
-    order = np.argsort(total[fit], kind="stable")
+    n = _count("devices", devices)
+    seq = _count("seq_len", seq_len, limit=2 ** 30)
+    o = {"seq_len": seq, "sequence_parallel": sequence_parallel, "flash_attention": flash_attention,
+         "optimizer": choice("optimizer", optimizer, OPTIMIZERS), "grad_bytes": positive("grad_bytes", grad_bytes),
+         "zero3_buffers": zero3_buffers, "method": choice("method", method, METHODS[:3]), "loss": loss,
+         "trainable": trainable}
+    stages = _options("zero_stages", zero_stages, ZERO_STAGES, ZERO_STAGES)
+    # with FlashAttention "selective" stores what "none" does (no scores): search it only if asked
+    searched = RECOMPUTE_ORDER[::2] if flag("flash_attention", flash_attention) else RECOMPUTE_ORDER
+    modes = _options("recompute", recompute, searched, RECOMPUTE_ORDER)
+    batches = _options("micro_batch", micro_batch, MICRO_BATCHES)
+    if context_parallel is not None:
+        fixed = _options("context_parallel", context_parallel, (1,))
+        if any(n % c for c in fixed):
+            raise TrainingBudgetError(
+                f"context_parallel must divide devices (got {show(context_parallel)}, {show(devices)})")
+    reported, reserve = _capacity(device, table or catalog(), memory_gib, reserve_gib)
+    cap = reported - reserve
 
-    def pick(a: Any) -> np.ndarray:
-        return np.broadcast_to(np.atleast_1d(a), total.shape)[fit][order]
+    def search(count: int) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        # searched context sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)
+        contexts = (fixed if context_parallel is not None else tuple(
+            int(x) for x in _divisors(count) if x <= 64 and seq >= MIN_CONTEXT_CHUNK * x) or (1,))
+        cands = _grid(shape, count, contexts, seq)
+        if not cands[0].size:
+            none = np.zeros((len(stages), len(modes), len(batches), 0))
+            parts = {k: np.zeros((len(stages), 0)) for k in ("weights", "gradients", "optimizer", "master", "total")}
+            parts.update(activations=np.zeros((len(modes), len(batches), 0)), sum=none)
+            return cands, parts, none.astype(bool), none.astype(bool)
+        parts, real = _evaluate(preset, cands, stages, modes, batches, o)
+        return cands, parts, real, real & (parts["sum"] <= cap)
 
-    return Layouts(tensor=pick(T), pipeline=pick(P), expert=pick(E), data=pick(D), zero=pick(Z),
-                   weights=pick(m.weights), gradients=pick(m.gradients),
-                   optimizer=pick(m.optimizer), master=pick(m.master),
-                   activations=pick(m.activations), total=pick(total),
-                   headroom=cap - pick(total), memory_bytes=cap)
+    cands, parts, real, fit = search(n)
+    more = None  # when nothing fits: the fewest devices, n doubled, on which something does
+    count = 2 * n
+    while not fit.any() and more is None and count <= MAX_FIT_DEVICES:
+        more = count if search(count)[3].any() else None
+        count *= 2
+    cols, picked = _columns(cands, parts, np.flatnonzero(fit.reshape(-1)), stages, modes, batches)
+    cost = np.asarray([RECOMPUTE_ORDER.index(r) for r in modes])[cols["recompute_index"]]
+    batch_rank = np.asarray(sorted(range(len(batches)), key=lambda i: -batches[i])).argsort()[cols["mb_index"]]
+    rank = cols["tensor"] * cols["pipeline"] * cols["context"]   # the ranking rule, one integer key
+    for key, size in ((cost, 3), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9)):
+        rank = rank * size + key
+    order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
+    order = order[np.argsort(rank[order], kind="stable")]
+    nearest, would = _nearest(cands, parts, real, fit, stages, modes, batches, reserve, table or catalog())
+    counts = {k: cols[k][order] for k in COUNTS}
+    return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
+                   **{k: picked[k][order] for k in BYTES[:-1]}, headroom=cap - picked["total"][order],
+                   memory_bytes=cap, reported_bytes=reported, reserve_bytes=reserve,
+                   nearest=nearest, would_fit=would, devices_to_fit=more)
+
+
+def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: np.ndarray, stages: tuple,
+             modes: tuple, batches: tuple) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The counts and bytes of the candidates at `flat` (indices into the (stages, modes,
+    batches, K) arrays)."""
+    shape = (len(stages), len(modes), len(batches), cands[0].size)
+    zi, ri, mi, ki = np.unravel_index(flat, shape)
+    T, P, V, C, E, D = (a[ki] for a in cands)
+    cols = {"tensor": T, "pipeline": P, "virtual": V, "context": C, "expert": E, "data": D,
+            "zero": np.asarray(stages)[zi], "micro_batch": np.asarray(batches)[mi], "recompute_index": ri,
+            "mb_index": mi}
+    picked = {k: parts[k][zi, ki] for k in ("weights", "gradients", "optimizer", "master")}
+    picked["activations"] = parts["activations"][ri, mi, ki]
+    picked["total"] = parts["total"][zi, ki] + picked["activations"]
+    return cols, picked
+
+
+def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: np.ndarray, fit: np.ndarray,
+             stages: tuple, modes: tuple, batches: tuple, reserve: float,
+             table: DeviceTable) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """When nothing fits: the layout with the fewest bytes and the hardware that would hold it."""
+    if fit.any() or not real.any():
+        return None, ()
+    totals = np.where(real, parts["sum"], np.inf).reshape(-1)
+    cols, picked = _columns(cands, parts, np.asarray([int(np.argmin(totals))]), stages, modes, batches)
+    row: dict[str, Any] = {k: int(cols[k][0]) for k in COUNTS}
+    row["recompute"] = modes[int(cols["recompute_index"][0])]
+    row.update({k: float(picked[k][0]) for k in BYTES[:-1]})
+    need = row["total"] + reserve
+    reported = reported_memory_gib()
+    hardware = {}
+    for d in table:
+        if d.memory_gib and d.hardware:
+            hardware[d.hardware] = reported.get(d.hardware, d.memory_gib) * GIB
+    return row, tuple(sorted((h for h, b in hardware.items() if b >= need), key=hardware.get))

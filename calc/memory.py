@@ -14,8 +14,8 @@ Sources:
 - Hu et al. 2021, "LoRA", arXiv:2106.09685: frozen base weights, only adapters train.
 - Dettmers et al. 2023, "QLoRA", arXiv:2305.14314, §3: 4-bit NF4 base (0.5 B/param) plus
   double-quantized constants of 0.127 bits per parameter.
-- Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
-  arXiv:2205.05198, Table 2: activation bytes per layer (16-bit activations).
+- Activations: `calc.activations.activation_bytes` (Korthikanti et al. 2022, arXiv:2205.05198,
+  Table 2, from named parts; re-exported here).
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
+from .activations import activation_bytes
 from .checks import (
     TrainingBudgetError,
     _index,
     broadcasts,
     choice,
-    divides,
     flag,
     non_negative,
     out,
@@ -284,58 +284,3 @@ def train_bytes(params: Any, **options: Any) -> np.ndarray | float:
 # train_bytes takes exactly train_memory's arguments: say so to inspect (and to the Excel registry).
 train_bytes.__signature__ = inspect.signature(train_memory).replace(  # type: ignore[attr-defined]
     return_annotation="np.ndarray | float")
-
-
-@broadcasts
-def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, micro_batch: Any,
-                     *, recompute: str = "none", tensor_parallel: Any = 1,
-                     sequence_parallel: bool = False, flash_attention: bool = False,
-                     pipeline_parallel: Any = 1, context_parallel: Any = 1, vocab: Any = None,
-                     micro_batches: Any = None) -> np.ndarray | float:
-    """Activation bytes on the busiest device, 16-bit activations.
-
-    Korthikanti et al. 2022, arXiv:2205.05198, Table 2, per layer (s seq_len / context_parallel,
-    b micro_batch, h d_model, a n_heads, t tensor_parallel): none: s·b·h·(10 + 24/t +
-    5·a·s/(h·t)), with sequence parallel s·b·h·(34/t + 5·a·s/(h·t)); "selective" drops the
-    5·a·s/(h·t) attention term; "full" keeps only each layer's input, 2·s·b·h, sharded to
-    2·s·b·h/t by sequence parallelism (§4.2.2). `flash_attention` drops the scores term
-    (FlashAttention never stores the a·s² scores).
-
-    Pipeline (1F1B, §4.2.3): the first stage holds min(p, micro_batches) micro-batches of
-    L/p layers, so L layers' worth when micro_batches >= p (the default). Given `vocab`, §4.3's
-    other terms join: the embedding dropout mask s·b·h·p/t on the first stage, and on the last
-    stage 4·s·b·h/t·(1 + v/h) (final norm and output-projection inputs, fp32 logits); the
-    result is the larger of the first and last stage (one stage when p = 1). Without sequence
-    parallelism the s·b·h terms are not divided by t. Context parallelism splits s.
-    """
-    mode = choice("recompute", recompute, ("none", "selective", "full"))
-    L = whole("n_layers", n_layers)
-    h = whole("d_model", d_model)
-    a = whole("n_heads", n_heads)
-    t = whole("tensor_parallel", tensor_parallel)
-    p = whole("pipeline_parallel", pipeline_parallel)
-    c = whole("context_parallel", context_parallel)
-    divides("tensor_parallel", t, "n_heads", a)
-    divides("pipeline_parallel", p, "n_layers", L)
-    s = whole("seq_len", seq_len) / c
-    b = whole("micro_batch", micro_batch)
-    sp = flag("sequence_parallel", sequence_parallel)
-    flash_attention = flag("flash_attention", flash_attention)
-    m = p if micro_batches is None else np.minimum(whole("micro_batches", micro_batches), p)
-    sbh = s * b * h
-    t_sbh = t if sp else 1.0     # sequence parallelism splits the s·b·h tensors over t
-    if mode == "full":
-        per_layer = 2.0 * sbh / t_sbh
-    else:
-        dense = 34.0 / t if sp else 10.0 + 24.0 / t
-        scores = 0.0 if (mode == "selective" or flash_attention) else 5.0 * a * s / (h * t)
-        per_layer = sbh * (dense + scores)
-    first = (L / p) * m * per_layer
-    if vocab is None:
-        return out(first)
-    v = whole("vocab", vocab)
-    embedding = sbh * m / t_sbh                                   # dropout mask, 1 B
-    logits = 4.0 * sbh / t_sbh + 4.0 * s * b * v / t             # norm + projection in, fp32 logits
-    one_stage = first + embedding + logits
-    last = (L / p) * per_layer + logits
-    return out(np.where(p == 1, one_stage, np.maximum(first + embedding, last)))

@@ -18,7 +18,25 @@ h_d = head_dim, f = ffn_dim, V = vocab):
   arXiv:2401.06066, §3.2); the first `dense_layers` layers keep a dense MLP of width ffn_dim
   (DeepSeek-V3, arXiv:2412.19437, §4.2, "first three layers").
 - Norms: RMSNorm, d gains, two per layer plus one final (Zhang & Sennrich 2019,
-  arXiv:1910.07467; Llama §2.2 pre-normalization).
+  arXiv:1910.07467; Llama §2.2 pre-normalization); `norms_per_layer` 4 for Gemma 2/3's pre-
+  and post-norms (Gemma 2, arXiv:2408.00118, §2). `qk_norm` "full" normalises the whole Q and
+  K projections, n_h·h_d + n_kv·h_d gains (OLMo 2, arXiv:2501.00656, §3.1).
+- Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, §2.1.2-2.1.3, eq. 9-14; the
+  DeepseekV2/V3 `modeling` code): Q through a rank q_lora_rank (W_DQ d·r_q, its norm r_q,
+  W_UQ r_q·n_h·(nope + rope)) or directly (d·n_h·(nope + rope)) when q_lora_rank is 0; K/V
+  through W_DKV d·(r_kv + rope) (the decoupled RoPE key included), its norm r_kv,
+  W_UKV r_kv·n_h·(nope + v_head_dim); output n_h·v_head_dim·d.
+- Biases (gpt-oss, model card arXiv:2508.10925, §2.1, and its `transformers` code):
+  `attention_bias` adds Q, K, V and output-projection biases and `attention_sinks` one
+  learned sink per head; `expert_bias` adds each expert's 2f (gate, up) + d (down) biases;
+  `router_bias` n_experts per MoE layer (gpt-oss's router bias; DeepSeek-V3's
+  e_score_correction_bias, arXiv:2412.19437, §2.1.2, is the same size).
+- Interleaved MoE: with `moe_every` k, layers k, 2k, ... (after `dense_layers`) are MoE and the
+  rest dense (Llama 4 `interleave_moe_layer_step`; Maverick uses 2).
+- Active parameters: `active` counts what a token runs through including the input table
+  (Mistral's 12.9B for Mixtral and Qwen's 3.3B for Qwen3-30B-A3B count it);
+  `active_excl_embedding` leaves the untied input table out, as DeepSeek (37B of 671B) and
+  OpenAI (gpt-oss-20b 3.6B) publish it and as MFU counts FLOPs (calc.flops).
 - Embeddings: V·d input table, plus a V·d output projection unless tied (Press & Wolf 2017,
   arXiv:1608.05859).
 """
@@ -34,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, flag, out, show, whole
+from .checks import TrainingBudgetError, broadcasts, flag, out, pick, show, whole
 
 DEFAULT_VOCAB = 32000  # Llama 1/2 and Mistral tokenizers (Touvron et al. 2023, §2.1)
 
@@ -46,7 +64,9 @@ class ParamBreakdown:
     `total` every parameter; `active` those one token runs through (routed experts: top_k of
     n_experts); `embedding` input table plus untied output projection; `attention`, `mlp`
     (dense MLPs, shared experts and routed experts), `router`, `norms` summed over layers;
-    `experts` the routed-expert part of `mlp` (what expert parallelism shards).
+    `experts` the routed-expert part of `mlp` (what expert parallelism shards);
+    `active_excl_embedding` `active` less the untied input table (DeepSeek's and OpenAI's
+    "activated" count; the MFU convention).
     """
 
     total: Any
@@ -57,24 +77,32 @@ class ParamBreakdown:
     router: Any
     norms: Any
     experts: Any
+    active_excl_embedding: Any = None
 
     def as_dict(self) -> dict[str, Any]:
         """Every part, in a stable order."""
         return asdict(self)
 
 
+@broadcasts
 def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any = None,
                  head_dim: Any = None, ffn_dim: Any = None, gated_mlp: bool = True,
                  vocab: Any = DEFAULT_VOCAB, tied_embeddings: bool = False, n_experts: Any = 1,
                  top_k: Any = 1, n_shared_experts: Any = 0, moe_ffn_dim: Any = None,
-                 dense_layers: Any = 0, qkv_bias: bool = False, qk_norm: bool = False
-                 ) -> ParamBreakdown:
+                 dense_layers: Any = 0, qkv_bias: bool = False, qk_norm: Any = False,
+                 norms_per_layer: Any = 2, moe_every: Any = 1, attention_bias: bool = False,
+                 attention_sinks: bool = False, expert_bias: bool = False,
+                 router_bias: bool = False, q_lora_rank: Any = None, kv_lora_rank: Any = None,
+                 qk_nope_head_dim: Any = None, qk_rope_head_dim: Any = None,
+                 v_head_dim: Any = None) -> ParamBreakdown:
     """Parameters of a decoder-only transformer from its shape (terms and sources: module doc).
 
     `n_kv_heads` defaults to `n_heads` (multi-head attention); `head_dim` to d_model/n_heads;
     `ffn_dim` to 4·d_model (Vaswani et al. 2017, §3.3); `moe_ffn_dim` to `ffn_dim`.
-    `n_experts` 1 is a dense model. Llama 3.1 8B (32, 4096, 32, n_kv_heads=8, ffn_dim=14336,
-    vocab=128256) -> 8,030,261,248.
+    `n_experts` 1 is a dense model. `kv_lora_rank` with `qk_nope_head_dim`, `qk_rope_head_dim`
+    and `v_head_dim` (and `q_lora_rank`, 0 or None for a direct Q projection) is multi-head
+    latent attention; `n_kv_heads` and `head_dim` do not apply to it. Llama 3.1 8B
+    (32, 4096, 32, n_kv_heads=8, ffn_dim=14336, vocab=128256) -> 8,030,261,248.
     """
     L = whole("n_layers", n_layers)
     d = whole("d_model", d_model)
@@ -83,6 +111,10 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     if np.any((nh % nkv) != 0):
         raise TrainingBudgetError(
             f"n_kv_heads must divide n_heads (got n_kv_heads={show(n_kv_heads)}, n_heads={show(n_heads)})")
+    if head_dim is None and np.any(np.mod(d, nh) != 0):
+        raise TrainingBudgetError(
+            f"n_heads must divide d_model when head_dim is not given (got n_heads={show(n_heads)}, "
+            f"d_model={show(d_model)})")
     hd = d / nh if head_dim is None else whole("head_dim", head_dim)
     f = 4.0 * d if ffn_dim is None else whole("ffn_dim", ffn_dim)
     V = whole("vocab", vocab)
@@ -95,28 +127,63 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     dense = whole("dense_layers", dense_layers, minimum=0)
     if np.any(dense > L):
         raise TrainingBudgetError(f"dense_layers must be <= n_layers (got {show(dense_layers)})")
+    step = whole("moe_every", moe_every)
     mats = 3.0 if flag("gated_mlp", gated_mlp) else 2.0
     tied = flag("tied_embeddings", tied_embeddings)
 
-    attn = 2.0 * d * nh * hd + 2.0 * d * nkv * hd                         # Q, O; K, V
-    attn = attn + (nh + 2.0 * nkv) * hd * flag("qkv_bias", qkv_bias)
-    norms_layer = 2.0 * d + 2.0 * hd * flag("qk_norm", qk_norm)
+    attn = _attention_params(d, nh, nkv, hd, qkv_bias, attention_bias, attention_sinks,
+                             q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)
+    norms_layer = whole("norms_per_layer", norms_per_layer, minimum=0) * d + _qk_norm(qk_norm, nh, nkv, hd)
     moe = E > 1
-    n_moe = np.where(moe, L - dense, 0.0)                                  # MoE layers
+    n_moe = np.where(moe, np.floor((L - dense) / step), 0.0)              # MoE layers
     n_dense = L - n_moe
-    expert = mats * d * fm                                                 # one expert MLP
+    expert = mats * d * fm + (mats - 1.0) * fm * flag("expert_bias", expert_bias) \
+        + d * flag("expert_bias", expert_bias)                              # one expert MLP
     routed = n_moe * E * expert
     shared_all = n_moe * shared * expert
-    router = n_moe * d * E
+    router = n_moe * (d * E + E * flag("router_bias", router_bias))
     mlp = n_dense * mats * d * f + shared_all + routed
     embedding = V * d * (1.0 if tied else 2.0)
     attention = L * attn
     norms = L * norms_layer + d
     total = embedding + attention + mlp + router + norms
     active = total - routed + n_moe * k * expert
+    input_table = 0.0 if tied else V * d
     return ParamBreakdown(total=out(total), active=out(active), embedding=out(embedding),
                           attention=out(attention), mlp=out(mlp), router=out(router),
-                          norms=out(norms), experts=out(routed))
+                          norms=out(norms), experts=out(routed),
+                          active_excl_embedding=out(active - input_table))
+
+
+def _qk_norm(qk_norm: Any, nh: Any, nkv: Any, hd: Any) -> Any:
+    """Q/K norm gains per layer: per head (Qwen3, 2·h_d) or over the whole width (OLMo 2)."""
+    if isinstance(qk_norm, str) and qk_norm.strip().lower() == "full":
+        return (nh + nkv) * hd
+    return 2.0 * hd * flag("qk_norm", qk_norm)
+
+
+def _attention_params(d: Any, nh: Any, nkv: Any, hd: Any, qkv_bias: Any, attention_bias: Any,
+                      sinks: Any, q_lora: Any, kv_lora: Any, nope: Any, rope: Any, v_dim: Any) -> Any:
+    """Attention parameters of one layer: grouped-query or multi-head latent (module doc)."""
+    bias = flag("attention_bias", attention_bias)
+    mla = (kv_lora, nope, rope, v_dim)
+    if all(v is None for v in mla) and q_lora is None:
+        attn = 2.0 * d * nh * hd + 2.0 * d * nkv * hd                     # Q, O; K, V
+        attn = attn + (nh + 2.0 * nkv) * hd * (flag("qkv_bias", qkv_bias) or bias) + d * bias
+        return attn + nh * flag("attention_sinks", sinks)
+    if any(v is None for v in mla):
+        raise TrainingBudgetError(
+            "latent attention needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim "
+            f"together (got kv_lora_rank={show(kv_lora)}, qk_nope_head_dim={show(nope)}, "
+            f"qk_rope_head_dim={show(rope)}, v_head_dim={show(v_dim)})")
+    r_kv = whole("kv_lora_rank", kv_lora)
+    dn, dr = whole("qk_nope_head_dim", nope, minimum=0), whole("qk_rope_head_dim", rope, minimum=0)
+    dv = whole("v_head_dim", v_dim)
+    r_q = 0.0 if q_lora is None else whole("q_lora_rank", q_lora, minimum=0)
+    q_head = nh * (dn + dr)
+    q = pick(r_q > 0, d * r_q + r_q + r_q * q_head, d * q_head)
+    kv = d * (r_kv + dr) + r_kv + r_kv * nh * (dn + dv)
+    return q + kv + nh * dv * d + nh * flag("attention_sinks", sinks)
 
 
 def params_total(n_layers: Any, d_model: Any, n_heads: Any, **shape: Any) -> np.ndarray | float:
@@ -138,8 +205,11 @@ for _f in (params_total, params_active):
 # --- presets -------------------------------------------------------------------------------
 
 SHAPE_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "vocab",
-                "n_experts", "top_k", "n_shared_experts", "moe_ffn_dim", "dense_layers")
+                "n_experts", "top_k", "n_shared_experts", "moe_ffn_dim", "dense_layers",
+                "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                "norms_per_layer", "moe_every")
 FLAGS = ("gated_mlp", "tied_embeddings", "qkv_bias", "qk_norm")
+EXTRA_FLAGS = ("attention_bias", "attention_sinks", "expert_bias", "router_bias")  # set only when true
 
 
 @dataclass(frozen=True)
@@ -165,17 +235,23 @@ class ModelPreset:
             return model_params(**self.shape)
         t, a = self.published_total_params, self.published_active_params
         return ParamBreakdown(total=t, active=a, embedding=np.nan, attention=np.nan, mlp=np.nan,
-                              router=np.nan, norms=np.nan, experts=np.nan)
+                              router=np.nan, norms=np.nan, experts=np.nan,
+                              active_excl_embedding=np.nan)
 
 
 def _preset(row: dict[str, str]) -> ModelPreset:
     shape: dict[str, Any] = {}
     if row["n_layers"].strip():
         for key in SHAPE_FIELDS:
-            if row[key].strip():
+            if (row.get(key) or "").strip():
                 shape[key] = int(row[key])
         for key in FLAGS:
             shape[key] = row[key].strip().lower() == "true"
+        if row["qk_norm"].strip().lower() == "full":
+            shape["qk_norm"] = "full"
+        for key in EXTRA_FLAGS:
+            if (row.get(key) or "").strip().lower() == "true":
+                shape[key] = True
     return ModelPreset(name=row["name"], shape=shape,
                        published_total_params=float(row["published_total_params"]),
                        published_active_params=float(row["published_active_params"]),

@@ -50,3 +50,44 @@ def test_broadcasting_and_scalar_type():
 def test_chinchilla_table_3(params, tokens):
     # Hoffmann et al. 2022, Table 3: compute-optimal tokens for 1B, 10B and 67B parameters
     assert calc.chinchilla_tokens(params) == pytest.approx(tokens, rel=0.12)
+
+
+def test_attention_width_is_n_heads_times_head_dim():
+    # PaLM App. B, 6N + 12·L·H·Q·T: Qwen3-30B-A3B has H·Q = 32·128 = 4096 on d_model 2048
+    b = calc.model_preset("Qwen3-30B-A3B").params()
+    got = calc.train_flops(b.total, 1, active_params=b.active, n_layers=48, d_model=2048, seq_len=4096,
+                           n_heads=32, head_dim=128)
+    assert got == pytest.approx(6 * b.active + 12 * 48 * 4096 * 4096)
+    assert got / 1e9 == pytest.approx(29.8, abs=0.05)  # ../shared/reference/accuracy-2026.md §4
+    narrow = calc.train_flops(b.total, 1, active_params=b.active, n_layers=48, d_model=2048, seq_len=4096)
+    assert narrow < got
+
+
+def test_sliding_window_layers_count_min_t_window():
+    # gpt-oss: every other layer attends to 128 tokens (model card §2.1)
+    L, hq, T = 24, 64 * 64, 8192
+    got = calc.train_flops(20.9e9, 1, active_params=3.6e9, n_layers=L, d_model=2880, seq_len=T, n_heads=64,
+                           head_dim=64, window=128, window_layers=12)
+    assert got == pytest.approx(6 * 3.6e9 + 12 * hq * (12 * T + 12 * 128))
+    short = calc.train_flops(1e9, 1, n_layers=2, d_model=64, seq_len=100, window=4096)
+    assert short == calc.train_flops(1e9, 1, n_layers=2, d_model=64, seq_len=100)  # min(T, window) = T
+
+
+def test_input_embedding_can_be_left_out_as_mfu_does():
+    b = calc.model_preset("Llama 3.1 8B").params()
+    emb = 128256 * 4096
+    assert calc.train_flops(b.total, 1e12, input_embedding=emb) == pytest.approx(6 * (b.total - emb) * 1e12)
+    assert b.active_excl_embedding == b.active - emb
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"n_layers": 2, "d_model": 64, "seq_len": 8, "n_heads": 4}, "n_heads and head_dim go together"),
+    ({"n_layers": 2, "d_model": 64, "seq_len": 8, "window_layers": 1}, "window_layers needs window"),
+    ({"n_layers": 2, "d_model": 64, "seq_len": 8, "window": 4, "window_layers": 3}, "window_layers must be <="),
+    ({"window": 4}, "need n_layers, d_model and seq_len"),
+    ({"input_embedding": 2e9}, "input_embedding must be <"),
+    ({"input_embedding": -1}, "input_embedding must be"),
+])
+def test_attention_options_are_checked(kwargs, message):
+    with pytest.raises(calc.TrainingBudgetError, match=message):
+        calc.train_flops(1e9, 1e9, **kwargs)

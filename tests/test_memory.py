@@ -60,9 +60,10 @@ def test_activations_add_to_total():
 
 
 def _korthikanti(s, b, h, a, t, L, sp, mode):
-    if mode == "full":  # each layer's input; sequence parallelism shards it over t (§4.2.2)
-        return L * 2 * s * b * h / (t if sp else 1)
     dense = 34 / t if sp else 10 + 24 / t
+    if mode == "full":  # each layer's input; sequence parallelism shards it over t (§4.2.2),
+        #                 plus one layer's whole working set while it is recomputed (Chen 2016)
+        return L * 2 * s * b * h / (t if sp else 1) + s * b * h * (dense + 5 * a * s / (h * t))
     scores = 0 if mode == "selective" else 5 * a * s / (h * t)
     return L * s * b * h * (dense + scores)
 
@@ -186,7 +187,8 @@ def test_pipeline_first_stage_holds_all_layers_worth_and_logits_are_counted():
     layers = L * s * b * h * 34 / t
     pp1 = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", vocab=v)
-    assert pp1 == pytest.approx(layers + s * b * h / t + 4 * s * b * h / t * (1 + v / h))
+    # final norm and projection inputs 4·s·b·h/t; 10 B per logit element: bf16 + fp32 upcast + fp32 grad
+    assert pp1 == pytest.approx(layers + s * b * h / t + 4 * s * b * h / t + 10 * s * b * v / t)
     pp4 = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", pipeline_parallel=4)
     assert pp4 == pytest.approx(layers)  # 4 micro-batches in flight x L/4 layers (§4.2.3)
@@ -238,9 +240,9 @@ def test_full_recompute_activations_equal_llm_analysis(t):
                     parallelism_config=ParallelismConfig(tp_size=t, sp_size=t))
     oracle = a.get_activation_memory_per_layer(2, 2048, is_inference=False,
                                                activation_recomputation=ActivationRecomputation.FULL)
-    ours = calc.activation_bytes(1, 4096, 32, 2048, 2, recompute="full", tensor_parallel=t,
-                                 sequence_parallel=True)
-    assert ours == pytest.approx(oracle, rel=1e-12)
+    stored = [calc.activation_bytes(n, 4096, 32, 2048, 2, recompute="full", tensor_parallel=t,
+                                    sequence_parallel=True) for n in (1, 2)]
+    assert stored[1] - stored[0] == pytest.approx(oracle, rel=1e-12)  # one more stored input
 
 
 # --- train_memory takes the activation shape and sequence parallelism (issue 12's signature) --
@@ -263,9 +265,12 @@ def test_shape_gives_activations_on_the_same_layout(layout, sp, extra):
 
 
 def test_sequence_parallel_divides_full_recompute_by_tensor_parallel():
-    on, off = (calc.train_memory(70e9, devices=8, tensor_parallel=8, sequence_parallel=sp,
-                                 recompute="full", **_SHAPE).activations for sp in (True, False))
-    assert off == pytest.approx(8 * on, rel=1e-12)
+    def stored(sp):  # the stored layer inputs: 32 layers less 16 (the working set cancels)
+        return [calc.train_memory(70e9, devices=8, tensor_parallel=8, sequence_parallel=sp,
+                                  recompute="full", **{**_SHAPE, "n_layers": n}).activations
+                for n in (32, 16)]
+    on, off = stored(True), stored(False)
+    assert off[0] - off[1] == pytest.approx(8 * (on[0] - on[1]), rel=1e-12)
 
 
 def test_shape_broadcasts_over_layouts():
@@ -280,3 +285,79 @@ def test_activations_and_shape_are_not_both_given():
         calc.train_memory(8e9, activations=1e9, **_SHAPE)
     with pytest.raises(calc.TrainingBudgetError, match="needs n_heads, seq_len, micro_batch"):
         calc.train_memory(8e9, n_layers=32, d_model=4096)
+
+
+# --- activations from named parts (calc.activations) ----------------------------------------
+def _per_layer(name, **extra):
+    """One layer's selective-recompute bytes over s·b·h for a preset's own widths."""
+    shape = calc.model_preset(name).shape
+    s, b, h = 4096, 1, shape["d_model"]
+    opts = {"n_kv_heads": shape["n_kv_heads"], "head_dim": shape["head_dim"], "ffn_dim": shape["ffn_dim"],
+            "gated_mlp": True, "dropout": False}
+    if shape.get("n_experts", 1) > 1:
+        opts.update(n_experts=shape["n_experts"], top_k=shape["top_k"], moe_ffn_dim=shape["moe_ffn_dim"])
+    one = calc.activation_bytes(1, h, shape["n_heads"], s, b, recompute="selective", **opts, **extra)
+    return one / (s * b * h)
+
+
+@pytest.mark.parametrize(("name", "coefficient"), [
+    ("Llama 3.1 8B", 34.0), ("Llama 3.1 70B", 33.5), ("Mixtral 8x7B", 59.0), ("Qwen3-30B-A3B", 51.0)])
+def test_per_layer_terms_from_first_principles(name, coefficient):
+    # norms 4h; attention 2h + 4q + 4kv; MLP 2h + 6f (SwiGLU); MoE 2h + k·(2h + 6·f_e)
+    # (../shared/reference/accuracy-2026.md §3a: 34.0, 33.5, 59.0, 51.0 s·b·h)
+    assert _per_layer(name) == pytest.approx(coefficient)
+
+
+def test_table_2_is_the_default_shape():
+    s, b, h, a = 2048, 1, 4096, 32
+    named = calc.activation_bytes(1, h, a, s, b, n_kv_heads=a, head_dim=h // a, ffn_dim=4 * h, gated_mlp=False,
+                                  dropout=True)
+    assert named == calc.activation_bytes(1, h, a, s, b) == pytest.approx(s * b * h * (34 + 5 * a * s / h))
+
+
+def test_the_loss_is_ten_bytes_per_logit_or_two_fused():
+    s, b, h, a, v, t = 8192, 1, 4096, 32, 128256, 2
+    std, fused = (calc.activation_bytes(4, h, a, s, b, tensor_parallel=t, sequence_parallel=True, vocab=v,
+                                        loss=loss) for loss in ("standard", "fused"))
+    assert std - fused == pytest.approx(8 * s * b * v / t)
+    bare = calc.activation_bytes(4, h, a, s, b, tensor_parallel=t, sequence_parallel=True)
+    assert std - bare == pytest.approx(s * b * h / t + 4 * s * b * h / t + 10 * s * b * v / t)
+
+
+def test_full_recompute_keeps_inputs_and_one_layers_working_set():
+    s, b, h, a = 4096, 1, 8192, 64
+    full = [calc.activation_bytes(n, h, a, s, b, recompute="full", flash_attention=True) for n in (10, 20)]
+    none = calc.activation_bytes(1, h, a, s, b, flash_attention=True)
+    assert full[1] - full[0] == pytest.approx(10 * 2 * s * b * h)  # each layer's 16-bit input
+    assert full[0] - 10 * 2 * s * b * h == pytest.approx(none)      # plus one layer recomputed
+
+
+def test_interleaved_pipeline_holds_more_in_flight():
+    # Korthikanti §4.2.3: L·(1 + (p - 1)/(p·v)) layers' worth; the NeMo 70B recipe's VPP 5 at p 4: +15%
+    kw = {"recompute": "selective", "tensor_parallel": 4, "sequence_parallel": True, "pipeline_parallel": 4}
+    plain = calc.activation_bytes(80, 8192, 64, 4096, 1, **kw)
+    vpp = calc.activation_bytes(80, 8192, 64, 4096, 1, virtual_stages=5, **kw)
+    assert vpp / plain == pytest.approx(1.15)
+
+
+def test_moe_layers_average_with_the_dense_ones():
+    kw = {"ffn_dim": 4096, "gated_mlp": True, "n_experts": 8, "top_k": 2, "moe_ffn_dim": 1024}
+    all_moe = calc.activation_bytes(4, 1024, 8, 512, 1, **kw)
+    half = calc.activation_bytes(4, 1024, 8, 512, 1, moe_layers=2, **kw)
+    dense = calc.activation_bytes(4, 1024, 8, 512, 1, ffn_dim=4096, gated_mlp=True)
+    assert half == pytest.approx((all_moe + dense) / 2)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"loss": "chunky"}, "loss must be one of"),
+    ({"virtual_stages": 0}, "virtual_stages must be a whole number"),
+    ({"dropout": "no", "n_kv_heads": 3}, "n_kv_heads"),
+    ({"flash_attention": "False"}, None),
+])
+def test_activation_options_are_checked(kwargs, message):
+    if message is None:  # 'False' is False (calc.checks.flag), not a truthy string
+        assert (calc.activation_bytes(2, 512, 8, 256, 1, **kwargs)
+                == calc.activation_bytes(2, 512, 8, 256, 1, flash_attention=False))
+        return
+    with pytest.raises(calc.TrainingBudgetError, match=message):
+        calc.activation_bytes(2, 512, 8, 256, 1, **kwargs)

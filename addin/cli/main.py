@@ -356,7 +356,9 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> N
                + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
 
 
-cli.add_command(model_layout.fit)
+from .fit import fit as _fit  # noqa: E402  (fit lives in its own module, issue 18)
+
+cli.add_command(_fit)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:

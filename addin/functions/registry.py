@@ -187,11 +187,17 @@ _ACT_LAYER = ('IF({recompute}="full",2*' + _ACT_SBH + "/" + _ACT_TS + "," + _ACT
               '+IF(OR({recompute}="selective",{flash_attention}),0,'
               "5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel}))))")
 _ACT_M = "MIN({micro_batches},{pipeline_parallel})"
-_ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS + "+4*" + _ACT_SBH
+# full recompute: one layer's whole working set while it is recomputed (calc.activations)
+_ACT_WORK = ('IF({recompute}="full",' + _ACT_SBH
+             + "*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
+             "+IF({flash_attention},0,5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel}))),0)")
+# the loss: 10 B per logit element (bf16 logits, fp32 upcast, fp32 gradient; calc.activations)
+_ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS + "+10*" + _ACT_SBH
                + "*{vocab}/({d_model}*{tensor_parallel}),0)")
-_ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+IF({vocab}>0,"
-                + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
-                + _ACT_LOGITS + ",0),{n_layers}/{pipeline_parallel}*" + _ACT_LAYER + "+" + _ACT_LOGITS + ")")
+_ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+" + _ACT_WORK
+                + "+IF({vocab}>0," + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
+                + _ACT_LOGITS + ",0),{n_layers}/{pipeline_parallel}*" + _ACT_LAYER + "+" + _ACT_WORK
+                + "+" + _ACT_LOGITS + ")")
 
 # --- issue 12: parameters from a shape, memory on a tensor/pipeline/expert layout ------------
 # (defined before FUNCTIONS and spliced in at its end; sources in calc.models and calc.memory)

@@ -1,0 +1,141 @@
+"""The `fit` command: which layouts of a job fit a device's usable memory. Thin: every figure
+comes from trainbudget.calc.fit_layouts (its module doc states the constraints and ranking)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ... import calc
+from ...calc.config import load_config
+from ...calc.layouts import RESERVE_GIB
+from ...calc.models import model_preset
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+GIB = 2 ** 30
+RANKING = ("ranked by fewest devices per replica (TP x PP x CP), then least recompute, largest "
+           "micro-batch, lowest ZeRO stage, fewest virtual stages, fewest bytes")
+
+
+def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
+    """An option's text as a whole number >= minimum (None stays None); one-line errors."""
+    if text is None:
+        return None
+    value = calc.parse_count(name, text) if minimum >= 1 else None
+    if value is None:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {text!r})") from None
+    if value != int(value) or value < minimum:
+        raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {text!r})")
+    return int(value)
+
+
+def _model(model_name: str | None, config_path: str | None) -> Any:
+    if model_name is not None and config_path is not None:
+        raise calc.TrainingBudgetError("give --model or --config, not both")
+    if config_path is not None:
+        return load_config(config_path)
+    if model_name is None or not model_name.strip():
+        raise calc.TrainingBudgetError(f"fit needs --model NAME or --config FILE (got --model {model_name!r})"
+                                       if model_name is not None else "fit needs --model NAME or --config FILE")
+    return model_preset(model_name)
+
+
+def _gib(value: float) -> str:
+    return f"{value / GIB:.1f}"
+
+
+def _line(r: dict[str, Any]) -> str:
+    return (f"{r['tensor']:>3} {r['pipeline']:>3} {r['virtual']:>3} {r['context']:>3} {r['expert']:>4} "
+            f"{r['data']:>6} {r['zero']:>4} {r['micro_batch']:>3} {r['recompute']:>9} "
+            f"{_gib(r['weights']):>7} {_gib(r['gradients']):>6} {_gib(r['optimizer'] + r['master']):>6} "
+            f"{_gib(r['activations']):>6} {_gib(r['total']):>6} {_gib(r['headroom']):>6}")
+
+
+HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO':>4} {'mb':>3} "
+          f"{'recompute':>9} {'weights':>7} {'grads':>6} {'optim':>6} {'activ':>6} {'total':>6} "
+          f"{'free':>6}  (GiB per device)")
+
+
+@click.command()
+@click.option("--model", "model_name", default=None,
+              help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="A local Hugging Face config.json (nothing is fetched).")
+@click.option("--device", default=H100, show_default=True, help="Device name from the catalog.")
+@click.option("--devices", "n_devices", required=True, help="Devices in the whole job, e.g. 64 or 16k.")
+@click.option("--seq-len", default="4096", show_default=True, help="Sequence length (tokens).")
+@click.option("--micro-batch", default=None, help="Micro-batch per device (default: search 1, 2, 4).")
+@click.option("--recompute", default=None,
+              help="none, selective or full (default: search none and full).")
+@click.option("--context-parallel", "--cp", "context_parallel", default=None,
+              help="Context-parallel size (default: search).")
+@click.option("--method", default="full", show_default=True, help="full, lora or qlora.")
+@click.option("--trainable", default=None,
+              help="LoRA/QLoRA adapter parameters: a count (20M) or a fraction of the model (default 1%).")
+@click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS).")
+@click.option("--grad-bytes", type=float, default=4.0, show_default=True,
+              help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
+@click.option("--memory-gib", type=float, default=None,
+              help="Device memory in GiB (default: what the device reports, from the catalog).")
+@click.option("--reserve-gib", type=float, default=RESERVE_GIB, show_default=True,
+              help="GiB kept back for the CUDA context, NCCL and the allocator.")
+@click.option("--loss", default="standard", show_default=True,
+              help="standard (10 B per logit) or fused (a chunked/fused cross-entropy, 2 B).")
+@click.option("--limit", default="20", show_default=True, help="Rows printed (text output).")
+@click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON.")
+def fit(model_name: str | None, config_path: str | None, device: str, n_devices: str, seq_len: str,
+        micro_batch: str | None, recompute: str | None, context_parallel: str | None, method: str,
+        trainable: str | None, optimizer: str, grad_bytes: float, memory_gib: float | None,
+        reserve_gib: float, loss: str, limit: str, as_json: bool) -> None:
+    """Layouts (tensor, pipeline, virtual, context, expert, data, ZeRO, recompute, micro-batch)
+    whose bytes per device fit the device's usable memory."""
+    rows_shown = _whole("--limit", limit, minimum=0)
+    preset = _model(model_name, config_path)
+    n = _whole("--devices", n_devices)
+    found = calc.fit_layouts(preset, device, n, seq_len=_whole("--seq-len", seq_len),
+                             micro_batch=_whole("--micro-batch", micro_batch), recompute=recompute,
+                             context_parallel=_whole("--context-parallel", context_parallel),
+                             method=method, optimizer=optimizer,
+                             trainable=None if trainable is None else calc.parse_count("--trainable", trainable),
+                             grad_bytes=grad_bytes,
+                             memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
+    rows = found.rows()
+    if as_json:
+        click.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
+                               "memory_bytes": found.memory_bytes, "reported_bytes": found.reported_bytes,
+                               "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "layouts": rows,
+                               "nearest": found.nearest, "would_fit": list(found.would_fit),
+                               "devices_to_fit": found.devices_to_fit}, indent=2))
+        return
+    click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.reported_bytes)} GiB reported - "
+               f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
+               f"{len(rows)} layouts fit")
+    click.echo(RANKING[0].upper() + RANKING[1:])
+    if not rows:
+        _miss(found)
+        return
+    click.echo(HEADER)
+    for r in rows[:rows_shown]:
+        click.echo(_line(r))
+    if len(rows) > rows_shown:
+        click.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
+
+
+def _miss(found: Any) -> None:
+    near = found.nearest
+    if near is None:
+        click.echo("no layout satisfies the constraints (heads, layers, experts, devices)")
+        return
+    over = near["total"] - found.memory_bytes
+    click.echo(f"nearest miss ({_gib(over)} GiB over):")
+    click.echo(HEADER)
+    click.echo(_line({**near, "headroom": -over}))
+    where = ", ".join(found.would_fit) if found.would_fit else "no device in the catalog"
+    click.echo(f"that layout would fit on: {where}")
+    if found.devices_to_fit is not None:
+        click.echo(f"on this device, {found.devices_to_fit:,} devices (--devices doubled) would hold a layout")

@@ -1,0 +1,150 @@
+"""Activation bytes on the busiest device, from named parts (16-bit activations).
+
+Per layer, bytes per token of the micro-batch (s sequence / context parallel, b micro-batch,
+h d_model, q = n_heads·head_dim the query width, k = n_kv_heads·head_dim the key/value width,
+f the MLP width, t tensor parallel). Korthikanti et al. 2022, "Reducing Activation
+Recomputation in Large Transformer Models", arXiv:2205.05198, §4.1 and Table 2, term by term,
+with the Q/K/V widths and the MLP generalised (their h becomes q, k or f where the tensor is
+that wide):
+- layer norms: 2 inputs of 2·h (§4.1, "Layer norm"): 4h, kept whole unless sequence parallel;
+- attention: the QKV input 2h (whole), Q 2q, K 2k, V 2k, the output projection's input 2q,
+  dropout mask h (whole): 2h + 4q + 4k + h, which is §4.1's 11h when q = k = h;
+  scores a·s·(2 softmax + 1 mask + 2 dropout output) = 5·a·s (2·a·s without dropout), gone
+  under selective recompute (§5) and FlashAttention (Dao et al. 2022, arXiv:2205.14135, §3.1:
+  the s² matrices are never stored);
+- MLP: input 2h (whole), plain (GeLU): 2f + 2f and the dropout mask h, §4.1's 19h at f = 4h;
+  gated (SwiGLU, Shazeer 2020, arXiv:2002.05202): gate, up and their product, 6f;
+- mixture of experts: the router input 2h, then every token runs as top_k copies, each with
+  its expert input 2h and the expert's 6·f_e (gated) or 4·f_e: 2h + k·(2h + 6·f_e)
+  (GShard, Lepikhin et al. 2020, arXiv:2006.16668, §2.2, the dispatched copies; Megatron-Core
+  MoE's token permutation keeps them for backward); shared experts add 6·f_e each
+  (DeepSeekMoE, arXiv:2401.06066, §3.2).
+With q = k = h, f = 4h, a plain MLP and dropout: 34h + 5·a·s, Table 2's figure exactly.
+
+Recompute: "selective" drops the scores (Korthikanti §5); "full" stores each layer's input
+2h and, while one layer is being recomputed in backward, that layer's whole working set
+(Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost", arXiv:1604.06174, §3:
+checkpointed memory = the segment inputs plus one segment's recomputed activations).
+
+Loss: the last stage keeps the final norm and output-projection inputs 4h and, per logit
+element (vocab / t of them per token; Megatron's vocab-parallel cross-entropy, Shoeybi et al.
+2019, arXiv:1909.08053, §3), `LOSS_BYTES_PER_LOGIT`: "standard" 10 B = bf16 logits 2 + their
+fp32 upcast 4 + the fp32 gradient 4 (PyTorch's F.cross_entropy on upcast logits, as
+torchtitan's loss does); "fused" 2 B = a chunked loss that keeps the bf16 logits and upcasts
+and differentiates one chunk at a time (torchtune's CEWithChunkedOutputLoss, "upcasting to
+fp32 in chunks"; Liger Kernel's fused linear cross-entropy, arXiv:2410.10989, §3.2, stores
+less still, so "fused" errs on the safe side there).
+
+Pipeline (1F1B, Narayanan et al. 2021, arXiv:2104.04473, §2.2; Korthikanti §4.2.3): the first
+stage holds min(p, micro_batches) micro-batches of L/p layers; with `virtual_stages` v > 1
+(interleaved schedule) L/p·p·(1 + (p - 1)/(p·v)) layers' worth (Korthikanti §4.2.3). The first
+stage also holds the embedding dropout mask h per micro-batch; the result is the larger of the
+first and last stage (one stage when p = 1). Without sequence parallelism the whole terms are
+not divided by t. Context parallelism splits s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .checks import broadcasts, choice, divides, flag, out, pick, whole
+
+LOSS_BYTES_PER_LOGIT = {"standard": 10.0, "fused": 2.0}  # sources: module doc
+LOSSES = tuple(LOSS_BYTES_PER_LOGIT)
+RECOMPUTE = ("none", "selective", "full")
+
+
+def _width(name: str, value: Any, default: Any) -> Any:
+    return default if value is None else whole(name, value)
+
+
+def _layer(sb: Any, h: Any, q: Any, kv: Any, mlp_split: Any, a: Any, s: Any, t: Any, sp: bool,
+           drop: float, scores: bool) -> Any:
+    """One layer's activation bytes: the whole (norm, inputs, masks) and split terms."""
+    whole_part = 4.0 * h + 2.0 * h + drop * h + 2.0 * h + drop * h    # norms, attn in, mask, mlp in, mask
+    split_part = 4.0 * q + 4.0 * kv + mlp_split
+    per = whole_part / t + split_part / t if sp else whole_part + split_part / t
+    if scores:
+        per = per + (5.0 if drop else 2.0) * a * s / t
+    return sb * per
+
+
+@broadcasts
+def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, micro_batch: Any,
+                     *, recompute: str = "none", tensor_parallel: Any = 1,
+                     sequence_parallel: bool = False, flash_attention: bool = False,
+                     pipeline_parallel: Any = 1, context_parallel: Any = 1, vocab: Any = None,
+                     micro_batches: Any = None, n_kv_heads: Any = None, head_dim: Any = None,
+                     ffn_dim: Any = None, gated_mlp: bool = False, dropout: bool = True,
+                     n_experts: Any = 1, top_k: Any = 1, moe_ffn_dim: Any = None,
+                     n_shared_experts: Any = 0, moe_layers: Any = None, loss: str = "standard",
+                     virtual_stages: Any = 1) -> np.ndarray | float:
+    """Activation bytes on the busiest device (terms and sources: module doc).
+
+    Shape defaults are Korthikanti's (multi-head, head_dim d_model/n_heads, a plain 4·d_model
+    MLP with dropout): 34·s·b·h + 5·a·s²·b per layer. Give `n_kv_heads`, `head_dim`,
+    `ffn_dim`, `gated_mlp`, `dropout=False`, and for a mixture of experts `n_experts`, `top_k`,
+    `moe_ffn_dim`, `n_shared_experts`, `moe_layers` (how many layers are MoE; default all) for
+    a modern model. `loss` "standard" (10 B per logit element) or "fused" (2 B).
+    `virtual_stages`: interleaved pipeline stages per device (1: plain 1F1B).
+    """
+    mode = choice("recompute", recompute, RECOMPUTE)
+    lossk = choice("loss", loss, LOSSES)
+    L = whole("n_layers", n_layers)
+    h = whole("d_model", d_model)
+    a = whole("n_heads", n_heads)
+    t = whole("tensor_parallel", tensor_parallel)
+    p = whole("pipeline_parallel", pipeline_parallel)
+    c = whole("context_parallel", context_parallel)
+    v_st = whole("virtual_stages", virtual_stages)
+    divides("tensor_parallel", t, "n_heads", a)
+    divides("pipeline_parallel", p, "n_layers", L)
+    s = whole("seq_len", seq_len) / c
+    b = whole("micro_batch", micro_batch)
+    sp = flag("sequence_parallel", sequence_parallel)
+    flash = flag("flash_attention", flash_attention)
+    drop = 1.0 if flag("dropout", dropout) else 0.0
+    gated = flag("gated_mlp", gated_mlp)
+    hd = _width("head_dim", head_dim, h / a)
+    q = a * hd
+    n_kv = _width("n_kv_heads", n_kv_heads, a)
+    if n_kv_heads is not None:
+        divides("n_kv_heads", n_kv, "n_heads", a)
+    kv = n_kv * hd
+    f = _width("ffn_dim", ffn_dim, 4.0 * h)
+    inner = 6.0 if gated else 4.0
+    sb = s * b
+    dense_mlp = inner * f
+    dense_layer = _layer(sb, h, q, kv, dense_mlp, a, s, t, sp, drop, scores=False)
+    E = whole("n_experts", n_experts)
+    if type(E) is float and E == 1.0:
+        base = dense_layer
+    else:
+        k = whole("top_k", top_k)
+        fe = _width("moe_ffn_dim", moe_ffn_dim, f)
+        shared = whole("n_shared_experts", n_shared_experts, minimum=0)
+        n_moe = pick(E > 1, L if moe_layers is None else whole("moe_layers", moe_layers, minimum=0), 0.0)
+        moe_mlp = k * (2.0 * h + inner * fe) + shared * inner * fe
+        moe_layer = _layer(sb, h, q, kv, moe_mlp, a, s, t, sp, drop, scores=False)
+        base = (n_moe * moe_layer + (L - n_moe) * dense_layer) / L   # mean over the stack
+    scores = 0.0 if flash else (5.0 if drop else 2.0) * a * s / t * sb
+    t_s = t if sp else 1.0
+    if mode == "full":
+        per_layer = 2.0 * sb * h / t_s
+        working = base + scores        # one layer recomputed in backward (Chen et al. 2016)
+    else:
+        per_layer = base + (0.0 if mode == "selective" else scores)
+        working = 0.0
+    m = p if micro_batches is None else np.minimum(whole("micro_batches", micro_batches), p)
+    interleave = pick(v_st > 1, 1.0 + (p - 1.0) / (p * v_st), 1.0)
+    first = (L / p) * m * interleave * per_layer + working
+    if vocab is None:
+        return out(first)
+    V = whole("vocab", vocab)
+    embedding = sb * h * m / t_s                                   # dropout mask, 1 B
+    logits = 4.0 * sb * h / t_s + LOSS_BYTES_PER_LOGIT[lossk] * sb * V / t
+    one_stage = first + embedding + logits
+    last = (L / p) * per_layer + working + logits
+    return out(pick(p == 1, one_stage, np.maximum(first + embedding, last)))
