@@ -142,7 +142,7 @@ _POINT = ("utilization", *FIGURES)
 def row_keys(ranged: bool | None) -> list[str]:
     """budget_row's keys in order: for points (False), ranges (True) or both (None: a file of
     scenarios may mix them, so its CSV has every column)."""
-    b = budget(Job(params=1e9, utilization="prior" if ranged else 1.0))
+    b = budget(Job(params=1e9, utilization=1.0 if ranged is False else "prior"))
     keys = list(budget_row(b))
     if ranged is None:
         out: list[str] = []
