@@ -43,6 +43,7 @@ from .schedule import GIB, hours_at, kwh
 # pytorch.org/docs/stable/notes/cuda.html). Reserve: the larger of 3 GiB and 5% of the capacity.
 RESERVE_GIB = 3.0
 RESERVE_SHARE = 0.05
+NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
 @dataclass(frozen=True)
@@ -260,7 +261,7 @@ def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, Utilization
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(job.utilization)})")
     u = fraction("utilization", job.utilization)
     if job.goodput is None:
-        return u, "given", 1.0, "not counted: restarts and failures excluded; give goodput (--goodput) to count them", None
+        return u, "given", 1.0, NO_GOODPUT, None
     return u, "given", fraction("goodput", job.goodput), "given", None
 
 
@@ -280,7 +281,8 @@ def _price(job: Job, device: Any, table: DeviceTable) -> tuple[Any, str, str | N
             return None, "no price", None, None, None
         return usd, "the device row's own price", "device row", _as_of(device, table), None
     if isinstance(price, str):
-        from .prices import lookup
+        from .prices import check_text, lookup
+        check_text("usd_per_device_hour", price)
         if not isinstance(device, str):
             raise TrainingBudgetError(f"price {show(price)} needs one device name, not {show(device)}")
         table.get(device)  # an unknown device is named as such, not blamed on the price
