@@ -29,7 +29,7 @@ import numpy as np
 from .checks import TrainingBudgetError, at_least, divides, fraction, non_negative, positive, show, whole
 from .devices import DeviceTable, catalog
 from .flops import train_flops
-from .memory import MemoryBreakdown, layout_data_parallel, train_memory
+from .memory import MemoryBreakdown, train_memory
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
 from .prior import UtilizationPrior, utilization_prior
@@ -169,14 +169,26 @@ class Budget:
 def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
     """Bytes a training job may use on `device`: memory_gib · 2^30 less the reserve (the larger of
     RESERVE_GIB and RESERVE_SHARE of the capacity); None when the row has no memory."""
-    t = catalog() if table is None else table
-    try:
-        gib = t.value(device, "memory_gib")
-    except TrainingBudgetError:
+    return _usable(_column(device, catalog() if table is None else table, "memory_gib"))
+
+
+def _usable(gib: Any) -> Any:
+    if gib is None:
         return None
     cap = gib * GIB
-    return cap - np.maximum(RESERVE_GIB * GIB, RESERVE_SHARE * cap) if not isinstance(cap, float) \
-        else cap - max(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+    if isinstance(cap, float):
+        return cap - max(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+    return cap - np.maximum(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+
+
+def _column(device: Any, table: DeviceTable, column: str) -> Any:
+    """A device row's `column` (arrays of names too), or None where the row has none."""
+    if isinstance(device, str):
+        return getattr(table.get(device), column)
+    try:
+        return table.value(device, column)
+    except TrainingBudgetError:
+        return None
 
 
 # --- the prior -----------------------------------------------------------------------------------
@@ -265,19 +277,22 @@ def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, Utilization
     return u, "given", fraction("goodput", job.goodput), "given", None
 
 
-def _price(job: Job, device: Any, table: DeviceTable) -> tuple[Any, str, str | None, str | None, int | None]:
+def _price(job: Job, device: Any, table: DeviceTable, watts: Any
+           ) -> tuple[Any, str, str | None, str | None, int | None]:
     """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
     price = job.price
+    if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
+        return price, f"{price:g} USD per device-hour (given)", "given", None, None
     if isinstance(price, Owned):
-        watts = table.value(device, "watts")
+        if watts is None:
+            raise TrainingBudgetError(f"owned hardware: device {show(device)} has no watts for the energy share")
         pue = PUE_INDUSTRY if price.pue is None else price.pue
         usd = owned_usd_per_device_hour(price.capex_usd, life_years=price.life_years, watts=watts,
                                         usd_per_kwh=price.usd_per_kwh, pue=pue, occupancy=price.occupancy)
         return usd, price.label(), "owned: calc/owned.py", None, None
     if price is None:
-        try:
-            usd = table.value(device, "usd_per_device_hour")
-        except TrainingBudgetError:
+        usd = _column(device, table, "usd_per_device_hour")
+        if usd is None:
             return None, "no price", None, None, None
         return usd, "the device row's own price", "device row", _as_of(device, table), None
     if isinstance(price, str):
@@ -299,13 +314,6 @@ def _as_of(device: Any, table: DeviceTable) -> str | None:
     return table.get(device).as_of or None if isinstance(device, str) else None
 
 
-def _watts(device: Any, table: DeviceTable) -> Any:
-    try:
-        return table.value(device, "watts")
-    except TrainingBudgetError:
-        return None
-
-
 def _pue(job: Job) -> Any:
     if job.pue is None:
         if isinstance(job.price, Owned):
@@ -324,31 +332,35 @@ def budget(job: Job) -> Budget:
     tokens = positive("tokens", job.tokens)
     n = whole("devices", job.devices)
     u, u_basis, g, g_basis, prior = _utilization(job, active)
+    named = table.get(job.device) if isinstance(job.device, str) else None
     device = prior_device(job.device, table) if prior is not None else job.device
-    device = table.get(device).name if isinstance(device, str) else device
+    row = (named if device is job.device else table.get(device)) if named is not None else None
+    device = row.name if row is not None else device
     flops = train_flops(total, tokens, active_params=None if active is total else active)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel}
     memory = train_memory(total, method=job.method, optimizer=job.optimizer, trainable=job.trainable,
                           zero_stage=job.zero_stage, devices=n, activations=job.activations,
                           expert_params=experts, stage_params=stage, **layout)
-    layout["data_parallel"] = layout_data_parallel(n, job.tensor_parallel, job.pipeline_parallel,
-                                                   job.context_parallel, job.expert_parallel)
-    usable = usable_bytes(job.device, table)
+    layout["data_parallel"] = n / (whole("tensor_parallel", job.tensor_parallel)  # checked by train_memory
+                                   * whole("pipeline_parallel", job.pipeline_parallel)
+                                   * whole("context_parallel", job.context_parallel))
+    usable = _usable(named.memory_gib if named is not None else _column(job.device, table, "memory_gib"))
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
-    rate = table.value(device, "tflops")
+    rate = row.tflops if row is not None else table.value(device, "tflops")
+    watts = row.watts if row is not None else _column(device, table, "watts")
     base = hours_at(flops, rate, 1.0, n) / g  # wall-clock hours at utilization 1, downtime counted
+    # (energy below: kwh() of one device-hour, times the device-hours: one multiply per figure)
     hours = Span(base / u.high, base / u.expected, base / u.low) if prior is not None else base / u
     device_hours = _times(hours, n)
-    usd, label, source, as_of, age = _price(job, device, table)
+    usd, label, source, as_of, age = _price(job, device, table, watts)
     pue = _pue(job)
-    watts = _watts(device, table)
     return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
                   layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
                   days=_times(hours, 1 / 24), device_hours=device_hours,
                   cost_usd=None if usd is None else _times(device_hours, usd),
-                  energy_kwh=None if watts is None else _apply(device_hours, lambda dh: kwh(watts, dh, pue)),
+                  energy_kwh=None if watts is None else _times(device_hours, kwh(watts, 1.0, pue)),
                   utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
                   usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
                   price_age_days=age, pue=pue, prior=prior)
@@ -356,15 +368,3 @@ def budget(job: Job) -> Budget:
 
 def _times(x: Any, factor: Any) -> Any:
     return x.scaled(factor) if isinstance(x, Span) else x * factor
-
-
-def _apply(x: Any, fn: Any) -> Any:
-    return Span(fn(x.low), fn(x.expected), fn(x.high)) if isinstance(x, Span) else fn(x)
-
-
-def finite_or_none(value: Any) -> Any:
-    """A float as it is when finite, else None (a figure that would be NaN or infinite)."""
-    if value is None:
-        return None
-    f = float(value)
-    return f if math.isfinite(f) else None
