@@ -43,6 +43,7 @@ from .schedule import GIB, hours_at, kwh
 # pytorch.org/docs/stable/notes/cuda.html). Reserve: the larger of 3 GiB and 5% of the capacity.
 RESERVE_GIB = 3.0
 RESERVE_SHARE = 0.05
+GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
@@ -199,7 +200,7 @@ def _prior_keywords() -> frozenset[str]:
     return frozenset(inspect.signature(utilization_prior).parameters)
 
 
-_PRIOR_WANTS = ("device", "active_params", "devices", "moe")
+_PRIOR_WANTS = frozenset(("device", "active_params", "devices", "moe"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -220,12 +221,34 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     whatever of device / active_params / devices / moe its signature accepts (scalars only)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    accepted = _prior_keywords()
+    accepted = _prior_keywords() & _PRIOR_WANTS
+    if not accepted:  # today's prior takes none of them: one cached prior for every job
+        return _cached_prior()
     wanted = {"device": job.device if isinstance(job.device, str) else None,
               "active_params": _scalar_or_none(active), "devices": _scalar_or_none(job.devices),
               "moe": None if job.model is None else bool(job.model.shape.get("n_experts", 1) > 1)}
-    keywords = {k: v for k, v in wanted.items() if k in accepted and k in _PRIOR_WANTS and v is not None}
+    keywords = {k: v for k, v in wanted.items() if k in accepted and v is not None}
     return _cached_prior(**keywords)
+
+
+@functools.lru_cache(maxsize=64)
+def _prior_words(prior: UtilizationPrior) -> tuple[Span, str]:
+    """The prior's utilizations as a Span, and where they come from (computed once per prior)."""
+    return (Span(prior.low, prior.expected, prior.high),
+            f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th percentiles)")
+
+
+_PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
+
+
+def _model_params(model: ModelPreset) -> Any:
+    """model.params(), counted once per preset object (presets are frozen)."""
+    hit = _PARAMS.get(id(model))
+    if hit is None or hit[0] is not model:
+        if len(_PARAMS) > 256:
+            _PARAMS.clear()
+        hit = _PARAMS[id(model)] = (model, model.params())
+    return hit[1]
 
 
 # --- the parts -----------------------------------------------------------------------------------
@@ -236,7 +259,7 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
         if job.params is not None:
             raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.params)}, "
                                       f"model={job.model.name!r})")
-        b = job.model.params()
+        b = _model_params(job.model)
         total, active = float(b.total), float(b.active)
         shape = job.model.shape
         if not shape:
@@ -265,10 +288,10 @@ def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, Utilization
     """(utilization or Span, basis, goodput, goodput basis, prior) for `job`."""
     if wants_prior(job.utilization):
         prior = _prior_for(job, active)
-        g = prior.goodput if job.goodput is None else fraction("goodput", job.goodput)
-        basis = (f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th percentiles)")
-        gb = "Llama 3 paper, arXiv:2407.21783 §3.3.4" if job.goodput is None else "given"
-        return Span(prior.low, prior.expected, prior.high), basis, g, gb, prior
+        span, basis = _prior_words(prior)
+        if job.goodput is None:
+            return span, basis, prior.goodput, GOODPUT_SOURCE, prior
+        return span, basis, fraction("goodput", job.goodput), "given", prior
     if isinstance(job.utilization, str):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(job.utilization)})")
     u = fraction("utilization", job.utilization)
