@@ -225,6 +225,8 @@ def test_json_is_strict_rfc_8259():
     (["--json", "--csv"], "give --json or --csv"),
     (["--own", "1,2"], "own needs usd_per_kwh"),
     (["--price", "aws:forever"], "plan must be one of"),
+    (["--price", "1e300", "--params", "1e15", "--tokens", "1e15", "--device", H100],
+     "the cost overflows float64: usd_per_device_hour 1e+300"),  # was inf, printed as null in JSON
 ])
 def test_bad_input_one_line_exit_2(args, needle):
     proc = invoke("estimate", *args)
