@@ -305,3 +305,12 @@ def test_a_large_scenarios_file_is_streamed(tmp_path):
 
     small, large = peak(500), peak(5_000)
     assert large < 1.5 * small + 200_000  # a list of 5,000 row dicts alone would be about 4 MB
+
+
+def test_scenarios_own_column_takes_the_tariff(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization,price,own\nC,13B,1T,"{H100}",64,0.3,,"30000,5"\n',
+                    "utf-8")
+    (row,) = _json("--scenarios", str(path), "--usd-per-kwh", "0.1")["rows"]
+    assert row["usd_per_device_hour"] == pytest.approx(30000 / (5 * 8760) + 0.7 * 1.58 * 0.1)
+    assert row["pue"] == 1.58 and row["energy_kwh"] == pytest.approx(row["device_hours"] * 0.7 * 1.58)
