@@ -266,28 +266,39 @@ def budget(job: Job) -> Budget:
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     rate = row.tflops if row is not None else table.value(device, "tflops")
     watts = row.watts if row is not None else _column(device, table, "watts")
-    base = hours_at(flops, rate, 1.0, n) / g  # wall-clock hours at utilization 1, downtime counted
-    # (energy below: kwh() of one device-hour, times the device-hours: one multiply per figure)
-    hours = Span(base / u.high, base / u.expected, base / u.low) if prior is not None else base / u
-    device_hours = _times(hours, n)
+    # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
+    # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
+    # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
+    if prior is not None:
+        factors = prior.hour_factors() if job.goodput is None else 1.0 / (np.array([u.high, u.expected, u.low]) * g)
+        hours1 = hours_at(flops, rate, 1.0, n)
+    else:
+        factors, hours1 = None, hours_at(flops, rate, u, n) / g
+    device_hours1 = hours1 * n
     usd, label, source, as_of, age = _price(job, device, table, watts)
     pue = _pue(job)
     try:
-        cost = None if usd is None else _times(device_hours, usd)
+        cost = None if usd is None else _over(out(device_hours1 * usd), factors)
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
+    hours = _over(hours1, factors)
     return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
                   layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
-                  days=_times(hours, 1 / 24), device_hours=device_hours, cost_usd=cost,
-                  energy_kwh=None if watts is None else _times(device_hours, kwh(watts, 1.0, pue)),
+                  days=_apply(hours, lambda h: h / 24), device_hours=_over(device_hours1, factors), cost_usd=cost,
+                  energy_kwh=None if watts is None else _over(kwh(watts, device_hours1, pue), factors),
                   utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
                   usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
                   price_age_days=age, pue=pue, prior=prior)
 
 
-def _times(x: Any, factor: Any) -> Any:
-    """x · factor for a point or each of a Span; a product that overflows float64 is refused."""
-    if isinstance(x, Span):
-        return Span(out(x.low * factor), out(x.expected * factor), out(x.high * factor))
-    return out(x * factor)
+def _over(point: Any, factors: Any) -> Any:
+    """A point as it is, or a Span of the point times each of the prior's three factors (an
+    overflowing product refused)."""
+    if factors is None:
+        return point
+    return Span(*(out(point * float(f)) for f in factors))
+
+
+def _apply(x: Any, fn: Any) -> Any:
+    return Span(fn(x.low), fn(x.expected), fn(x.high)) if isinstance(x, Span) else fn(x)
