@@ -124,11 +124,21 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     return _cached_prior(**keywords)
 
 
-@functools.lru_cache(maxsize=64)
-def _prior_words(prior: UtilizationPrior) -> tuple[Span, str]:
-    """The prior's utilizations as a Span, and where they come from (computed once per prior)."""
-    return (Span(prior.low, prior.expected, prior.high),
-            f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th percentiles)")
+_TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
+
+
+def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float, float]]:
+    """The prior's utilizations as a Span, where they come from, and its hour factors
+    (UtilizationPrior.hour_factors as floats): worked out once per prior object (priors are frozen)."""
+    hit = _TERMS.get(id(prior))
+    if hit is None or hit[0] is not prior:
+        if len(_TERMS) > 256:
+            _TERMS.clear()
+        f = prior.hour_factors()
+        hit = _TERMS[id(prior)] = (prior, Span(prior.low, prior.expected, prior.high),
+                                   f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th "
+                                   "percentiles)", (float(f[0]), float(f[1]), float(f[2])))
+    return hit[1], hit[2], hit[3]
 
 
 _PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
@@ -177,20 +187,23 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
             float(shape.get("n_experts", 1)))
 
 
-def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None]:
-    """(utilization or Span, basis, goodput, goodput basis, prior) for `job`."""
-    if wants_prior(job.utilization):
+def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None, Any]:
+    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors) for `job`."""
+    util = job.utilization
+    if type(util) is not float and wants_prior(util):
         prior = _prior_for(job, active)
-        span, basis = _prior_words(prior)
+        span, basis, factors = _prior_terms(prior)
         if job.goodput is None:
-            return span, basis, prior.goodput, GOODPUT_SOURCE, prior
-        return span, basis, fraction("goodput", job.goodput), "given", prior
-    if isinstance(job.utilization, str):
-        raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(job.utilization)})")
-    u = fraction("utilization", job.utilization)
+            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors
+        g = fraction("goodput", job.goodput)
+        f = 1.0 / (np.array([prior.high, prior.expected, prior.low]) * g)  # hour_factors at this goodput
+        return span, basis, g, "given", prior, (float(f[0]), float(f[1]), float(f[2]))
+    if isinstance(util, str):
+        raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
+    u = fraction("utilization", util)
     if job.goodput is None:
-        return u, "given", 1.0, NO_GOODPUT, None
-    return u, "given", fraction("goodput", job.goodput), "given", None
+        return u, "given", 1.0, NO_GOODPUT, None, None
+    return u, "given", fraction("goodput", job.goodput), "given", None, None
 
 
 def _price(job: Job, device: Any, table: DeviceTable, watts: Any
@@ -247,7 +260,7 @@ def budget(job: Job) -> Budget:
     total, active, experts, stage = _counts(job)
     tokens = positive("tokens", job.tokens)
     n = whole("devices", job.devices)
-    u, u_basis, g, g_basis, prior = _utilization(job, active)
+    u, u_basis, g, g_basis, prior, factors = _utilization(job, active)
     named = table.get(job.device) if isinstance(job.device, str) else None
     device = prior_device(job.device, table) if prior is not None else job.device
     row = (named if device is job.device else table.get(device)) if named is not None else None
@@ -269,11 +282,7 @@ def budget(job: Job) -> Budget:
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
     # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
     # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
-    if prior is not None:
-        factors = prior.hour_factors() if job.goodput is None else 1.0 / (np.array([u.high, u.expected, u.low]) * g)
-        hours1 = hours_at(flops, rate, 1.0, n)
-    else:
-        factors, hours1 = None, hours_at(flops, rate, u, n) / g
+    hours1 = hours_at(flops, rate, 1.0, n) if prior is not None else hours_at(flops, rate, u, n) / g
     device_hours1 = hours1 * n
     usd, label, source, as_of, age = _price(job, device, table, watts)
     pue = _pue(job)
@@ -297,7 +306,7 @@ def _over(point: Any, factors: Any) -> Any:
     overflowing product refused)."""
     if factors is None:
         return point
-    return Span(*(out(point * float(f)) for f in factors))
+    return Span(out(point * factors[0]), out(point * factors[1]), out(point * factors[2]))
 
 
 def _apply(x: Any, fn: Any) -> Any:
