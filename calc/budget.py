@@ -1,0 +1,313 @@
+"""One job, one answer: a frozen `Job` (the inputs) and `budget(job)`, the only composer of a
+frozen `Budget` (the figures and where each assumption came from).
+
+Every door (the command line on every path, TRAIN_BUDGET, the workbook's cached values, JSON and
+CSV) renders a `Budget`; none computes a figure itself. `budget` composes the point functions:
+FLOPs (calc.flops.train_flops), memory per device on the layout (calc.memory.train_memory), hours
+(calc.schedule.hours_at), energy (calc.schedule.kwh), and prices (calc.prices, calc.owned). A range
+is a layer over the points: hours, device-hours, cost and energy are proportional to
+1 / (utilization · goodput), so each is computed once at utilization 1 and scaled by the prior's
+three factors (calc/ranges.py's convention: low <= expected <= high; low hours come from the
+prior's high utilization).
+
+Units: bytes, counts, hours, USD, kWh; device memory is a capacity in GiB (a vendor's "80GB" of
+HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py. Every numeric field of a
+`Job` may be a numpy array; arrays broadcast like numpy and the `Budget`'s figures are arrays of
+that shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from typing import Any
+
+import numpy as np
+
+from .checks import (
+    ResultOverflowError,
+    TrainingBudgetError,
+    at_least,
+    divides,
+    fraction,
+    non_negative,
+    out,
+    positive,
+    show,
+    whole,
+)
+from .devices import DeviceTable, catalog
+from .flops import train_flops
+from .job import Budget, Job, Owned, Span
+from .memory import train_memory
+from .models import ModelPreset
+from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
+from .prior import UtilizationPrior, utilization_prior
+from .ranges import prior_device, wants_prior
+from .schedule import GIB, hours_at, kwh
+
+__all__ = ["Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
+
+# Usable device memory. nvidia-smi reports 81,559 MiB (79.65 GiB) on an "80GB" H100 SXM and
+# 143,771 MiB (140.4 GiB) on a "141GB" H200 (NVIDIA, nvidia-smi -q, as read in
+# ../shared/reference/accuracy-2026.md item 3); the CUDA context, NCCL's buffers and the caching
+# allocator's fragmentation take 1-5 GiB more (PyTorch docs, "CUDA semantics: memory management",
+# pytorch.org/docs/stable/notes/cuda.html). Reserve: the larger of 3 GiB and 5% of the capacity.
+RESERVE_GIB = 3.0
+RESERVE_SHARE = 0.05
+GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
+NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
+
+
+def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
+    """Bytes a training job may use on `device`: memory_gib · 2^30 less the reserve (the larger of
+    RESERVE_GIB and RESERVE_SHARE of the capacity); None when the row has no memory."""
+    return _usable(_column(device, catalog() if table is None else table, "memory_gib"))
+
+
+def _usable(gib: Any) -> Any:
+    if gib is None:
+        return None
+    cap = gib * GIB
+    if isinstance(cap, float):
+        return cap - max(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+    return cap - np.maximum(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+
+
+def _column(device: Any, table: DeviceTable, column: str) -> Any:
+    """A device row's `column` (arrays of names too), or None where the row has none."""
+    if isinstance(device, str):
+        return getattr(table.get(device), column)
+    try:
+        return table.value(device, column)
+    except TrainingBudgetError:
+        return None
+
+
+# --- the prior -----------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _prior_keywords() -> frozenset[str]:
+    """The keywords today's `utilization_prior` accepts (the signature, inspected once)."""
+    return frozenset(inspect.signature(utilization_prior).parameters)
+
+
+_PRIOR_WANTS = frozenset(("device", "active_params", "devices", "moe"))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_prior(**keywords: Any) -> UtilizationPrior:
+    return utilization_prior(**keywords)
+
+
+def _scalar_or_none(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return float(value)
+    return None
+
+
+def _prior_for(job: Job, active: Any) -> UtilizationPrior:
+    """The utilization prior for `job`: the one given, else calc.prior.utilization_prior() with
+    whatever of device / active_params / devices / moe its signature accepts (scalars only)."""
+    if isinstance(job.utilization, UtilizationPrior):
+        return job.utilization
+    accepted = _prior_keywords() & _PRIOR_WANTS
+    if not accepted:  # today's prior takes none of them: one cached prior for every job
+        return _cached_prior()
+    wanted = {"device": job.device if isinstance(job.device, str) else None,
+              "active_params": _scalar_or_none(active), "devices": _scalar_or_none(job.devices),
+              "moe": None if job.model is None else bool(job.model.shape.get("n_experts", 1) > 1)}
+    keywords = {k: v for k, v in wanted.items() if k in accepted and v is not None}
+    return _cached_prior(**keywords)
+
+
+_TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
+
+
+def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float, float]]:
+    """The prior's utilizations as a Span, where they come from, and its hour factors
+    (UtilizationPrior.hour_factors as floats): worked out once per prior object (priors are frozen)."""
+    hit = _TERMS.get(id(prior))
+    if hit is None or hit[0] is not prior:
+        if len(_TERMS) > 256:
+            _TERMS.clear()
+        f = prior.hour_factors()
+        hit = _TERMS[id(prior)] = (prior, Span(prior.low, prior.expected, prior.high),
+                                   f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th "
+                                   "percentiles)", (float(f[0]), float(f[1]), float(f[2])))
+    return hit[1], hit[2], hit[3]
+
+
+_PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
+
+
+def _model_params(model: ModelPreset) -> Any:
+    """model.params(), counted once per preset object (presets are frozen)."""
+    hit = _PARAMS.get(id(model))
+    if hit is None or hit[0] is not model:
+        if len(_PARAMS) > 256:
+            _PARAMS.clear()
+        hit = _PARAMS[id(model)] = (model, model.params())
+    return hit[1]
+
+
+# --- the parts -----------------------------------------------------------------------------------
+
+def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
+    """(total, active, routed-expert, first-stage) parameters, and the layout checked on the shape."""
+    if job.model is not None:
+        if job.params is not None:
+            raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.params)}, "
+                                      f"model={job.model.name!r})")
+        b = _model_params(job.model)
+        total, active = float(b.total), float(b.active)
+        shape = job.model.shape
+        if not shape:
+            return total, active, 0.0, 0.0
+        _check_layout(job, shape)
+        experts = float(b.experts) if shape.get("n_experts", 1) > 1 else 0.0
+        return total, active, experts, float(shape["vocab"] * shape["d_model"])
+    if job.params is None:
+        raise TrainingBudgetError("a job needs params (a count such as 7e9) or a model")
+    total = positive("params", job.params)
+    active = total if job.active_params is None else positive("active_params", job.active_params)
+    return total, active, 0.0, 0.0
+
+
+def _check_layout(job: Job, shape: dict[str, Any]) -> None:
+    """A parallel size must divide what it splits: heads (tensor), layers (pipeline), experts."""
+    divides("tensor_parallel", whole("tensor_parallel", job.tensor_parallel), "n_heads",
+            float(shape["n_heads"]))
+    divides("pipeline_parallel", whole("pipeline_parallel", job.pipeline_parallel), "n_layers",
+            float(shape["n_layers"]))
+    divides("expert_parallel", whole("expert_parallel", job.expert_parallel), "n_experts",
+            float(shape.get("n_experts", 1)))
+
+
+def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None, Any]:
+    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors) for `job`."""
+    util = job.utilization
+    if type(util) is not float and wants_prior(util):
+        prior = _prior_for(job, active)
+        span, basis, factors = _prior_terms(prior)
+        if job.goodput is None:
+            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors
+        g = fraction("goodput", job.goodput)
+        f = 1.0 / (np.array([prior.high, prior.expected, prior.low]) * g)  # hour_factors at this goodput
+        return span, basis, g, "given", prior, (float(f[0]), float(f[1]), float(f[2]))
+    if isinstance(util, str):
+        raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
+    u = fraction("utilization", util)
+    if job.goodput is None:
+        return u, "given", 1.0, NO_GOODPUT, None, None
+    return u, "given", fraction("goodput", job.goodput), "given", None, None
+
+
+def _price(job: Job, device: Any, table: DeviceTable, watts: Any
+           ) -> tuple[Any, str, str | None, str | None, int | None]:
+    """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
+    price = job.price
+    if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
+        return price, f"{price:g} USD per device-hour (given)", "given", None, None
+    if isinstance(price, Owned):
+        if watts is None:
+            raise TrainingBudgetError(f"owned hardware: device {show(device)} has no watts for the energy share")
+        pue = PUE_INDUSTRY if price.pue is None else price.pue
+        usd = owned_usd_per_device_hour(price.capex_usd, life_years=price.life_years, watts=watts,
+                                        usd_per_kwh=price.usd_per_kwh, pue=pue, occupancy=price.occupancy)
+        return usd, price.label(), "owned: calc/owned.py", None, None
+    if price is None:
+        usd = _column(device, table, "usd_per_device_hour")
+        if usd is None:
+            return None, "no price", None, None, None
+        return usd, "the device row's own price", "device row", _as_of(device, table), None
+    if isinstance(price, str):
+        from .prices import check_text, lookup
+        check_text("usd_per_device_hour", price)
+        if not isinstance(device, str):
+            raise TrainingBudgetError(f"price {show(price)} needs one device name, not {show(device)}")
+        table.get(device)  # an unknown device is named as such, not blamed on the price
+        row, plan = lookup(price, device, table)
+        return (row.usd[plan], f"{row.provider}:{plan} {row.offering}", row.source, row.as_of,
+                row.age_days(job.today))
+    if isinstance(price, (bool, np.bool_)):
+        raise TrainingBudgetError(f"price must be USD per device-hour or PROVIDER:PLAN (got {show(price)})")
+    usd = non_negative("usd_per_device_hour", price)
+    return usd, f"{show(usd) if isinstance(usd, float) else 'given'} USD per device-hour (given)", "given", None, None
+
+
+def _as_of(device: Any, table: DeviceTable) -> str | None:
+    return table.get(device).as_of or None if isinstance(device, str) else None
+
+
+def _pue(job: Job) -> Any:
+    if job.pue is None:
+        if isinstance(job.price, Owned):
+            return PUE_INDUSTRY if job.price.pue is None else job.price.pue
+        return 1.0
+    return at_least("pue", job.pue, 1.0)
+
+
+# --- the composer --------------------------------------------------------------------------------
+
+def budget(job: Job) -> Budget:
+    """The one composer: `job`'s FLOPs, memory on the layout (fits, headroom), hours, days,
+    device-hours, cost (USD), energy (kWh), each a point or a Span, with their provenance."""
+    table = catalog() if job.table is None else job.table
+    total, active, experts, stage = _counts(job)
+    tokens = positive("tokens", job.tokens)
+    n = whole("devices", job.devices)
+    u, u_basis, g, g_basis, prior, factors = _utilization(job, active)
+    named = table.get(job.device) if isinstance(job.device, str) else None
+    device = prior_device(job.device, table) if prior is not None else job.device
+    row = (named if device is job.device else table.get(device)) if named is not None else None
+    device = row.name if row is not None else device
+    flops = train_flops(total, tokens, active_params=None if active is total else active)
+    layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
+              "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel}
+    memory = train_memory(total, method=job.method, optimizer=job.optimizer, trainable=job.trainable,
+                          zero_stage=job.zero_stage, devices=n, activations=job.activations,
+                          expert_params=experts, stage_params=stage, **layout)
+    layout["data_parallel"] = n / (whole("tensor_parallel", job.tensor_parallel)  # checked by train_memory
+                                   * whole("pipeline_parallel", job.pipeline_parallel)
+                                   * whole("context_parallel", job.context_parallel))
+    usable = _usable(named.memory_gib if named is not None else _column(job.device, table, "memory_gib"))
+    headroom = None if usable is None else usable - memory.total
+    fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
+    rate = row.tflops if row is not None else table.value(device, "tflops")
+    watts = row.watts if row is not None else _column(device, table, "watts")
+    # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
+    # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
+    # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
+    hours1 = hours_at(flops, rate, 1.0, n) if prior is not None else hours_at(flops, rate, u, n) / g
+    device_hours1 = hours1 * n
+    usd, label, source, as_of, age = _price(job, device, table, watts)
+    pue = _pue(job)
+    try:
+        cost = None if usd is None else _over(out(device_hours1 * usd), factors)
+    except ResultOverflowError:
+        raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
+                                  "the device-hours; check the price") from None
+    hours = _over(hours1, factors)
+    return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
+                  layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
+                  days=_apply(hours, lambda h: h / 24), device_hours=_over(device_hours1, factors), cost_usd=cost,
+                  energy_kwh=None if watts is None else _over(kwh(watts, device_hours1, pue), factors),
+                  utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
+                  usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
+                  price_age_days=age, pue=pue, prior=prior)
+
+
+def _over(point: Any, factors: Any) -> Any:
+    """A point as it is, or a Span of the point times each of the prior's three factors (an
+    overflowing product refused)."""
+    if factors is None:
+        return point
+    return Span(out(point * factors[0]), out(point * factors[1]), out(point * factors[2]))
+
+
+def _apply(x: Any, fn: Any) -> Any:
+    return Span(fn(x.low), fn(x.expected), fn(x.high)) if isinstance(x, Span) else fn(x)
