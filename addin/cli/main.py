@@ -17,7 +17,7 @@ import click
 
 from ... import calc
 from ...calc.textfile import read_text
-from .. import TEMPLATE_PATH as DEFAULT_OUT
+from .. import TEMPLATE_NAME
 from . import layout as model_layout
 from . import money
 from . import render as rep
@@ -246,8 +246,8 @@ def functions() -> None:
 
 
 @cli.command()
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
-              show_default=True, help="Where to write the template (.xlsm).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=TEMPLATE_NAME,
+              show_default=True, help="Where to write the template (.xlsm); default: this folder.")
 @click.option("--force", is_flag=True, help="Replace an existing file (kept as NAME.bak).")
 def build(out: Path, force: bool) -> None:
     """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
