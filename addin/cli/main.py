@@ -272,14 +272,17 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
     package.check(path)  # a bad or hostile file is refused before anything else reads it
     problems = check.verify(path, recalc)
     failed = check.errors(problems)
-    if as_json:
+    if as_json:  # every problem, one object each
         _emit_json([p.as_dict() for p in problems])
-    else:
-        for p in problems:
-            click.echo(str(p))
+    else:  # one line per kind of problem, with the count, the first places and the fix
+        for line in check.grouped(problems):
+            click.echo(line)
+        warned = len(problems) - len(failed)
+        warnings = f"{warned} warning{'s' * (warned != 1)}"
         if not failed:
-            warned = len(problems)
-            click.echo(f"{path}: clean" + (f" ({warned} warning{'s' * (warned != 1)})" if warned else ""))
+            click.echo(f"{path}: clean" + (f" ({warnings})" if warned else ""))
+        else:
+            click.echo(f"{path}: {len(failed)} error{'s' * (len(failed) != 1)}, {warnings} (--json lists each)")
     if failed:
         raise SystemExit(1)
 

@@ -26,11 +26,14 @@ from ..ooxml import package
 from ..template import budget_sheet, devices_table, scenarios, sheets
 from ..template.cached_cells import CachedCells
 from . import macros
-from .problems import Problem, errors
+from .problems import Problem, errors, grouped
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
 CHECKED_FORMULAS = ("Budget", "Runs", "Scenarios")
-__all__ = ["Problem", "errors", "expected_formulas", "is_formula", "verify"]
+__all__ = ["Problem", "errors", "expected_formulas", "grouped", "is_formula", "verify"]
+UNCACHED = "formula cells have no cached value"
+UNCACHED_FIX = ("the file was saved by a program that does not calculate; open and save it in Excel or LibreOffice, "
+                "or run `trainbudget export`")
 _ERROR = re.compile(r"^(#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)|Err:\d+)")
 
 
@@ -157,7 +160,8 @@ def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
         values = openpyxl.load_workbook(source, data_only=True)
         how = "recalculated" if use_engine else "cached"
         uncached = package.uncached_formulas(path)
-        problems = [Problem(f"{sheet}!{ref}", "no cached value: Protected View and previews show a blank")
+        problems = [Problem(f"{sheet}!{ref}", "no cached value: Protected View and previews show a blank",
+                            kind=UNCACHED, fix=UNCACHED_FIX)
                     for sheet, refs in uncached.items() for ref in sorted(refs)]
         for ws in wb.worksheets:
             for row in ws.iter_rows():
