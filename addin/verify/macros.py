@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import io
 import posixpath
-import re
 
 import olefile
 
-from ..ooxml import carriers
+from ..ooxml import carriers, cellstream
 from ..ooxml.package import parse, resolve
-from . import vba_check
+from . import formula_text, vba_check
 from .problems import Problem
 
 CT = "{http://schemas.openxmlformats.org/package/2006/content-types}"
@@ -28,8 +27,6 @@ MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 RID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 PROJECT = "xl/vbaProject.bin"
 AUTO_NAMES = carriers.AUTO_RUN_NAMES
-_EXTERNAL_REF = re.compile(r"\[\d+\]")
-_BRACKETED = re.compile(r"\[[^\]]*\]")  # in formula text (not XML): a structured reference's [...]
 
 
 def content_types(parts: dict[str, bytes]) -> dict[str, str]:
@@ -142,40 +139,19 @@ def _names(parts: dict[str, bytes]) -> list[Problem]:
     return problems
 
 
-def _outside_quotes(formula: str) -> str:
-    """The formula with its "strings" and 'quoted names' blanked out."""
-    out, quote = [], None
-    for ch in formula:
-        if quote:
-            quote = None if ch == quote else quote  # a doubled quote closes and reopens: same result
-            out.append(" ")
-        elif ch in "\"'":
-            quote = ch
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def _formula_problems(where: str, formula: str) -> list[Problem]:
-    bare = _outside_quotes(formula)
-    if "|" in _BRACKETED.sub("", bare):  # `|` is no Excel operator: it is DDE's app|topic!item
-        # (a table column such as Devices[a|b] may hold one: bracketed text is left out)
-        return [Problem(where, f"DDE formula (asks another program, e.g. to run a command): ={formula[:60]}")]
-    if _EXTERNAL_REF.search(bare):
-        return [Problem(where, f"formula refers to another workbook: ={formula[:60]}")]
-    return []
+    return formula_text.problems(where, formula)
 
 
 def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
+    """Every formula's text (formula_text), each sheet read as a stream (cellstream: no tree)."""
     problems = []
     for part, sheet in sheets.items():
         if part not in parts or not part.startswith("xl/worksheets/"):
             continue
-        for f in parse(part, parts[part]).iter(f"{MAIN}f"):
-            if f.text:
-                cell = f.getparent().get("r", "?")
-                problems += _formula_problems(f"{sheet}!{cell}", f.text)
+        for cell in cellstream.cells(part, parts[part]):
+            if cell.formula:
+                problems += formula_text.problems(f"{sheet}!{cell.ref}", cell.formula)
     return problems
 
 
