@@ -10,7 +10,8 @@ broken writer, never of a real workbook.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lxml import etree
@@ -75,3 +76,29 @@ def edit(name: str, data: bytes, change: Callable[[etree._Element], Any], where:
 
 def _one_line(e: Exception) -> str:
     return " ".join(str(e).split())[:200]
+
+
+def iter_events(name: str, data: bytes, tags: tuple[str, ...]) -> Iterator[tuple[str, etree._Element]]:
+    """(local name, element) at the end of each element of `tags` (every element: empty), parsed as a
+    stream with the safe settings; a DOCTYPE is refused when the stream ends. The caller clears."""
+    context = etree.iterparse(io.BytesIO(data), events=("end",), tag=tags, resolve_entities=False,
+                              no_network=True, load_dtd=False, huge_tree=False, remove_blank_text=False)
+    try:
+        for _, el in context:
+            yield etree.QName(el).localname, el
+    except etree.XMLSyntaxError as e:
+        raise BadWorkbookError(f"part {name} is not well-formed XML ({_one_line(e)})") from None
+    root = getattr(context, "root", None)
+    info = root.getroottree().docinfo if root is not None else None
+    if info is not None and (info.doctype or info.internalDTD is not None):
+        raise BadWorkbookError(f"part {name} declares a DOCTYPE (entities or DTDs are never in a workbook; "
+                               "refused as unsafe)")
+
+
+def check_stream(name: str, data: bytes) -> None:
+    """Raise BadWorkbookError unless part `name` is well-formed XML without a DOCTYPE; parsed as a
+    stream (elements cleared as they end), so a large part costs no tree."""
+    for _, el in iter_events(name, data, ()):
+        el.clear(keep_tail=False)
+        while el.getprevious() is not None:
+            del el.getparent()[0]

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from lxml import etree
 from openpyxl.utils import column_index_from_string, range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-from .safexml import BadWorkbookError, edit, parse
+from .safexml import BadWorkbookError, edit, iter_events, parse
 
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+STRICT_MAIN = "http://purl.oclc.org/ooxml/spreadsheetml/main"
 
 
 def ns(root: etree._Element) -> str:
@@ -272,3 +273,41 @@ def set_values(data: bytes, values: dict[str, Any]) -> bytes:
         for ref, value in values.items():
             s.set_value(s.cell(ref), value)
     return edit("worksheet", data, change)
+
+
+class StreamCell(NamedTuple):
+    """One cell as stored: reference, type attribute (t), formula text (None: no formula; '' for a
+    shared formula's follower), cached value text (None: none), and the shared formula's index (si)."""
+
+    ref: str
+    type: str
+    formula: str | None
+    value: str | None
+    shared: str | None = None
+
+    @property
+    def has_formula(self) -> bool:
+        return self.formula is not None
+
+
+def stream(name: str, data: bytes) -> Iterator[StreamCell]:
+    """Every <c> of worksheet part `name` (`data`), in document order, read as a stream: each row
+    is cleared with those before it once read, so a 1,048,576-row sheet costs the size of one row
+    (verify reads every cell of every sheet this way, never building a tree)."""
+    tags = tuple(f"{{{ns}}}{local}" for ns in (MAIN, STRICT_MAIN) for local in ("c", "row"))
+    for local, el in iter_events(name, data, tags):
+        if local == "row":
+            el.clear(keep_tail=False)
+            while el.getprevious() is not None:
+                del el.getparent()[0]
+            continue
+        f = v = si = None
+        for child in el:
+            tag = etree.QName(child).localname
+            if tag == "f":
+                f, si = child.text or "", child.get("si") if child.get("t") == "shared" else None
+            elif tag == "v":
+                v = child.text
+            elif tag == "is":  # an inline string's text
+                v = "".join(t.text or "" for t in child.iter(f"{{{etree.QName(child).namespace}}}t"))
+        yield StreamCell(el.get("r", "?"), el.get("t", "n"), f, v, si)

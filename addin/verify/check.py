@@ -11,16 +11,14 @@ Findings are errors (exit 1) or warnings (reported, exit 0).
 
 Large workbooks: openpyxl loads only the sheets checked cell by cell (a copy of the package in
 memory whose other sheets are empty); every sheet's formulas and cached values are read as a
-stream (ooxml.cellstream), so a sheet of a million rows costs no tree and no openpyxl cells.
+stream (ooxml.xmlcells.stream), so a sheet of a million rows costs no tree and no openpyxl cells.
 """
 
 from __future__ import annotations
 
 import functools
-import io
 import re
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..functions.registry import FUNCTIONS
-from ..ooxml import cellstream, package
+from ..ooxml import package, xmlcells
 from ..template import budget_sheet, devices_table, scenarios, sheets
 from ..template.cached_cells import CachedCells
 from . import inputs, macros
@@ -85,14 +83,12 @@ def _load(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str]) -> tupl
     whose other sheets are empty and which carries no external-link parts (reported by macros)."""
     keep = {by_sheet[s] for s in CELL_CHECKED if s in by_sheet}
     empty = b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData/></worksheet>'
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-        for name, data in parts.items():
-            z.writestr(name, empty if name in by_sheet.values() and name not in keep else data)
+    slim = {name: empty if name in by_sheet.values() and name not in keep else data for name, data in parts.items()}
+    buf = package.in_memory(slim)
     try:
         return (openpyxl.load_workbook(buf, keep_links=False),
                 openpyxl.load_workbook(buf, data_only=True, keep_links=False))
-    except (KeyError, ValueError, TypeError, AttributeError, IndexError, zipfile.BadZipFile) as e:
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as e:
         raise package.BadWorkbookError(f"{path} cannot be read as a workbook ({type(e).__name__}: "
                                        f"{' '.join(str(e).split())[:120]})") from None
 
@@ -230,7 +226,7 @@ def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_
         if part not in parts:
             continue
         shared: dict[str, bool] = {}
-        for c in cellstream.cells(part, parts[part]):
+        for c in xmlcells.stream(part, parts[part]):
             if not c.has_formula:
                 continue
             mine = _calls_ours(c.formula) if c.formula else shared.get(c.shared or "", False)
@@ -248,7 +244,7 @@ def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_
     return problems + errors
 
 
-def _is_error(c: cellstream.Cell) -> bool:
+def _is_error(c: xmlcells.StreamCell) -> bool:
     return (c.type in ("e", "str") and c.value is not None and bool(_ERROR.match(c.value))
             and c.value != native.DOES_NOT_FIT)
 
@@ -258,7 +254,7 @@ def _recalculated_errors(path: Path, ours: set[tuple[str, str]]) -> list[Problem
         parts = package.read_parts(engine.recalculate(path, Path(tmp)))
     found = []
     for sheet, part in _sheet_parts(parts).items():
-        for c in cellstream.cells(part, parts.get(part, b"<worksheet/>")):
+        for c in xmlcells.stream(part, parts.get(part, b"<worksheet/>")):
             if c.has_formula and (sheet, c.ref) not in ours and _is_error(c):
                 found.append(Problem(f"{sheet}!{c.ref}", f"recalculated result is an error: {c.value}", kind=ERRORS))
     return found

@@ -16,7 +16,7 @@ import posixpath
 
 import olefile
 
-from ..ooxml import carriers, cellstream
+from ..ooxml import carriers, xmlcells
 from ..ooxml.package import parse, resolve
 from . import formula_text, vba_check
 from .problems import Problem
@@ -144,12 +144,12 @@ def _formula_problems(where: str, formula: str) -> list[Problem]:
 
 
 def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
-    """Every formula's text (formula_text), each sheet read as a stream (cellstream: no tree)."""
+    """Every formula's text (formula_text), each sheet read as a stream (xmlcells.stream: no tree)."""
     problems = []
     for part, sheet in sheets.items():
         if part not in parts or not part.startswith("xl/worksheets/"):
             continue
-        for cell in cellstream.cells(part, parts[part]):
+        for cell in xmlcells.stream(part, parts[part]):
             if cell.formula:
                 problems += formula_text.problems(f"{sheet}!{cell.ref}", cell.formula)
     return problems
