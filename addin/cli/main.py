@@ -266,11 +266,9 @@ def build(out: Path, force: bool) -> None:
 def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
     """Check a TrainingBudget workbook; one line per problem, exit 1 if any error, 0 when clean
     (warnings are printed and leave the status 0)."""
-    from ..ooxml import package
     from ..verify import check
 
-    package.check(path)  # a bad or hostile file is refused before anything else reads it
-    problems = check.verify(path, recalc)
+    problems = check.verify(path, recalc)  # reads the package first: a bad or hostile file is refused
     failed = check.errors(problems)
     if as_json:  # every problem, one object each
         _emit_json([p.as_dict() for p in problems])

@@ -290,24 +290,22 @@ class StreamCell(NamedTuple):
         return self.formula is not None
 
 
-def stream(name: str, data: bytes) -> Iterator[StreamCell]:
-    """Every <c> of worksheet part `name` (`data`), in document order, read as a stream: each row
-    is cleared with those before it once read, so a 1,048,576-row sheet costs the size of one row
-    (verify reads every cell of every sheet this way, never building a tree)."""
-    tags = tuple(f"{{{ns}}}{local}" for ns in (MAIN, STRICT_MAIN) for local in ("c", "row"))
-    for local, el in iter_events(name, data, tags):
-        if local == "row":
-            el.clear(keep_tail=False)
-            while el.getprevious() is not None:
-                del el.getparent()[0]
-            continue
-        f = v = si = None
-        for child in el:
-            tag = etree.QName(child).localname
-            if tag == "f":
-                f, si = child.text or "", child.get("si") if child.get("t") == "shared" else None
-            elif tag == "v":
-                v = child.text
-            elif tag == "is":  # an inline string's text
-                v = "".join(t.text or "" for t in child.iter(f"{{{etree.QName(child).namespace}}}t"))
-        yield StreamCell(el.get("r", "?"), el.get("t", "n"), f, v, si)
+def stream(name: str, data: bytes, formulas_only: bool = False) -> Iterator[StreamCell]:
+    """Every <c> of worksheet part `name` (`data`) in document order (only those with a formula when
+    `formulas_only`), read as a stream, one row at a time: each row is dropped with those before it
+    once read, so a 1,048,576-row sheet costs the size of one row (verify reads every cell of every
+    sheet this way, never building a tree)."""
+    for row in iter_events(name, data, (f"{{{MAIN}}}row", f"{{{STRICT_MAIN}}}row")):
+        ns = row.tag[:row.tag.index("}") + 1]
+        found = (f.getparent() for f in row.iter(ns + "f")) if formulas_only else row.iter(ns + "c")
+        for el in found:
+            f = el.find(ns + "f")
+            v = el.findtext(ns + "v")
+            inline = el.find(ns + "is") if v is None else None
+            if inline is not None:  # an inline string's text
+                v = "".join(t.text or "" for t in inline.iter(ns + "t"))
+            yield StreamCell(el.get("r", "?"), el.get("t", "n"), None if f is None else (f.text or ""), v,
+                             f.get("si") if f is not None and f.get("t") == "shared" else None)
+        row.clear(keep_tail=False)
+        while row.getprevious() is not None:
+            del row.getparent()[0]

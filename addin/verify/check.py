@@ -32,7 +32,7 @@ from ..functions.registry import FUNCTIONS
 from ..ooxml import package, xmlcells
 from ..template import budget_sheet, devices_table, scenarios, sheets
 from ..template.cached_cells import CachedCells
-from . import inputs, macros
+from . import formula_text, inputs, macros
 from .problems import Problem, errors, grouped
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
@@ -58,10 +58,11 @@ def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
     # one line naming the file, before openpyxl touches it
     parts = package.read_parts(path)
     macro_enabled = path.suffix.lower() == ".xlsm"
-    found = macros.scan(parts, macro_enabled)  # before openpyxl: a DOCTYPE is refused by the safe parser
+    found = macros.scan(parts, macro_enabled, formulas=False)  # before openpyxl (formulas: _results)
     by_sheet = _sheet_parts(parts)
     missing = [s for s in REQUIRED_SHEETS if s not in by_sheet]
     if "Budget" in missing or "Devices" in missing:
+        found += _results(path, parts, by_sheet, False, values=False)
         return [Problem("workbook", f"not a TrainingBudget workbook: no {', '.join(missing)} sheet"), *found]
     wb, values = _load(path, parts, by_sheet)
     problems = [Problem("workbook", f"sheet {s!r} is missing") for s in missing]
@@ -218,16 +219,21 @@ def _calls_ours(formula: str) -> bool:
         return False
 
 
-def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_engine: bool) -> list[Problem]:
-    """Formula cells without a cached value, and results that are errors (cached, or recalculated by
-    LibreOffice); add-in cells are left out of the latter (no engine runs them). Streamed."""
-    problems, ours, errors = [], set(), []
+def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_engine: bool,
+             values: bool = True) -> list[Problem]:
+    """In one streamed pass over every sheet's cells: each formula's text (formula_text: DDE,
+    external references, unknown functions); with `values`, formula cells without a cached value and
+    results that are errors (cached, or recalculated by LibreOffice; add-in cells are left out of
+    these: no engine runs them)."""
+    problems, ours, errors, texts = [], set(), [], []
     for sheet, part in by_sheet.items():
         if part not in parts:
             continue
         shared: dict[str, bool] = {}
-        for c in xmlcells.stream(part, parts[part]):
-            if not c.has_formula:
+        for c in xmlcells.stream(part, parts[part], formulas_only=True):
+            if c.formula:
+                texts += formula_text.problems(f"{sheet}!{c.ref}", c.formula)
+            if not values:
                 continue
             mine = _calls_ours(c.formula) if c.formula else shared.get(c.shared or "", False)
             if c.shared is not None and c.formula:
@@ -241,7 +247,7 @@ def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_
                 errors.append(Problem(f"{sheet}!{c.ref}", f"cached result is an error: {c.value}", kind=ERRORS))
     if use_engine:
         errors = _recalculated_errors(path, ours)
-    return problems + errors
+    return texts + problems + errors
 
 
 def _is_error(c: xmlcells.StreamCell) -> bool:
@@ -254,7 +260,7 @@ def _recalculated_errors(path: Path, ours: set[tuple[str, str]]) -> list[Problem
         parts = package.read_parts(engine.recalculate(path, Path(tmp)))
     found = []
     for sheet, part in _sheet_parts(parts).items():
-        for c in xmlcells.stream(part, parts.get(part, b"<worksheet/>")):
+        for c in xmlcells.stream(part, parts.get(part, b"<worksheet/>"), formulas_only=True):
             if c.has_formula and (sheet, c.ref) not in ours and _is_error(c):
                 found.append(Problem(f"{sheet}!{c.ref}", f"recalculated result is an error: {c.value}", kind=ERRORS))
     return found

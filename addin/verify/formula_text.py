@@ -86,6 +86,8 @@ def unknown_calls(formula: str, bare: str | None = None) -> list[str]:
 
 def problems(where: str, formula: str) -> list[Problem]:
     """The findings in one formula's text (`formula` without its '=')."""
+    if "(" not in formula and "|" not in formula and "[" not in formula and "'" not in formula:
+        return []  # references and arithmetic only (most cells of a large sheet): nothing to find
     bare = outside_quotes(formula)
     shown = f"={formula[:60]}"
     if "|" in _BRACKETED.sub("", bare):  # `|` is no Excel operator: it is DDE's app|topic!item

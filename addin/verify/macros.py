@@ -65,8 +65,9 @@ def _cfb_kind(data: bytes) -> str:
         return "OLE compound file"
 
 
-def scan(parts: dict[str, bytes], macro_enabled: bool) -> list[Problem]:
-    """Every macro carrier, auto-run name, DDE, link and data query in the package."""
+def scan(parts: dict[str, bytes], macro_enabled: bool, formulas: bool = True) -> list[Problem]:
+    """Every macro carrier, auto-run name, DDE, link and data query in the package; the sheets'
+    formulas too unless `formulas` is False (verify checks them in its own pass over the cells)."""
     types, rels = content_types(parts), relationships(parts)
     project = next((t for s, kind, _, t in rels if s == "xl/workbook.xml" and kind == "vbaProject"), None)
     problems = _carriers(parts, types, rels, project if macro_enabled else None)
@@ -74,7 +75,7 @@ def scan(parts: dict[str, bytes], macro_enabled: bool) -> list[Problem]:
         problems += vba_check.check(parts[PROJECT], PROJECT)
     elif macro_enabled and not (project and project in parts):
         problems.append(Problem(PROJECT, "the VBA project is missing (the template ships xlwings' quickstart project)"))
-    problems += _names(parts) + _formulas(parts, _sheets(parts, rels)) + _assigned_macros(parts)
+    problems += _names(parts) + (_formulas(parts, _sheets(parts, rels)) if formulas else []) + _assigned_macros(parts)
     return problems + _external_links(parts, rels) + _connections(parts, types)
 
 
@@ -149,7 +150,7 @@ def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
     for part, sheet in sheets.items():
         if part not in parts or not part.startswith("xl/worksheets/"):
             continue
-        for cell in xmlcells.stream(part, parts[part]):
+        for cell in xmlcells.stream(part, parts[part], formulas_only=True):
             if cell.formula:
                 problems += formula_text.problems(f"{sheet}!{cell.ref}", cell.formula)
     return problems
