@@ -2,11 +2,12 @@
 
 Checks: the structure; the Devices table (unique names, positive numeric rates, sources, names
 that are text rather than live formulas); the inputs (inputs.py: every Budget, currency, Scenarios
-and Prices input by type, range and unit);
-every Budget, Runs and Scenarios formula equal to the template's; no result an error (recalculated by
-LibreOffice where installed, else the cached values); the xlwings.conf sheet (warnings for rows
-that override the user's settings); and, part by part (macros, vba_check), no code but the
-template's, no macro sheets, auto-run names, ActiveX/OLE parts, DDE, links or data queries.
+and Prices input by type, range and unit); every Budget, Runs and Scenarios formula equal to the
+template's; every formula's text (formula_text: no DDE, no reference to another workbook, no
+function that is neither Excel's nor the registry's); every formula cached, and no result an error
+(recalculated by LibreOffice where installed, else the cached values); the xlwings.conf sheet
+(warnings for rows that override the user's settings); and, part by part (macros, vba_check), no
+code but the template's, no macro sheets, auto-run names, ActiveX/OLE parts, links or data queries.
 Findings are errors (exit 1) or warnings (reported, exit 0).
 
 Large workbooks: openpyxl loads only the sheets checked cell by cell (a copy of the package in
