@@ -16,6 +16,11 @@ Every room builds on trainbudget.calc, which imports nothing of the addin.
 
 from pathlib import Path
 
-# The template ships beside the package in the repository: workbook/TrainingBudget.xlsm, found
-# from this file so that no command depends on the current directory.
-TEMPLATE_PATH = Path(__file__).resolve().parent.parent / "workbook" / "TrainingBudget.xlsm"
+TEMPLATE_NAME = "TrainingBudget.xlsm"
+# The template as shipped: the wheel carries the repository's one committed copy,
+# workbook/TrainingBudget.xlsm, as package data trainbudget/addin/data/TrainingBudget.xlsm
+# (pyproject.toml maps the package trainbudget.addin.data to workbook/); an editable install or a
+# checkout finds it in workbook/ itself. Found from this file, so no command depends on the current folder.
+_PACKAGED = Path(__file__).resolve().parent / "data" / TEMPLATE_NAME
+_CHECKOUT = Path(__file__).resolve().parent.parent / "workbook" / TEMPLATE_NAME
+TEMPLATE_PATH = _PACKAGED if _PACKAGED.is_file() else _CHECKOUT

@@ -103,3 +103,31 @@ def test_not_a_workbook(tmp_path):
     junk.write_text("hello")
     proc = run_cli("verify", str(junk))
     assert proc.returncode == 2 and "not an Excel workbook" in proc.stderr
+
+
+def test_a_workbook_saved_by_openpyxl_is_one_line_with_the_fix(built, tmp_path):
+    """openpyxl keeps formulas but writes no cached values: one grouped line, not one per cell;
+    --json keeps every problem."""
+    path = tmp_path / "saved.xlsm"
+    openpyxl.load_workbook(built.path, keep_vba=True).save(path)
+    formulas = sum(len(cells) for cells in built.values.values())
+    proc = run_cli("verify", str(path), "--no-recalc")
+    assert proc.returncode == 1
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 2, proc.stdout
+    assert lines[0].startswith(f"{formulas} formula cells have no cached value (Budget!")
+    assert lines[0].count("!") == 3 and ", ...): " in lines[0] and "trainbudget export" in lines[0]
+    assert lines[1] == f"{path}: {formulas} errors, 0 warnings (--json lists each)"
+    found = json.loads(run_cli("verify", str(path), "--no-recalc", "--json").stdout)
+    assert len(found) == formulas and len({p["where"] for p in found}) == formulas
+    assert {p["kind"] for p in found} == {"formula cells have no cached value"}
+
+
+def test_grouped_lines_keep_lone_findings_whole():
+    one = verify.Problem("Budget!B5", "params must be > 0 (got -7000000000)")
+    many = [verify.Problem(f"Budget!B{r}", "no cached value", kind="formula cells have no cached value",
+                           fix="recalculate") for r in range(6, 11)]
+    same = [verify.Problem(f"Devices!A{r}", "odd", "warning") for r in (2, 3)]
+    assert verify.grouped([one, *many, *same]) == [
+        str(one), "5 formula cells have no cached value (Budget!B6, Budget!B7, Budget!B8, ...): recalculate",
+        "warning: odd (2 places: Devices!A2, Devices!A3)"]

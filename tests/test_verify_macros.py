@@ -449,3 +449,39 @@ def test_corrupted_projects_are_findings_never_crashes():
         assert all(isinstance(p, verify.Problem) and "\n" not in p.message for p in problems)
         outcomes.add("unreadable" if any("cannot be read" in p.message for p in problems) else bool(problems))
     assert outcomes == {"unreadable", True, False}  # the corruptions reached every path
+
+
+# ---- one carrier table: every kind is reported by verify and dropped by export --------------------
+
+def _carrying(path: Path, carrier) -> str:
+    """Add one part of `carrier`'s kind to the workbook at `path`, named by its folder, content
+    type and a relationship from the Budget sheet (whichever the table gives); its name."""
+    from trainbudget.addin.ooxml import carriers
+
+    folder = carrier.folders[0] if carrier.folders else "xl/extra/"
+    name = f"{folder}carrier1.dat"  # .bin defaults to the VBA project type in the template
+    changed = {name: b"not a real " + carrier.kind.encode()}
+    if carrier.types:
+        changed["[Content_Types].xml"] = add_override(path, name, carrier.types[0])
+    rels = "xl/worksheets/_rels/sheet1.xml.rels"
+    changed[rels] = add_rel(path, rels, f"{REL}/{carrier.rels[0]}", f"../../{name}", "rIdCarrier")
+    rewrite(path, changed)
+    assert carriers.by_rel(carrier.rels[0]) == carrier.kind
+    return name
+
+
+@pytest.mark.parametrize("carrier", __import__("trainbudget.addin.ooxml.carriers", fromlist=["CARRIERS"]).CARRIERS,
+                         ids=lambda c: c.kind)
+def test_every_carrier_is_reported_and_exported_away(soffice, copy, tmp_path, carrier):
+    path = copy()
+    name = _carrying(path, carrier)
+    problems = verify.errors(verify.verify(path, recalc=False))
+    found = [p for p in problems if p.where == name and carrier.kind in p.message]
+    assert len(found) == (1 if carrier.reported else 0), problems
+    out = tmp_path / "mail.xlsx"
+    proc = run_cli("export", str(path), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(out) as z:
+        assert name not in z.namelist() and b"rIdCarrier" not in z.read(
+            "xl/worksheets/_rels/sheet1.xml.rels")
+    assert verify.verify(out, recalc=False) == []

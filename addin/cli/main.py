@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ... import calc
-from .. import TEMPLATE_PATH as DEFAULT_OUT
+from .. import TEMPLATE_NAME
 from . import render as rep
 from .estimate import estimate
 
@@ -106,8 +106,8 @@ def functions() -> None:
 
 
 @cli.command()
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=str(DEFAULT_OUT),
-              show_default=True, help="Where to write the template (.xlsm).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=TEMPLATE_NAME,
+              show_default=True, help="Where to write the template (.xlsm); default: this folder.")
 @click.option("--force", is_flag=True, help="Replace an existing file (kept as NAME.bak).")
 def build(out: Path, force: bool) -> None:
     """Write the template workbook (native formulas with cached values, xlwings VBA project)."""
@@ -126,20 +126,21 @@ def build(out: Path, force: bool) -> None:
 def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
     """Check a TrainingBudget workbook; one line per problem, exit 1 if any error, 0 when clean
     (warnings are printed and leave the status 0)."""
-    from ..ooxml import package
     from ..verify import check
 
-    package.check(path)  # a bad or hostile file is refused before anything else reads it
-    problems = check.verify(path, recalc)
+    problems = check.verify(path, recalc)  # reads the package first: a bad or hostile file is refused
     failed = check.errors(problems)
-    if as_json:
+    if as_json:  # every problem, one object each
         _emit_json([p.as_dict() for p in problems])
-    else:
-        for p in problems:
-            click.echo(str(p))
+    else:  # one line per kind of problem, with the count, the first places and the fix
+        for line in check.grouped(problems):
+            click.echo(line)
+        warned = len(problems) - len(failed)
+        warnings = f"{warned} warning{'s' * (warned != 1)}"
         if not failed:
-            warned = len(problems)
-            click.echo(f"{path}: clean" + (f" ({warned} warning{'s' * (warned != 1)})" if warned else ""))
+            click.echo(f"{path}: clean" + (f" ({warnings})" if warned else ""))
+        else:
+            click.echo(f"{path}: {len(failed)} error{'s' * (len(failed) != 1)}, {warnings} (--json lists each)")
     if failed:
         raise SystemExit(1)
 

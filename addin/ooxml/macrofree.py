@@ -1,12 +1,13 @@
 """Every macro carrier taken out of a package, then the result checked.
 
-Carriers (ECMA-376 Part 1 and [MS-OFFMACRO2]/[MS-XLSX] content and relationship types): VBA
-projects and their signatures under any part name (by content type, relationship type, or the
-OLE compound-file magic of the bytes), Excel 4.0 macro sheets and dialog sheets with the names
-that start them (`Auto_Open`, `Auto_Close`, ...) or point into them, ActiveX controls, OLE
-objects. DDE links cannot be taken out without renumbering the workbook's external references,
-so a workbook holding one is refused. The result is checked again: a copy that still names a
-macro type, or holds a compound file, is refused rather than sent.
+Carriers are the one table ooxml.carriers.CARRIERS (verify reports from the same table): VBA
+projects and their signatures under any part name (by content type, relationship type, folder,
+file name, or the OLE compound-file magic of the bytes), Excel 4.0 macro sheets and dialog sheets
+with the names that start them (`Auto_Open`, `Auto_Close`, ...) or point into them, ActiveX
+controls, OLE objects and embedded packages, attached toolbars. DDE links cannot be taken out
+without renumbering the workbook's external references, so a workbook holding one is refused. The
+result is checked again: a copy that still names a macro type, or holds a compound file, is
+refused rather than sent.
 """
 
 from __future__ import annotations
@@ -17,20 +18,11 @@ from lxml import etree
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
 from ... import calc
+from . import carriers as carriers_table
 from . import partedit, xmlcells
 
-OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")  # [MS-CFB] 2.2 header signature
-MACRO_TYPES = (
-    "application/vnd.ms-office.vbaproject", "application/vnd.ms-office.vbaprojectsignature",
-    "application/vnd.ms-excel.macrosheet", "application/vnd.ms-excel.intlmacrosheet",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.dialogsheet+xml",
-    "application/vnd.ms-office.activex", "application/vnd.openxmlformats-officedocument.oleobject",
-    "application/vnd.ms-word.vbadata", "application/vnd.ms-excel.sheet.macroenabled", "macroenabled",
-)
-MACRO_RELS = ("vbaproject", "vbaprojectsignature", "wordvbadata", "xlmacrosheet", "xlintlmacrosheet",
-              "dialogsheet", "control", "activexcontrol", "activexcontrolbinary", "oleobject")
-MACRO_FOLDERS = ("xl/macrosheets/", "xl/dialogsheets/", "xl/activex/", "xl/embeddings/oleobject")
-AUTO_NAMES = ("auto_open", "auto_close", "auto_activate", "auto_deactivate")
+OLE_MAGIC = carriers_table.CFB_MAGIC  # [MS-CFB] 2.2 header signature
+AUTO_NAMES = carriers_table.AUTO_RUN_NAMES
 
 
 class MacroError(calc.TrainingBudgetError):
@@ -38,18 +30,19 @@ class MacroError(calc.TrainingBudgetError):
 
 
 def _is_macro_type(ct: str) -> bool:
-    return any(ct.lower().startswith(t) or t in ct.lower() for t in MACRO_TYPES)
+    return carriers_table.is_macro_type(ct)
 
 
 def _is_macro_rel(rel: etree._Element) -> bool:
-    return rel.get("Type", "").rsplit("/", 1)[-1].lower().startswith(MACRO_RELS)
+    return carriers_table.by_rel(rel.get("Type", "")) is not None
 
 
 def carriers(parts: dict[str, bytes]) -> set[str]:
-    """Names of the parts that carry macros."""
+    """Names of the parts that carry macros (every kind of ooxml.carriers.CARRIERS)."""
+    table = carriers_table
     found = {p for p in parts if p != partedit.CT and (
-        _is_macro_type(partedit.content_type(parts, p)) or p.lower().startswith(MACRO_FOLDERS)
-        or parts[p][:8] == OLE_MAGIC or posixpath.basename(p).lower().startswith("vbaproject"))}
+        table.by_type(partedit.content_type(parts, p)) or table.by_folder(p) or table.by_name(p)
+        or table.is_compound_file(parts[p]))}
     for rels in [p for p in parts if p.endswith(".rels")]:
         found |= {partedit.target_of(rels, r) for r in partedit.relationships(parts, rels) if _is_macro_rel(r)}
     return {p for p in found if p in parts and p != partedit.WB}

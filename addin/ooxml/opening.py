@@ -33,6 +33,7 @@ MAX_RATIO = 200
 RATIO_FLOOR_BYTES = 1 * MiB
 MAX_PARTS = 10_000  # a workbook of 1,000 sheets with a drawing, chart and table each has ~5,000
 CHUNK = 1 * MiB
+STREAM_BYTES = 4 * MiB  # XML parts larger than this are checked as a stream (safexml.check_stream), not as a tree
 OLE_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")  # [MS-CFB] §2.2 header signature
 CT = "[Content_Types].xml"
 OFFICE_DOC = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
@@ -158,5 +159,12 @@ def _check_workbook(path: Path, parts: dict[str, bytes], parse_xml: bool) -> Non
         raise BadWorkbookError(f"{path} is not an Excel workbook (its main part is {main[0]})")
     if parse_xml:
         for name, data in parts.items():
-            if name.lower().endswith(XML_SUFFIXES):
+            if not name.lower().endswith(XML_SUFFIXES):
+                continue
+            if len(data) <= STREAM_BYTES:
                 safexml.parse(name, data, str(path))
+                continue
+            try:  # a large part (a sheet of many rows) is checked as a stream: no tree
+                safexml.check_stream(name, data)
+            except BadWorkbookError as e:
+                raise BadWorkbookError(f"{path}: {e}") from None

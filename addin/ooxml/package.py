@@ -14,6 +14,7 @@ every other part is copied byte for byte.
 
 from __future__ import annotations
 
+import io
 import posixpath
 import zipfile
 from collections.abc import Callable
@@ -25,9 +26,9 @@ from .atomic import atomic_path, backup, locked, real_target
 from .opening import open_parts
 from .safexml import BadWorkbookError, edit, parse, serialize
 
-__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "edit", "fill_cached_values", "locked", "open_parts",
-           "parse", "read_parts", "real_target", "resolve", "serialize", "set_cached_values", "sheet_parts",
-           "uncached_formulas", "write_package", "write_parts"]
+__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "edit", "fill_cached_values", "in_memory", "locked",
+           "open_parts", "parse", "read_parts", "real_target", "resolve", "serialize", "set_cached_values",
+           "sheet_parts", "uncached_formulas", "write_package", "write_parts"]
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -74,6 +75,17 @@ def write_package(parts: dict[str, bytes], target: Path) -> None:
             z.writestr(name, parts[name])
 
 
+def in_memory(parts: dict[str, bytes]) -> io.BytesIO:
+    """A zip package of `parts` in memory (stored, not deflated), for a reader that wants a file,
+    e.g. openpyxl given only the sheets it has to load."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+    buf.seek(0)
+    return buf
+
+
 def resolve(base_dir: str, target: str) -> str:
     """A relationship's target as a part name: absolute ('/xl/...') or relative to `base_dir`."""
     return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(base_dir, target))
@@ -102,11 +114,9 @@ def uncached_formulas(path: Path) -> dict[str, set[str]]:
     """Sheet name -> references of formula cells that carry no cached value (an empty text is one)."""
     parts = read_parts(path)
     found: dict[str, set[str]] = {}
-    for sheet, part in sheet_parts(parts).items():
-        root = parse(part, parts[part])
-        found[sheet] = {c.get("r") for c in root.iter(f"{{{MAIN}}}c")
-                        if c.find(f"{{{MAIN}}}f") is not None and c.get("t") != "str"
-                        and not (c.findtext(f"{{{MAIN}}}v") or "")}
+    for sheet, part in sheet_parts(parts).items():  # streamed: a large sheet builds no tree
+        found[sheet] = {c.ref for c in xmlcells.stream(part, parts[part])
+                        if c.has_formula and c.type != "str" and not c.value}
     return found
 
 

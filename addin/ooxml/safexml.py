@@ -10,7 +10,8 @@ broken writer, never of a real workbook.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lxml import etree
@@ -38,8 +39,7 @@ def parse(name: str, data: bytes, where: str = "") -> etree._Element:
         raise BadWorkbookError(f"{prefix}part {name} is not well-formed XML ({_one_line(e)})") from None
     info = root.getroottree().docinfo
     if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
-        raise BadWorkbookError(f"{prefix}part {name} declares a DOCTYPE (entities or DTDs are never in a "
-                               "workbook; refused as unsafe)")
+        raise BadWorkbookError(prefix + _doctype(name))
     return root
 
 
@@ -75,3 +75,48 @@ def edit(name: str, data: bytes, change: Callable[[etree._Element], Any], where:
 
 def _one_line(e: Exception) -> str:
     return " ".join(str(e).split())[:200]
+
+
+def iter_events(name: str, data: bytes, tags: tuple[str, ...]) -> Iterator[etree._Element]:
+    """Each element of `tags` at its end tag, parsed as a stream with the safe settings; a DOCTYPE is
+    refused when the stream ends. The caller clears what it has read."""
+    context = etree.iterparse(io.BytesIO(data), events=("end",), tag=tags, resolve_entities=False,
+                              no_network=True, load_dtd=False, huge_tree=False, remove_blank_text=False)
+    try:
+        yield from (el for _, el in context)
+    except etree.XMLSyntaxError as e:
+        raise BadWorkbookError(f"part {name} is not well-formed XML ({_one_line(e)})") from None
+    root = getattr(context, "root", None)
+    info = root.getroottree().docinfo if root is not None else None
+    if info is not None and (info.doctype or info.internalDTD is not None):
+        raise BadWorkbookError(_doctype(name))
+
+
+def _doctype(name: str) -> str:
+    return f"part {name} declares a DOCTYPE (entities or DTDs are never in a workbook; refused as unsafe)"
+
+
+class _Nothing:
+    """A parser target that builds nothing: libxml2 checks the XML at C speed; it notes a DOCTYPE."""
+
+    def __init__(self) -> None:
+        self.doctype_seen = False
+
+    def doctype(self, *_: Any) -> None:
+        self.doctype_seen = True
+
+    def close(self) -> bool:
+        return self.doctype_seen
+
+
+def check_stream(name: str, data: bytes) -> None:
+    """Raise BadWorkbookError unless part `name` is well-formed XML without a DOCTYPE; no tree is
+    built (a parser target that keeps nothing), so a large part costs no memory beyond its bytes."""
+    parser = etree.XMLParser(target=_Nothing(), resolve_entities=False, no_network=True, load_dtd=False,
+                             dtd_validation=False, huge_tree=False)
+    try:
+        doctype = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as e:
+        raise BadWorkbookError(f"part {name} is not well-formed XML ({_one_line(e)})") from None
+    if doctype:
+        raise BadWorkbookError(_doctype(name))

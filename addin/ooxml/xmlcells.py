@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from lxml import etree
 from openpyxl.utils import column_index_from_string, range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-from .safexml import BadWorkbookError, edit, parse
+from .safexml import BadWorkbookError, edit, iter_events, parse
 
 EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+STRICT_MAIN = "http://purl.oclc.org/ooxml/spreadsheetml/main"
 
 
 def ns(root: etree._Element) -> str:
@@ -272,3 +273,39 @@ def set_values(data: bytes, values: dict[str, Any]) -> bytes:
         for ref, value in values.items():
             s.set_value(s.cell(ref), value)
     return edit("worksheet", data, change)
+
+
+class StreamCell(NamedTuple):
+    """One cell as stored: reference, type attribute (t), formula text (None: no formula; '' for a
+    shared formula's follower), cached value text (None: none), and the shared formula's index (si)."""
+
+    ref: str
+    type: str
+    formula: str | None
+    value: str | None
+    shared: str | None = None
+
+    @property
+    def has_formula(self) -> bool:
+        return self.formula is not None
+
+
+def stream(name: str, data: bytes, formulas_only: bool = False) -> Iterator[StreamCell]:
+    """Every <c> of worksheet part `name` (`data`) in document order (only those with a formula when
+    `formulas_only`), read as a stream, one row at a time: each row is dropped with those before it
+    once read, so a 1,048,576-row sheet costs the size of one row (verify reads every cell of every
+    sheet this way, never building a tree)."""
+    for row in iter_events(name, data, (f"{{{MAIN}}}row", f"{{{STRICT_MAIN}}}row")):
+        ns = row.tag[:row.tag.index("}") + 1]
+        found = (f.getparent() for f in row.iter(ns + "f")) if formulas_only else row.iter(ns + "c")
+        for el in found:
+            f = el.find(ns + "f")
+            v = el.findtext(ns + "v")
+            inline = el.find(ns + "is") if v is None else None
+            if inline is not None:  # an inline string's text
+                v = "".join(t.text or "" for t in inline.iter(ns + "t"))
+            yield StreamCell(el.get("r", "?"), el.get("t", "n"), None if f is None else (f.text or ""), v,
+                             f.get("si") if f is not None and f.get("t") == "shared" else None)
+        row.clear(keep_tail=False)
+        while row.getprevious() is not None:
+            del row.getparent()[0]

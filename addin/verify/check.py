@@ -1,11 +1,18 @@
 """`trainbudget verify`: is this a sound TrainingBudget workbook? One finding per problem.
 
-Checks: the structure; the Devices table (unique names, positive numeric rates, sources);
-every Budget, Runs and Scenarios formula equal to the template's; no result an error (recalculated by
-LibreOffice where installed, else the cached values); the xlwings.conf sheet (warnings for rows
-that override the user's settings); and, part by part (macros, vba_check), no code but the
-template's, no macro sheets, auto-run names, ActiveX/OLE parts, DDE, links or data queries.
+Checks: the structure; the Devices table (unique names, positive numeric rates, sources, names
+that are text rather than live formulas); the inputs (inputs.py: every Budget, currency, Scenarios
+and Prices input by type, range and unit); every Budget, Runs and Scenarios formula equal to the
+template's; every formula's text (formula_text: no DDE, no reference to another workbook, no
+function that is neither Excel's nor the registry's); every formula cached, and no result an error
+(recalculated by LibreOffice where installed, else the cached values); the xlwings.conf sheet
+(warnings for rows that override the user's settings); and, part by part (macros, vba_check), no
+code but the template's, no macro sheets, auto-run names, ActiveX/OLE parts, links or data queries.
 Findings are errors (exit 1) or warnings (reported, exit 0).
+
+Large workbooks: openpyxl loads only the sheets checked cell by cell (a copy of the package in
+memory whose other sheets are empty); every sheet's formulas and cached values are read as a
+stream (ooxml.xmlcells.stream), so a sheet of a million rows costs no tree and no openpyxl cells.
 """
 
 from __future__ import annotations
@@ -22,15 +29,23 @@ from openpyxl.formula.tokenizer import TokenizerError
 from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
-from ..ooxml import package
+from ..functions.registry import FUNCTIONS
+from ..ooxml import package, xmlcells
 from ..template import budget_sheet, devices_table, scenarios, sheets
 from ..template.cached_cells import CachedCells
-from . import macros
-from .problems import Problem, errors
+from . import formula_text, inputs, macros
+from .problems import Problem, errors, grouped
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
+CELL_CHECKED = ("Budget", "Devices", "Runs", "Scenarios", "Prices", "xlwings.conf")  # loaded through openpyxl
 CHECKED_FORMULAS = ("Budget", "Runs", "Scenarios")
-__all__ = ["Problem", "errors", "expected_formulas", "is_formula", "verify"]
+__all__ = ["Problem", "errors", "expected_formulas", "grouped", "is_formula", "verify"]
+UNCACHED = "formula cells have no cached value"
+ERRORS = "formula results are errors"
+UNCACHED_FIX = ("the file was saved by a program that does not calculate; open and save it in Excel or LibreOffice, "
+                "or run `trainbudget export`")
+_OURS = re.compile("|".join(sorted((re.escape(f.name) for f in FUNCTIONS), key=len, reverse=True)), re.IGNORECASE)
+_CELL_NAME = re.compile(r"'?([^'!]+)'?!\$?([A-Z]{1,3})\$?(\d+)")
 _ERROR = re.compile(r"^(#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A)|Err:\d+)")
 
 
@@ -44,15 +59,40 @@ def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
     # one line naming the file, before openpyxl touches it
     parts = package.read_parts(path)
     macro_enabled = path.suffix.lower() == ".xlsm"
-    found = macros.scan(parts, macro_enabled)  # before openpyxl: a DOCTYPE is refused by the safe parser
-    wb = openpyxl.load_workbook(path)
-    missing = [s for s in REQUIRED_SHEETS if s not in wb.sheetnames]
+    found = macros.scan(parts, macro_enabled, formulas=False)  # before openpyxl (formulas: _results)
+    by_sheet = _sheet_parts(parts)
+    missing = [s for s in REQUIRED_SHEETS if s not in by_sheet]
     if "Budget" in missing or "Devices" in missing:
+        found += _results(path, parts, by_sheet, False, values=False)
         return [Problem("workbook", f"not a TrainingBudget workbook: no {', '.join(missing)} sheet"), *found]
+    wb, values = _load(path, parts, by_sheet)
     problems = [Problem("workbook", f"sheet {s!r} is missing") for s in missing]
-    problems += _devices(wb["Devices"]) + _formulas(wb) + (_conf(wb) if macro_enabled else []) + found
+    problems += _devices(wb["Devices"]) + _formulas(wb) + (_conf(wb) if macro_enabled else [])
+    problems += inputs.budget(values, template_names()) + inputs.plans(values) + inputs.prices(values, wb) + found
     use_engine = engine.soffice() is not None if recalc is None else recalc
-    return problems + _results(path, wb, use_engine)
+    return problems + _results(path, parts, by_sheet, use_engine)
+
+
+def _sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
+    try:
+        return package.sheet_parts(parts)
+    except KeyError as e:  # a sheet whose relationship is missing
+        raise package.BadWorkbookError(f"the workbook names a sheet part that is not there ({e})") from None
+
+
+def _load(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str]) -> tuple[Any, Any]:
+    """openpyxl's view of the checked sheets (formulas, and cached values) from a copy of the package
+    whose other sheets are empty and which carries no external-link parts (reported by macros)."""
+    keep = {by_sheet[s] for s in CELL_CHECKED if s in by_sheet}
+    empty = b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData/></worksheet>'
+    slim = {name: empty if name in by_sheet.values() and name not in keep else data for name, data in parts.items()}
+    buf = package.in_memory(slim)
+    try:
+        return (openpyxl.load_workbook(buf, keep_links=False),
+                openpyxl.load_workbook(buf, data_only=True, keep_links=False))
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as e:
+        raise package.BadWorkbookError(f"{path} cannot be read as a workbook ({type(e).__name__}: "
+                                       f"{' '.join(str(e).split())[:120]})") from None
 
 
 def _devices(ws: Any) -> list[Problem]:
@@ -65,7 +105,7 @@ def _devices(ws: Any) -> list[Problem]:
     except calc.TrainingBudgetError as e:
         return [Problem(f"Devices!{cells[0][0].coordinate}", str(e))]
     col_of = {f: cells[0][i].column_letter for i, f in enumerate(header) if f}
-    problems, seen = [], {}
+    problems, seen = _live_names(cells, header), {}
     for i, record in found:
         row = cells[i][0].row
         try:
@@ -81,14 +121,25 @@ def _devices(ws: Any) -> list[Problem]:
     return problems
 
 
+def _live_names(cells: list[Any], header: list[str | None]) -> list[Problem]:
+    """A formula in a device-name cell (=HYPERLINK(...) is a live link in a file sent to finance)."""
+    if "name" not in header:
+        return []
+    i = header.index("name")
+    return [Problem(f"Devices!{row[i].coordinate}", f"the device name is a live formula ({row[i].value[:60]}): "
+                                                    "type the name as text")
+            for row in cells[1:] if is_formula(row[i])]
+
+
 def is_formula(cell: Any) -> bool:
     """A formula cell (a text that merely starts with '=' is not one)."""
     return cell.data_type == "f" and isinstance(cell.value, str)
 
 
 @functools.lru_cache(maxsize=1)
-def expected_formulas() -> dict[str, dict[str, str]]:
-    """The template's formulas on the checked sheets, generated as `build` writes them."""
+def _template() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The template's formulas on the checked sheets, generated as `build` writes them, and its
+    defined names as 'Sheet!A1'."""
     wb = openpyxl.Workbook()
     budget, runs = wb.active, wb.create_sheet("Runs")
     budget.title = "Budget"
@@ -97,8 +148,24 @@ def expected_formulas() -> dict[str, dict[str, str]]:
     budget_sheet.write(budget, cached, calc.catalog())
     plans = wb.create_sheet("Scenarios")
     scenarios.write(plans, cached, calc.catalog())
-    return {ws.title: {c.coordinate: c.value for row in ws.iter_rows() for c in row
-                       if is_formula(c)} for ws in (budget, runs, plans)}
+    formulas = {ws.title: {c.coordinate: c.value for row in ws.iter_rows() for c in row
+                           if is_formula(c)} for ws in (budget, runs, plans)}
+    names = {}
+    for name, dn in wb.defined_names.items():
+        match = _CELL_NAME.fullmatch(dn.attr_text or "")
+        if match:
+            names[name] = f"{match.group(1)}!{match.group(2)}{match.group(3)}"
+    return formulas, names
+
+
+def expected_formulas() -> dict[str, dict[str, str]]:
+    """The template's formulas on the checked sheets, generated as `build` writes them."""
+    return _template()[0]
+
+
+def template_names() -> dict[str, str]:
+    """The template's defined names of single cells: name -> 'Sheet!A1' (from its builders)."""
+    return _template()[1]
 
 
 def _formulas(wb: Any) -> list[Problem]:
@@ -144,29 +211,57 @@ def _conf(wb: Any) -> list[Problem]:
 
 def _calls_ours(formula: str) -> bool:
     """Whether a formula calls an add-in function (one openpyxl cannot tokenize, such as a DDE
-    formula, does not; macros reports it)."""
+    formula, does not; macros reports it). A formula naming no registry function is not tokenized."""
+    if not _OURS.search(formula):
+        return False
     try:
         return rewrite.calls_ours(formula)
     except TokenizerError:
         return False
 
 
-def _results(path: Path, wb: Any, use_engine: bool) -> list[Problem]:
+def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_engine: bool,
+             values: bool = True) -> list[Problem]:
+    """In one streamed pass over every sheet's cells: each formula's text (formula_text: DDE,
+    external references, unknown functions); with `values`, formula cells without a cached value and
+    results that are errors (cached, or recalculated by LibreOffice; add-in cells are left out of
+    these: no engine runs them)."""
+    problems, ours, errors, texts = [], set(), [], []
+    for sheet, part in by_sheet.items():
+        if part not in parts:
+            continue
+        shared: dict[str, bool] = {}
+        for c in xmlcells.stream(part, parts[part], formulas_only=True):
+            if c.formula:
+                texts += formula_text.problems(f"{sheet}!{c.ref}", c.formula)
+            if not values:
+                continue
+            mine = _calls_ours(c.formula) if c.formula else shared.get(c.shared or "", False)
+            if c.shared is not None and c.formula:
+                shared[c.shared] = mine
+            if mine:
+                ours.add((sheet, c.ref))
+            if c.type != "str" and not c.value:
+                problems.append(Problem(f"{sheet}!{c.ref}", "no cached value: Protected View and previews show "
+                                        "a blank", kind=UNCACHED, fix=UNCACHED_FIX))
+            elif not use_engine and not mine and _is_error(c):
+                errors.append(Problem(f"{sheet}!{c.ref}", f"cached result is an error: {c.value}", kind=ERRORS))
+    if use_engine:
+        errors = _recalculated_errors(path, ours)
+    return texts + problems + errors
+
+
+def _is_error(c: xmlcells.StreamCell) -> bool:
+    return (c.type in ("e", "str") and c.value is not None and bool(_ERROR.match(c.value))
+            and c.value != native.DOES_NOT_FIT)
+
+
+def _recalculated_errors(path: Path, ours: set[tuple[str, str]]) -> list[Problem]:
     with tempfile.TemporaryDirectory(prefix="tb-verify-") as tmp:
-        source = engine.recalculate(path, Path(tmp)) if use_engine else path
-        values = openpyxl.load_workbook(source, data_only=True)
-        how = "recalculated" if use_engine else "cached"
-        uncached = package.uncached_formulas(path)
-        problems = [Problem(f"{sheet}!{ref}", "no cached value: Protected View and previews show a blank")
-                    for sheet, refs in uncached.items() for ref in sorted(refs)]
-        for ws in wb.worksheets:
-            for row in ws.iter_rows():
-                for c in row:
-                    if not is_formula(c) or _calls_ours(c.value):  # add-in cells: no engine runs them
-                        continue
-                    got = values[ws.title][c.coordinate].value if ws.title in values.sheetnames else None
-                    if isinstance(got, str) and _ERROR.match(got) and got != native.DOES_NOT_FIT:
-                        problems.append(Problem(f"{ws.title}!{c.coordinate}", f"{how} result is an error: {got}"))
-    return problems
-
-
+        parts = package.read_parts(engine.recalculate(path, Path(tmp)))
+    found = []
+    for sheet, part in _sheet_parts(parts).items():
+        for c in xmlcells.stream(part, parts.get(part, b"<worksheet/>"), formulas_only=True):
+            if c.has_formula and (sheet, c.ref) not in ours and _is_error(c):
+                found.append(Problem(f"{sheet}!{c.ref}", f"recalculated result is an error: {c.value}", kind=ERRORS))
+    return found

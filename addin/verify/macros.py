@@ -1,8 +1,8 @@
 """Macro carriers, auto-run names, links and data queries in a workbook package, found part by part.
 
-A part is a carrier when its name, its content type ([Content_Types].xml), a relationship type
-pointing at it, or its bytes (the compound-file magic D0 CF 11 E0, ECMA-376 Part 2 aside: MS-CFB
-§2.2) say so: whichever one an attacker forgot to disguise gives it away. The one VBA project a
+A part is a carrier when the one carrier table (ooxml.carriers, which export's macrofree drops by)
+says so by its content type, a relationship type pointing at it, its folder, its file name or its
+bytes (the compound-file magic): whichever one an attacker forgot to disguise gives it away. The one VBA project a
 .xlsm may carry (xl/vbaProject.bin, the workbook's vbaProject relationship) is checked module by
 module (vba_check); every other carrier is a finding. One Problem per finding, located by part,
 sheet cell or defined name. The parts come from the package layer (ooxml.package: bounded reads,
@@ -13,41 +13,20 @@ from __future__ import annotations
 
 import io
 import posixpath
-import re
 
 import olefile
 
+from ..ooxml import carriers, xmlcells
 from ..ooxml.package import parse, resolve
-from . import vba_check
+from . import formula_text, vba_check
 from .problems import Problem
 
 CT = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 PREL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 RID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-CFB_MAGIC = bytes.fromhex("D0CF11E0A1B11AE1")  # MS-CFB §2.2 header signature
 PROJECT = "xl/vbaProject.bin"
-
-# What a carrier is, by relationship type (last segment; ECMA-376 Part 1 §15.2, MS-OFFMACRO2,
-# MS-XLSX §2.1), by content type, and by folder.
-BY_REL = {"vbaProject": "VBA project",  # a project's signature is no code: not a finding
-          "activeXControl": "ActiveX control", "activeXControlBinary": "ActiveX control",
-          "oleObject": "OLE object", "package": "embedded package (OLE)",
-          "xlMacrosheet": "Excel 4.0 macro sheet", "xlIntlMacrosheet": "Excel 4.0 macro sheet",
-          "dialogsheet": "Excel 5.0 dialog sheet", "attachedToolbars": "attached toolbars"}
-BY_TYPE = {"application/vnd.ms-office.vbaProject": "VBA project",
-           "application/vnd.ms-excel.macrosheet+xml": "Excel 4.0 macro sheet",
-           "application/vnd.ms-excel.intlmacrosheet+xml": "Excel 4.0 macro sheet",
-           "application/vnd.ms-office.activeX+xml": "ActiveX control",
-           "application/vnd.ms-office.activeX": "ActiveX control",
-           "application/vnd.openxmlformats-officedocument.oleObject": "OLE object",
-           "application/vnd.openxmlformats-officedocument.spreadsheetml.dialogsheet+xml": "Excel 5.0 dialog sheet",
-           "application/vnd.ms-excel.attachedToolbars": "attached toolbars"}
-BY_FOLDER = {"xl/macrosheets/": "Excel 4.0 macro sheet", "xl/activeX/": "ActiveX control",
-             "xl/embeddings/": "OLE object", "xl/dialogsheets/": "Excel 5.0 dialog sheet"}
-AUTO_NAMES = ("auto_open", "auto_close", "auto_activate", "auto_deactivate", "workbook_open")
-_EXTERNAL_REF = re.compile(r"\[\d+\]")
-_BRACKETED = re.compile(r"\[[^\]]*\]")  # in formula text (not XML): a structured reference's [...]
+AUTO_NAMES = carriers.AUTO_RUN_NAMES
 
 
 def content_types(parts: dict[str, bytes]) -> dict[str, str]:
@@ -86,8 +65,9 @@ def _cfb_kind(data: bytes) -> str:
         return "OLE compound file"
 
 
-def scan(parts: dict[str, bytes], macro_enabled: bool) -> list[Problem]:
-    """Every macro carrier, auto-run name, DDE, link and data query in the package."""
+def scan(parts: dict[str, bytes], macro_enabled: bool, formulas: bool = True) -> list[Problem]:
+    """Every macro carrier, auto-run name, DDE, link and data query in the package; the sheets'
+    formulas too unless `formulas` is False (verify checks them in its own pass over the cells)."""
     types, rels = content_types(parts), relationships(parts)
     project = next((t for s, kind, _, t in rels if s == "xl/workbook.xml" and kind == "vbaProject"), None)
     problems = _carriers(parts, types, rels, project if macro_enabled else None)
@@ -95,7 +75,7 @@ def scan(parts: dict[str, bytes], macro_enabled: bool) -> list[Problem]:
         problems += vba_check.check(parts[PROJECT], PROJECT)
     elif macro_enabled and not (project and project in parts):
         problems.append(Problem(PROJECT, "the VBA project is missing (the template ships xlwings' quickstart project)"))
-    problems += _names(parts) + _formulas(parts, _sheets(parts, rels)) + _assigned_macros(parts)
+    problems += _names(parts) + (_formulas(parts, _sheets(parts, rels)) if formulas else []) + _assigned_macros(parts)
     return problems + _external_links(parts, rels) + _connections(parts, types)
 
 
@@ -108,31 +88,36 @@ def _sheets(parts: dict[str, bytes], rels: list[tuple[str, str, str, str]]) -> d
     return {by_id.get(s.get(RID), ""): s.get("name", "") for s in book.iter(f"{MAIN}sheet")}
 
 
+def _kind(name: str, data: bytes, content_type: str, rel: tuple[str, str] | None) -> tuple[str | None, list[str]]:
+    """The carrier kind of one part (ooxml.carriers) and the evidence for it."""
+    evidence, kinds = [], []
+    for kind, said in ((carriers.by_type(content_type), f"content type {content_type}"),
+                       (rel and carriers.by_rel(rel[0]), rel and f"{rel[0]} relationship from {rel[1]}"),
+                       (carriers.by_folder(name), f"stored in {posixpath.dirname(name)}/"),
+                       (carriers.by_name(name), "named like a VBA project")):
+        if kind:
+            kinds.append(kind)
+            evidence.append(said)
+    if carriers.is_compound_file(data):
+        cfb = _cfb_kind(data)
+        kinds.insert(0 if cfb == "VBA project" else len(kinds), cfb)
+        evidence.append(f"an OLE compound file{' holding VBA code' if cfb == 'VBA project' else ''}")
+    return (kinds[0] if kinds else None), evidence
+
+
 def _carriers(parts: dict[str, bytes], types: dict[str, str], rels: list[tuple[str, str, str, str]],
               allowed: str | None) -> list[Problem]:
-    by_target = {t: (kind, s) for s, kind, _, t in rels if kind in BY_REL}
+    by_target = {t: (kind, s) for s, kind, _, t in rels if carriers.by_rel(kind)}
     sheets = _sheets(parts, rels)
-    problems = [Problem(source, f"{BY_REL[kind]} relationship to something outside the package: {target[:80]}")
+    problems = [Problem(source, f"{carriers.by_rel(kind)} relationship to something outside the package: "
+                                f"{target[:80]}")
                 for target, (kind, source) in by_target.items() if target not in parts]
+    silent = {c.kind for c in carriers.CARRIERS if not c.reported}
     for name, data in parts.items():
         if (name == allowed and name == PROJECT) or "/_rels/" in f"/{name}":
             continue
-        evidence, kind = [], None
-        if types.get(name) in BY_TYPE:
-            kind = BY_TYPE[types[name]]
-            evidence.append(f"content type {types[name]}")
-        if name in by_target:
-            kind = kind or BY_REL[by_target[name][0]]
-            evidence.append(f"{by_target[name][0]} relationship from {by_target[name][1]}")
-        folder = next((k for k in BY_FOLDER if name.startswith(k)), None)
-        if folder:
-            kind = kind or BY_FOLDER[folder]
-            evidence.append(f"stored in {folder}")
-        if data[:8] == CFB_MAGIC:
-            cfb = _cfb_kind(data)
-            kind = cfb if cfb == "VBA project" else kind or cfb
-            evidence.append(f"an OLE compound file{' holding VBA code' if cfb == 'VBA project' else ''}")
-        if kind:
+        kind, evidence = _kind(name, data, types.get(name, ""), by_target.get(name))
+        if kind and kind not in silent:
             sheet = f" (sheet {sheets[name]!r})" if name in sheets else ""
             problems.append(Problem(name, f"{kind}{sheet} the template does not ship: {', '.join(evidence)}"))
     return problems
@@ -155,40 +140,19 @@ def _names(parts: dict[str, bytes]) -> list[Problem]:
     return problems
 
 
-def _outside_quotes(formula: str) -> str:
-    """The formula with its "strings" and 'quoted names' blanked out."""
-    out, quote = [], None
-    for ch in formula:
-        if quote:
-            quote = None if ch == quote else quote  # a doubled quote closes and reopens: same result
-            out.append(" ")
-        elif ch in "\"'":
-            quote = ch
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def _formula_problems(where: str, formula: str) -> list[Problem]:
-    bare = _outside_quotes(formula)
-    if "|" in _BRACKETED.sub("", bare):  # `|` is no Excel operator: it is DDE's app|topic!item
-        # (a table column such as Devices[a|b] may hold one: bracketed text is left out)
-        return [Problem(where, f"DDE formula (asks another program, e.g. to run a command): ={formula[:60]}")]
-    if _EXTERNAL_REF.search(bare):
-        return [Problem(where, f"formula refers to another workbook: ={formula[:60]}")]
-    return []
+    return formula_text.problems(where, formula)
 
 
 def _formulas(parts: dict[str, bytes], sheets: dict[str, str]) -> list[Problem]:
+    """Every formula's text (formula_text), each sheet read as a stream (xmlcells.stream: no tree)."""
     problems = []
     for part, sheet in sheets.items():
         if part not in parts or not part.startswith("xl/worksheets/"):
             continue
-        for f in parse(part, parts[part]).iter(f"{MAIN}f"):
-            if f.text:
-                cell = f.getparent().get("r", "?")
-                problems += _formula_problems(f"{sheet}!{cell}", f.text)
+        for cell in xmlcells.stream(part, parts[part], formulas_only=True):
+            if cell.formula:
+                problems += formula_text.problems(f"{sheet}!{cell.ref}", cell.formula)
     return problems
 
 

@@ -1,0 +1,175 @@
+"""verify reads the inputs: every Budget, currency, Scenarios and Prices input cell checked for type,
+range and unit, named by cell, with calc's own rules (calc.checks: the contract every door keeps).
+
+Positions come from the template's builders, never retyped: the Budget's inputs from
+budget_sheet.INPUTS/REF, the currency inputs from the defined names the builder gives them
+(Provider, Plan, Currency, USD_rate, Rate_date), the plans from scenarios.INPUTS/ROW/COLUMNS,
+the Prices table's columns by the headers prices_sheet.COLUMNS writes. Values are the cached ones
+(what the formulas read), so an input typed as a formula is checked by its result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from openpyxl.utils import range_boundaries
+from openpyxl.utils.cell import get_column_letter
+
+from ... import calc
+from ...calc import checks
+from ..template import budget_sheet, prices_sheet, scenarios
+from .problems import Problem
+
+Rule = Callable[[str, Any], Any]  # raises calc.TrainingBudgetError naming the input and the value
+CURRENCY_NAMES = ("Provider", "Plan", "Currency", "USD_rate", "Rate_date")
+KIND = "input cells hold a value the formulas cannot use"
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise calc.TrainingBudgetError(f"{name} must be a text (got {checks.show(value)})")
+    return value
+
+
+def _date(name: str, value: Any) -> Any:
+    if isinstance(value, dt.date) or (type(value) in (int, float) and value > 0):
+        return value
+    raise calc.TrainingBudgetError(f"{name} must be a date (got {checks.show(value)})")
+
+
+BUDGET: dict[str, Rule] = {
+    "params": checks.positive, "tokens": checks.positive, "device": _text, "utilization": checks.fraction,
+    "devices": checks.whole, "usd_per_device_hour": checks.non_negative,
+    "pue": lambda n, v: checks.at_least(n, v, 1.0),  # PUE >= 1 (The Green Grid, WP #49, 2012)
+    "method": lambda n, v: checks.choice(n, v, calc.METHODS),
+    "optimizer": lambda n, v: checks.choice(n, v, calc.OPTIMIZERS),
+    "zero_stage": lambda n, v: checks.whole_in(n, v, (0, 1, 2, 3)),
+    "trainable": checks.fraction, "activations": checks.non_negative,
+}
+CURRENCY: dict[str, Rule] = {
+    "Plan": lambda n, v: checks.choice(n, v, prices_sheet.PLANS), "Currency": _text,
+    "USD_rate": checks.positive, "Rate_date": _date,
+}
+
+
+def _hint(name: str, value: Any) -> str:
+    """A word on the usual slip: a share typed as 40 or as the text "40%"."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        return f' (the text {value.strip()!r} is not a number: type 40% into the cell as a number, or 0.4)'
+    if "tilization" in name and type(value) in (int, float) and 1 < value <= 100:
+        return f" ({checks.show(value)} reads as {value * 100:,.0f}%: type {checks.show(value)}% or {value / 100:g})"
+    return ""
+
+
+def _check(where: str, label: str, rule: Rule, value: Any) -> list[Problem]:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return [Problem(where, f"{label} is blank", kind=KIND, fix=FIX)]
+    try:
+        rule(label, value)
+    except calc.TrainingBudgetError as e:
+        return [Problem(where, f"{e}{_hint(label, value)}", kind=KIND, fix=FIX)]
+    return []
+
+
+FIX = "type a value of the kind the label and its note say (trainbudget verify --json names each)"
+
+
+def budget(values: Any, names: dict[str, str]) -> list[Problem]:
+    """The Budget's inputs (budget_sheet.INPUTS) and the currency inputs (their defined names);
+    `values` is the workbook of cached values, `names` the template's name -> 'Sheet!A1'."""
+    ws, problems = values["Budget"], []
+    for name, label, *_ in budget_sheet.INPUTS:
+        ref = budget_sheet.REF[name].replace("$", "")
+        problems += _check(f"Budget!{ref}", label, BUDGET[name], ws[ref].value)
+    providers = _providers(values)
+    for name in CURRENCY_NAMES:
+        sheet, ref = names[name].split("!")
+        if sheet not in values.sheetnames:
+            continue
+        value = values[sheet][ref].value
+        if name == "Provider":
+            if value not in (None, "") and str(value).strip().casefold() not in providers:
+                problems.append(Problem(f"{sheet}!{ref}", f"Provider {checks.show(value)} is not in the Prices "
+                                        "sheet: the typed price is used instead", kind=KIND, fix=FIX))
+            continue
+        problems += _check(f"{sheet}!{ref}", name, CURRENCY[name], value)
+    return problems
+
+
+def _providers(values: Any) -> set[str]:
+    if "Prices" not in values.sheetnames:
+        return set()
+    ws = values["Prices"]
+    return {str(c.value).strip().casefold() for c in ws["A"][prices_sheet.FIRST_ROW:] if c.value not in (None, "")}
+
+
+PLAN_RULES: dict[str, Rule] = {"params": checks.positive, "tokens": checks.positive, "device": _text,
+                               "devices": checks.whole, "pue": lambda n, v: checks.at_least(n, v, 1.0)}
+
+
+def plans(values: Any) -> list[Problem]:
+    """Each used Scenarios column (any input but the name filled): every input of the plan."""
+    if "Scenarios" not in values.sheetnames:
+        return []
+    ws, problems, providers = values["Scenarios"], [], _providers(values)
+    for c in scenarios.COLUMNS:
+        got = {name: ws[f"{c}{scenarios.ROW[name]}"].value for name, *_ in scenarios.INPUTS}
+        if all(v in (None, "") for k, v in got.items() if k != "name"):
+            continue
+        for name, label, _ in scenarios.INPUTS:
+            where, value = f"Scenarios!{c}{scenarios.ROW[name]}", got[name]
+            if name in PLAN_RULES:
+                problems += _check(where, label, PLAN_RULES[name], value)
+            elif name == "utilization":
+                problems += _utilization(where, value)
+            elif name == "price":
+                problems += _price(where, value, providers)
+    return problems
+
+
+def _utilization(where: str, value: Any) -> list[Problem]:
+    label = "Utilization"
+    if isinstance(value, str) and value.strip().casefold() == "prior":
+        return []
+    if isinstance(value, str) or value is None:  # the sheet reads any non-number as "prior": say so
+        shown = "blank" if value in (None, "") else f"the text {value.strip()!r}"
+        return [Problem(where, f"{label} is {shown}: the sheet silently uses the prior instead; type a share "
+                               f'(40% or 0.4) or "prior"{_hint(label, value) if value else ""}', kind=KIND, fix=FIX)]
+    return _check(where, label, checks.fraction, value)
+
+
+def _price(where: str, value: Any, providers: set[str]) -> list[Problem]:
+    label = "Price"
+    if value in (None, ""):
+        return [Problem(where, f"{label} is blank: the plan's cost stays blank", "warning")]
+    if not isinstance(value, str):
+        return _check(where, label, checks.non_negative, value)
+    provider, _, plan = value.strip().partition(":")
+    if provider.casefold() not in providers:
+        return [Problem(where, f"{label} {value!r} names no provider of the Prices sheet", kind=KIND, fix=FIX)]
+    return _check(where, label, lambda n, v: checks.choice(n, v, prices_sheet.PLANS), plan or "on_demand")
+
+
+def prices(values: Any, wb: Any) -> list[Problem]:
+    """Each row of the Prices table: devices per instance a whole number, prices >= 0 or blank,
+    'As of' a date. Columns found by the headers prices_sheet.COLUMNS writes."""
+    if "Prices" not in wb.sheetnames or prices_sheet.TABLE not in wb["Prices"].tables:
+        return []
+    ws = values["Prices"]
+    lo_col, lo_row, hi_col, hi_row = range_boundaries(wb["Prices"].tables[prices_sheet.TABLE].ref)
+    header = {ws.cell(lo_row, c).value: get_column_letter(c) for c in range(lo_col, hi_col + 1)}
+    rules: dict[str, Rule] = {"Devices per instance": checks.whole, "As of": _date}
+    rules |= {h: checks.non_negative for h in prices_sheet.PLAN_HEADERS.values()}
+    problems = []
+    for r in range(lo_row + 1, hi_row + 1):
+        if all(ws.cell(r, c).value in (None, "") for c in range(lo_col, hi_col + 1)):
+            continue
+        for head, rule in rules.items():
+            col = header.get(head)
+            value = ws[f"{col}{r}"].value if col else None
+            if col is None or (value in (None, "") and head in prices_sheet.PLAN_HEADERS.values()):
+                continue  # a provider need not publish every plan
+            problems += _check(f"Prices!{col}{r}", head, rule, value)
+    return problems
