@@ -357,6 +357,7 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> N
 
 
 cli.add_command(model_layout.fit)
+cli.add_command(__import__(f"{__package__}.plan", fromlist=["plan"]).plan)  # trainbudget plan (issue 20)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:
