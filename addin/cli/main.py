@@ -20,6 +20,7 @@ from ...calc.textfile import read_text
 from .. import TEMPLATE_PATH as DEFAULT_OUT
 from . import layout as model_layout
 from . import money
+from . import plan as plan_cli
 from . import render as rep
 
 # estimate's options that make it a plan (range, price, owned hardware, scenarios): _estimate_plans.
@@ -357,7 +358,7 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> N
 
 
 cli.add_command(model_layout.fit)
-cli.add_command(__import__(f"{__package__}.plan", fromlist=["plan"]).plan)  # trainbudget plan (issue 20)
+cli.add_command(plan_cli.plan)  # trainbudget plan (issue 20)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:
