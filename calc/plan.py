@@ -90,12 +90,12 @@ def _round_up(n: Any, step: Any) -> Any:
         return np.where(np.isfinite(n), np.ceil(np.asarray(n, dtype=np.float64) / step) * step, np.inf)
 
 
-def _meets(job: Job, n: Any, step: Any, limit_hours: Any, case: str | None) -> Any:
-    """Where the Budget at n devices (inf: none) trains within the limit and fits."""
+def _meets(job: Job, n: Any, step: Any, limit_hours: Any, case: str | None, memory: bool) -> Any:
+    """Where the Budget at n devices (inf: none) trains within the limit (and fits, with `memory`)."""
     finite = np.isfinite(n)
     b = budget(job.with_(devices=_out(np.where(finite, n, step))))
     ok = np.asarray(pick(b.hours, case)) <= np.asarray(limit_hours) * (1 + EXACT)
-    if b.fits is not None:
+    if memory and b.fits is not None:
         ok = ok & np.asarray(b.fits)
     return ok & finite
 
@@ -104,16 +104,18 @@ def _out(x: Any) -> Any:
     return float(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float64)
 
 
-def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any = 1) -> Any:
+def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any = 1,
+                memory: bool = True) -> Any:
     """Fewest devices (whole, a multiple of `node` and of the layout's tensor · pipeline · context ·
     expert sizes) on which `job` trains within `days` days and fits in memory; inf where no count
     up to the closed form plus MAX_STEPS steps does (never for ZeRO-3 without activations).
 
     Hours at the prior's `case` ("expected", or "high" for the slow case) for a range; case None
-    gives low / expected / high devices on a trailing axis. Broadcasts over the job's arrays.
+    gives low / expected / high devices on a trailing axis. `memory` False: time only (any count
+    fits). Broadcasts over the job's arrays.
     """
     if case is None and isinstance(job.utilization, str):
-        return np.stack([np.asarray(devices_for(job, days, case=c, node=node), dtype=np.float64)
+        return np.stack([np.asarray(devices_for(job, days, case=c, node=node, memory=memory), dtype=np.float64)
                          for c in CASES], axis=-1)  # low devices at the low (fast) case's hours
     table = catalog() if job.table is None else job.table
     limit = HOURS_PER_DAY * positive("days", days)
@@ -122,13 +124,14 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     ref = budget(job.with_(devices=_out(step)))  # hours scale as 1 / devices
     one = np.asarray(pick(ref.hours, case)) * step
     n_time = np.ceil(one / limit * (1 - EXACT))
-    n = _round_up(np.maximum(np.maximum(n_time, _memory_devices(job, table)), 1.0), step)
-    ok = _meets(job, n, step, limit, case)
+    n_memory = _memory_devices(job, table) if memory else 1.0
+    n = _round_up(np.maximum(np.maximum(n_time, n_memory), 1.0), step)
+    ok = _meets(job, n, step, limit, case, memory)
     for _ in range(MAX_STEPS):  # only a prior that changes with the device count gets here
         if np.all(ok | ~np.isfinite(n)):
             break
         n = np.where(ok, n, n + step)
-        ok = _meets(job, n, step, limit, case)
+        ok = _meets(job, n, step, limit, case, memory)
     return _out(np.where(ok, n, np.inf))
 
 
@@ -162,14 +165,15 @@ def tokens_by(job: Job, days: Any, *, case: str | None = None) -> Any:
 # --- the Excel functions' forms (registry: TRAIN_DEVICES_FOR_DAYS, TRAIN_TOKENS_FOR_BUDGET) -------
 
 def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utilization: Any = 1.0,
-                     case: str | None = "expected", node: Any = 1, zero_stage: Any = 3, method: str = "full",
+                     case: str | None = "expected", node: Any = 1, zero_stage: Any = None, method: str = "full",
                      optimizer: str = "adamw", table: DeviceTable | None = None) -> Any:
-    """Fewest devices that train `params` on `tokens` within `days` days and hold the model states
-    (ZeRO `zero_stage`, 3 by default: all of them sharded) in usable memory. `utilization` a share
-    of the device's rate, or "prior" (then `case`, or None for low / expected / high)."""
-    job = Job(params=params, tokens=tokens, device=device, utilization=utilization, zero_stage=zero_stage,
-              method=method, optimizer=optimizer, table=table)
-    return devices_for(job, days, case=case, node=node)
+    """Fewest devices that train `params` on `tokens` within `days` days: ceil(device-hours /
+    (24 · days)), the Excel function's answer. With `zero_stage` (0-3) also enough devices to hold
+    the model states at that ZeRO stage in usable memory (3: all of them sharded). `utilization`
+    a share of the device's rate, or "prior" (then `case`, or None for low / expected / high)."""
+    job = Job(params=params, tokens=tokens, device=device, utilization=utilization,
+              zero_stage=0 if zero_stage is None else zero_stage, method=method, optimizer=optimizer, table=table)
+    return devices_for(job, days, case=case, node=node, memory=zero_stage is not None)
 
 
 def tokens_for_budget(params: Any, device: Any, usd: Any, *, usd_per_device_hour: Any = None,

@@ -31,7 +31,7 @@ def _hours(params, tokens, device, n, utilization, case=None):
 
 @pytest.mark.parametrize(("params", "tokens", "device", "days", "u"), JOBS)
 def test_deadline_answer_is_the_smallest_count_that_meets_it(params, tokens, device, days, u):
-    n = plan.devices_for_days(params, tokens, device, days, utilization=u)
+    n = plan.devices_for_days(params, tokens, device, days, utilization=u, zero_stage=3)
     assert n >= 1 and float(n).is_integer()
     hours, fits = _hours(params, tokens, device, n, u)
     assert hours <= 24 * days * (1 + 1e-12) and fits
@@ -59,7 +59,8 @@ def test_deadline_in_whole_nodes():
 
 
 def test_memory_sets_the_count_when_time_does_not():
-    n = plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4)  # a few hours of work: memory decides
+    n = plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4, zero_stage=3)  # memory decides
+    assert plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4) == 1  # time alone: one device
     assert budget(Job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
     assert not budget(Job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
 
@@ -67,11 +68,11 @@ def test_memory_sets_the_count_when_time_does_not():
 def test_deadline_broadcasts_like_scalars():
     params = np.array([7e9, 70.6e9, 405e9])
     days = np.array([[10.0], [90.0]])
-    got = plan.devices_for_days(params, 15e12, H100, days, utilization=0.4)
+    got = plan.devices_for_days(params, 15e12, H100, days, utilization=0.4, zero_stage=3)
     assert got.shape == (2, 3)
     for i, d in enumerate(days[:, 0]):
         for j, p in enumerate(params):
-            assert got[i, j] == plan.devices_for_days(float(p), 15e12, H100, float(d), utilization=0.4)
+            assert got[i, j] == plan.devices_for_days(float(p), 15e12, H100, float(d), utilization=0.4, zero_stage=3)
 
 
 @pytest.mark.parametrize(("params", "tokens", "device", "days", "u"), JOBS[:6])
