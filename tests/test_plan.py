@@ -197,3 +197,107 @@ def test_no_plan_figure_is_nan_or_inf(ranked):
     for p in ranked:
         for v in p.row().values():
             assert not (isinstance(v, float) and not math.isfinite(v))
+
+
+# --- Excel: the registry's native forms and the Budget sheet's block, recalculated by LibreOffice ----
+
+VARIANTS = [  # Budget inputs changed in a copy of the template (the template as built is checked too)
+    {"params": 70.6e9, "tokens": 15e12, "device": H200, "utilization": 0.35, "devices": 1024,
+     "usd_per_device_hour": 3.1, "Deadline_days": 90.0, "Budget_USD": 2e7},
+    {"params": 405e9, "tokens": 2e12, "device": "H100 SXM, FP8 tensor core, dense", "utilization": 0.2,
+     "devices": 4096, "usd_per_device_hour": 2.2, "Deadline_days": 45.0, "Budget_USD": 3e6},
+]
+NATIVE = ("TRAIN_DEVICES_FOR_DAYS", "TRAIN_TOKENS_FOR_BUDGET")
+NATIVE_ARGS = ("params", "tokens", "device", "days", "utilization", "usd", "usd_per_device_hour", "devices")
+
+
+def _random_calls(n=30):
+    rng = np.random.default_rng(20)
+    names = [d.name for d in calc.catalog()]
+    return [{"params": float(10 ** rng.uniform(8, 12)), "tokens": float(10 ** rng.uniform(9, 13.3)),
+             "device": str(rng.choice(names)), "days": float(rng.uniform(1, 365)),
+             "utilization": float(rng.uniform(0.1, 1)), "usd": float(10 ** rng.uniform(3, 8)),
+             "usd_per_device_hour": float(rng.uniform(0.5, 10)), "devices": int(rng.integers(1, 5000))}
+            for _ in range(n)]
+
+
+def _variant(template, path, inputs, calls=None):
+    import openpyxl
+
+    from trainbudget.addin.functions.registry import BY_NAME
+    from trainbudget.addin.template import budget_sheet
+
+    wb = openpyxl.load_workbook(template, keep_vba=True)
+    ws = wb["Budget"]
+    for name, value in inputs.items():
+        ref = budget_sheet.REF.get(name) or wb.defined_names[name].attr_text.split("!")[1]
+        ws[ref.replace("$", "")] = value
+    if calls:
+        sheet = wb.create_sheet("Plan calls")
+        for r, call in enumerate(calls, start=1):
+            refs = {}
+            for c, name in enumerate(NATIVE_ARGS, start=1):
+                sheet.cell(r, c, call[name])
+                refs[name] = sheet.cell(r, c).coordinate
+            for c, fname in enumerate(NATIVE, start=len(NATIVE_ARGS) + 1):
+                spec = BY_NAME[fname]
+                sheet.cell(r, c, "=" + spec.native_formula({a.name: refs[a.name] for a in spec.args}))
+    wb.save(path)
+
+
+@pytest.fixture(scope="module")
+def recalculated(soffice, built, tmp_path_factory):
+    import openpyxl
+
+    from trainbudget.addin import libreoffice as engine
+
+    tmp = tmp_path_factory.mktemp("plan_lo")
+    paths = [built.path]
+    for i, inputs in enumerate(VARIANTS):
+        paths.append(tmp / f"variant{i}.xlsm")
+        _variant(built.path, paths[-1], inputs, _random_calls() if i == 0 else None)
+    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+
+
+def _close(got, want):
+    return isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=1e-9)
+
+
+def test_deadline_block_equals_calc_in_libreoffice(recalculated):
+    from trainbudget.addin.template import budget_sheet, deadline_block
+
+    defaults = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    defaults.update({name: default for name, _, default, *_ in deadline_block.INPUTS})
+    for wb, inputs in zip(recalculated, [{}, *VARIANTS], strict=True):
+        v = {**defaults, **inputs}
+        p, t, d, u, days, usd = (v[k] for k in ("params", "tokens", "device", "utilization", "Deadline_days",
+                                                  "Budget_USD"))
+        price, n = v["usd_per_device_hour"], v["devices"]
+        want = {"Devices that hold the model states": plan.devices_for_days(p, 1.0, d, 1e9, zero_stage=3),
+                "Devices for the deadline": plan.devices_for_days(p, t, d, days, utilization=u, zero_stage=3),
+                "Tokens for the budget": plan.tokens_for_budget(p, d, usd, usd_per_device_hour=price,
+                                                                utilization=u, devices=n)}
+        three = plan.devices_for_days(p, t, d, days, utilization="prior", case=None, zero_stage=3)
+        tokens = plan.tokens_for_budget(p, d, usd, usd_per_device_hour=price, utilization="prior", devices=n)
+        for j, case in enumerate(("low", "expected", "high")):
+            want[f"Devices for the deadline, {case}"] = three[j]
+            want[f"Tokens for the budget, {case}"] = tokens[j]
+        ws = wb["Budget"]
+        got = {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1) if ws[f"A{r}"].value}
+        for label, value in want.items():
+            assert _close(got[label], float(value)), (inputs.get("device"), label, got[label], value)
+    assert len({float(v) for v in want.values()}) > 4  # the variant's figures are not all one number
+
+
+def test_native_forms_equal_calc_at_random_inputs_in_libreoffice(recalculated):
+    from trainbudget.addin.functions.registry import BY_NAME
+
+    ws = recalculated[1]["Plan calls"]
+    checked = 0
+    for r, call in enumerate(_random_calls(), start=1):
+        for c, fname in enumerate(NATIVE, start=len(NATIVE_ARGS) + 1):
+            spec = BY_NAME[fname]
+            want = spec.call({a.name: call[a.name] for a in spec.args})
+            assert _close(ws.cell(r, c).value, want), (r, fname, call, ws.cell(r, c).value, want)
+            checked += 1
+    assert checked == 60
