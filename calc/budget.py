@@ -260,7 +260,7 @@ def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, Utilization
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(job.utilization)})")
     u = fraction("utilization", job.utilization)
     if job.goodput is None:
-        return u, "given", 1.0, "not counted (1.0): pass goodput to count restarts and failures", None
+        return u, "given", 1.0, "not counted: restarts and failures excluded; give goodput (--goodput) to count them", None
     return u, "given", fraction("goodput", job.goodput), "given", None
 
 
@@ -323,6 +323,7 @@ def budget(job: Job) -> Budget:
     n = whole("devices", job.devices)
     u, u_basis, g, g_basis, prior = _utilization(job, active)
     device = prior_device(job.device, table) if prior is not None else job.device
+    device = table.get(device).name if isinstance(device, str) else device
     flops = train_flops(total, tokens, active_params=None if active is total else active)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel}

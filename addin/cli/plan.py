@@ -8,22 +8,11 @@ from typing import Any
 
 import click
 
-from ... import calc
 from ...calc import plan as planning
 from ...calc.plans import parse_own
 from . import layout as model_layout
-from . import money
 from . import render as rep
-
-
-class _Count(click.ParamType):
-    name = "count"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        try:
-            return calc.parse_count(f"--{param.name}" if param else "count", value)
-        except calc.TrainingBudgetError as e:
-            self.fail(str(e), param, ctx)
+from .estimate import CountType, UtilizationType
 
 
 def _money(v: float | None) -> str:
@@ -92,15 +81,15 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
               help="A preset model, e.g. 'Llama 3.1 70B' (its layouts are searched).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A local Hugging Face config.json.")
-@click.option("--params", type=_Count(), default=None, help="Model parameters (7e9, 7B) when no model is named.")
-@click.option("--tokens", type=_Count(), required=True, help="Training tokens: 15T, 1e12.")
+@click.option("--params", type=CountType(), default=None, help="Model parameters (7e9, 7B) when no model is named.")
+@click.option("--tokens", type=CountType(), required=True, help="Training tokens: 15T, 1e12.")
 @click.option("--days", type=float, required=True, help="The deadline: days of wall-clock training.")
 @click.option("--budget", "budget_usd", type=float, default=None, help="Money available, USD.")
 @click.option("--device", "device_names", multiple=True, help="Only these catalog devices (repeatable).")
 @click.option("--price", default=None, help="One price for every device: USD per device-hour or PROVIDER:PLAN.")
 @click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
 @click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
-@click.option("--utilization", type=money.UtilizationType(), default=None,
+@click.option("--utilization", type=UtilizationType(), default=None,
               help="A share of the device's rate (0.4, 40%); default: the prior from published runs.")
 @click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
 @click.option("--case", type=click.Choice(("expected", "high")), default="expected", show_default=True,
@@ -123,10 +112,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         raise click.UsageError("give --model/--config or --params, not both")
     if preset is None and params is None:
         raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
-    owned = None
-    if own is not None:
-        o = parse_own(own, usd_per_kwh)
-        owned = calc.Owned(o.capex_usd, o.life_years, o.usd_per_kwh)
+    owned = None if own is None else parse_own(own, usd_per_kwh)
     plans = planning.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
                                 price=price, own=owned, utilization="prior" if utilization is None else utilization,
                                 case=case, node=node, budget_usd=budget_usd)
