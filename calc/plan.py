@@ -311,22 +311,20 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
     return n, at, layout, ""
 
 
-def _candidates(names: Any, table: DeviceTable, ranged: bool) -> list[str]:
-    """The devices to plan: those named, else every catalog row with memory; with a range, one row
-    per hardware's 16-bit peak (calc.ranges.prior_device: the prior applies to it)."""
+def _candidates(names: Any, table: DeviceTable) -> list[str]:
+    """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
+    (calc.ranges.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
+    rows are planned when named)."""
     if names:
         return [table.get(n).name for n in names]
-    rows = [d.name for d in table if d.memory_gib]
-    if ranged:
-        rows = list(dict.fromkeys(prior_device(n, table) for n in rows))
-    return rows
+    return list(dict.fromkeys(prior_device(d.name, table) for d in table if d.memory_gib))
 
 
 def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset | None = None,
                devices: Any = None, price: Any = None, own: Owned | None = None, utilization: Any = "prior",
                case: str = "expected", node: Any = 1, budget_usd: Any = None,
                table: DeviceTable | None = None) -> list[Plan]:
-    """Every device (catalog rows with memory, or `devices` named) x every price option
+    """Every device (the 16-bit row of each catalog hardware with memory, or `devices` named) x every price option
     (price_options), each at the fewest devices that meet `days` at `case` on a layout that fits:
     feasible plans first, then by cost at `case` (no price last), then days."""
     table = catalog() if table is None else table
@@ -339,7 +337,7 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     cache: dict[tuple[Any, ...], Any] = {}
     plans = []
     ranged = wants_prior(utilization)
-    for name in _candidates(devices, table, ranged):
+    for name in _candidates(devices, table):
         n, at, layout, note = _device_plan(base.with_(device=name), days, case, node, table, cache)
         options = price_options(name, price, own, table) or [(None, "no price")]
         for spec, label in options:

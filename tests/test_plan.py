@@ -301,3 +301,24 @@ def test_native_forms_equal_calc_at_random_inputs_in_libreoffice(recalculated):
             assert _close(ws.cell(r, c).value, want), (r, fname, call, ws.cell(r, c).value, want)
             checked += 1
     assert checked == 60
+
+
+def test_budget_answer_broadcasts_like_scalars():
+    usd = np.array([1e5, 1e6, 1e7])
+    got = plan.tokens_for_budget(70.6e9, H100, usd, usd_per_device_hour=np.array([[2.0], [3.0]]), utilization=0.4)
+    assert got.shape == (2, 3)
+    for i, price in enumerate((2.0, 3.0)):
+        for j, u in enumerate(usd):
+            assert got[i, j] == plan.tokens_for_budget(70.6e9, H100, float(u), usd_per_device_hour=price,
+                                                       utilization=0.4)
+
+
+def test_cli_budget_line_and_the_slow_case(capsys):
+    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--price", "2.5",
+            "--budget", "3e7")
+    code, out, _ = _cli(capsys, *args, "--case", "high", "--json")
+    data = json.loads(out)
+    [p] = plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
+    assert code == 0 and data["plans"][0]["devices"] == p.devices
+    assert p.budget.days.high <= 90 * (1 + 1e-12) < budget(p.budget.job.with_(devices=p.devices - 1)).days.high
+    assert data["budget_tokens_on_cheapest"] == list(plan.tokens_for(p.budget.job, 3e7))

@@ -57,10 +57,19 @@ def _sentence(plans: list[planning.Plan], budget_usd: float | None, case: str) -
     return f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
 
 
+def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> list[float] | None:
+    """Whole tokens the budget buys on the cheapest plan's job (low, expected, high for a range)."""
+    if cheapest is None or budget_usd is None or cheapest.budget is None:
+        return None
+    got = planning.tokens_for(cheapest.budget.job, budget_usd)
+    return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
+
+
 def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
     """The ranked plans as aligned text rows, feasible first, by cost."""
+    three = " (low / expected / high)" if plans and plans[0].ranged else ""
     lines = [f"{'#':>3} {'device':40} {'price':34} {'USD/dev-h':>9} {'devices':>8} {'layout':26} "
-             f"{'GiB/dev':>7}  {'days (low / expected / high)':28}  cost USD (low / expected / high)"]
+             f"{'GiB/dev':>7}  {'days' + three:28}  cost USD{three}"]
     for i, p in enumerate(plans[:limit], start=1):
         r = p.row()
         mark = "" if p.feasible else "  (not feasible: " + (p.note or "misses the deadline") + ")"
@@ -124,13 +133,21 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
                     "days": days, "budget_usd": budget_usd, "case": case, "node": node}
+        bought = _budget_tokens(top["cheapest"], budget_usd)
         click.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
+                               "budget_tokens_on_cheapest": bought,
                                "fastest": None if top["fastest"] is None else top["fastest"].row(),
                                "cheapest": None if top["cheapest"] is None else top["cheapest"].row(),
                                "plans": rows}, indent=2))
         return
     click.echo(_sentence(plans, budget_usd, case))
     click.echo("\n".join(plans_table(plans, limit)))
+    bought = _budget_tokens(top["cheapest"], budget_usd)
+    if bought is not None:
+        shown = " / ".join(rep.format_count(t) for t in bought)
+        click.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
+                   + (" (low / expected / high)" if len(bought) == 3 else "")
+                   + f" on the cheapest plan ({top['cheapest'].device} at {top['cheapest'].price_label}).")
     notes = sorted({p.note for p in plans if p.feasible and p.note})
     if notes:
         click.echo("note: " + "; ".join(notes))
