@@ -7,7 +7,7 @@ is a separate row (the Budget sheet's "Deadline and budget" block takes the larg
 devices that hold the model states: `states_devices`, ZeRO-3 in calc.budget's usable memory, the
 capacity in GiB less the larger of RESERVE_GIB and RESERVE_SHARE of it; Rajbhandari et al. 2020,
 arXiv:1910.02054, §5: stage 3 shards weights, gradients and optimizer states). Tokens for a budget
-(calc.plan.tokens_for_budget): ROUNDDOWN(USD / (USD per device-hour · device-hours per token)).
+(calc.plan.tokens_for_budget): INT(USD / (USD per device-hour · device-hours per token)).
 """
 
 from __future__ import annotations
@@ -36,4 +36,6 @@ def states_devices() -> str:
 
 def tokens_for_budget(gpu_hours_per_token: str) -> str:
     """Template: whole tokens {usd} buys at {usd_per_device_hour}, given device-hours per token."""
-    return f"ROUNDDOWN({{usd}}/({{usd_per_device_hour}}*{gpu_hours_per_token}),0)"
+    # INT, not ROUNDDOWN: LibreOffice's ROUNDDOWN keeps about 12 significant digits (13570285714285.7
+    # gives 13570285714300), INT floors exactly; the two agree in Excel for a positive figure.
+    return f"INT({{usd}}/({{usd_per_device_hour}}*{gpu_hours_per_token}))"
