@@ -165,12 +165,13 @@ def tokens_by(job: Job, days: Any, *, case: str | None = None) -> Any:
 # --- the Excel functions' forms (registry: TRAIN_DEVICES_FOR_DAYS, TRAIN_TOKENS_FOR_BUDGET) -------
 
 def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utilization: Any = 1.0,
-                     case: str | None = "expected", node: Any = 1, zero_stage: Any = None, method: str = "full",
+                     case: str | None = None, node: Any = 1, zero_stage: Any = None, method: str = "full",
                      optimizer: str = "adamw", table: DeviceTable | None = None) -> Any:
     """Fewest devices that train `params` on `tokens` within `days` days: ceil(device-hours /
     (24 · days)), the Excel function's answer. With `zero_stage` (0-3) also enough devices to hold
     the model states at that ZeRO stage in usable memory (3: all of them sharded). `utilization`
-    a share of the device's rate, or "prior" (then `case`, or None for low / expected / high)."""
+    a share of the device's rate, or "prior": low / expected / high on a trailing axis (calc/ranges.py's
+    convention), or the one `case` names."""
     job = Job(params=params, tokens=tokens, device=device, utilization=utilization,
               zero_stage=0 if zero_stage is None else zero_stage, method=method, optimizer=optimizer, table=table)
     return devices_for(job, days, case=case, node=node, memory=zero_stage is not None)

@@ -322,3 +322,17 @@ def test_cli_budget_line_and_the_slow_case(capsys):
     assert code == 0 and data["plans"][0]["devices"] == p.devices
     assert p.budget.days.high <= 90 * (1 + 1e-12) < budget(p.budget.job.with_(devices=p.devices - 1)).days.high
     assert data["budget_tokens_on_cheapest"] == list(plan.tokens_for(p.budget.job, 3e7))
+
+
+def test_cli_owned_hardware_and_whole_nodes(capsys):
+    args = ("--params", "7B", "--tokens", "1T", "--days", "9", "--device", H100, "--price", "aws:on_demand",
+            "--own", "33819,5", "--usd-per-kwh", "0.1", "--node", "8", "--utilization", "40%")
+    code, out, _ = _cli(capsys, *args, "--json")
+    rows = json.loads(out)["plans"]
+    assert code == 0 and [r["price"].split()[0] for r in rows] == ["owned", "aws:on_demand"]
+    assert rows[0]["usd_per_device_hour"] == calc.owned_usd_per_device_hour(33819, life_years=5, watts=700,
+                                                                            usd_per_kwh=0.1, pue=1.58)
+    n = plan.devices_for_days(7e9, 1e12, H100, 9, utilization=0.4, zero_stage=3, node=8)
+    assert all(r["devices"] == n and r["devices"] % 8 == 0 for r in rows) and rows[0]["utilization"] == 0.4
+    code, _, err = _cli(capsys, "--params", "7B", "--tokens", "1T", "--days", "9", "--own", "33819,5")
+    assert code == 2 and "usd_per_kwh" in err
