@@ -18,6 +18,9 @@ from ... import calc
 from .. import TEMPLATE_NAME
 from . import render as rep
 from .estimate import estimate
+from .fit import fit
+from .lite import lite
+from .plan import plan
 
 
 def _table(path: str | None) -> calc.DeviceTable:
@@ -217,10 +220,8 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> N
                + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
 
 
-cli.add_command(estimate)
-from .fit import fit as _fit  # noqa: E402  (fit lives in its own module, issue 18)
-
-cli.add_command(_fit)
+for command in (estimate, fit, plan, lite):  # each in its own module of cli/
+    cli.add_command(command)
 
 
 def run(command: Callable[..., Any], args: list[str]) -> int:
@@ -253,7 +254,6 @@ def main() -> None:
     sys.exit(run(cli, sys.argv[1:]))
 
 
-cli.add_command(__import__(f"{__package__}.lite", fromlist=["lite"]).lite)  # `trainbudget lite` (cli/lite.py)
 
 
 if __name__ == "__main__":

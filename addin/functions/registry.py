@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import calc
-from . import native
+from ...calc import plan as calc_plan
+from . import native, plan_native
 
 REQUIRED = inspect.Parameter.empty
 CATEGORY = "TrainingBudget"
@@ -271,6 +272,21 @@ _MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
                   _LAYOUT_BYTES, ("70.6E9", "64", "8", "2", "1", "1")),
 )
 
+# --- issue 20: the planner's questions the other way round (calc.plan; native pieces in plan_native) ---
+DAYS = Arg("days", "days", "Deadline: days of wall-clock training")
+USD = Arg("usd", "USD", "Money to spend on device-hours")
+_PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
+    ExcelFunction("TRAIN_DEVICES_FOR_DAYS",
+                  "Fewest devices that finish within the days (memory: see TRAIN_DEVICES_NEEDED)", "devices",
+                  calc_plan.devices_for_days, (PARAMS, TOKENS, DEVICE, DAYS, UTILIZATION),
+                  plan_native.devices_for_days(_GPU_HOURS),
+                  ("70.6E9", "15E12", '"H200 SXM, BF16 tensor core, dense"', "90", "0.4")),
+    ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole tokens the money buys in device-hours", "tokens",
+                  calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES),
+                  plan_native.tokens_for_budget(_GPU_HOURS.replace("{tokens}", "1")),
+                  ("70.6E9", '"H200 SXM, BF16 tensor core, dense"', "2E6", "2.5", "0.4", "1024")),
+)
+
 FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens, plus attention when the shape is given",
                   "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE),
@@ -322,6 +338,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   "{capex_usd}*(1-{residual})/({life_years}*8760*{occupancy})+{watts}/1000*{pue}*{usd_per_kwh}",
                   ("33819", "700", "0.1", "5", "0", "1.58", "0.8")),
     *_MODEL_FUNCTIONS,
+    *_PLAN_FUNCTIONS,
 )
 
 BY_NAME = {f.name: f for f in FUNCTIONS}

@@ -15,7 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import native
 from ..functions.registry import BY_NAME
-from . import model_block, ranges_block, sheets, styles
+from . import deadline_block, model_block, ranges_block, sheets, styles
 from .cached_cells import CachedCells, style, text, widths
 
 GB = calc.schedule.GB
@@ -82,6 +82,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
+    last = deadline_block.write(ws, cached, table, values, last)  # issue 20
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=16)
     ws.print_area = f"A1:I{compare_end}"

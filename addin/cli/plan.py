@@ -1,0 +1,159 @@
+"""`trainbudget plan`: the deadline and the money in, the devices, layout, days and cost out, for
+every catalog device and price (calc.plan.rank_plans). Thin: every figure is a calc Budget."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from ...calc import plan as planning
+from ...calc.plans import parse_own
+from . import layout as model_layout
+from . import render as rep
+from .estimate import CountType, UtilizationType
+
+
+def _money(v: float | None) -> str:
+    if v is None:
+        return "-"
+    for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:,.3g}{suffix}"
+    return f"{v:,.0f}"
+
+
+def _three(row: dict[str, Any], key: str, fmt: Any) -> str:
+    if key in row:
+        return fmt(row[key])
+    low, mid, high = (row.get(f"{key}_{c}") for c in planning.CASES)
+    return "-" if mid is None else f"{fmt(low)} / {fmt(mid)} / {fmt(high)}"
+
+
+def _days(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.1f}"
+
+
+def _layout(row: dict[str, Any]) -> str:
+    if row["tensor_parallel"] is None:
+        return "-"
+    return (f"TP{row['tensor_parallel']} PP{row['pipeline_parallel']} EP{row['expert_parallel']} "
+            f"DP{row['data_parallel']} Z{row['zero_stage']}")
+
+
+def _phrase(p: planning.Plan | None) -> str:
+    if p is None:
+        return "none"
+    r = p.row()
+    return (f"{r['devices']:,} x {r['device']} at {r['price']}, {p.figure('days'):,.1f} days, "
+            f"{_money(p.figure('cost_usd'))} USD")
+
+
+def _sentence(plans: list[planning.Plan], budget_usd: float | None, case: str) -> str:
+    top = planning.headline(plans, budget_usd)
+    first = "Fastest within budget" if budget_usd is not None else "Fastest"
+    at = f" (the prior's {case} case)" if plans and plans[0].ranged else ""
+    return f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
+
+
+def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> list[float] | None:
+    """Whole tokens the budget buys on the cheapest plan's job (low, expected, high for a range)."""
+    if cheapest is None or budget_usd is None or cheapest.budget is None:
+        return None
+    got = planning.tokens_for(cheapest.budget.job, budget_usd)
+    return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
+
+
+def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
+    """The ranked plans as aligned text rows, feasible first, by cost."""
+    three = " (low / expected / high)" if plans and plans[0].ranged else ""
+    lines = [f"{'#':>3} {'device':40} {'price':34} {'USD/dev-h':>9} {'devices':>8} {'layout':26} "
+             f"{'GiB/dev':>7}  {'days' + three:28}  cost USD{three}"]
+    for i, p in enumerate(plans[:limit], start=1):
+        r = p.row()
+        mark = "" if p.feasible else "  (not feasible: " + (p.note or "misses the deadline") + ")"
+        if p.within_budget is False:
+            mark += "  (over budget)"
+        price = "-" if r["usd_per_device_hour"] is None else f"{r['usd_per_device_hour']:.3f}"
+        gib = "-" if r["memory_per_device_gib"] is None else f"{r['memory_per_device_gib']:.1f}"
+        lines.append(f"{i:>3} {r['device'][:40]:40} {r['price'][:34]:34} {price:>9} "
+                     f"{'-' if r['devices'] is None else format(r['devices'], ','):>8} {_layout(r):26} {gib:>7}  "
+                     f"{_three(r, 'days', _days):28}  {_three(r, 'cost_usd', _money)}{mark}")
+    if len(plans) > limit:
+        lines.append(f"... {len(plans) - limit} more (--limit, or --json / --csv for all)")
+    return lines
+
+
+@click.command()
+@click.option("--model", "model_name", default=None,
+              help="A preset model, e.g. 'Llama 3.1 70B' (its layouts are searched).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A local Hugging Face config.json.")
+@click.option("--params", type=CountType(), default=None, help="Model parameters (7e9, 7B) when no model is named.")
+@click.option("--tokens", type=CountType(), required=True, help="Training tokens: 15T, 1e12.")
+@click.option("--days", type=float, required=True, help="The deadline: days of wall-clock training.")
+@click.option("--budget", "budget_usd", type=float, default=None, help="Money available, USD.")
+@click.option("--device", "device_names", multiple=True, help="Only these catalog devices (repeatable).")
+@click.option("--price", default=None, help="One price for every device: USD per device-hour or PROVIDER:PLAN.")
+@click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
+@click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
+@click.option("--utilization", type=UtilizationType(), default=None,
+              help="A share of the device's rate (0.4, 40%); default: the prior from published runs.")
+@click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
+@click.option("--case", type=click.Choice(("expected", "high")), default="expected", show_default=True,
+              help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).")
+@click.option("--node", type=int, default=1, show_default=True, help="Device counts are multiples of this.")
+@click.option("--limit", type=int, default=20, show_default=True, help="Rows printed (text output).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
+def plan(model_name: str | None, config_path: str | None, params: float | None, tokens: float, days: float,
+         budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
+         usd_per_kwh: float | None, utilization: float | None, as_range: bool, case: str, node: int, limit: int,
+         as_json: bool, as_csv: bool) -> None:
+    """Devices for a deadline on every device and price: the cheapest plans that fit and finish."""
+    if utilization is not None and as_range:
+        raise click.UsageError("give --utilization or --range, not both")
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
+    preset = model_layout.resolve(model_name, config_path)
+    if preset is not None and params is not None:
+        raise click.UsageError("give --model/--config or --params, not both")
+    if preset is None and params is None:
+        raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
+    owned = None if own is None else parse_own(own, usd_per_kwh)
+    plans = planning.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
+                                price=price, own=owned, utilization="prior" if utilization is None else utilization,
+                                case=case, node=node, budget_usd=budget_usd)
+    rows = [p.row() for p in plans]
+    if as_csv:
+        click.echo(rep.to_csv(rows), nl=False)
+        return
+    top = planning.headline(plans, budget_usd)
+    if as_json:
+        question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
+                    "days": days, "budget_usd": budget_usd, "case": case, "node": node}
+        bought = _budget_tokens(top["cheapest"], budget_usd)
+        click.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
+                               "budget_tokens_on_cheapest": bought,
+                               "fastest": None if top["fastest"] is None else top["fastest"].row(),
+                               "cheapest": None if top["cheapest"] is None else top["cheapest"].row(),
+                               "plans": rows}, indent=2))
+        return
+    click.echo(_sentence(plans, budget_usd, case))
+    click.echo("\n".join(plans_table(plans, limit)))
+    bought = _budget_tokens(top["cheapest"], budget_usd)
+    if bought is not None:
+        shown = " / ".join(rep.format_count(t) for t in bought)
+        click.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
+                   + (" (low / expected / high)" if len(bought) == 3 else "")
+                   + f" on the cheapest plan ({top['cheapest'].device} at {top['cheapest'].price_label}).")
+    notes = sorted({p.note for p in plans if p.feasible and p.note})
+    if notes:
+        click.echo("note: " + "; ".join(notes))
+    b = next((p.budget for p in plans if p.budget is not None), None)
+    if b is not None:
+        click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
+                   "Memory per device on the layout shown (usable memory: capacity less a reserve).")
+    click.echo("Prices are each provider's published rate as of its date (trainbudget prices); "
+               "feasible plans first, by expected cost.")

@@ -1,0 +1,105 @@
+"""The Budget's "Deadline and budget" block, after the ranges: a deadline in days and money in USD
+in, the devices that finish by the deadline and the tokens the money buys out, each at the Budget's
+utilization and as low / expected / high from the published runs' prior (Util_high, Util_expected,
+Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device).
+
+Formulas are the registry's TRAIN_DEVICES_FOR_DAYS and TRAIN_TOKENS_FOR_BUDGET native forms over
+the named inputs; the devices that hold the model states are plan_native.states_devices (ZeRO-3 in
+usable memory), and each deadline row takes the larger of the two, as calc.plan.devices_for_days
+with zero_stage=3 does. Cached values come from calc.plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ...calc import plan, ranges
+from ..functions import native, plan_native
+from ..functions.registry import BY_NAME
+from . import styles
+from .cached_cells import CachedCells, style, text
+
+DAYS_DEFAULT = 30.0
+USD_DEFAULT = 1e6
+# (name, label, default, format, note)
+INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
+          ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
+BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
+EXPRS = {"params": "Params", "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
+         "usd_per_device_hour": "Price_used", "devices": "Devices_count"}
+
+
+def _name(ws: Worksheet, name: str, row: int) -> None:
+    ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${row}")
+
+
+def _native(fn: str, utilization: str, tflops: str) -> str:
+    spec = BY_NAME[fn]
+    exprs = {**EXPRS, "utilization": utilization}
+    return spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
+                               helpers={"device:tflops": tflops, "device:memory_gib": "Memory_GiB"})
+
+
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], last: int) -> int:
+    """The block from row last + 2; returns its last row."""
+    r = last + 2
+    text(ws, f"A{r}", "Deadline and budget", styles.HEADING)
+    for i, (name, label, default, fmt, note) in enumerate(INPUTS, start=r + 1):
+        text(ws, f"A{i}", label)
+        cell = style(ws[f"B{i}"], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
+        cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
+        text(ws, f"C{i}", note, styles.NOTE)
+        _name(ws, name, i)
+    rows = _rows(table, v)
+    first = r + 1 + len(INPUTS)
+    for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=first):
+        text(ws, f"A{i}", label, styles.BOLD)
+        cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
+        cell.border = styles.BOX
+        if note:
+            text(ws, f"C{i}", note, styles.NOTE)
+        if name:
+            _name(ws, name, i)
+    return first + len(rows) - 1
+
+
+def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, str, str, Any, str, str]]:
+    """(name, label, formula, cached value, format, note) for each result row."""
+    job = {"table": table}
+    days, usd = DAYS_DEFAULT, USD_DEFAULT
+    prior_rate = "Prior_TFLOPS"
+    states = plan.devices_for_days(v["params"], 1.0, v["device"], 1e9, zero_stage=3, **job)
+    rows: list[tuple[str | None, str, str, Any, str, str]] = [
+        (prior_rate, "Rate of the row the ranges use (TFLOP/s)", native.lookup("Prior_device", "tflops"),
+         table.value(ranges.prior_device(v["device"], table), "tflops"), styles.TFLOPS, "Prior_device above"),
+        ("Deadline_states", "Devices that hold the model states",
+         native.render(plan_native.states_devices(), {**EXPRS, "device:memory_gib": "Memory_GiB"}), states,
+         styles.COUNT, "full fine-tune with AdamW, ZeRO-3, in usable memory (capacity less a reserve)"),
+        (None, "Devices for the deadline",
+         f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', 'Utilization', 'Rate_TFLOPS')},Deadline_states)",
+         plan.devices_for_days(v["params"], v["tokens"], v["device"], days, utilization=v["utilization"],
+                               zero_stage=3, **job), styles.COUNT, "at the utilization above; and enough to fit"),
+    ]
+    three = plan.devices_for_days(v["params"], v["tokens"], v["device"], days, utilization="prior", case=None,
+                                  zero_stage=3, **job)
+    for j, case in enumerate(ranges.LABELS):
+        rows.append((None, f"Devices for the deadline, {case}",
+                     f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', f'({BY_CASE[case]}*Goodput)', prior_rate)},"
+                     "Deadline_states)", float(three[j]), styles.COUNT,
+                     "published runs' utilization x goodput" if case == "expected" else ""))
+    rows.append((None, "Tokens for the budget", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS"),
+                 plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
+                                        utilization=v["utilization"], devices=v["devices"], **job),
+                 styles.COUNT, "at the utilization above and the price used"))
+    tokens = plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
+                                    utilization="prior", devices=v["devices"], **job)
+    by_tokens = {"low": "Util_low", "expected": "Util_expected", "high": "Util_high"}  # most tokens: high u
+    for j, case in enumerate(ranges.LABELS):
+        rows.append((None, f"Tokens for the budget, {case}",
+                     _native("TRAIN_TOKENS_FOR_BUDGET", f"({by_tokens[case]}*Goodput)", prior_rate),
+                     float(tokens[j]), styles.COUNT, ""))
+    return rows

@@ -1,0 +1,338 @@
+"""The planner's inverse questions against calc.budget: the deadline's answer is the smallest count
+that meets it (n meets, n - step does not), the budget's the largest token count within it, and every
+figure of a ranked plan is what budget(job) says for that plan's job."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from trainbudget import calc
+from trainbudget.addin.cli.main import cli, run
+from trainbudget.calc import plan
+from trainbudget.calc.budget import Job, budget
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+H200 = "H200 SXM, BF16 tensor core, dense"
+RNG = np.random.default_rng(20261201)
+JOBS = [(float(10 ** RNG.uniform(8.5, 11.7)), float(10 ** RNG.uniform(10, 13.3)),
+         str(RNG.choice([H100, H200, "B200, BF16 tensor core, dense", "MI300X, BF16 matrix, dense"])),
+         float(RNG.uniform(1, 200)), float(RNG.uniform(0.2, 0.6))) for _ in range(12)]
+
+
+def _hours(params, tokens, device, n, utilization, case=None):
+    b = budget(Job(params=params, tokens=tokens, device=device, devices=n, utilization=utilization, zero_stage=3))
+    h = b.hours if case is None else getattr(b.hours, case)
+    return h, b.fits
+
+
+@pytest.mark.parametrize(("params", "tokens", "device", "days", "u"), JOBS)
+def test_deadline_answer_is_the_smallest_count_that_meets_it(params, tokens, device, days, u):
+    n = plan.devices_for_days(params, tokens, device, days, utilization=u, zero_stage=3)
+    assert n >= 1 and float(n).is_integer()
+    hours, fits = _hours(params, tokens, device, n, u)
+    assert hours <= 24 * days * (1 + 1e-12) and fits
+    if n > 1:
+        hours, fits = _hours(params, tokens, device, n - 1, u)
+        assert hours > 24 * days or not fits
+
+
+@pytest.mark.parametrize("case", ["expected", "high"])
+def test_deadline_at_the_priors_case(case):
+    n = plan.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior", case=case)
+    assert _hours(70.6e9, 15e12, H200, n, "prior", case)[0] <= 24 * 90 * (1 + 1e-12)
+    assert _hours(70.6e9, 15e12, H200, n - 1, "prior", case)[0] > 24 * 90
+    three = plan.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior", case=None)
+    assert three[0] <= three[1] <= three[2] and n in three
+    assert 2000 < three[1] < 3000  # the issue: "about 2,400 H200s for a 70B on 15T tokens in 90 days"
+
+
+def test_deadline_in_whole_nodes():
+    n = plan.devices_for_days(70.6e9, 15e12, H100, 90, utilization=0.4, node=8)
+    assert n % 8 == 0
+    assert _hours(70.6e9, 15e12, H100, n, 0.4)[0] <= 24 * 90 * (1 + 1e-12)
+    assert _hours(70.6e9, 15e12, H100, n - 8, 0.4)[0] > 24 * 90
+    assert n - 8 < plan.devices_for_days(70.6e9, 15e12, H100, 90, utilization=0.4) <= n
+
+
+def test_memory_sets_the_count_when_time_does_not():
+    n = plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4, zero_stage=3)  # memory decides
+    assert plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4) == 1  # time alone: one device
+    assert budget(Job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
+    assert not budget(Job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
+
+
+def test_deadline_broadcasts_like_scalars():
+    params = np.array([7e9, 70.6e9, 405e9])
+    days = np.array([[10.0], [90.0]])
+    got = plan.devices_for_days(params, 15e12, H100, days, utilization=0.4, zero_stage=3)
+    assert got.shape == (2, 3)
+    for i, d in enumerate(days[:, 0]):
+        for j, p in enumerate(params):
+            assert got[i, j] == plan.devices_for_days(float(p), 15e12, H100, float(d), utilization=0.4, zero_stage=3)
+
+
+@pytest.mark.parametrize(("params", "tokens", "device", "days", "u"), JOBS[:6])
+def test_budget_answer_is_the_largest_token_count_within_it(params, tokens, device, days, u):
+    usd = days * 1e5
+    t = plan.tokens_for_budget(params, device, usd, usd_per_device_hour=2.5, utilization=u, devices=64)
+    assert float(t).is_integer()
+    cost = budget(Job(params=params, tokens=t, device=device, devices=64, utilization=u, price=2.5)).cost_usd
+    more = budget(Job(params=params, tokens=t + 1, device=device, devices=64, utilization=u, price=2.5)).cost_usd
+    assert cost <= usd < more
+
+
+def test_budget_answer_as_a_range_and_by_the_deadline():
+    three = plan.tokens_for_budget(70.6e9, H100, 2e6, usd_per_device_hour=2.5, utilization="prior")
+    assert three.shape == (3,) and three[0] < three[1] < three[2]
+    for t, case in zip(three, ("high", "expected", "low"), strict=True):  # most tokens: the cheapest case
+        job = Job(params=70.6e9, tokens=t, device=H100, utilization="prior", price=2.5)
+        assert getattr(budget(job).cost_usd, case) <= 2e6 < getattr(budget(job.with_(tokens=t + 1)).cost_usd, case)
+    job = Job(params=8e9, tokens=1.0, device=H100, devices=256, utilization=0.4)
+    t = plan.tokens_by(job, 30)
+    assert budget(job.with_(tokens=t)).hours <= 720 < budget(job.with_(tokens=t + 1)).hours
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(calc.TrainingBudgetError, match="days"):
+        plan.devices_for_days(7e9, 1e12, H100, 0)
+    with pytest.raises(calc.TrainingBudgetError, match="usd"):
+        plan.tokens_for_budget(7e9, H100, -5, usd_per_device_hour=2.5)
+    with pytest.raises(calc.TrainingBudgetError, match="price"):
+        plan.tokens_for_budget(7e9, H100, 1e6)  # the H100 row has no price of its own
+    with pytest.raises(calc.TrainingBudgetError, match="case"):
+        plan.devices_for_days(7e9, 1e12, H100, 3, utilization="prior", case="median")
+
+
+@pytest.fixture(scope="module")
+def ranked():
+    return plan.rank_plans(15e12, 90, model=calc.model_preset("Llama 3.1 405B"), budget_usd=80e6)
+
+
+def test_ranked_plans_are_budgets_of_their_jobs(ranked):
+    feasible = [p for p in ranked if p.feasible]
+    assert len(feasible) >= 10 and ranked[: len(feasible)] == feasible  # feasible first
+    costs = [p.figure("cost_usd") for p in feasible]
+    assert costs == sorted(costs)
+    for p in feasible:
+        r, lay = p.row(), p.layout
+        job = Job(model=calc.model_preset("Llama 3.1 405B"), tokens=15e12, device=p.device, devices=r["devices"],
+                  tensor_parallel=lay["tensor_parallel"], pipeline_parallel=lay["pipeline_parallel"],
+                  expert_parallel=lay["expert_parallel"], zero_stage=lay["zero_stage"],
+                  activations=p.budget.job.activations, utilization="prior", price=p.budget.job.price)
+        b = budget(job)
+        assert b.fits and r["fits"]
+        assert r["days_expected"] == b.days.expected and r["cost_usd_low"] == b.cost_usd.low
+        assert r["cost_usd_high"] == b.cost_usd.high and r["memory_per_device_gib"] == b.memory.total / 2**30
+        assert r["days_expected"] <= 90 * (1 + 1e-12)
+        assert r["within_budget"] == (b.cost_usd.expected <= 80e6)
+
+
+def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
+    model = calc.model_preset("Llama 3.1 405B")
+    seen = set()
+    for p in (p for p in ranked if p.feasible and p.device not in seen):
+        seen.add(p.device)
+        n = int(p.devices)
+        usable = calc.usable_bytes(p.device) / 2**30
+        on_time = plan.devices_for(Job(model=model, tokens=15e12, device=p.device, utilization="prior",
+                                       zero_stage=3), 90)
+        assert on_time <= n
+        # every count below n either misses the deadline or has no layout that fits
+        assert all(len(calc.fit_layouts(model, p.device, m, memory_gib=usable)) == 0 for m in range(int(on_time), n))
+
+
+def test_a_given_price_and_owned_hardware_are_options():
+    plans = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="3.5", utilization=0.4,
+                            own=calc.Owned(33819, 5, 0.1))
+    assert len(plans) == 2 and plans[0].price_label.startswith("owned")  # 0.88 USD per device-hour < 3.5
+    assert {p.budget.usd_per_device_hour for p in plans} == {
+        3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
+    aws = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="aws:on_demand")
+    assert [p.budget.usd_per_device_hour for p in aws] == [calc.prices.usd_per_device_hour("aws:on_demand", H100)]
+
+
+def _cli(capsys, *args):
+    code = run(cli, ["plan", *args])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def test_cli_text_leads_with_one_sentence(capsys):
+    code, out, _ = _cli(capsys, "--model", "Llama 3.1 70B", "--tokens", "15T", "--days", "90", "--budget", "5e7")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("Fastest within budget: ") and "; cheapest by the deadline: " in first
+    rows = [line for line in out.splitlines()[2:] if line[:3].strip().isdigit()]
+    assert len(rows) == 20 and all(" TP" in line for line in rows[:5])  # --limit's default
+
+
+def test_cli_json_and_csv_are_the_ranked_rows(capsys):
+    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--device", H100)
+    code, out, _ = _cli(capsys, *args, "--json")
+    data = json.loads(out)
+    want = [p.row() for p in plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200, H100])]
+    assert code == 0 and data["plans"] == json.loads(json.dumps(want))
+    assert data["cheapest"] == data["plans"][0]
+    code, out, _ = _cli(capsys, *args, "--csv")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(want) + 1 and lines[0].startswith("device,price,")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--tokens", "1T", "--days", "9"), "--model"),
+    (("--params", "7B", "--tokens", "1T", "--days", "-1"), "days"),
+    (("--params", "7B", "--tokens", "1T", "--days", "9", "--utilization", "0.4", "--range"), "not both"),
+    (("--params", "7B", "--tokens", "1T", "--days", "9", "--device", "H900"), "H900"),
+])
+def test_cli_bad_input_one_line_exit_2(capsys, args, needle):
+    code, out, err = _cli(capsys, *args)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_no_plan_figure_is_nan_or_inf(ranked):
+    for p in ranked:
+        for v in p.row().values():
+            assert not (isinstance(v, float) and not math.isfinite(v))
+
+
+# --- Excel: the registry's native forms and the Budget sheet's block, recalculated by LibreOffice ----
+
+VARIANTS = [  # Budget inputs changed in a copy of the template (the template as built is checked too)
+    {"params": 70.6e9, "tokens": 15e12, "device": H200, "utilization": 0.35, "devices": 1024,
+     "usd_per_device_hour": 3.1, "Deadline_days": 90.0, "Budget_USD": 2e7},
+    {"params": 405e9, "tokens": 2e12, "device": "H100 SXM, FP8 tensor core, dense", "utilization": 0.2,
+     "devices": 4096, "usd_per_device_hour": 2.2, "Deadline_days": 45.0, "Budget_USD": 3e6},
+]
+NATIVE = ("TRAIN_DEVICES_FOR_DAYS", "TRAIN_TOKENS_FOR_BUDGET")
+NATIVE_ARGS = ("params", "tokens", "device", "days", "utilization", "usd", "usd_per_device_hour", "devices")
+
+
+def _random_calls(n=30):
+    rng = np.random.default_rng(20)
+    names = [d.name for d in calc.catalog()]
+    return [{"params": float(10 ** rng.uniform(8, 12)), "tokens": float(10 ** rng.uniform(9, 13.3)),
+             "device": str(rng.choice(names)), "days": float(rng.uniform(1, 365)),
+             "utilization": float(rng.uniform(0.1, 1)), "usd": float(10 ** rng.uniform(3, 8)),
+             "usd_per_device_hour": float(rng.uniform(0.5, 10)), "devices": int(rng.integers(1, 5000))}
+            for _ in range(n)]
+
+
+def _variant(template, path, inputs, calls=None):
+    import openpyxl
+
+    from trainbudget.addin.functions.registry import BY_NAME
+    from trainbudget.addin.template import budget_sheet
+
+    wb = openpyxl.load_workbook(template, keep_vba=True)
+    ws = wb["Budget"]
+    for name, value in inputs.items():
+        ref = budget_sheet.REF.get(name) or wb.defined_names[name].attr_text.split("!")[1]
+        ws[ref.replace("$", "")] = value
+    if calls:
+        sheet = wb.create_sheet("Plan calls")
+        for r, call in enumerate(calls, start=1):
+            refs = {}
+            for c, name in enumerate(NATIVE_ARGS, start=1):
+                sheet.cell(r, c, call[name])
+                refs[name] = sheet.cell(r, c).coordinate
+            for c, fname in enumerate(NATIVE, start=len(NATIVE_ARGS) + 1):
+                spec = BY_NAME[fname]
+                sheet.cell(r, c, "=" + spec.native_formula({a.name: refs[a.name] for a in spec.args}))
+    wb.save(path)
+
+
+@pytest.fixture(scope="module")
+def recalculated(soffice, built, tmp_path_factory):
+    import openpyxl
+
+    from trainbudget.addin import libreoffice as engine
+
+    tmp = tmp_path_factory.mktemp("plan_lo")
+    paths = [built.path]
+    for i, inputs in enumerate(VARIANTS):
+        paths.append(tmp / f"variant{i}.xlsm")
+        _variant(built.path, paths[-1], inputs, _random_calls() if i == 0 else None)
+    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+
+
+def _close(got, want):
+    return isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=1e-13, abs_tol=1.0)  # a whole token
+
+
+def test_deadline_block_equals_calc_in_libreoffice(recalculated):
+    from trainbudget.addin.template import budget_sheet, deadline_block
+
+    defaults = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    defaults.update({name: default for name, _, default, *_ in deadline_block.INPUTS})
+    for wb, inputs in zip(recalculated, [{}, *VARIANTS], strict=True):
+        v = {**defaults, **inputs}
+        p, t, d, u, days, usd = (v[k] for k in ("params", "tokens", "device", "utilization", "Deadline_days",
+                                                  "Budget_USD"))
+        price, n = v["usd_per_device_hour"], v["devices"]
+        want = {"Devices that hold the model states": plan.devices_for_days(p, 1.0, d, 1e9, zero_stage=3),
+                "Devices for the deadline": plan.devices_for_days(p, t, d, days, utilization=u, zero_stage=3),
+                "Tokens for the budget": plan.tokens_for_budget(p, d, usd, usd_per_device_hour=price,
+                                                                utilization=u, devices=n)}
+        three = plan.devices_for_days(p, t, d, days, utilization="prior", case=None, zero_stage=3)
+        tokens = plan.tokens_for_budget(p, d, usd, usd_per_device_hour=price, utilization="prior", devices=n)
+        for j, case in enumerate(("low", "expected", "high")):
+            want[f"Devices for the deadline, {case}"] = three[j]
+            want[f"Tokens for the budget, {case}"] = tokens[j]
+        ws = wb["Budget"]
+        got = {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1) if ws[f"A{r}"].value}
+        for label, value in want.items():
+            assert _close(got[label], float(value)), (inputs.get("device"), label, got[label], value)
+    assert len({float(v) for v in want.values()}) > 4  # the variant's figures are not all one number
+
+
+def test_native_forms_equal_calc_at_random_inputs_in_libreoffice(recalculated):
+    from trainbudget.addin.functions.registry import BY_NAME
+
+    ws = recalculated[1]["Plan calls"]
+    checked = 0
+    for r, call in enumerate(_random_calls(), start=1):
+        for c, fname in enumerate(NATIVE, start=len(NATIVE_ARGS) + 1):
+            spec = BY_NAME[fname]
+            want = spec.call({a.name: call[a.name] for a in spec.args})
+            assert _close(ws.cell(r, c).value, want), (r, fname, call, ws.cell(r, c).value, want)
+            checked += 1
+    assert checked == 60
+
+
+def test_budget_answer_broadcasts_like_scalars():
+    usd = np.array([1e5, 1e6, 1e7])
+    got = plan.tokens_for_budget(70.6e9, H100, usd, usd_per_device_hour=np.array([[2.0], [3.0]]), utilization=0.4)
+    assert got.shape == (2, 3)
+    for i, price in enumerate((2.0, 3.0)):
+        for j, u in enumerate(usd):
+            assert got[i, j] == plan.tokens_for_budget(70.6e9, H100, float(u), usd_per_device_hour=price,
+                                                       utilization=0.4)
+
+
+def test_cli_budget_line_and_the_slow_case(capsys):
+    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--price", "2.5",
+            "--budget", "3e7")
+    code, out, _ = _cli(capsys, *args, "--case", "high", "--json")
+    data = json.loads(out)
+    [p] = plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
+    assert code == 0 and data["plans"][0]["devices"] == p.devices
+    assert p.budget.days.high <= 90 * (1 + 1e-12) < budget(p.budget.job.with_(devices=p.devices - 1)).days.high
+    assert data["budget_tokens_on_cheapest"] == list(plan.tokens_for(p.budget.job, 3e7))
+
+
+def test_cli_owned_hardware_and_whole_nodes(capsys):
+    args = ("--params", "7B", "--tokens", "1T", "--days", "9", "--device", H100, "--price", "aws:on_demand",
+            "--own", "33819,5", "--usd-per-kwh", "0.1", "--node", "8", "--utilization", "40%")
+    code, out, _ = _cli(capsys, *args, "--json")
+    rows = json.loads(out)["plans"]
+    assert code == 0 and [r["price"].split()[0] for r in rows] == ["owned", "aws:on_demand"]
+    assert rows[0]["usd_per_device_hour"] == calc.owned_usd_per_device_hour(33819, life_years=5, watts=700,
+                                                                            usd_per_kwh=0.1, pue=1.58)
+    n = plan.devices_for_days(7e9, 1e12, H100, 9, utilization=0.4, zero_stage=3, node=8)
+    assert all(r["devices"] == n and r["devices"] % 8 == 0 for r in rows) and rows[0]["utilization"] == 0.4
+    code, _, err = _cli(capsys, "--params", "7B", "--tokens", "1T", "--days", "9", "--own", "33819,5")
+    assert code == 2 and "usd_per_kwh" in err
