@@ -24,7 +24,7 @@ from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import comments, macrofree, package, partedit, xmlcells
-from . import charts
+from . import charts, portable
 
 CONF_SHEET = "xlwings.conf"
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
@@ -40,6 +40,7 @@ class Exported:
     frozen: list[str] = field(default_factory=list)
     added_devices: bool = False
     seconds: float = 0.0
+    portable: portable.Portable = field(default_factory=portable.Portable)
 
 
 def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | None = None) -> Exported:
@@ -70,6 +71,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
     partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
     parts, recalc = _rewrite(parts, done)
+    done.portable = portable.make_portable(parts)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
         package.write_package(parts, interim)

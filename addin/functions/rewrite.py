@@ -59,6 +59,11 @@ def _parse(items: list[Token], i: int = 0, closing: bool = False) -> tuple[list,
     return nodes, i
 
 
+def parse(items: list[Token]) -> list:
+    """Tokens (openpyxl's Tokenizer items) as nested calls: Tokens and `Call`s."""
+    return _parse(items)[0]
+
+
 def _parse_call(items: list[Token], i: int) -> tuple[Call, int]:
     call, i = Call(items[i].value, [], ""), i + 1
     while i < len(items):

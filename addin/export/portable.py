@@ -1,0 +1,363 @@
+"""The e-mail copy in a form every spreadsheet engine computes the same: Excel, LibreOffice,
+Gnumeric (`ssconvert --recalc`) and the `formulas` engine (measured in
+`../shared/reference/portable-formulas.md`, section 3; checked by tests/test_portable.py).
+
+The template keeps its table references for Excel users (rows added to a table grow them); the
+copy is a read-mostly file, so every formula, defined name and validation of it is rewritten:
+
+1. Structured references (`Devices[TFLOP/s]`, `Runs[[#Data],[Col]]`, `Prices[[A]:[B]]`) become
+   absolute A1 ranges over the table's rows (`'Devices'!$D$2:$D$37`); Gnumeric cannot parse
+   them and `formulas` cannot load a file with them. Defined names keep their names
+   (`DeviceNames`) and point at the ranges.
+2. `INDEX(X,0,k)` over a multi-column X becomes `CHOOSE(k,col1,...,colN)`: Gnumeric returns
+   #REF! for a whole-column INDEX and `formulas` the first cell only.
+3. `SUMPRODUCT(f(...))` with one argument that is one call (the idiom that makes Excel evaluate
+   `MIN/MAX(array expression)` as an array) becomes `f(...)` in a single-cell array formula
+   (`<f t="array">`, Excel's `{=...}`, every Excel since 2007): Gnumeric gives #VALUE! or a
+   wrong number by implicit intersection for the idiom.
+4. Exponents carry a sign (`3600E12` -> `3600E+12`, as Excel writes them); `formulas` refuses
+   the unsigned form, which the MS-XLSX grammar allows.
+5. Chart and drawing parts declare their namespace prefixes on the root element (Gnumeric drops
+   a chart whose inner elements declare `c:`/`a:`), and list validations that allow free entry
+   (`showErrorMessage="0"`) say so as `showErrorMessage="1" errorStyle="information"`, which
+   Gnumeric keeps (it drops the former) and which still lets a number be typed as a device.
+
+Formulas are tokenized (openpyxl's tokenizer) and parsed into calls (rewrite.parse); text is
+never pattern-matched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lxml import etree
+from openpyxl.formula.tokenizer import Token, Tokenizer
+from openpyxl.utils import range_boundaries
+from openpyxl.utils.cell import get_column_letter
+
+from ..functions import rewrite
+from ..ooxml import package, partedit, xmlcells
+
+TABLE_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/table"
+DRAWING_CTS = ("application/vnd.openxmlformats-officedocument.drawingml.chart+xml",
+               "application/vnd.openxmlformats-officedocument.drawing+xml")
+MAX_CHOOSE = 254  # CHOOSE takes at most 254 values (Excel specifications and limits)
+_UNSIGNED_EXP = re.compile(r"^(\d+\.?\d*|\.\d+)([eE])(\d+)$")
+_STRUCTURED = re.compile(r"^([A-Za-z_\\][\w.\\]*)\[(.*)\]$", re.S)
+
+
+@dataclass(frozen=True)
+class Table:
+    """An Excel table: its sheet, its cells (1-based, inclusive) and its column names."""
+
+    name: str
+    sheet: str
+    min_col: int
+    min_row: int
+    max_row: int
+    header_rows: int
+    totals_rows: int
+    columns: tuple[str, ...]
+
+    def rows(self, specials: set[str], row: int | None) -> tuple[int, int] | None:
+        """First and last row for the special items (#All, #Data, #Headers, #Totals, #This Row)."""
+        top, bottom = self.min_row + self.header_rows, self.max_row - self.totals_rows
+        if "#this row" in specials:
+            return None if row is None or not top <= row <= bottom else (row, row)
+        if not specials or specials == {"#data"}:
+            return top, bottom
+        if "#all" in specials:
+            return self.min_row, self.max_row
+        spans = {"#headers": (self.min_row, top - 1), "#data": (top, bottom), "#totals": (bottom + 1, self.max_row)}
+        if any(s not in spans for s in specials):
+            return None
+        picked = [spans[s] for s in specials]
+        lo, hi = min(p[0] for p in picked), max(p[1] for p in picked)
+        return (lo, hi) if lo <= hi else None
+
+
+@dataclass
+class Portable:
+    """What the portable pass changed, by kind (counts), for the export's summary and tests."""
+
+    structured: int = 0
+    whole_column_index: int = 0
+    array_idioms: int = 0
+    exponents: int = 0
+    left: list[str] = field(default_factory=list)  # cells still holding a table reference
+
+    def total(self) -> int:
+        return self.structured + self.whole_column_index + self.array_idioms + self.exponents
+
+
+def tables(parts: dict[str, bytes]) -> dict[str, Table]:
+    """Every table of the workbook by its name in lower case (Excel's names ignore case)."""
+    found: dict[str, Table] = {}
+    for sheet, part in package.sheet_parts(parts).items():
+        rels = partedit.rels_name(part)
+        if rels not in parts:
+            continue
+        for rel in partedit.relationships(parts, rels):
+            target = partedit.target_of(rels, rel)
+            if rel.get("Type") != TABLE_REL or target not in parts:
+                continue
+            root = partedit.root_of(parts, target)
+            name = root.get("displayName") or root.get("name")
+            try:
+                lo_c, lo_r, _, hi_r = range_boundaries(root.get("ref", ""))
+            except (ValueError, TypeError):
+                continue
+            cols = tuple(c.get("name", "") for c in root.iter(xmlcells.q(root, "tableColumn")))
+            if name and lo_c and lo_r and hi_r and cols:
+                found[name.lower()] = Table(name, sheet, lo_c, lo_r, hi_r, int(root.get("headerRowCount", "1")),
+                                            int(root.get("totalsRowCount", "0")), cols)
+    return found
+
+
+def _unescape(name: str) -> str:
+    return re.sub(r"'(.)", r"\1", name.strip())
+
+
+def _items(inner: str) -> list[str]:
+    """The bracketed items of a structured reference's inside: '[#Data],[A]:[B]' -> ['#Data', 'A:B']."""
+    if not inner.startswith("["):
+        return [inner]
+    items, depth, current, i = [], 0, "", 0
+    while i < len(inner):
+        ch = inner[i]
+        if ch == "'" and i + 1 < len(inner):
+            current += inner[i:i + 2]
+            i += 2
+            continue
+        if ch == "[":
+            depth += 1
+            if depth == 1:
+                i += 1
+                continue
+        elif ch == "]":
+            depth -= 1
+            if depth == 0:
+                i += 1
+                continue
+        if depth == 0 and ch == ",":
+            items.append(current)
+            current = ""
+        elif depth == 0 and ch == ":":
+            current += ":"
+        elif depth > 0:
+            current += ch
+        i += 1
+    items.append(current)
+    return [s for s in (x.strip() for x in items)]
+
+
+def quote_sheet(sheet: str) -> str:
+    return "'" + sheet.replace("'", "''") + "'"
+
+
+def a1(table: Table, text: str, row: int | None = None) -> str | None:
+    """The absolute A1 range of a structured reference to `table` (`text` is what is inside its
+    outer brackets), or None when it cannot be one (an unknown column, #This Row outside a row)."""
+    specials: set[str] = set()
+    cols: list[str] = []
+    for item in _items(text):
+        if item.startswith("@"):
+            specials.add("#this row")
+            item = item[1:].strip().removeprefix("[").removesuffix("]")
+            if not item:
+                continue
+        if item.lower() in ("#all", "#data", "#headers", "#totals", "#this row"):
+            specials.add(item.lower())
+        elif item:
+            cols.extend(_unescape(c.strip().removeprefix("[").removesuffix("]")) for c in _split_colon(item))
+    names = [c.lower() for c in table.columns]
+    try:
+        picked = [names.index(c.lower()) for c in cols] or [0, len(names) - 1]
+    except ValueError:
+        return None
+    rows = table.rows(specials, row)
+    if rows is None:
+        return None
+    lo_c, hi_c = table.min_col + min(picked), table.min_col + max(picked)
+    start, end = f"${get_column_letter(lo_c)}${rows[0]}", f"${get_column_letter(hi_c)}${rows[1]}"
+    return quote_sheet(table.sheet) + "!" + (start if start == end else f"{start}:{end}")
+
+
+def _split_colon(item: str) -> list[str]:
+    """'A]:[B' or 'A:B' split at the colon between two column names (an escaped one stays)."""
+    parts, current, i = [], "", 0
+    while i < len(item):
+        if item[i] == "'" and i + 1 < len(item):
+            current += item[i:i + 2]
+            i += 2
+            continue
+        if item[i] == ":":
+            parts.append(current)
+            current = ""
+        else:
+            current += item[i]
+        i += 1
+    return [*parts, current]
+
+
+def structured(value: str, found: dict[str, Table], row: int | None = None) -> str | None:
+    """A1 text for a structured-reference operand token, None if the token is not one we can map."""
+    m = _STRUCTURED.match(value)
+    if not m or m.group(1).lower() not in found:
+        return None
+    return a1(found[m.group(1).lower()], m.group(2), row)
+
+
+class _Pass:
+    """One formula's rewrite: tokens first (references, exponents), then calls (INDEX, SUMPRODUCT)."""
+
+    def __init__(self, found: dict[str, Table], names: dict[str, str], done: Portable, row: int | None):
+        self.found, self.names, self.done, self.row = found, names, done, row
+        self.array = False
+        self.left = False
+
+    def tokens(self, text: str) -> list[Token]:
+        items = Tokenizer(text).items
+        for tok in items:
+            if tok.type == Token.OPERAND and tok.subtype == Token.RANGE and "[" in tok.value:
+                new = structured(tok.value, self.found, self.row)
+                if new is None:
+                    self.left = self.left or bool(_STRUCTURED.match(tok.value))
+                else:
+                    tok.value = new
+                    self.done.structured += 1
+            elif tok.type == Token.OPERAND and tok.subtype == Token.NUMBER:
+                m = _UNSIGNED_EXP.match(tok.value)
+                if m:
+                    tok.value = f"{m.group(1)}{m.group(2)}+{m.group(3)}"
+                    self.done.exponents += 1
+        return items
+
+    def render(self, nodes: list) -> str:
+        out = []
+        for n in nodes:
+            if isinstance(n, rewrite.Call):
+                out.append(self.call(n))
+            else:
+                out.append(n.value)
+        return "".join(out)
+
+    def call(self, c: rewrite.Call) -> str:
+        name = c.open[:-1].strip().upper() if c.open.endswith("(") else ""
+        args = [[n for n in a if not (isinstance(n, Token) and n.type == Token.WSPACE)] for a, _ in c.args]
+        if name == "INDEX" and len(args) == 3 and _is_zero(args[1]):
+            columns = self._columns(args[0])
+            if columns:
+                self.done.whole_column_index += 1
+                return f"CHOOSE({self.render(c.args[2][0]).strip()},{','.join(columns)})"
+        if name == "SUMPRODUCT" and len(args) == 1 and len(args[0]) == 1 and isinstance(args[0][0], rewrite.Call) \
+                and args[0][0].open.endswith("("):
+            self.array = True
+            self.done.array_idioms += 1
+            return self.call(args[0][0])
+        return c.open + "".join(self.render(a) + s for a, s in c.args) + c.close
+
+    def _columns(self, arg: list) -> list[str] | None:
+        """The single-column ranges of a multi-column reference (an A1 range or a name of one)."""
+        if len(arg) != 1 or not isinstance(arg[0], Token) or arg[0].subtype != Token.RANGE:
+            return None
+        text = self.names.get(arg[0].value.lower(), arg[0].value)
+        sheet, bang, ref = text.rpartition("!")
+        if not bang or ":" in sheet.strip("'"):
+            return None
+        try:
+            lo_c, lo_r, hi_c, hi_r = range_boundaries(ref.replace("$", ""))
+        except (ValueError, TypeError):
+            return None
+        if None in (lo_c, lo_r, hi_c, hi_r) or hi_c == lo_c or hi_c - lo_c + 1 > MAX_CHOOSE:
+            return None
+        return [f"{sheet}!${get_column_letter(k)}${lo_r}:${get_column_letter(k)}${hi_r}"
+                for k in range(lo_c, hi_c + 1)]
+
+
+def _is_zero(arg: list) -> bool:
+    return len(arg) == 1 and isinstance(arg[0], Token) and arg[0].subtype == Token.NUMBER \
+        and arg[0].value.strip() in ("0", "0.0")
+
+
+def formula(text: str, found: dict[str, Table], names: dict[str, str], done: Portable,
+            row: int | None = None) -> tuple[str, bool, bool]:
+    """(`text` made portable, whether it must be an array formula, whether a table reference is
+    left). `text` may start with '='; the result starts with one when it did."""
+    step = _Pass(found, names, done, row)
+    eq = text.startswith("=")
+    nodes = rewrite.parse(step.tokens(text if eq else "=" + text))
+    out = step.render(nodes)
+    return ("=" if eq else "") + out, step.array, step.left
+
+
+def _names(parts: dict[str, bytes], found: dict[str, Table], done: Portable) -> dict[str, str]:
+    """Workbook defined names rewritten in place; returns {name in lower case: its new text}."""
+    out: dict[str, str] = {}
+
+    def fn(wb: etree._Element) -> None:
+        for dn in wb.iter(xmlcells.q(wb, "definedName")):
+            if not dn.text or dn.get("name", "").startswith("_xlnm."):
+                continue
+            dn.text, _, _ = formula(dn.text, found, {}, done)
+            if dn.get("localSheetId") is None:
+                out[dn.get("name", "").lower()] = dn.text
+    partedit.change(parts, partedit.WB, fn)
+    return out
+
+
+def _sheet(root: etree._Element, found: dict[str, Table], names: dict[str, str], done: Portable,
+           sheet: str) -> None:
+    s = xmlcells.Sheet(root)
+    s.expand_shared(keep=lambda f: "SUMPRODUCT" not in f.upper())  # an array formula is never shared
+    for ref, text, cell in list(s.formula_cells()):
+        row = int(re.sub(r"^[A-Z]+", "", ref))
+        new, array, left = formula(text, found, names, done, row)
+        f = s.formula(cell)
+        f.text = new
+        if array and f.get("t") not in ("array", "shared"):
+            f.set("t", "array")
+            f.set("ref", ref)
+        if left:
+            done.left.append(f"{sheet}!{ref}")
+    for tag in ("formula1", "formula2", "formula"):  # validations and conditional formats
+        for el in root.iter(xmlcells.q(root, tag)):
+            if el.text:
+                el.text, _, _ = formula(el.text, found, names, done)
+    for dv in root.iter(xmlcells.q(root, "dataValidation")):
+        if dv.get("type") == "list" and dv.get("showErrorMessage", "0") in ("0", "false"):
+            dv.set("showErrorMessage", "1")
+            dv.set("errorStyle", "information")
+
+
+def _root_namespaces(data: bytes, name: str) -> bytes:
+    """A drawing or chart part with every namespace declared on its root element."""
+    def fn(root: etree._Element) -> None:
+        found = dict(root.nsmap)
+        for el in root.iter():
+            for prefix, uri in el.nsmap.items():
+                if prefix is not None and prefix not in found:
+                    found[prefix] = uri
+        etree.cleanup_namespaces(root, top_nsmap={p: u for p, u in found.items() if p is not None})
+    return package.edit(name, data, fn)
+
+
+def make_portable(parts: dict[str, bytes]) -> Portable:
+    """Rewrite `parts` (the e-mail copy's package, in place) as described in this module's docstring."""
+    done = Portable()
+    found = tables(parts)
+    names = _names(parts, found, done)
+    for sheet, part in package.sheet_parts(parts).items():
+        partedit.change(parts, part, lambda root, sheet=sheet: _sheet(root, found, names, done, sheet))
+    for part in list(parts):
+        if partedit.content_type(parts, part) in DRAWING_CTS:
+            parts[part] = _root_namespaces(parts[part], part)
+    return done
+
+
+def table_ranges(parts: dict[str, bytes]) -> dict[str, str]:
+    """{table name: its data range as A1} (for the note that says where new rows go)."""
+    return {t.name: a1(t, "") or "" for t in tables(parts).values()}
+
+
