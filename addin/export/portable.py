@@ -164,13 +164,15 @@ def a1(table: Table, text: str, row: int | None = None) -> str | None:
     for item in _items(text):
         if item.startswith("@"):
             specials.add("#this row")
-            item = item[1:].strip().removeprefix("[").removesuffix("]")
+            item = item[1:].strip()
+            if item.startswith("[") and item.endswith("]") and not item.endswith("']"):
+                item = item[1:-1]
             if not item:
                 continue
         if item.lower() in ("#all", "#data", "#headers", "#totals", "#this row"):
             specials.add(item.lower())
         elif item:
-            cols.extend(_unescape(c.strip().removeprefix("[").removesuffix("]")) for c in _split_colon(item))
+            cols.extend(_unescape(c) for c in _split_colon(item))
     names = [c.lower() for c in table.columns]
     try:
         picked = [names.index(c.lower()) for c in cols] or [0, len(names) - 1]
