@@ -19,8 +19,8 @@ import pytest
 
 from tests import xlsx_edit
 from trainbudget.addin import libreoffice as engine
-from trainbudget.addin.export import mailcopy, portable
-from trainbudget.addin.functions import rewrite
+from trainbudget.addin.export import mailcopy
+from trainbudget.addin.functions import portable, rewrite
 from trainbudget.addin.ooxml import package, xmlcells
 
 FP8 = "H100 SXM, FP8 tensor core, dense"

@@ -12,6 +12,8 @@ written, and the .xlsx and the PDF are moved into place together or not at all.
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import shutil
 import tempfile
 import time
@@ -24,7 +26,8 @@ from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import comments, macrofree, package, partedit, xmlcells
-from . import charts, portable
+from ..template import devices_table
+from . import charts, evaluate, portable
 
 CONF_SHEET = "xlwings.conf"
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
@@ -39,6 +42,7 @@ class Exported:
     rewritten: int = 0
     frozen: list[str] = field(default_factory=list)
     added_devices: bool = False
+    computed: int = 0  # frozen cells whose value calc computed (the file had none, or an error)
     seconds: float = 0.0
     portable: portable.Portable = field(default_factory=portable.Portable)
 
@@ -70,8 +74,10 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
         parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
     partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
-    parts, recalc = _rewrite(parts, done)
+    parts, recalc = _rewrite(parts, done, _devices(src))
     done.portable = portable.make_portable(parts)
+    for sheet, cell_notes in portable.fixed_range_notes(parts, done.portable, today()).items():
+        parts = comments.add_notes(parts, sheet, cell_notes)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
         package.write_package(parts, interim)
@@ -140,7 +146,16 @@ def _has_devices_table(parts: dict[str, bytes]) -> bool:
                for p in parts if partedit.content_type(parts, p) == partedit.TABLE_CT)
 
 
-def _rewrite(parts: dict[str, bytes], done: Exported) -> tuple[dict[str, bytes], dict[str, set[str]]]:
+def _devices(src: Path) -> calc.DeviceTable | None:
+    """The workbook's own Devices table (measured rows count), or None for the bundled catalog."""
+    try:
+        return devices_table.table_from_workbook(src)
+    except (calc.TrainingBudgetError, KeyError, ValueError, OSError):
+        return None
+
+
+def _rewrite(parts: dict[str, bytes], done: Exported,
+             table: calc.DeviceTable | None = None) -> tuple[dict[str, bytes], dict[str, set[str]]]:
     """Our function calls made native; those without a native form frozen to values, with a note.
     Returns the parts and, per sheet, the cells whose value LibreOffice must give."""
     notes: dict[str, dict[str, str]] = {}
@@ -149,9 +164,10 @@ def _rewrite(parts: dict[str, bytes], done: Exported) -> tuple[dict[str, bytes],
         def fn(root: object, sheet: str = sheet) -> None:
             s = xmlcells.Sheet(root)
             s.expand_shared(keep=lambda f: not rewrite.calls_ours(f))
+            lookup = evaluate.cell_lookup(parts, sheet, s)
             for ref, formula, cell in list(s.formula_cells()):
                 if rewrite.calls_ours(formula):
-                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc)
+                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc, (lookup, table))
         partedit.change(parts, part, fn)
     for sheet, cell_notes in notes.items():
         parts = comments.add_notes(parts, sheet, cell_notes)
@@ -159,7 +175,8 @@ def _rewrite(parts: dict[str, bytes], done: Exported) -> tuple[dict[str, bytes],
 
 
 def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: object, done: Exported,
-                  notes: dict[str, dict[str, str]], recalc: dict[str, set[str]]) -> None:
+                  notes: dict[str, dict[str, str]], recalc: dict[str, set[str]],
+                  context: tuple[evaluate.Lookup, calc.DeviceTable | None] | None = None) -> None:
     f = s.formula(cell)
     try:
         f.text = rewrite.rewrite(formula)
@@ -168,13 +185,38 @@ def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: o
         if f.get("t") == "array" and f.get("ref"):
             recalc[sheet] |= set(xmlcells.refs_in(f.get("ref")))
     except rewrite.NoNativeError as e:
-        s.drop_formula(cell)
         why = (f"{e.name} has no native Excel formula" if not isinstance(e, rewrite.TooLongError)
                else f"{e.name} would be too long")
+        own = _own_value(s, cell)
+        if own is not None and not (isinstance(own, str) and own in xmlcells.EXCEL_ERRORS):
+            note = f"{why}, so this is the value the add-in computed"
+        else:
+            note = _computed(s, cell, formula, own, why, context, done)
+        s.drop_formula(cell)
         notes.setdefault(sheet, {})[ref] = (
-            f"Frozen by the e-mail export: {why}, so this is the value "
-            f"the add-in computed. The formula was ={formula[:200]}")
+            f"Frozen by the e-mail export: {note}. The formula was ={formula[:200]} (exported {today()})")
         done.frozen.append(f"{sheet}!{ref}")
+
+
+def _computed(s: xmlcells.Sheet, cell: object, formula: str, own: object, why: str,
+              context: tuple[evaluate.Lookup, calc.DeviceTable | None] | None,
+              done: Exported) -> str:
+    """A frozen cell whose file had no good value: computed with calc where the formula allows
+    (issue 17 item 9), else kept as it is; returns the note's reason."""
+    had = "no value" if own is None else f"{own}"
+    try:
+        if context is None:
+            raise evaluate.UnevaluableError("no workbook to read its arguments from")
+        lookup, table = context
+        value = evaluate.evaluate(formula, lookup, table)
+    except evaluate.UnevaluableError as e:
+        if own is None:
+            s.set_value(cell, "#N/A")
+        return f"{why} and the file held {had} for it; it could not be computed here: {e}"
+    s.set_value(cell, value)
+    done.computed += 1
+    return (f"{why} and the file held {had} for it (saved by a program without the add-in), "
+            "so this value was computed by TrainingBudget's calculator when the copy was made")
 
 
 def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook,
@@ -229,6 +271,17 @@ def _value(v: object) -> object:
     return "" if v is None else v
 
 
+def today() -> str:
+    """Today's date (UTC) as ISO 8601, 2026-12-01: how the export writes every date."""
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def iso_header_footer(text: str, day: str) -> str:
+    """A header/footer text with its date field `&D` (which LibreOffice prints in the locale's
+    order, 12/01/2026) replaced by the ISO date `day`; `&&` (a literal ampersand) is kept."""
+    return re.sub(r"&&|&D", lambda m: day if m.group() == "&D" else m.group(), text)
+
+
 def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
     """A PDF of `sheets` (their print areas), fonts embedded, through LibreOffice."""
     parts = package.read_parts(workbook)
@@ -257,6 +310,10 @@ def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
                 view.attrib.pop("tabSelected", None)
                 if selected and i == 0:
                     view.set("tabSelected", "1")
+            for hf in root.iter(xmlcells.q(root, "headerFooter")):
+                for part in hf:
+                    if part.text:
+                        part.text = iso_header_footer(part.text, today())
         partedit.change(parts, part, views)
     with tempfile.TemporaryDirectory(prefix="tb-pdf-") as tmp:
         copy = Path(tmp) / (workbook.stem + ".xlsx")

@@ -87,6 +87,11 @@ def _name(call: Call) -> str | None:
     return name if name in BY_NAME else None
 
 
+def our_name(call: Call) -> str | None:
+    """The registry name of the function `call` calls, or None when it is not one of ours."""
+    return _name(call)
+
+
 def _render(nodes: list) -> str:
     out = []
     for n in nodes:
