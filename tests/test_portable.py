@@ -16,12 +16,13 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from lxml import etree
 
 from tests import xlsx_edit
 from trainbudget.addin import libreoffice as engine
-from trainbudget.addin.export import mailcopy
+from trainbudget.addin.export import mailcopy, stream
 from trainbudget.addin.functions import portable, rewrite
-from trainbudget.addin.ooxml import package, xmlcells
+from trainbudget.addin.ooxml import package, partedit, xmlcells
 
 FP8 = "H100 SXM, FP8 tensor core, dense"
 # name of an input (a defined name, or (sheet, row label, column)) -> the value typed there
@@ -230,3 +231,69 @@ def test_structured_references_become_a1(ref, want):
 def test_formula_idioms(text, want, array):
     names = {"plans": "'P'!$E$5:$F$9", "one": "'P'!$E$5:$E$9"}
     assert portable.formula(text, {}, names, portable.Portable())[:2] == (want, array)
+
+
+SHEET = ('<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{}'
+         "</sheetData>{}</worksheet>")
+
+
+@pytest.mark.parametrize(("rows", "tail", "copied"), [
+    ('<row r="1"><c r="A1"><v>1</v></c><c r="B1"><f>A1*2</f><v>2</v></c></row>', "", True),
+    ('<row r="1"><c r="B1"><f t="shared" ref="B1:B2" si="0">A1*2</f><v>2</v></c>'
+     '<c r="B2"><f t="shared" si="0"/><v>4</v></c></row>', "", True),  # a fill-down with its values
+    ('<row r="1"><c r="B1"><f>A1*2</f></c></row>', "", False),  # no cached value: LibreOffice must give one
+    ('<row r="1"><c r="B1"><f>TRAIN_HOURS(A1,1E12,"x")</f><v>2</v></c></row>', "", False),  # ours
+    ('<row r="1"><c r="B1"><f>train_hours(A1,1E12,"x")</f><v>2</v></c></row>', "", False),  # as LibreOffice saves it
+    ('<row r="1"><c r="B1"><f>SUM(Devices[Watts])</f><v>2</v></c></row>', "", False),  # a table reference
+    ('<row r="1"><c r="B1"><f>A1*1E12</f><v>2</v></c></row>', "", False),  # an exponent to sign
+    ('<row r="1"><c r="B1"><f>&#84;RAIN_HOURS(A1,1,"x")</f><v>2</v></c></row>', "", False),  # a character reference
+    ('<row r="1"><c r="A1" t="inlineStr"><is><t>TRAIN_ [1] 1E9</t></is></c></row>', "", True),  # only text
+    ('<row r="1"><c r="A1"><v>1</v></c></row>',
+     '<dataValidations count="1"><dataValidation type="list" sqref="A1"><formula1>"a,b"</formula1>'
+     "</dataValidation></dataValidations>", False),  # a list validation Gnumeric would drop
+])
+def test_sheets_the_export_only_copies(rows, tail, copied):
+    assert stream.only_copied(SHEET.format(rows, tail).encode()) is copied
+
+
+def test_large_sheets_are_copied_byte_for_byte_and_not_recalculated(built, soffice, tmp_path, monkeypatch):
+    """Issue 19: a sheet the export only copies is written back as it was, and LibreOffice gets it
+    empty unless another sheet reads it; the copy still computes the same in every engine."""
+    src = Path(shutil.copyfile(built.path, tmp_path / "big.xlsm"))
+    parts = package.read_parts(src)
+    data = SHEET.format("".join(f'<row r="{r}"><c r="A{r}"><v>{r}</v></c><c r="B{r}"><f>A{r}*2</f><v>{2 * r}</v></c>'
+                                f"</row>" for r in range(1, 3001)), "").encode()
+    read_by_budget = SHEET.format('<row r="1"><c r="A1"><v>5</v></c></row>', "").encode()
+    for name, sheet in (("Extra", data), ("Lookup", read_by_budget)):
+        parts = partedit.add_table_sheet(parts, name, f"T{name}", [["x"], [1]])
+        parts[package.sheet_parts(parts)[name]] = sheet
+    budget = package.sheet_parts(parts)["Budget"]
+    partedit.change(parts, budget, lambda root: xlsx_set_formula(root, "H1", "Lookup!A1*2"))  # no cached value
+    package.write_package(parts, src)
+    given = {}
+    real = engine.recalculate
+
+    def spy(path, outdir):
+        given.update(package.read_parts(path))
+        return real(path, outdir)
+    monkeypatch.setattr(engine, "recalculate", spy)
+    out = mailcopy.export(src, tmp_path / "big.xlsx").out
+    after = package.read_parts(out)
+    sheets = package.sheet_parts(after)
+    assert after[sheets["Extra"]] == data and after[sheets["Lookup"]] == read_by_budget
+    assert given[sheets["Extra"]] == stream.EMPTY_SHEET  # nothing reads it: LibreOffice never loads its rows
+    assert given[sheets["Lookup"]] == read_by_budget  # Budget!H1 reads it
+    cached, formula_cells = read_cells(out)
+    assert cached[("Budget", "H1")] == 10 and cached[("Extra", "B3000")] == 6000
+    got = gnumeric(out, tmp_path)
+    assert not [k for k in formula_cells if not same(cached[k], got.get(k))]
+
+
+def xlsx_set_formula(root: object, ref: str, text: str) -> None:
+    s = xmlcells.Sheet(root)
+    cell = s.cell(ref)
+    f = s.formula(cell)
+    if f is None:
+        f = etree.Element(s.q("f"))
+        cell.insert(0, f)
+    f.text = text

@@ -13,21 +13,21 @@ written, and the .xlsx and the PDF are moved into place together or not at all.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import openpyxl
 
 from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import comments, macrofree, package, partedit, xmlcells
 from ..template import devices_table
-from . import charts, evaluate, portable
+from . import charts, evaluate, portable, stream
 
 CONF_SHEET = "xlwings.conf"
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
@@ -74,15 +74,21 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
         parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
     partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
-    parts, recalc = _rewrite(parts, done, _devices(src))
-    done.portable = portable.make_portable(parts)
+    copied = stream.copied_sheets(parts)  # written back byte for byte, never loaded (issue 19)
+    parts, recalc = _rewrite(parts, done, functools.cache(lambda: _devices(src)), copied)
+    done.portable = portable.make_portable(parts, copied)
     for sheet, cell_notes in portable.fixed_range_notes(parts, done.portable, today()).items():
         parts = comments.add_notes(parts, sheet, cell_notes)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
-        package.write_package(parts, interim)
-        values = openpyxl.load_workbook(engine.recalculate(interim, Path(tmp) / "lo"), data_only=True)
-        parts = _with_cached_values(parts, values, recalc)
+        given, emptied = stream.for_recalculation(parts, copied)
+        package.write_package(given, interim)
+        del given
+        by_sheet = package.sheet_parts(parts)
+        values = stream.read_values(engine.recalculate(interim, Path(tmp) / "lo"), copied, stream.chart_ranges(parts),
+                                    {s: parts[by_sheet[s]] for s in emptied},
+                                    xmlcells.shared_strings(parts.get("xl/sharedStrings.xml")) if emptied else None)
+        parts = _with_cached_values(parts, values, recalc, copied)
         macrofree.check(parts, str(src))
         if pdf is None:
             _keep_backups(out)
@@ -155,19 +161,24 @@ def _devices(src: Path) -> calc.DeviceTable | None:
 
 
 def _rewrite(parts: dict[str, bytes], done: Exported,
-             table: calc.DeviceTable | None = None) -> tuple[dict[str, bytes], dict[str, set[str]]]:
-    """Our function calls made native; those without a native form frozen to values, with a note.
-    Returns the parts and, per sheet, the cells whose value LibreOffice must give."""
+             table: Callable[[], calc.DeviceTable | None] = lambda: None,
+             skip: set[str] = frozenset()) -> tuple[dict[str, bytes], dict[str, set[str]]]:
+    """Our function calls made native; those without a native form frozen to values, with a note
+    (or computed, see _computed). Sheets in `skip` are not touched. Returns the parts and, per
+    sheet, the cells whose value LibreOffice must give."""
     notes: dict[str, dict[str, str]] = {}
     recalc: dict[str, set[str]] = {}
     for sheet, part in package.sheet_parts(parts).items():
+        if sheet in skip:
+            continue
+
         def fn(root: object, sheet: str = sheet) -> None:
             s = xmlcells.Sheet(root)
             s.expand_shared(keep=lambda f: not rewrite.calls_ours(f))
-            lookup = evaluate.cell_lookup(parts, sheet, s)
+            context = functools.cache(lambda: (evaluate.cell_lookup(parts, sheet, s), table()))
             for ref, formula, cell in list(s.formula_cells()):
                 if rewrite.calls_ours(formula):
-                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc, (lookup, table))
+                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc, context)
         partedit.change(parts, part, fn)
     for sheet, cell_notes in notes.items():
         parts = comments.add_notes(parts, sheet, cell_notes)
@@ -176,7 +187,7 @@ def _rewrite(parts: dict[str, bytes], done: Exported,
 
 def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: object, done: Exported,
                   notes: dict[str, dict[str, str]], recalc: dict[str, set[str]],
-                  context: tuple[evaluate.Lookup, calc.DeviceTable | None] | None = None) -> None:
+                  context: Callable[[], tuple[evaluate.Lookup, calc.DeviceTable | None]] | None = None) -> None:
     f = s.formula(cell)
     try:
         f.text = rewrite.rewrite(formula)
@@ -191,7 +202,7 @@ def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: o
         if own is not None and not (isinstance(own, str) and own in xmlcells.EXCEL_ERRORS):
             note = f"{why}, so this is the value the add-in computed"
         else:
-            note = _computed(s, cell, formula, own, why, context, done)
+            note = _computed(s, cell, formula, own, why, context() if context else None, done)
         s.drop_formula(cell)
         notes.setdefault(sheet, {})[ref] = (
             f"Frozen by the e-mail export: {note}. The formula was ={formula[:200]} (exported {today()})")
@@ -219,12 +230,14 @@ def _computed(s: xmlcells.Sheet, cell: object, formula: str, own: object, why: s
             "so this value was computed by TrainingBudget's calculator when the copy was made")
 
 
-def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook,
-                        recalc: dict[str, set[str]]) -> dict[str, bytes]:
+def _with_cached_values(parts: dict[str, bytes], values: stream.Values,
+                        recalc: dict[str, set[str]], skip: set[str] = frozenset()) -> dict[str, bytes]:
     """Formula cells the export rewrote (and every cell of their array ranges), and formula cells
     with no cached value, take LibreOffice's value; every other cell keeps its own, so a function
     LibreOffice lacks (XLOOKUP, LET, ...) never turns a good value into #NAME?."""
     for sheet, part in package.sheet_parts(parts).items():
+        if sheet in skip:  # every formula cell of it has its own value (stream.only_copied)
+            continue
         ws = values[sheet]
 
         def fn(root: object, sheet: str = sheet, ws: object = ws) -> None:

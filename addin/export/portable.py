@@ -128,12 +128,15 @@ def _root_namespaces(data: bytes, name: str) -> bytes:
     return package.edit(name, data, fn)
 
 
-def make_portable(parts: dict[str, bytes]) -> Portable:
-    """Rewrite `parts` (the e-mail copy's package, in place) as described in this module's docstring."""
+def make_portable(parts: dict[str, bytes], skip: set[str] = frozenset()) -> Portable:
+    """Rewrite `parts` (the e-mail copy's package, in place) as described in this module's
+    docstring; sheets in `skip` need no rewrite (export.stream.only_copied) and stay as they are."""
     done = Portable()
     found = tables(parts)
     names = _names(parts, found, done)
     for sheet, part in package.sheet_parts(parts).items():
+        if sheet in skip:
+            continue
         partedit.change(parts, part, lambda root, sheet=sheet: _sheet(root, found, names, done, sheet))
     for part in list(parts):
         if partedit.content_type(parts, part) in DRAWING_CTS:

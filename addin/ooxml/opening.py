@@ -159,4 +159,4 @@ def _check_workbook(path: Path, parts: dict[str, bytes], parse_xml: bool) -> Non
     if parse_xml:
         for name, data in parts.items():
             if name.lower().endswith(XML_SUFFIXES):
-                safexml.parse(name, data, str(path))
+                safexml.check(name, data, str(path))

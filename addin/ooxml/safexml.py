@@ -10,6 +10,7 @@ broken writer, never of a real workbook.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,32 @@ def parse(name: str, data: bytes, where: str = "") -> etree._Element:
         raise BadWorkbookError(f"{prefix}part {name} declares a DOCTYPE (entities or DTDs are never in a "
                                "workbook; refused as unsafe)")
     return root
+
+
+STREAM_BYTES = 1 << 20  # a larger part is checked streaming (check), so its tree is never held whole
+_STREAMED = ["{*}row", "{*}si", "{*}r"]  # the elements a large part has many of, freed as they are read
+
+
+def check(name: str, data: bytes, where: str = "") -> None:
+    """`parse`'s checks on part `name` without keeping its tree: the same parser settings, read
+    as a stream of elements, each freed once read (a million-row sheet in constant memory)."""
+    if len(data) <= STREAM_BYTES:
+        parse(name, data, where)
+        return
+    prefix = f"{where}: " if where else ""
+    events = etree.iterparse(io.BytesIO(data), events=("end",), tag=_STREAMED, resolve_entities=False,
+                             no_network=True, huge_tree=False, load_dtd=False, dtd_validation=False)
+    try:
+        for _, el in events:  # rows of a sheet, strings of the string table, records of a pivot cache
+            el.clear(keep_tail=True)
+            while el.getprevious() is not None:
+                del el.getparent()[0]
+    except etree.XMLSyntaxError as e:
+        raise BadWorkbookError(f"{prefix}part {name} is not well-formed XML ({_one_line(e)})") from None
+    info = events.root.getroottree().docinfo
+    if info.doctype or info.internalDTD is not None or info.externalDTD is not None:
+        raise BadWorkbookError(f"{prefix}part {name} declares a DOCTYPE (entities or DTDs are never in a "
+                               "workbook; refused as unsafe)")
 
 
 def serialize(root: etree._Element | etree._ElementTree, original: bytes | None = None,
