@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh Debian machine, then runs every test.
-# LibreOffice (headless Calc) is the spreadsheet engine the workbook tests recalculate with.
+# LibreOffice (headless Calc) is the spreadsheet engine the workbook tests recalculate with;
+# Gnumeric (ssconvert --recalc) is a second one the e-mail copy must compute the same in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-apt_packages=(libreoffice-calc-nogui fonts-crosextra-carlito poppler-utils)
+apt_packages=(libreoffice-calc-nogui gnumeric fonts-crosextra-carlito poppler-utils)
 missing=()
 for p in "${apt_packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

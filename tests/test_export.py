@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import subprocess
 import zipfile
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import openpyxl
 import pytest
+from lxml import etree
 from openpyxl.chart import BarChart, Reference
 from openpyxl.drawing.image import Image
 from openpyxl.worksheet.formula import ArrayFormula
@@ -79,6 +81,8 @@ def test_every_formula_cell_has_a_value_equal_to_calc_and_libreoffice(exported, 
 def test_pdf_shows_the_budget(exported, tmp_path):
     text = subprocess.run(["pdftotext", str(exported.pdf), "-"], capture_output=True, text=True, check=True).stdout
     assert "Training budget" in text and "Wall-clock hours" in text and "3.7 h" in text
+    assert f"printed {export.today()}" in text  # the footer's date is ISO (issue 17 item 10), not 12/01/2026
+    assert not re.search(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", text)
     fonts = subprocess.run(["pdffonts", str(exported.pdf)], capture_output=True, text=True, check=True).stdout
     assert all(line.split()[-5] == "yes" for line in fonts.splitlines()[2:])  # every font embedded
     subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(exported.pdf), str(tmp_path / "p")],
@@ -114,6 +118,11 @@ def _user_workbook(path: Path) -> Path:
     return path
 
 
+def _tree(data: bytes) -> list:
+    """A part's elements, attributes and texts in document order (where namespaces are declared aside)."""
+    return [(el.tag, sorted(el.attrib.items()), (el.text or "").strip()) for el in etree.fromstring(data).iter()]
+
+
 def test_user_workbook(soffice, tmp_path):
     src = _user_workbook(tmp_path / "plan.xlsx")
     before = package.read_parts(src)
@@ -129,8 +138,10 @@ def test_user_workbook(soffice, tmp_path):
                                                         devices=8)))
     after = package.read_parts(done.out)
     for part in before:
-        if part.startswith(("xl/media/", "xl/drawings/drawing", "xl/worksheets/sheet2", "xl/theme", "xl/styles")):
-            assert after[part] == before[part], part  # the user's image, drawing, other sheet, styles: untouched
+        if part.startswith(("xl/media/", "xl/worksheets/sheet2", "xl/theme", "xl/styles")):
+            assert after[part] == before[part], part  # the user's image, other sheet, styles: untouched
+        if part.startswith("xl/drawings/drawing"):  # the same tree; only namespace declarations moved to the root
+            assert _tree(after[part]) == _tree(before[part]), part
     chart = after["xl/charts/chart1.xml"].decode()
     assert f"{spill[0]!r}"[:8] in chart  # the chart's cache carries the recalculated values
     wb = openpyxl.load_workbook(done.out)
@@ -193,3 +204,34 @@ def test_libreoffice_timeout_is_one_line(built, tmp_path, tmp_path_factory, monk
     assert proc.returncode == 2 and "did not finish" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_iso_dates_in_the_footer_keep_literal_ampersands():
+    assert export.iso_header_footer("&Lprinted &D, R&&D &&D&Rpage &P", "2026-12-01") == \
+        "&Lprinted 2026-12-01, R&&D &&D&Rpage &P"
+
+
+def test_calls_without_native_form_are_computed_when_the_file_has_none(soffice, tmp_path):
+    """Issue 17 item 9: LibreOffice saves #NAME? for TRAIN_BUDGET; the copy computes what it can
+    with calc (with its INDEX) and says, in the note, why it could not compute the rest."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Plan"
+    ws["A2"] = 7e9
+    ws["B2"] = f'=INDEX(TRAIN_BUDGET(A2,1E12,"{H100}"),1,2)'
+    ws["C2"] = f'=TRAIN_BUDGET(A2,1E12,"{H100}")'
+    ws["D2"] = '=INDEX(TRAIN_BUDGET(A2,1E12,"no such device"),1,2)'
+    ws["E2"] = f'=INDEX(TRAIN_BUDGET(A2*2,1E12,"{H100}"),1,2)'
+    wb.save(tmp_path / "plain.xlsx")
+    saved = engine.convert([tmp_path / "plain.xlsx"], "xlsx", tmp_path / "lo")[0]
+    assert openpyxl.load_workbook(saved, data_only=True)["Plan"]["B2"].value == "#NAME?"
+    done = export.export(saved, tmp_path / "out.xlsx")
+    assert done.computed == 1 and len(done.frozen) == 4
+    out = openpyxl.load_workbook(done.out)["Plan"]
+    budget = registry.BY_NAME["TRAIN_BUDGET"].call({"params": 7e9, "tokens": 1e12, "device": H100})
+    assert out["B2"].value == pytest.approx(budget[0][1])
+    assert "computed by TrainingBudget's calculator" in out["B2"].comment.text
+    for ref, why in (("C2", "wrap the call in INDEX"), ("D2", "unknown device 'no such device'"),
+                     ("E2", "an argument is an expression")):
+        assert out[ref].value == "#NAME?" and why in out[ref].comment.text, ref
+        assert f"(exported {export.today()})" in out[ref].comment.text

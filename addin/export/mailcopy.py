@@ -12,19 +12,22 @@ written, and the .xlsx and the PDF are moved into place together or not at all.
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
+import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import openpyxl
 
 from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import comments, macrofree, package, partedit, xmlcells
-from . import charts
+from ..template import devices_table
+from . import charts, evaluate, portable, stream
 
 CONF_SHEET = "xlwings.conf"
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
@@ -39,7 +42,9 @@ class Exported:
     rewritten: int = 0
     frozen: list[str] = field(default_factory=list)
     added_devices: bool = False
+    computed: int = 0  # frozen cells whose value calc computed (the file had none, or an error)
     seconds: float = 0.0
+    portable: portable.Portable = field(default_factory=portable.Portable)
 
 
 def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | None = None) -> Exported:
@@ -69,12 +74,21 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
         parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
     partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
-    parts, recalc = _rewrite(parts, done)
+    copied = stream.copied_sheets(parts)  # written back byte for byte, never loaded (issue 19)
+    parts, recalc = _rewrite(parts, done, functools.cache(lambda: _devices(src)), copied)
+    done.portable = portable.make_portable(parts, copied)
+    for sheet, cell_notes in portable.fixed_range_notes(parts, done.portable, today()).items():
+        parts = comments.add_notes(parts, sheet, cell_notes)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
-        package.write_package(parts, interim)
-        values = openpyxl.load_workbook(engine.recalculate(interim, Path(tmp) / "lo"), data_only=True)
-        parts = _with_cached_values(parts, values, recalc)
+        given, emptied = stream.for_recalculation(parts, copied)
+        package.write_package(given, interim)
+        del given
+        by_sheet = package.sheet_parts(parts)
+        values = stream.read_values(engine.recalculate(interim, Path(tmp) / "lo"), copied, stream.chart_ranges(parts),
+                                    {s: parts[by_sheet[s]] for s in emptied},
+                                    xmlcells.shared_strings(parts.get("xl/sharedStrings.xml")) if emptied else None)
+        parts = _with_cached_values(parts, values, recalc, copied)
         macrofree.check(parts, str(src))
         if pdf is None:
             _keep_backups(out)
@@ -138,18 +152,33 @@ def _has_devices_table(parts: dict[str, bytes]) -> bool:
                for p in parts if partedit.content_type(parts, p) == partedit.TABLE_CT)
 
 
-def _rewrite(parts: dict[str, bytes], done: Exported) -> tuple[dict[str, bytes], dict[str, set[str]]]:
-    """Our function calls made native; those without a native form frozen to values, with a note.
-    Returns the parts and, per sheet, the cells whose value LibreOffice must give."""
+def _devices(src: Path) -> calc.DeviceTable | None:
+    """The workbook's own Devices table (measured rows count), or None for the bundled catalog."""
+    try:
+        return devices_table.table_from_workbook(src)
+    except (calc.TrainingBudgetError, KeyError, ValueError, OSError):
+        return None
+
+
+def _rewrite(parts: dict[str, bytes], done: Exported,
+             table: Callable[[], calc.DeviceTable | None] = lambda: None,
+             skip: set[str] = frozenset()) -> tuple[dict[str, bytes], dict[str, set[str]]]:
+    """Our function calls made native; those without a native form frozen to values, with a note
+    (or computed, see _computed). Sheets in `skip` are not touched. Returns the parts and, per
+    sheet, the cells whose value LibreOffice must give."""
     notes: dict[str, dict[str, str]] = {}
     recalc: dict[str, set[str]] = {}
     for sheet, part in package.sheet_parts(parts).items():
+        if sheet in skip:
+            continue
+
         def fn(root: object, sheet: str = sheet) -> None:
             s = xmlcells.Sheet(root)
             s.expand_shared(keep=lambda f: not rewrite.calls_ours(f))
+            context = functools.cache(lambda: (evaluate.cell_lookup(parts, sheet, s), table()))
             for ref, formula, cell in list(s.formula_cells()):
                 if rewrite.calls_ours(formula):
-                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc)
+                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc, context)
         partedit.change(parts, part, fn)
     for sheet, cell_notes in notes.items():
         parts = comments.add_notes(parts, sheet, cell_notes)
@@ -157,7 +186,8 @@ def _rewrite(parts: dict[str, bytes], done: Exported) -> tuple[dict[str, bytes],
 
 
 def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: object, done: Exported,
-                  notes: dict[str, dict[str, str]], recalc: dict[str, set[str]]) -> None:
+                  notes: dict[str, dict[str, str]], recalc: dict[str, set[str]],
+                  context: Callable[[], tuple[evaluate.Lookup, calc.DeviceTable | None]] | None = None) -> None:
     f = s.formula(cell)
     try:
         f.text = rewrite.rewrite(formula)
@@ -166,21 +196,48 @@ def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: o
         if f.get("t") == "array" and f.get("ref"):
             recalc[sheet] |= set(xmlcells.refs_in(f.get("ref")))
     except rewrite.NoNativeError as e:
-        s.drop_formula(cell)
         why = (f"{e.name} has no native Excel formula" if not isinstance(e, rewrite.TooLongError)
                else f"{e.name} would be too long")
+        own = _own_value(s, cell)
+        if own is not None and not (isinstance(own, str) and own in xmlcells.EXCEL_ERRORS):
+            note = f"{why}, so this is the value the add-in computed"
+        else:
+            note = _computed(s, cell, formula, own, why, context() if context else None, done)
+        s.drop_formula(cell)
         notes.setdefault(sheet, {})[ref] = (
-            f"Frozen by the e-mail export: {why}, so this is the value "
-            f"the add-in computed. The formula was ={formula[:200]}")
+            f"Frozen by the e-mail export: {note}. The formula was ={formula[:200]} (exported {today()})")
         done.frozen.append(f"{sheet}!{ref}")
 
 
-def _with_cached_values(parts: dict[str, bytes], values: openpyxl.Workbook,
-                        recalc: dict[str, set[str]]) -> dict[str, bytes]:
+def _computed(s: xmlcells.Sheet, cell: object, formula: str, own: object, why: str,
+              context: tuple[evaluate.Lookup, calc.DeviceTable | None] | None,
+              done: Exported) -> str:
+    """A frozen cell whose file had no good value: computed with calc where the formula allows
+    (issue 17 item 9), else kept as it is; returns the note's reason."""
+    had = "no value" if own is None else f"{own}"
+    try:
+        if context is None:
+            raise evaluate.UnevaluableError("no workbook to read its arguments from")
+        lookup, table = context
+        value = evaluate.evaluate(formula, lookup, table)
+    except evaluate.UnevaluableError as e:
+        if own is None:
+            s.set_value(cell, "#N/A")
+        return f"{why} and the file held {had} for it; it could not be computed here: {e}"
+    s.set_value(cell, value)
+    done.computed += 1
+    return (f"{why} and the file held {had} for it (saved by a program without the add-in), "
+            "so this value was computed by TrainingBudget's calculator when the copy was made")
+
+
+def _with_cached_values(parts: dict[str, bytes], values: stream.Values,
+                        recalc: dict[str, set[str]], skip: set[str] = frozenset()) -> dict[str, bytes]:
     """Formula cells the export rewrote (and every cell of their array ranges), and formula cells
     with no cached value, take LibreOffice's value; every other cell keeps its own, so a function
     LibreOffice lacks (XLOOKUP, LET, ...) never turns a good value into #NAME?."""
     for sheet, part in package.sheet_parts(parts).items():
+        if sheet in skip:  # every formula cell of it has its own value (stream.only_copied)
+            continue
         ws = values[sheet]
 
         def fn(root: object, sheet: str = sheet, ws: object = ws) -> None:
@@ -227,6 +284,17 @@ def _value(v: object) -> object:
     return "" if v is None else v
 
 
+def today() -> str:
+    """Today's date (UTC) as ISO 8601, 2026-12-01: how the export writes every date."""
+    return dt.datetime.now(dt.UTC).date().isoformat()
+
+
+def iso_header_footer(text: str, day: str) -> str:
+    """A header/footer text with its date field `&D` (which LibreOffice prints in the locale's
+    order, 12/01/2026) replaced by the ISO date `day`; `&&` (a literal ampersand) is kept."""
+    return re.sub(r"&&|&D", lambda m: day if m.group() == "&D" else m.group(), text)
+
+
 def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
     """A PDF of `sheets` (their print areas), fonts embedded, through LibreOffice."""
     parts = package.read_parts(workbook)
@@ -255,6 +323,10 @@ def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
                 view.attrib.pop("tabSelected", None)
                 if selected and i == 0:
                     view.set("tabSelected", "1")
+            for hf in root.iter(xmlcells.q(root, "headerFooter")):
+                for part in hf:
+                    if part.text:
+                        part.text = iso_header_footer(part.text, today())
         partedit.change(parts, part, views)
     with tempfile.TemporaryDirectory(prefix="tb-pdf-") as tmp:
         copy = Path(tmp) / (workbook.stem + ".xlsx")

@@ -59,6 +59,11 @@ def _parse(items: list[Token], i: int = 0, closing: bool = False) -> tuple[list,
     return nodes, i
 
 
+def parse(items: list[Token]) -> list:
+    """Tokens (openpyxl's Tokenizer items) as nested calls: Tokens and `Call`s."""
+    return _parse(items)[0]
+
+
 def _parse_call(items: list[Token], i: int) -> tuple[Call, int]:
     call, i = Call(items[i].value, [], ""), i + 1
     while i < len(items):
@@ -80,6 +85,11 @@ def _name(call: Call) -> str | None:
     for prefix in _PREFIXES:
         name = name.removeprefix(prefix.upper())
     return name if name in BY_NAME else None
+
+
+def our_name(call: Call) -> str | None:
+    """The registry name of the function `call` calls, or None when it is not one of ours."""
+    return _name(call)
 
 
 def _render(nodes: list) -> str:

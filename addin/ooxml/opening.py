@@ -18,6 +18,7 @@ holding an `EncryptedPackage` stream (MS-OFFCRYPTO §2.3.4.4); they are named as
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import zipfile
@@ -137,13 +138,13 @@ def _check_one(path: Path, name: str, size: int, compressed: int) -> None:
 
 def _read_part(path: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     """The part's bytes, read in chunks and stopped at the limits whatever its header said."""
-    chunks, got = [], 0
+    out, got = io.BytesIO(), 0  # getvalue() hands over its buffer: a large part is held once, not twice
     with z.open(info) as src:
         while chunk := src.read(CHUNK):
             got += len(chunk)
             _check_one(path, info.filename, got, info.compress_size)
-            chunks.append(chunk)
-    return b"".join(chunks)
+            out.write(chunk)
+    return out.getvalue()
 
 
 def _check_workbook(path: Path, parts: dict[str, bytes], parse_xml: bool) -> None:
