@@ -190,5 +190,5 @@ def test_blocks_start_below_everything_and_print(built):
     printed_before = max(b.id for b in ws.row_breaks.brk if b.id < first - 1)
     assert first - 1 in {b.id for b in ws.row_breaks.brk}
     assert first > printed_before
-    assert all(ws[f"{c}{r}"].value is None for r in range(first - 1, first) for c in "ABCDEFGHI")
-    assert ws.print_area.endswith(f"$I${int(names['Layout_total_GB'][1:]) + 1}")
+    assert all(ws[f"{c}{r}"].value is None for r in range(first - 1, first) for c in "ABCDEFGHIJK")
+    assert ws.print_area.endswith(f"$K${int(names['Layout_total_GB'][1:]) + 1}")

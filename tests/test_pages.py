@@ -48,7 +48,7 @@ def test_budget_print_area_holds_comparison_chart_date_and_assumptions(built):
     area = ws.print_area.split("!")[1].replace("$", "")
     first, last = area.split(":")
     last_row = int(re.sub(r"\D", "", last))
-    assert first == "A1" and last.startswith("I")
+    assert first == "A1" and last.startswith("K")
     anchor = ws._charts[0].anchor._from
     assert anchor.col == 0 and last_row >= anchor.row + budget_sheet.CHART_ROWS - 1
     labels = [c.value for c in ws["E"] if c.value]

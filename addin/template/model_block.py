@@ -85,7 +85,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: d
     arch_end, arch = _architecture(ws, cached, top, shape)
     end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
                   GIB * table.value(budget["device"], "memory_gib") / GB)
-    ws.print_area = f"{area}:I{end}"
+    ws.print_area = f"{area}:K{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
 
 

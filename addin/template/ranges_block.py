@@ -18,12 +18,12 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import native
+from ..functions import native, pieces
+from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, style, text
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
-HOURS_LABEL = "Wall-clock hours"  # the results row the ranges scale
 SIXTEEN_BIT = ranges.SIXTEEN_BIT
 
 
@@ -45,6 +45,26 @@ def prior_name(device: str, kind: str, precision: str, row: str) -> str:
     measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
     keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in SIXTEEN_BIT), f"{row}>=1E9"])
     return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
+
+
+def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str]:
+    """calc's side of the one price rule (pieces.price_used) at the inputs `v` (a provider given
+    as v["provider"], v["plan"]): USD per device-hour or None, and whose price it is."""
+    if v.get("provider"):
+        spec = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
+        try:
+            return float(calc.prices.usd_per_device_hour(spec, v["device"], table=table)), (
+                f"{v['provider']} {v.get('plan') or 'on_demand'} price")
+        except calc.TrainingBudgetError:
+            return None, f"no {v['provider']} price for it"
+    if isinstance(v.get("usd_per_device_hour"), (int, float)):
+        return float(v["usd_per_device_hour"]), pieces.TYPED
+    own = table.get(v["device"]).usd_per_device_hour
+    return (None, pieces.NO_PRICE) if own is None else (float(own), pieces.ROW_PRICE)
+
+
+def money(device_hours: float, usd: float | None, usd_rate: float = 1.0) -> Any:
+    return pieces.NO_PRICE if usd is None else device_hours * usd * usd_rate
 
 
 def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
@@ -82,6 +102,8 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
     text(ws, f"A{r}", "Price and currency", styles.HEADING)
     providers = sorted({p.provider for p in prices.load_prices()})
     d = _device_row(v["device"], table)
+    own = table.get(v["device"]).usd_per_device_hour
+    usd, source = price(v, table)
     rows: list[tuple[str, str, str, Any, Any, str | None, str]] = [
         # (name, label, kind: input|formula, formula or default, cached value, format, note)
         ("Provider", "Price from provider", "input", "", None, None,
@@ -96,9 +118,15 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
         ("Price_found", "Provider's price (USD per device-hour)", "formula",
          'IF(Price_date=0,"",' + prices_sheet.cheapest("Provider", "Hardware_of_device", "Plan_col", "Price_date")
          + ")", "", styles.USD_RATE, "the cheapest row of that date"),
+        ("Row_price", "The device row's price (USD per device-hour)", "formula", pieces.row_price("Device"),
+         "" if own is None else own, styles.USD_RATE, "blank: the Devices sheet has none for it"),
         ("Price_used", "Price used (USD per device-hour)", "formula",
-         'IF(Price_found="",Price_per_hour,Price_found)', v["usd_per_device_hour"], styles.USD_RATE,
-         "the provider's price, else the typed price above"),
+         pieces.price_used("Provider", "Price_found", "Price_per_hour", "Row_price"),
+         pieces.NO_PRICE if usd is None else usd, styles.USD_RATE,
+         "the provider's price; else the typed price above; else the device row's"),
+        ("Price_source", "Price from", "formula",
+         pieces.price_source("Provider", "Plan", "Price_found", "Price_per_hour", "Row_price"), source, None,
+         "whose price every cost on this sheet uses"),
         ("Currency", "Currency (code)", "input", "USD", None, None, "every money figure is shown in it"),
         ("USD_rate", "Currency units per USD", "input", 1.0, None, "0.0000", "1 for USD"),
         ("Rate_date", "Date of the rate and prices", "input", prices_sheet.budget_date(), None, "yyyy-mm-dd",
@@ -144,7 +172,6 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
 
 def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
     """Low / expected / high hours, device-hours, cost and energy (columns B, C, D of the header)."""
-    hours_row = next(c.row for c in ws["A"] if c.value == HOURS_LABEL)
     d = _device_row(v["device"], table)
     text(ws, f"A{r}", "Ranges (published runs' utilization)", styles.HEADING)
     helpers = (
@@ -155,8 +182,9 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
          position(d, table), "0"),
         ("Prior_device", "Device row the ranges use", prior_name("Device", "Kind_of_device", "Precision_of_device",
                                                                   "Prior_row"), d.name, None),
-        ("Hours_at_100", "Hours at 100% on that row", f"B{hours_row}*Utilization*Rate_TFLOPS/"
-         + native.wrap(native.lookup("Prior_device", "tflops")),
+        ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
+            {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
+             "devices": "Devices_count"}, blank_means_default=False),
          float(calc.train_hours(v["params"], v["tokens"], d.name, devices=v["devices"], table=table)), styles.HOURS),
     )
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
@@ -165,7 +193,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         _name(ws, name, f"B{i}")
     got = calc.train_range(v["params"], v["tokens"], v["device"], devices=v["devices"],
                            usd_per_device_hour=v["usd_per_device_hour"], pue=v["pue"], table=table)
-    return _range_rows(ws, cached, got, r + len(helpers) + 1)
+    return _range_rows(ws, cached, got, price(v, table)[0], r + len(helpers) + 1)
 
 
 def position(d: calc.Device, table: calc.DeviceTable) -> float:
@@ -175,7 +203,7 @@ def position(d: calc.Device, table: calc.DeviceTable) -> float:
     return same[0] if same else 1e9
 
 
-def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], first: int) -> int:
+def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], usd: float | None, first: int) -> int:
     """Three rows (low, expected, high) for each of hours, device-hours, cost and energy."""
     utilization = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours: high u
     figures = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
@@ -185,15 +213,17 @@ def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], first: 
         for j, case in enumerate(ranges.LABELS):
             i = first + 3 * k + j
             rows[key, case] = i
-            formula = {"hours": f"Hours_at_100/({utilization[case]}*Goodput)",
-                       "device_hours": f"B{rows.get(('hours', case))}*Devices_count",
-                       "usd": f"B{rows.get(('device_hours', case))}*Price_used*USD_rate",
-                       "kwh": f"Board_watts*B{rows.get(('device_hours', case))}*PUE_ratio/1000"}[key]
+            dh = f"B{rows.get(('device_hours', case))}"
+            formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
+                       "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
+                       "usd": pieces.cost(dh, "Price_used"),
+                       "kwh": pieces.energy_kwh("Board_watts", dh, "PUE_ratio")}[key]
+            value = money(float(got["device_hours"][j]), usd) if key == "usd" else float(got[key][j])
             if key == "usd":
-                cached.formula(ws, f"A{i}", f'"Cost, {case} ("&Currency&")"', f"Cost, {case} (USD)",
+                cached.formula(ws, f"A{i}", pieces.with_currency(f"Cost, {case}"), f"Cost, {case} (USD)",
                                font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
-            cell = cached.formula(ws, f"B{i}", formula, float(got[key][j]), fmt, styles.BOLD)
+            cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD)
             cell.border = styles.BOX
     return first + 3 * len(figures) - 1
