@@ -2,10 +2,12 @@
 
 Every numeric argument takes a scalar, a list or an array and broadcasts like numpy;
 scalars in give a Python float out. Units are in the names: params (count), tokens (count),
-tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), hours, usd, kwh.
+tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), GiB (2^30 bytes: device memory), hours, usd, kwh.
+One job, one answer: `budget(Job(...))` composes every figure of a job into one `Budget`.
 """
 
 from .backtest import backtest
+from .budget import Budget, Job, Owned, Span, budget, usable_bytes
 from .checks import TrainingBudgetError, UnknownDeviceError
 from .config import load_config
 from .devices import Device, DeviceTable, catalog, load_devices
@@ -41,7 +43,7 @@ __all__ = [
     "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
     "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
     "GOODPUT", "UtilizationPrior", "backtest", "load_prices", "owned_usd_per_device_hour", "train_range",
-    "utilization_prior",
+    "utilization_prior", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes",
 ]
 __all__ += ["Layouts", "ModelPreset", "ParamBreakdown", "fit_layouts", "load_config", "model_params",
             "model_preset", "model_presets"]

@@ -1,133 +1,189 @@
-"""Plans side by side: one row per (model, tokens, device, price) with point figures or ranges.
+"""Plans side by side: scenario files read into `Job`s, and the Scenarios sheet's plan rows.
 
-Report data for `trainbudget estimate --range / --price / --own / --scenarios`: plain dicts
-(flat keys, so the same rows print as a table, JSON or CSV). A range gives `<figure>_low`,
-`<figure>_expected` and `<figure>_high` (low <= expected <= high, see calc/ranges.py); a point
-estimate gives `<figure>`. Prices carry their source, `as_of` and age in days.
+Every figure comes from calc.budget.budget; this module only reads inputs into `Job`s and
+writes `Budget`s as rows. A scenarios file (CSV, columns SCENARIO_COLUMNS) is streamed: one row
+read, one `Job` made, at a time, so a million-row file needs no more memory than one row. Its
+cells take the command line's syntax: "7B", "1.5T", "40%", "prior", "aws:on_demand", "2.5".
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from .checks import TrainingBudgetError, fraction, whole
+from .budget import Budget, Job, Owned, Span, budget
+from .checks import TrainingBudgetError, show
 from .devices import DeviceTable, catalog
-from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
-from .prices import lookup, parse_spec
-from .prior import utilization_prior
-from .ranges import prior_device
-from .schedule import train_energy_kwh, train_hours
-from .units import parse_count
+from .owned import PUE_INDUSTRY
+from .units import parse_count, parse_number, parse_share
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own")
+MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
+
+__all__ = ["FIGURES", "SCENARIO_COLUMNS", "Owned", "parse_own", "parse_price", "plan_row", "scenario_jobs",
+           "scenario_rows", "read_scenarios"]
 
 
-@dataclass(frozen=True)
-class Owned:
-    """Owned-hardware terms for a price: capex per device (USD), life (years), energy terms."""
-
-    capex_usd: float
-    life_years: float
-    usd_per_kwh: float
-    pue: float = PUE_INDUSTRY
-    occupancy: float = 1.0
-
-
-def parse_own(text: str, usd_per_kwh: float | None, pue: float = PUE_INDUSTRY, occupancy: float = 1.0) -> Owned:
+def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDUSTRY,
+              occupancy: float = 1.0) -> Owned:
     """"CAPEX,LIFE" (USD per device, years) with the energy terms; usd_per_kwh is required."""
     parts = [p.strip() for p in str(text).split(",")]
-    if len(parts) != 2:
+    if len(parts) != 2 or not all(parts):
         raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {text!r})")
-    try:
-        capex, life = float(parts[0]), float(parts[1])
-    except ValueError:
-        raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {text!r})") from None
+    capex = parse_number("own: CAPEX", parts[0])
+    life = parse_number("own: LIFE", parts[1])
+    if life <= 0:
+        raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {text!r})")
     if usd_per_kwh is None:
         raise TrainingBudgetError("own needs usd_per_kwh (the electricity tariff, USD per kWh)")
-    return Owned(capex, life, usd_per_kwh, pue, occupancy)
+    kwh_price = parse_number("usd_per_kwh", usd_per_kwh)
+    occ = parse_share("occupancy", occupancy)
+    p = None if pue is None else parse_number("pue", pue, 1.0)
+    return Owned(capex, life, kwh_price, p, occ)
 
 
-def price_info(device: str, price: str | float | None, own: Owned | None, table: DeviceTable,
-               today: dt.date | None = None) -> dict[str, Any]:
-    """USD per device-hour with where it comes from: a number, a provider:plan row, or owned terms."""
-    if own is not None:
-        watts = table.get(device).watts
-        if watts is None:
-            raise TrainingBudgetError(f"own: device {device!r} has no watts for the energy share")
-        usd = owned_usd_per_device_hour(own.capex_usd, life_years=own.life_years, watts=watts,
-                                        usd_per_kwh=own.usd_per_kwh, pue=own.pue, occupancy=own.occupancy)
-        return {"usd_per_device_hour": usd, "price": f"owned {own.capex_usd:g} USD over {own.life_years:g} y",
-                "price_as_of": None, "price_age_days": None, "price_source": "owned: calc/owned.py"}
-    if price is None or price == "":
-        return {}
-    spec = parse_spec(price) if isinstance(price, str) else float(price)
-    if isinstance(spec, float):
-        return {"usd_per_device_hour": spec, "price": f"{spec:g} USD", "price_as_of": None,
-                "price_age_days": None, "price_source": "given"}
-    row, plan = lookup(str(price), device, table)
-    return {"usd_per_device_hour": row.usd[plan], "price": f"{row.provider}:{plan} {row.offering}",
-            "price_as_of": row.as_of, "price_age_days": row.age_days(today), "price_source": row.source}
+def parse_price(name: str, value: Any) -> Any:
+    """A price cell or option: None/blank (the device row's own), a number of USD per device-hour
+    (finite, >= 0; "2.5" as text too) or a PROVIDER:PLAN text, kept as text."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return parse_number(name, value)
+    text = str(value).strip()
+    try:
+        float(text)
+    except ValueError:
+        if ":" not in text and not text.replace("_", "").replace("-", "").isalnum():
+            raise TrainingBudgetError(f"{name} must be USD per device-hour or PROVIDER:PLAN (got {value!r})") from None
+        return text
+    return parse_number(name, text)
 
 
 def plan_row(params: float, tokens: float, device: str, *, devices: int = 1, utilization: Any = "prior",
              price: str | float | None = None, own: Owned | None = None, pue: float = 1.0,
              table: DeviceTable | None = None, name: str = "", today: dt.date | None = None) -> dict[str, Any]:
-    """One plan's figures: ranges when utilization is "prior", else points at that utilization."""
+    """One plan's figures (the Scenarios sheet's row: `hours`, `device_hours`, `usd`, `kwh`, with
+    `_low/_expected/_high` for a range), read off budget(Job(...))."""
     table = catalog() if table is None else table
-    ranged = isinstance(utilization, str)
-    d = table.get(prior_device(device, table) if ranged else device)
-    u = 1.0 if ranged else float(fraction("utilization", utilization))
-    n = int(whole("devices", devices))
-    factors = utilization_prior().hour_factors() if ranged else None
-    hours = float(train_hours(params, tokens, d.tflops, utilization=u, devices=n))
-    info = price_info(d.name, price, own, table, today)
-    base = {"hours": hours, "device_hours": hours * n,
-            "usd": hours * n * info["usd_per_device_hour"] if info else None,
-            "kwh": float(train_energy_kwh(params, tokens, d.name, pue=pue, utilization=u, devices=n, table=table))
-            if d.watts else None}
-    row: dict[str, Any] = {"name": name or table.get(device).name, "device": d.name, "params": params, "tokens": tokens,
-                           "devices": n, "utilization": "prior" if ranged else u}
-    for fig in FIGURES:
-        if not ranged:
-            row[fig] = base[fig]
-            continue
-        for label, f in zip(("low", "expected", "high"), factors, strict=True):
-            row[f"{fig}_{label}"] = None if base[fig] is None else base[fig] * float(f)
-    return {**row, **info}
+    b = budget(Job(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
+                   price=own if own is not None else (None if price == "" else price), pue=pue, table=table,
+                   name=name, today=today))
+    return legacy_row(b, name or table.get(device).name)
+
+
+def legacy_row(b: Budget, name: str) -> dict[str, Any]:
+    """A Budget in the Scenarios sheet's row keys."""
+    row: dict[str, Any] = {"name": name, "device": b.device, "params": b.params, "tokens": b.job.tokens,
+                           "devices": int(b.job.devices), "utilization": "prior" if b.ranged else b.utilization}
+    for fig, value in zip(FIGURES, (b.hours, b.device_hours, b.cost_usd, b.energy_kwh), strict=True):
+        if isinstance(value, Span):
+            row.update({f"{fig}_{k}": float(v) for k, v in zip(("low", "expected", "high"), value.as_tuple(),
+                                                                 strict=True)})
+        elif b.ranged:
+            row.update({f"{fig}_{k}": None for k in ("low", "expected", "high")})
+        else:
+            row[fig] = None if value is None else float(value)
+    if b.usd_per_device_hour is not None:
+        row.update({"usd_per_device_hour": float(b.usd_per_device_hour), "price": b.price_label,
+                    "price_as_of": b.price_as_of, "price_age_days": b.price_age_days,
+                    "price_source": b.price_source})
+    return row
+
+
+def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilization: Any = None,
+                  price: Any = None, own: str | None = None, usd_per_kwh: float | None = None,
+                  occupancy: float = 1.0, pue: float | None = None) -> Iterator[Job]:
+    """One `Job` per scenario record: the record's cells over `base` (the command line's other
+    options: method, layout, PUE, ...). Blank utilization, price and own cells take the defaults
+    given here; a blank utilization with no default is refused, naming the row."""
+    for i, rec in enumerate(records, start=1):
+        where = f"scenario {i}"
+        extra = rec.get(None) if isinstance(rec, dict) else None
+        if extra and any(str(c).strip() for c in extra):
+            raise TrainingBudgetError(f"{where}: {len(extra)} cell(s) beyond the header's columns "
+                                      f"({show(', '.join(map(str, extra)))}); the columns are "
+                                      f"{', '.join(SCENARIO_COLUMNS)}")
+        unknown = sorted(str(k) for k in rec if k is not None and k not in SCENARIO_COLUMNS)
+        if unknown:
+            raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(unknown)} "
+                                      f"(known: {', '.join(SCENARIO_COLUMNS)})")
+        r = {k: v for k, v in rec.items() if k is not None and v is not None and str(v).strip() != ""}
+        for need in ("params", "tokens", "device"):
+            if need not in r:
+                raise TrainingBudgetError(f"{where}: {need} is required")
+        yield base.with_(params=parse_count(f"{where}: params", r["params"]),
+                         tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
+                         devices=_devices(where, r.get("devices", 1)),
+                         utilization=_utilization(where, r.get("utilization"), utilization),
+                         price=_price(where, r, price, own, usd_per_kwh, occupancy, pue),
+                         name=str(r.get("name", "")), model=None)
+
+
+def _devices(where: str, value: Any) -> float:
+    n = parse_number(f"{where}: devices", value, 1.0)
+    if not n.is_integer():
+        raise TrainingBudgetError(f"{where}: devices must be a whole number >= 1 (got {value!r})")
+    return n
+
+
+def _utilization(where: str, value: Any, default: Any) -> Any:
+    if value is None:
+        if default is None:
+            raise TrainingBudgetError(f"{where}: utilization is blank; give a share such as 0.4 or 40%, or "
+                                      "'prior' (or pass --utilization or --range for every blank cell)")
+        return default
+    if str(value).strip().lower() == "prior":
+        return "prior"
+    return parse_share(f"{where}: utilization", value)
+
+
+def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, usd_per_kwh: float | None,
+           occupancy: float, pue: float | None) -> Any:
+    if r.get("own") or (own and not r.get("price")):
+        return parse_own(r.get("own") or own, usd_per_kwh, pue, occupancy)
+    if r.get("price"):
+        return parse_price(f"{where}: price", r["price"])
+    return price
 
 
 def scenario_rows(records: Iterable[Mapping[str, Any]], *, defaults: Mapping[str, Any] | None = None,
                   usd_per_kwh: float | None = None, table: DeviceTable | None = None,
                   today: dt.date | None = None) -> list[dict[str, Any]]:
-    """One plan row per scenario record (CSV columns SCENARIO_COLUMNS; blanks take `defaults`)."""
-    base = dict(defaults or {})
-    rows = []
-    for i, rec in enumerate(records, start=1):
-        r = {**base, **{k: v for k, v in rec.items() if k and v not in (None, "")}}
-        unknown = sorted(set(rec) - set(SCENARIO_COLUMNS) - {None})
-        if unknown:
-            raise TrainingBudgetError(f"scenario {i}: unknown column(s) {', '.join(unknown)} "
-                                      f"(known: {', '.join(SCENARIO_COLUMNS)})")
-        for need in ("params", "tokens", "device"):
-            if need not in r:
-                raise TrainingBudgetError(f"scenario {i}: {need} is required")
-        util = r.get("utilization", "prior")
-        util = "prior" if str(util).strip().lower() == "prior" else _number(f"scenario {i}: utilization", util)
-        own = parse_own(r["own"], usd_per_kwh) if r.get("own") else None
-        rows.append(plan_row(parse_count(f"scenario {i}: params", r["params"]),
-                             parse_count(f"scenario {i}: tokens", r["tokens"]), str(r["device"]),
-                             devices=_number(f"scenario {i}: devices", r.get("devices", 1)), utilization=util,
-                             price=r.get("price"), own=own, table=table, name=str(r.get("name", "")),
-                             today=today))
-    return rows
+    """One plan row (plan_row's keys) per scenario record; blanks take `defaults` (utilization
+    "prior" unless given, price, own)."""
+    d = dict(defaults or {})
+    base = Job(params=1.0, table=catalog() if table is None else table, today=today)
+    jobs = scenario_jobs(records, base, utilization=d.get("utilization", "prior"),
+                         price=parse_price("price", d.get("price")), own=d.get("own"), usd_per_kwh=usd_per_kwh)
+    return [legacy_row(b, b.job.name or b.device) for b in map(budget, jobs)]
 
 
-def _number(name: str, value: Any) -> float:
+def read_scenarios(path: Any, what: str = "--scenarios") -> Iterator[dict[str, Any]]:
+    """The records of a scenarios CSV, streamed (csv.DictReader over the open file): regular files
+    only (a FIFO or a device is refused before it is opened), UTF-8 with or without a BOM."""
+    p = Path(path)
     try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise TrainingBudgetError(f"{name} must be a number (got {value!r})") from None
+        st = os.stat(p)
+    except OSError as e:
+        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TrainingBudgetError(f"{what} {p}: not a regular file")
+    if st.st_size > MAX_SCENARIO_BYTES:
+        raise TrainingBudgetError(f"{what} {p} is larger than {MAX_SCENARIO_BYTES >> 20} MiB")
+    try:
+        f = open(p, encoding="utf-8-sig", newline="")  # noqa: SIM115 (closed when the generator ends)
+    except OSError as e:
+        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
+    with f:
+        try:
+            yield from csv.DictReader(f)
+        except UnicodeDecodeError as e:
+            raise TrainingBudgetError(f"{what} {p} is not UTF-8 text (byte {e.start})") from None
+        except csv.Error as e:
+            raise TrainingBudgetError(f"{what} {p}: not a CSV file ({e})") from None

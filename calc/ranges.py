@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, positive, whole
+from .checks import TrainingBudgetError, at_least, positive, show, whole
 from .devices import DeviceTable, catalog
 from .prior import UtilizationPrior, utilization_prior
-from .schedule import price_per_device_hour, train_hours
+from .schedule import kwh, price_per_device_hour, train_hours
 
 LABELS = ("low", "expected", "high")
 
@@ -72,8 +72,17 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     """Hours, device-hours, USD and kWh as ranges (trailing axis: low, expected, high).
 
     One utilization-1.0 pass; `usd` appears when a price is given (a number or "provider:plan"),
-    `kwh` when the device has watts (or `watts` is given). `prior` defaults to all runs.
+    `kwh` when the device has watts (or `watts` is given). `prior` defaults to all runs; the
+    prior's utilizations are the range, so a `utilization` is refused (train_hours takes one).
     """
+    if "utilization" in flops_options:
+        raise TrainingBudgetError(
+            f"train_range takes its utilizations from the prior, not utilization="
+            f"{show(flops_options['utilization'])}: pass prior=UtilizationPrior(...), or use train_hours "
+            "for one utilization")
+    if prior is not None and not isinstance(prior, UtilizationPrior):
+        raise TrainingBudgetError(f"prior must be a UtilizationPrior from calc.utilization_prior() or None "
+                                  f"(got {show(prior)})")
     factors = (utilization_prior() if prior is None else prior).hour_factors()
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
@@ -85,7 +94,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     w = positive("watts", watts) if watts is not None else _watts(device, table)
     if w is not None:
         p = at_least("pue", pue, 1.0)
-        out["kwh"] = (dh * np.asarray(w * p / 1000.0))[..., None] * factors  # as train_energy_kwh: W · h · PUE / 1000
+        out["kwh"] = np.asarray(kwh(w, dh, p))[..., None] * factors  # as train_energy_kwh
     return out
 
 

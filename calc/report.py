@@ -10,11 +10,11 @@ from typing import Any
 
 from . import devices as _devices
 from . import runs as _runs
-from .checks import TrainingBudgetError
+from .budget import Budget, Job, Span, budget
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
-from .schedule import GB, train_cost, train_energy_kwh, train_hours
+from .schedule import GB, GIB, train_hours
 
 # The starting document's scenario and its four rates, in its order: a 7B full fine-tune on
 # 1B tokens, on two matmul rates measured on an Apple M3 Ultra and on the H100 SXM's dense peaks.
@@ -32,29 +32,23 @@ def budget_rows(params: float, tokens: float, device: Any, utilization: float = 
                 devices: int = 1, usd_per_device_hour: float | None = None, pue: float = 1.0,
                 method: str = "full", optimizer: str = "adamw", zero_stage: int = 0,
                 table: DeviceTable | None = None) -> list[list[Any]]:
-    """[label, value] rows: memory by part (GB, 1e9 bytes), FLOPs, hours, days, cost, energy.
-
-    A figure that needs data the device row lacks (a price, watts) reads as a short text.
-    """
-    mem = train_memory(params, method=method, optimizer=optimizer, zero_stage=zero_stage,
-                            devices=devices)
-    job = {"utilization": utilization, "devices": devices, "table": table}
-    hours = train_hours(params, tokens, device, **job)
+    """[label, value] rows of one `Budget`: memory by part (GB, 1e9 bytes, per device), FLOPs,
+    hours, days, device-hours, cost, energy, then whether it fits, the headroom (GiB), the
+    utilization and goodput used. A figure the device row lacks data for (a price, watts) reads
+    as a short text. A thin wrapper over calc.budget.budget."""
+    b = budget(Job(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
+                   price=usd_per_device_hour, pue=pue, method=method, optimizer=optimizer,
+                   zero_stage=zero_stage, table=table))
     rows: list[list[Any]] = [[f"{part.capitalize()} (GB per device)", value / GB]
-                             for part, value in mem.as_dict().items() if part != "activations"]
-    rows += [["FLOPs", train_flops(params, tokens)], ["Hours", hours], ["Days", hours / 24],
-             ["Device-hours", hours * devices]]
-    rows.append(["Cost (USD)", _or_text(train_cost, params, tokens, device,
-                                        usd_per_device_hour=usd_per_device_hour, **job)])
-    rows.append(["Energy (kWh)", _or_text(train_energy_kwh, params, tokens, device, pue=pue, **job)])
+                             for part, value in b.memory.as_dict().items() if part != "activations"]
+    rows += [["FLOPs", b.flops], ["Hours", b.hours], ["Days", b.days], ["Device-hours", b.device_hours]]
+    rows.append(["Cost (USD)", "n/a: no price; pass usd_per_device_hour" if b.cost_usd is None else b.cost_usd])
+    rows.append(["Energy (kWh)", f"n/a: device {b.device!r} has no watts in its table row"
+                 if b.energy_kwh is None else b.energy_kwh])
+    rows.append(["Fits in memory", "n/a: no memory in the device row" if b.fits is None else bool(b.fits)])
+    rows.append(["Headroom (GiB per device)", "n/a" if b.headroom_bytes is None else b.headroom_bytes / GIB])
+    rows += [["Utilization", b.utilization], ["Goodput", b.goodput]]
     return rows
-
-
-def _or_text(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    try:
-        return fn(*args, **kwargs)
-    except TrainingBudgetError as e:
-        return f"n/a: {e}"
 
 
 def estimate(params: float = SEED_PARAMS, tokens: float = SEED_TOKENS,
@@ -88,3 +82,74 @@ def runs_rows(table: DeviceTable | None = None) -> list[dict[str, Any]]:
              "implied_utilization": _runs.implied_utilization(r, table), "reported_mfu": r.reported_mfu,
              "predicted_device_hours": _runs.predicted_device_hours(r, table), "source": r.source}
             for r in _runs.load_runs()]
+
+
+# --- one row schema for every door's JSON and CSV ---------------------------------------------------
+
+FIGURES = ("hours", "days", "device_hours", "cost_usd", "energy_kwh")
+
+
+def _f(value: Any) -> Any:
+    """A number as a Python float (None stays None)."""
+    return None if value is None else float(value)
+
+
+def _n(value: Any) -> Any:
+    """A count as an int when it is whole (7000000000, not 7000000000.0), else a float."""
+    f = float(value)
+    return int(f) if f.is_integer() and abs(f) < 2**53 else f
+
+
+def budget_row(b: Budget) -> dict[str, Any]:
+    """One scalar `Budget` as a flat row, keys with units: the same keys for every path (a range
+    gives `<figure>_low`, `_expected` and `_high` where a point gives `<figure>`)."""
+    job, lay = b.job, b.layout
+    row: dict[str, Any] = {
+        "name": job.name or (job.model.name if job.model is not None else ""),
+        "model": None if job.model is None else job.model.name, "device": b.device,
+        "params": _n(b.params), "active_params": _n(b.active_params), "tokens": _n(job.tokens),
+        "devices": _n(job.devices), "flops": _f(b.flops),
+        **{k: _n(lay[k]) for k in ("tensor_parallel", "pipeline_parallel", "expert_parallel",
+                                   "context_parallel", "data_parallel")},
+        "method": job.method, "optimizer": job.optimizer, "zero_stage": _n(job.zero_stage),
+        "memory_per_device_gib": float(b.memory.total) / GIB,
+        **{f"{part}_gib": float(v) / GIB for part, v in b.memory.as_dict().items() if part != "total"},
+        "usable_gib": None if b.usable_bytes is None else float(b.usable_bytes) / GIB,
+        "fits": None if b.fits is None else bool(b.fits),
+        "headroom_gib": None if b.headroom_bytes is None else float(b.headroom_bytes) / GIB,
+    }
+    _put(row, "utilization", b.utilization)
+    row.update(utilization_basis=b.utilization_basis, goodput=float(b.goodput), goodput_basis=b.goodput_basis)
+    for fig in FIGURES:
+        value = getattr(b, fig)
+        _put(row, fig, Span(None, None, None) if value is None and b.ranged else value)
+    row.update(usd_per_device_hour=_f(b.usd_per_device_hour), price=b.price_label, price_source=b.price_source,
+               price_as_of=b.price_as_of, price_age_days=b.price_age_days, pue=float(b.pue))
+    return row
+
+
+def _put(row: dict[str, Any], key: str, value: Any) -> None:
+    if isinstance(value, Span):
+        row.update({f"{key}_{label}": _f(v) for label, v in zip(("low", "expected", "high"), value.as_tuple(),
+                                                                   strict=True)})
+    else:
+        row[key] = _f(value)
+
+
+_POINT = ("utilization", *FIGURES)
+
+
+def row_keys(ranged: bool | None) -> list[str]:
+    """budget_row's keys in order: for points (False), ranges (True) or both (None: a file of
+    scenarios may mix them, so its CSV has every column)."""
+    b = budget(Job(params=1e9, utilization=1.0 if ranged is False else "prior"))
+    keys = list(budget_row(b))
+    if ranged is None:
+        out: list[str] = []
+        for k in keys:
+            stem = k.rsplit("_", 1)[0]
+            if k.endswith("_low") and stem in _POINT:
+                out.append(stem)
+            out.append(k)
+        return out
+    return keys

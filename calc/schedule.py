@@ -22,6 +22,7 @@ from .checks import (
     out,
     pick,
     positive,
+    show,
     whole,
     whole_in,
 )
@@ -39,14 +40,23 @@ def _table(table: DeviceTable | None) -> DeviceTable:
     return catalog() if table is None else table
 
 
-def _wants_prior(utilization: Any) -> bool:
-    """utilization="prior" (or a UtilizationPrior) asks for a range; see calc/ranges.py."""
-    return not isinstance(utilization, (int, float, np.ndarray, list, tuple)) and _ranges().wants_prior(utilization)
+def _points_only(utilization: Any) -> None:
+    """Refuse a range request here: schedule returns points; ranges live in calc/ranges.py."""
+    if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
+        raise TrainingBudgetError(
+            f"utilization must be a number in (0, 1] (got {show(utilization)}); for low / expected / high "
+            "from the published runs use calc.train_range(...) or calc.budget(Job(..., utilization='prior'))")
 
 
-def _ranges() -> Any:
-    from . import ranges  # imported late: ranges builds on this module
-    return ranges
+def hours_at(flops: Any, tflops: Any, utilization: Any, devices: Any) -> Any:
+    """Wall-clock hours: FLOPs / (TFLOP/s · 1e12 · utilization · devices) / 3600 (checked numbers)."""
+    return out(flops / (tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices))
+
+
+def kwh(watts: Any, device_hours: Any, pue: Any) -> Any:
+    """Energy in kWh: board watts · device-hours · PUE / 1000 (checked numbers)."""
+    return out(np.asarray(watts) * device_hours * pue / 1000.0) if not isinstance(watts, float) \
+        else out(watts * device_hours * pue / 1000.0)
 
 
 def device_tflops(device: Any, *, table: DeviceTable | None = None) -> np.ndarray | float:
@@ -66,23 +76,18 @@ def train_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0
     `flops_options` are those of `train_flops` (n_layers, d_model, seq_len, recompute,
     active_params: a mixture-of-experts model's FLOPs follow its active parameters).
     """
-    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
-        return _ranges().over_prior(train_hours, params, tokens, device, utilization=utilization,
-                                    devices=devices, table=table, **flops_options)
+    _points_only(utilization)
     flops = train_flops(params, tokens, **flops_options)
     rate = device_tflops(device, table=table)
     u = fraction("utilization", utilization)
     n = whole("devices", devices)
-    return out(flops / (rate * (TERA * SECONDS_PER_HOUR) * u * n))
+    return hours_at(flops, rate, u, n)
 
 
 @broadcasts
 def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, devices: Any = 1,
               table: DeviceTable | None = None, **flops_options: Any) -> np.ndarray | float:
     """Device-hours (GPU-hours): wall-clock hours times `devices`; arguments as `train_hours`."""
-    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
-        return _ranges().over_prior(gpu_hours, params, tokens, device, utilization=utilization,
-                                    devices=devices, table=table, **flops_options)
     hours = train_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                         **flops_options)
     return out(hours * whole("devices", devices))
@@ -92,8 +97,15 @@ def price_per_device_hour(device: Any, usd_per_device_hour: Any = None, *,
                           table: DeviceTable | None = None) -> np.ndarray | float:
     """USD per device-hour for `device`: a number as given (>= 0), a "provider:plan" text looked
     up in the sourced prices (calc/prices.py), or, for None, the device row's own price."""
+    if isinstance(device, str):
+        _table(table).get(device)  # an unknown device is named as such, not blamed on the price
     if isinstance(usd_per_device_hour, str):
+        from .prices import parse_spec
         from .prices import usd_per_device_hour as priced
+        if isinstance(parse_spec(usd_per_device_hour), float):
+            raise TrainingBudgetError(
+                f"usd_per_device_hour must be a number or PROVIDER:PLAN text such as 'aws:on_demand' "
+                f"(got the text {show(usd_per_device_hour)}: pass it as a number)")
         return priced(usd_per_device_hour, device, table=table)
     if usd_per_device_hour is None:
         try:
@@ -115,10 +127,6 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
     """
     if isinstance(usd_per_device_hour, str):  # "provider:plan", priced for the device as named
         usd_per_device_hour = price_per_device_hour(device, usd_per_device_hour, table=table)
-    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
-        return _ranges().over_prior(train_cost, params, tokens, device, utilization=utilization,
-                                    usd_per_device_hour=usd_per_device_hour, devices=devices, table=table,
-                                    **flops_options)
     price = price_per_device_hour(device, usd_per_device_hour, table=table)
     dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                    **flops_options)
@@ -134,14 +142,11 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
     `watts` overrides the device row's board power (needed for a device given as a number).
     `pue` (power usage effectiveness, >= 1) scales for cooling and power delivery.
     """
-    if _wants_prior(utilization):  # a (low, expected, high) range: calc/ranges.py
-        return _ranges().over_prior(train_energy_kwh, params, tokens, device, utilization=utilization,
-                                    pue=pue, watts=watts, devices=devices, table=table, **flops_options)
     w = _table(table).value(device, "watts") if watts is None else positive("watts", watts)
     p = at_least("pue", pue, 1.0)
     dh = gpu_hours(params, tokens, device, utilization=utilization, devices=devices, table=table,
                    **flops_options)
-    return out(np.asarray(w) * dh * p / 1000.0)
+    return kwh(w, dh, p)
 
 
 @broadcasts

@@ -1,4 +1,5 @@
-"""Shared fixtures: the starting document's printed table, a subprocess runner for `trainbudget`."""
+"""Shared fixtures: the starting document's printed table, a subprocess runner for `trainbudget`
+and an in-process one (`invoke`)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,23 @@ def run_cli(*args: str, check: bool = False, cwd: Path | None = None) -> subproc
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.run([sys.executable, "-m", "trainbudget.addin.cli", *args], capture_output=True,
                           text=True, env=env, cwd=cwd)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def invoke(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    """`trainbudget ARGS` in this process, through click's CliRunner isolation and the entry
+    point's own error handling (cli.main.run): the same stdout, stderr and exit status as
+    `run_cli`, without starting a Python process."""
+    from click.testing import CliRunner
+
+    from trainbudget.addin.cli.main import cli, run
+
+    with CliRunner().isolation(env={"COLUMNS": "200"}) as (out, err, _):
+        code = run(cli, list(args))
+    proc = subprocess.CompletedProcess(["trainbudget", *args], code, out.getvalue().decode("utf-8"),
+                                       err.getvalue().decode("utf-8"))
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

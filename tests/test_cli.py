@@ -1,4 +1,6 @@
-"""The command line: the seed's table, figure for figure; formats; errors; help for every command."""
+"""The command line: the seed's table, figure for figure; formats; errors; help for every command;
+every option of `estimate` honoured on every path (issue 17 items 1, 2, 5, 6; issue 19's CLI
+refusals). In-process (click's CliRunner via tests.conftest.invoke) except the entry-point tests."""
 
 import csv
 import io
@@ -7,42 +9,199 @@ import re
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke, run_cli
+from trainbudget import calc
 from trainbudget.addin.cli.main import cli
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+GIB = 2.0 ** 30
+
+
+def _json(*args: str) -> dict:
+    return json.loads(invoke("estimate", *args, "--json", check=True).stdout)
+
+
+def _csv(*args: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(invoke("estimate", *args, "--csv", check=True).stdout)))
 
 
 def test_seed_table_figure_for_figure(seed_lines):
-    out = run_cli("estimate", check=True).stdout
-    expected = seed_lines
+    """The starting document's hours and FLOPs line for line; its 112 GB (1e9 bytes) of model
+    states printed as the GiB the devices are measured in (112e9 / 2^30 = 104.3)."""
+    out = run_cli("estimate", check=True).stdout  # the real entry point
     got = [line.split("   [")[0] for line in out.splitlines() if line.strip()]
-    for line in expected:
+    for line in seed_lines[1:]:
         assert line in got, line
-    numbers = re.findall(r"\d[\d.,]*", "\n".join(expected))
-    assert numbers == re.findall(r"\d[\d.,]*", "\n".join(got[: len(expected)]))
+    numbers = re.findall(r"\d[\d.,]*", "\n".join(seed_lines[1:]))
+    assert numbers == re.findall(r"\d[\d.,]*", "\n".join(got[1:len(seed_lines)]))
+    assert "112 GB" in seed_lines[0] and f"{112e9 / GIB:.1f} GiB per device" in got[0]
     assert "utilization is never 100%" in out
 
 
 def test_json_and_csv_agree():
-    data = json.loads(run_cli("estimate", "--params", "70B", "--tokens", "2T", "--json",
-                              check=True).stdout)
-    assert data["params"] == 70e9 and data["tokens"] == 2e12
-    assert data["memory_bytes"]["total"] == 70e9 * 16
-    rows = list(csv.DictReader(io.StringIO(run_cli("estimate", "--params", "70B", "--tokens", "2T",
-                                                   "--csv", check=True).stdout)))
+    data = _json("--params", "70B", "--tokens", "2T")
+    rows = _csv("--params", "70B", "--tokens", "2T")
     assert [r["device"] for r in rows] == [r["device"] for r in data["rows"]]
+    first = data["rows"][0]
+    assert first["params"] == 70e9 and first["tokens"] == 2e12
+    assert first["memory_per_device_gib"] * GIB == pytest.approx(70e9 * 16)
     assert float(rows[2]["hours"]) == pytest.approx(data["rows"][2]["hours"])
 
 
 def test_options_change_the_figures():
-    data = json.loads(run_cli("estimate", "--device", "h100 sxm, bf16 tensor core, dense",
-                              "--utilization", "0.4", "--devices", "8", "--json", check=True).stdout)
-    (row,) = data["rows"]
+    (row,) = _json("--device", "h100 sxm, bf16 tensor core, dense", "--utilization", "0.4", "--devices", "8")["rows"]
     assert row["hours"] == pytest.approx(42e18 / (989.5e12 * 0.4 * 8) / 3600)
     assert row["device_hours"] == pytest.approx(8 * row["hours"])
-    text = run_cli("estimate", "--device", "H100 SXM, FP8 tensor core, dense", "--utilization",
-                   "0.5", check=True).stdout
+    assert row["days"] == pytest.approx(row["hours"] / 24)
+    text = invoke("estimate", "--device", "H100 SXM, FP8 tensor core, dense", "--utilization", "0.5", check=True).stdout
     assert "at 50% utilization" in text
 
+
+# ---- issue 17 item 1: options were dropped with --price PROVIDER:PLAN, --range, --own, --scenarios -----
+
+MODEL_ARGS = ("--model", "Llama 3.1 8B", "--tokens", "1T", "--devices", "64", "--device", H100)
+
+
+@pytest.mark.parametrize("extra", [("--price", "aws:on_demand"), ("--range",), ("--own", "30000,5", "--usd-per-kwh",
+                                                                                      "0.1")])
+def test_model_is_honoured_with_price_range_and_own(extra):
+    (row,) = _json(*MODEL_ARGS, *extra)["rows"]
+    preset = calc.model_preset("Llama 3.1 8B").params()
+    assert row["params"] == pytest.approx(preset.total) and row["params"] > 7.9e9  # was 7B
+    assert row["flops"] == pytest.approx(6 * preset.total * 1e12)
+
+
+def test_price_provider_plan_uses_the_model():
+    """Was 9.21 h and $4,056 (a 7B) for Llama 3.1 8B; the model's 8.03B gives the right figures."""
+    (row,) = _json(*MODEL_ARGS, "--utilization", "0.4", "--price", "aws:on_demand")["rows"]
+    n = calc.model_preset("Llama 3.1 8B").params().total
+    hours = calc.train_hours(n, 1e12, H100, utilization=0.4, devices=64)
+    assert row["hours"] == pytest.approx(hours)
+    assert row["cost_usd"] == pytest.approx(hours * 64 * row["usd_per_device_hour"])
+    assert row["price_as_of"] and row["price_age_days"] >= 0
+
+
+@pytest.mark.parametrize("extra", [("--range",), ("--price", "lambda"), ("--own", "30000,5", "--usd-per-kwh", "0.1")])
+def test_layout_method_and_zero_are_honoured_on_every_path(extra):
+    args = ("--model", "Mixtral 8x7B", "--devices", "64", "--tp", "2", "--ep", "8", "--device", H100,
+            "--method", "lora", "--optimizer", "sgd", "--zero-stage", "3", "--pue", "1.3")
+    (row,) = _json(*args, *extra)["rows"]
+    job = calc.Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, tensor_parallel=2, expert_parallel=8,
+                   method="lora", optimizer="sgd", zero_stage=3)
+    assert row["memory_per_device_gib"] * GIB == pytest.approx(calc.budget(job).memory.total)
+    assert row["data_parallel"] == 32 and row["zero_stage"] == 3 and row["method"] == "lora"
+    assert row["pue"] == 1.3
+
+
+def test_scenarios_rows_take_the_command_lines_layout_and_method(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization\nA,7B,1T,"{H100}",8,40%\n', "utf-8")
+    (row,) = _json("--scenarios", str(path), "--zero-stage", "3", "--tp", "2", "--pue", "1.2")["rows"]
+    want = calc.budget(calc.Job(params=7e9, tokens=1e12, devices=8, tensor_parallel=2, zero_stage=3,
+                                utilization=0.4, pue=1.2))
+    assert row["memory_per_device_gib"] * GIB == pytest.approx(want.memory.total)
+    assert row["energy_kwh"] == pytest.approx(want.energy_kwh) and row["utilization"] == 0.4
+
+
+# ---- item 2: one memory figure, on the layout, with the method; whether it fits ----------------------
+
+def test_one_memory_figure_on_the_layout():
+    out = invoke("estimate", "--model", "Llama 3.1 70B", "--devices", "8", "--tp", "8", "--device", H100,
+                 check=True).stdout
+    want = calc.budget(calc.Job(model=calc.model_preset("Llama 3.1 70B"), devices=8, tensor_parallel=8))
+    gib = f"{want.memory.total / GIB:,.1f}"
+    assert f"{gib} GiB per device" in out and "TP 8" in out
+    assert re.findall(r"([\d,.]+) GiB per device", out) == [gib]  # no second, different figure
+    assert "GB" not in out.replace("GiB", "")
+
+
+def test_header_names_the_method_and_zero_stage():
+    out = invoke("estimate", "--method", "lora", "--zero-stage", "3", "--devices", "8", "--device", H100,
+                 check=True).stdout
+    assert out.startswith("LoRA fine-tune of a 7B") and "ZeRO 3" in out and "ZeRO 0" not in out
+
+
+def test_a_job_that_does_not_fit_says_so():
+    args = ("--model", "Mixtral 8x7B", "--devices", "8", "--device", H100)
+    out = invoke("estimate", *args, check=True).stdout
+    assert "does NOT fit" in out
+    (row,) = _json(*args)["rows"]
+    assert row["fits"] is False and row["headroom_gib"] < 0
+    (ok,) = _json(*args, "--zero-stage", "3", "--devices", "64")["rows"]
+    assert ok["fits"] is True and ok["headroom_gib"] > 0
+
+
+# ---- item 5: assumptions stated ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("extra", [(), ("--range",), ("--utilization", "40%", "--goodput", "0.9")])
+def test_every_text_output_says_fit_utilization_goodput_and_days(extra):
+    out = invoke("estimate", "--device", H100, *extra, check=True).stdout
+    assert "utilization" in out and "goodput" in out and "days" in out and "fit" in out
+
+
+def test_goodput_is_applied_and_stated():
+    (plain,) = _json("--device", H100, "--utilization", "0.4")["rows"]
+    (good,) = _json("--device", H100, "--utilization", "0.4", "--goodput", "90%")["rows"]
+    assert plain["goodput"] == 1.0 and good["goodput"] == 0.9
+    assert good["hours"] == pytest.approx(plain["hours"] / 0.9)
+
+
+def test_blank_scenario_utilization_is_an_error_naming_the_row(tmp_path):
+    """It became 100% without a word (737 h instead of about 1,900 h)."""
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization\nA,7B,1T,"{H100}",8,0.4\nB,7B,1T,"{H100}",8,\n',
+                    "utf-8")
+    proc = invoke("estimate", "--scenarios", str(path))
+    assert proc.returncode == 2 and "scenario 2: utilization is blank" in proc.stderr
+    (a, b) = _json("--scenarios", str(path), "--utilization", "0.3")["rows"]  # a stated default for blanks
+    assert a["utilization"] == 0.4 and b["utilization"] == 0.3
+
+
+def test_scenario_cells_take_the_command_lines_syntax(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization,price\nA,7B,1T,"{H100}",8,40%,2.5\n', "utf-8")
+    (row,) = _json("--scenarios", str(path))["rows"]
+    assert row["utilization"] == 0.4 and row["params"] == 7e9
+    assert row["cost_usd"] == pytest.approx(calc.train_cost(7e9, 1e12, H100, usd_per_device_hour=2.5,
+                                                            utilization=0.4, devices=8))
+
+
+# ---- item 6: one row schema, exact numbers, valid JSON ---------------------------------------------------
+
+KEYS = {"hours", "days", "device_hours", "cost_usd", "energy_kwh", "memory_per_device_gib", "fits",
+        "headroom_gib", "utilization", "goodput", "params", "active_params", "tokens", "devices", "device",
+        "usd_per_device_hour", "price", "price_source", "price_as_of", "price_age_days"}
+
+
+def test_one_row_schema_on_every_path(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization\nA,7B,1T,"{H100}",8,0.4\n', "utf-8")
+    point = [_json("--device", H100)["rows"][0], _json("--device", H100, "--price", "aws:on_demand")["rows"][0],
+             _json("--device", H100, "--own", "30000,5", "--usd-per-kwh", "0.1")["rows"][0],
+             _json("--scenarios", str(path))["rows"][0]]
+    for row in point:
+        assert set(row) >= KEYS, KEYS - set(row)
+    ranged = _json("--device", H100, "--range")["rows"][0]
+    for fig in ("hours", "days", "device_hours", "cost_usd", "energy_kwh", "utilization"):
+        assert {f"{fig}_low", f"{fig}_expected", f"{fig}_high"} <= set(ranged)
+    assert set(point[0]) == set(point[1]) == set(point[2]) == set(point[3])
+    header = invoke("estimate", "--scenarios", str(path), "--csv", check=True).stdout.splitlines()[0].split(",")
+    assert {"params", "tokens", "devices", "hours", "hours_low"} <= set(header)
+
+
+def test_counts_are_exact():
+    """8.03B was written 8029999999.999999."""
+    (row,) = _json("--params", "8.03B", "--device", H100)["rows"]
+    assert row["params"] == 8030000000 and isinstance(row["params"], int)
+
+
+def test_json_is_strict_rfc_8259():
+    text = invoke("estimate", "--range", "--json", check=True).stdout
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert "NaN" not in text and "Infinity" not in text
+
+
+# ---- issue 19: refusals -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--params", "-7B"], "--params must be > 0"),
@@ -50,22 +209,74 @@ def test_options_change_the_figures():
     (["--utilization", "0"], "--utilization must be in (0, 1]"),
     (["--devices", "1.5"], "--devices must be a whole number"),
     (["--device", "H10"], "unknown device 'H10'; closest"),
+    (["--model", ""], "--model must not be empty"),
+    (["--price", ""], "--price must not be empty"),
+    (["--own", ""], "--own must not be empty"),
+    (["--usd-per-kwh", "nan"], "--usd-per-kwh applies to owned hardware"),
+    (["--occupancy", "0"], "--occupancy applies to owned hardware"),
+    (["--range", "--pue", "nan"], "--pue must be a finite number"),
+    (["--range", "--pue", "0.5"], "--pue must be >= 1"),
+    (["--model", "Llama 3.1 70B", "--tp", "7", "--devices", "7"], "tensor_parallel must divide n_heads"),
+    (["--model", "Llama 3.1 70B", "--pp", "3", "--devices", "3"], "pipeline_parallel must divide n_layers"),
+    (["--model", "Mixtral 8x7B", "--ep", "3", "--devices", "3"], "expert_parallel must divide n_experts"),
+    (["--range", "--utilization", "0.4"], "give --range or --utilization, not both"),
+    (["--price", "2", "--own", "1,5", "--usd-per-kwh", "0.1"], "give --price or --own, not both"),
+    (["--params", "7B", "--model", "Llama 3.1 8B"], "give --params or --model"),
+    (["--json", "--csv"], "give --json or --csv"),
+    (["--own", "1,2"], "own needs usd_per_kwh"),
+    (["--price", "aws:forever"], "plan must be one of"),
 ])
 def test_bad_input_one_line_exit_2(args, needle):
-    proc = run_cli("estimate", *args)
-    assert proc.returncode == 2
+    proc = invoke("estimate", *args)
+    assert proc.returncode == 2, proc.stdout
     assert needle in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(("row", "needle"), [
+    ("A,7B,1T,{d},8,0.4,nan", "scenario 1: price must be a finite number"),
+    ("A,7B,1T,{d},8,0.4,-5", "scenario 1: price must be >= 0"),
+    ("A,7B,1T,{d},8,0.4,1e309", "scenario 1: price must be a finite number"),
+    ("A,7B,1T,{d},8,0.4,2.5,,surplus", "scenario 1: 1 cell(s) beyond the header's columns"),
+    ("A,7B,1T,{d},8,40,2.5", "did you mean 0.40?"),
+])
+def test_bad_scenario_cells_are_refused(tmp_path, row, needle):
+    path = tmp_path / "plans.csv"
+    path.write_text("name,params,tokens,device,devices,utilization,price,own\n" + row.format(d=f'"{H100}"') + "\n",
+                    "utf-8")
+    proc = invoke("estimate", "--scenarios", str(path), "--json")
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_scenarios_refuse_options_they_replace(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization\nA,7B,1T,"{H100}",8,0.4\n', "utf-8")
+    proc = invoke("estimate", "--scenarios", str(path), "--params", "13B")
+    assert proc.returncode == 2 and "--params do(es) not apply with --scenarios" in proc.stderr
+
+
+def test_a_fifo_scenarios_file_is_refused_without_blocking(tmp_path):
+    import os
+    fifo = tmp_path / "plans.fifo"
+    os.mkfifo(fifo)
+    proc = invoke("estimate", "--scenarios", str(fifo))
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+
+
 def test_devices_listing():
-    rows = json.loads(run_cli("devices", "--json", check=True).stdout)
+    rows = json.loads(invoke("devices", "--json", check=True).stdout)
     assert len(rows) >= 30 and all(r["source"] for r in rows)
-    assert "H100 SXM, BF16 tensor core, dense" in run_cli("devices", check=True).stdout
+    assert H100 in invoke("devices", check=True).stdout
 
 
 def test_every_command_has_help():
     for name in cli.commands:
-        proc = run_cli(name, "--help", check=True)
+        proc = invoke(name, "--help", check=True)
         assert "Usage:" in proc.stdout and cli.commands[name].help.split(".")[0][:30] in proc.stdout
+
+
+def test_the_entry_point_refuses_in_one_line():
+    proc = run_cli("estimate", "--model", "")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

@@ -5,7 +5,6 @@ Bad input prints one line on stderr and exits with status 2, never a traceback.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import warnings
@@ -16,26 +15,10 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc.textfile import read_text
 from .. import TEMPLATE_PATH as DEFAULT_OUT
 from . import layout as model_layout
-from . import money
 from . import render as rep
-
-# estimate's options that make it a plan (range, price, owned hardware, scenarios): _estimate_plans.
-PLAN_OPTIONS = ("as_range", "price", "own", "usd_per_kwh", "occupancy", "scenarios")
-
-
-class CountType(click.ParamType):
-    """A count such as 7e9, 7B, 1.5T or 350M."""
-
-    name = "count"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        try:
-            return calc.parse_count(f"--{param.name}" if param else "count", value)
-        except calc.TrainingBudgetError as e:
-            self.fail(str(e), param, ctx)
+from .estimate import estimate
 
 
 def _table(path: str | None) -> calc.DeviceTable:
@@ -67,92 +50,6 @@ catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exist
 
 
 @cli.command()
-@click.option("--params", type=CountType(), default=str(calc.SEED_PARAMS), show_default="7e9",
-              help="Model parameters: 7e9, 7B, 350M.")
-@click.option("--tokens", type=CountType(), default=str(calc.SEED_TOKENS), show_default="1e9",
-              help="Training tokens: 1e9, 1B, 1.5T.")
-@click.option("--device", "device_names", multiple=True,
-              help="Device name from the catalog (repeatable); default: two rates measured on an "
-                   "Apple M3 Ultra and the H100 SXM BF16 and FP8 peaks.")
-@click.option("--utilization", type=money.UtilizationType(), default=1.0, show_default=True,
-              help="Share of the device's rate actually reached: 0.4 or 40%.")
-@click.option("--devices", "n_devices", type=float, default=1, show_default=True,
-              help="Number of devices training together.")
-@click.option("--pue", type=float, default=1.0, show_default=True,
-              help="Data-centre power usage effectiveness (>= 1) applied to the energy.")
-@click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
-              help="Fine-tuning method (memory per device).")
-@click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
-              help="Optimizer (memory per device).")
-@click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
-              help="ZeRO stage sharding model states over the devices (memory per device).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
-@catalog_option
-# Ranges, prices, owned hardware and scenarios (issue 13): handled by _estimate_plans.
-@click.option("--range", "as_range", is_flag=True,
-              help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
-                   "(published runs; replaces --utilization).")
-@click.option("--price", "price", default=None,
-              help="Price per device-hour: a number of USD for every device (2.5), or PROVIDER:PLAN from "
-                   "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price.")
-@click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
-              "needs --usd-per-kwh.")
-@click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
-@click.option("--occupancy", type=float, default=1.0, show_default=True,
-              help="For --own: share of the year the devices train.")
-@click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own.")
-@model_layout.estimate_options
-def estimate(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-             n_devices: float, pue: float, method: str, optimizer: str, zero_stage: int,
-             as_json: bool, as_csv: bool, catalog_path: str | None, **options: Any) -> None:
-    """Memory, FLOPs, hours, cost and energy for a training job.
-
-    With no options: a full fine-tune of a 7B model on 1B tokens, on two rates measured on an
-    Apple M3 Ultra and the H100's BF16 and FP8 peaks.
-    """
-    plan = {k: options.pop(k) for k in PLAN_OPTIONS}
-    price = _price_number(plan["price"])
-    if plan["as_range"] or plan["own"] or plan["scenarios"] or (plan["price"] and price is None):
-        return _estimate_plans(params, tokens, device_names, utilization, n_devices, as_json, as_csv,
-                               catalog_path, **plan)
-    calc.checks.whole("--devices", n_devices)
-    calc.checks.fraction("--utilization", utilization)
-    calc.checks.at_least("--pue", pue, 1.0)
-    table = _table(catalog_path)
-    params, model = model_layout.params_for(params, **options)  # active params for FLOPs
-    report = calc.report.estimate(params, tokens, device_names or calc.SEED_DEVICES, utilization,
-                                  int(n_devices), table)
-    report = model_layout.apply(report, model, int(n_devices), **options)
-    report = money.add_columns(report, table, price=price, pue=pue, memory_options={
-        "method": method, "optimizer": optimizer, "zero_stage": zero_stage})
-    if as_json:
-        _emit_json(report)
-    elif as_csv:
-        click.echo(rep.to_csv(report["rows"]), nl=False)
-    else:
-        click.echo(model_layout.layout_text(report), nl=False)
-        if _fancy():
-            from . import console
-            console.print_estimate(report)
-        else:
-            click.echo(rep.estimate_text(report), nl=False)
-            click.echo(money.money_text(report), nl=False)
-
-
-def _price_number(price: str | None) -> float | None:
-    """--price as USD per device-hour when it is a number (else None: a PROVIDER:PLAN)."""
-    if price is None:
-        return None
-    try:
-        value = float(price)
-    except ValueError:
-        return None
-    return calc.checks.non_negative("--price", value)
-
-
-@cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @catalog_option
@@ -163,13 +60,8 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
         _emit_json(rows)
     elif as_csv:
         click.echo(rep.to_csv(rows), nl=False)
-    elif _fancy():
-        from . import console
-        console.print_devices(rows)
     else:
-        for r in rows:
-            click.echo(f"{r['name']:48} {r['tflops']:8.1f} TFLOP/s  {r['kind']:17}  "
-                       f"{r['memory_gib'] or '':>5} GiB  {r['source']}")
+        click.echo(rep.devices_text(rows), nl=False)
 
 
 @cli.command()
@@ -182,36 +74,6 @@ def runs(as_json: bool, catalog_path: str | None) -> None:
         _emit_json(rows)
     else:
         click.echo(rep.runs_text(rows), nl=False)
-
-
-def _estimate_plans(params: float, tokens: float, device_names: tuple[str, ...], utilization: float,
-                    n_devices: float, as_json: bool, as_csv: bool, catalog_path: str | None, *, as_range: bool,
-                    price: str | None, own: str | None, usd_per_kwh: float | None, occupancy: float,
-                    scenarios: str | None) -> None:
-    """`estimate` with --range, --price, --own or --scenarios: plan rows (calc.plans)."""
-    import csv as _csv
-
-    from ...calc import plans
-
-    table = _table(catalog_path)
-    owned = plans.parse_own(own, usd_per_kwh, occupancy=occupancy) if own else None
-    util: Any = "prior" if as_range else utilization
-    if scenarios:
-        records = list(_csv.DictReader(io.StringIO(read_text(scenarios, "--scenarios"), newline="")))
-        defaults = {"utilization": util, "price": price, "own": own}
-        rows = plans.scenario_rows(records, defaults={k: v for k, v in defaults.items() if v is not None},
-                                   usd_per_kwh=usd_per_kwh, table=table)
-    else:
-        rows = [plans.plan_row(params, tokens, name, devices=n_devices, utilization=util, price=price, own=owned,
-                               table=table) for name in device_names or calc.SEED_DEVICES]
-    prior = calc.utilization_prior().as_dict() if any(r["utilization"] == "prior" for r in rows) else None
-    if as_json:
-        _emit_json({"prior": prior, "rows": rows})
-    elif as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
-    else:
-        from .plans_text import plans_text
-        click.echo(plans_text(rows, prior), nl=False)
 
 
 @cli.command()
@@ -233,8 +95,7 @@ def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool
     elif as_csv:
         click.echo(rep.to_csv(rows), nl=False)
     else:
-        from .plans_text import prices_text
-        click.echo(prices_text(rows), nl=False)
+        click.echo(rep.prices_text(rows), nl=False)
 
 
 @cli.command()
@@ -356,6 +217,7 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> N
                + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
 
 
+cli.add_command(estimate)
 cli.add_command(model_layout.fit)
 
 

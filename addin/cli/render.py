@@ -11,8 +11,6 @@ import csv
 import io
 from typing import Any
 
-from ... import calc
-
 UTILIZATION_NOTE = ("utilization is never 100%: published large runs report model-FLOPs "
                     "utilization well below peak, and a laptop GPU through PyTorch far below that.")
 
@@ -37,26 +35,16 @@ def format_flops(value: float) -> str:
     return f"{value:.3g} FLOP"
 
 
-def where_text(report: dict[str, Any]) -> str:
-    on = f" on {report['devices']} devices" if report["devices"] != 1 else ""
-    return f"{on} at {report['utilization'] * 100:g}% utilization"
+def table(headers: tuple[str, ...] | list[str], rows: list[list[str]], right: Any = ()) -> str:
+    """The one text table: columns two spaces apart, `right` (indexes) right-aligned, a header line."""
+    cells = [list(headers), *rows]
+    widths = [max(len(str(r[i])) for r in cells) for i in range(len(headers))]
+    aligned = set(right)
 
-
-def estimate_header(report: dict[str, Any]) -> list[str]:
-    """The two opening lines: memory and compute."""
-    total_gb = report["memory_bytes"]["total"] / calc.schedule.GB
-    return [f"full fine-tune of a {format_count(report['params'])}: {total_gb:,.0f} GB of "
-            "optimizer state and weights before activations",
-            f"{format_count(report['tokens'])} training tokens: {format_flops(report['flops'])}"]
-
-
-def estimate_text(report: dict[str, Any]) -> str:
-    """The printed table for any inputs: one line per device."""
-    lines = [*estimate_header(report), ""]
-    for r in report["rows"]:
-        lines.append(f"{r['device']:52} {r['tflops']:7.1f} TFLOP/s -> {r['hours']:8.1f} h"
-                     f"{where_text(report)}   [{r['note']}]")
-    return "\n".join([*lines, "", UTILIZATION_NOTE]) + "\n"
+    def line(r: list[str]) -> str:
+        return "  ".join(str(c).rjust(w) if i in aligned else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+    return "\n".join(line(r) for r in cells) + "\n"
 
 
 # Text cells starting with these are read as formulas by spreadsheets: CSV injection
@@ -104,3 +92,23 @@ def runs_text(rows: list[dict[str, Any]]) -> str:
     lines.append("implied = whole-run utilization: train_flops / (device-hours x 3600 x dense peak); "
                  "MFU = steady-state, as reported.")
     return "\n".join(lines) + "\n"
+
+
+def devices_text(rows: list[dict[str, Any]]) -> str:
+    """The catalog as a table: name, rate, kind, memory (GiB), watts, source."""
+    body = [[r["name"], f"{r['tflops']:,.1f}", r["kind"], "" if r["memory_gib"] is None else f"{r['memory_gib']:g}",
+             "" if r["watts"] is None else f"{r['watts']:g}", r["source"]] for r in rows]
+    return table(("device", "TFLOP/s", "kind", "memory GiB", "watts", "source"), body, right=(1, 3, 4))
+
+
+def prices_text(rows: list[dict[str, Any]]) -> str:
+    """Prices as a table: plans in USD per device-hour, the date read and the age."""
+    def cell(v: float | None) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    body = [[r["provider"], r["offering"][:28], r["device"][:16],
+             *(cell(r[f"usd_per_device_hour_{p}"]) for p in ("on_demand", "1yr", "3yr", "spot")),
+             f"{r['as_of']} ({r['age_days']} days old)"] for r in rows]
+    return (table(("provider", "offering", "device", "on_dem", "1yr", "3yr", "spot", "as_of"), body,
+                  right=(3, 4, 5, 6))
+            + "USD per device-hour; each row's source: --json or --csv\n")

@@ -1,0 +1,203 @@
+"""The one emitter of `estimate`: `Budget`s as text, JSON or CSV. Formatting only: every figure is
+read off a calc.Budget (calc.report.budget_row gives the one row schema, keys with units).
+
+JSON numbers are exact and always valid RFC 8259 (no NaN or Infinity); text is rounded for
+reading. Every output says whether the job fits, the utilization and goodput used, and days.
+Scenario rows are written as they are computed (a million-row file streams).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ... import calc
+from ...calc.budget import RESERVE_GIB, RESERVE_SHARE, Budget, Span
+from ...calc.report import budget_row, row_keys
+from . import render as rep
+
+GIB = calc.schedule.GIB
+Write = Callable[[str], None]
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: a non-finite float (never expected: calc refuses them) becomes null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _json_row(row: dict[str, Any]) -> str:
+    return json.dumps({k: _clean(v) for k, v in row.items()}, allow_nan=False)
+
+
+def emit_json(budgets: Iterable[Budget], write: Write) -> None:
+    """{"rows": [...], "prior": {...} or null}, one row at a time."""
+    write('{"rows": [')
+    prior = None
+    for i, b in enumerate(budgets):
+        write(("\n  " if i == 0 else ",\n  ") + _json_row(budget_row(b)))
+        prior = prior or (b.prior.as_dict() if b.prior is not None else None)
+    write("\n], \"prior\": " + json.dumps(prior, allow_nan=False) + "}\n")
+
+
+def emit_csv(budgets: Iterable[Budget], write: Write, *, both: bool) -> None:
+    """A header and one CSV line per Budget (RFC 4180 CRLF lines, text cells escaped against
+    formula injection by render.csv_cell). `both`: point and range columns (scenarios may mix)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    keys: list[str] | None = None
+    for b in budgets:
+        row = budget_row(b)
+        if keys is None:
+            keys = row_keys(None if both else b.ranged)
+            writer.writerow(keys)
+        writer.writerow([rep.csv_cell("" if row.get(k) is None else row[k]) for k in keys])
+        write(buf.getvalue())
+        buf.seek(0)
+        buf.truncate()
+
+
+# --- text ------------------------------------------------------------------------------------------
+
+def _num(v: Any, digits: int = 1) -> str:
+    if v is None:
+        return "n/a"
+    v = float(v)
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:,.{digits}f}" if abs(v) >= 1 else f"{v:.3g}"
+
+
+def figure(v: Any, digits: int = 1) -> str:
+    """A point as text, or a Span as 'low / expected / high'."""
+    if isinstance(v, Span):
+        return " / ".join(_num(x, digits) for x in v.as_tuple())
+    return _num(v, digits)
+
+
+def fit_text(b: Budget) -> str:
+    """'fits (12.3 GiB free)' or 'does NOT fit (28.3 GiB over 76.0 usable)' or 'unknown'."""
+    if b.fits is None:
+        return "unknown (no memory)"
+    head = float(b.headroom_bytes) / GIB
+    return f"fits ({head:,.1f} GiB free)" if b.fits else f"does NOT fit ({-head:,.1f} GiB over)"
+
+
+def _method(job: calc.Job) -> str:
+    return {"full": "full fine-tune", "lora": "LoRA fine-tune", "qlora": "QLoRA fine-tune",
+            "inference": "inference"}[job.method]
+
+
+def layout_words(b: Budget) -> str:
+    lay = b.layout
+    parts = [f"{k.upper()} {int(lay[key])}" for k, key in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"),
+                                                          ("cp", "context_parallel"), ("ep", "expert_parallel"))
+             if lay[key] != 1]
+    return " x ".join([*parts, f"DP {int(lay['data_parallel'])}"])
+
+
+def header(b: Budget) -> list[str]:
+    """The two opening lines: memory per device on the layout, and compute."""
+    job = b.job
+    name = f"{job.model.name}, " if job.model is not None else ""
+    active = (f", {rep.format_count(b.active_params)} active" if float(b.active_params) != float(b.params) else "")
+    n = int(job.devices)
+    return [f"{_method(job)} of a {name}{rep.format_count(b.params)}{active}: "
+            f"{float(b.memory.total) / GIB:,.1f} GiB per device of weights, gradients and optimizer state "
+            f"before activations ({job.optimizer}, ZeRO {int(job.zero_stage)}, {layout_words(b)} "
+            f"on {n} device{'s' * (n != 1)})",
+            f"{rep.format_count(job.tokens)} training tokens: {rep.format_flops(b.flops)}"]
+
+
+def _where(b: Budget) -> str:
+    n = int(b.job.devices)
+    on = f" on {n} devices" if n != 1 else ""
+    if b.ranged:
+        return f"{on} at the prior's utilization (low / expected / high)"
+    return f"{on} at {float(b.utilization) * 100:g}% utilization"
+
+
+def hours_line(b: Budget, table: calc.DeviceTable) -> str:
+    d = table.get(b.device)
+    hours = figure(b.hours) if b.ranged else f"{float(b.hours):8.1f}"
+    return f"{d.name:52} {d.tflops:7.1f} TFLOP/s -> {hours} h{_where(b)}   [{d.note}]"
+
+
+COLUMNS = ("device", "days", "device-hours", "GiB/device", "memory", "USD/device-h", "cost USD", "energy kWh")
+
+
+def table_row(b: Budget) -> list[str]:
+    price = "-" if b.usd_per_device_hour is None else f"{float(b.usd_per_device_hour):,.2f}"
+    cost = "no price" if b.cost_usd is None else figure(b.cost_usd, 0)
+    energy = "no watts" if b.energy_kwh is None else figure(b.energy_kwh)
+    return [b.device, figure(b.days, 2), figure(b.device_hours), f"{float(b.memory.total) / GIB:,.1f}",
+            fit_text(b), price, cost, energy]
+
+
+def assumptions(budgets: list[Budget]) -> list[str]:
+    """Where the utilization, goodput, prices and PUE came from; what is missing."""
+    lines = []
+    first = budgets[0]
+    if first.prior is not None:
+        p = first.prior
+        lines.append(f"utilization prior: {p.low:.3f} / {p.expected:.3f} / {p.high:.3f} (10th / 50th / 90th "
+                     f"percentile of {p.n_runs} published runs, {p.basis}); goodput {float(first.goodput):.2f} "
+                     f"({first.goodput_basis})")
+    else:
+        lines.append(f"utilization {float(first.utilization):.0%} of the device's rate (given); goodput "
+                     f"{float(first.goodput):.2f} ({first.goodput_basis})")
+    for label in dict.fromkeys(_price_note(b) for b in budgets if b.usd_per_device_hour is not None):
+        lines.append(label)
+    if any(b.cost_usd is None for b in budgets):
+        lines.append("no price: the device row has none; pass --price USD per device-hour or PROVIDER:PLAN "
+                     "(see trainbudget prices)")
+    if any(b.energy_kwh is None for b in budgets):
+        lines.append("no watts: the device row has no board power")
+    if any(b.fits is False for b in budgets):
+        lines.append(f"does NOT fit: more bytes per device than the device's memory less its reserve "
+                     f"(the larger of {RESERVE_GIB:g} GiB and "
+                     f"{RESERVE_SHARE:.0%}); add devices, a ZeRO stage or a layout (trainbudget fit)")
+    lines.append(f"energy at PUE {float(first.pue):g}")
+    return lines
+
+
+def _price_note(b: Budget) -> str:
+    dated = (f", as of {b.price_as_of} ({b.price_age_days} days old)"
+             if b.price_as_of and b.price_age_days is not None else "")
+    return f"price {float(b.usd_per_device_hour):.4g} USD per device-hour on {b.device}: {b.price_label}{dated}"
+
+
+def emit_text(budgets: list[Budget], table: calc.DeviceTable, write: Write) -> None:
+    """The same job on one or more devices: header, hours per device, the figures table, assumptions."""
+    lines = [*header(budgets[0]), ""]
+    lines += [hours_line(b, table) for b in budgets]
+    lines += ["", *rep.table(COLUMNS, [table_row(b) for b in budgets], right=range(1, 8)).splitlines(), ""]
+    lines += assumptions(budgets)
+    lines.append(rep.UTILIZATION_NOTE)
+    write("\n".join(lines) + "\n")
+
+
+def scenario_text(b: Budget) -> str:
+    """One scenario as a block (written as soon as it is computed)."""
+    job = b.job
+    lines = [f"{job.name or b.device}: {rep.format_count(b.params)} params, {rep.format_count(job.tokens)} tokens, "
+             f"{int(job.devices)} x {b.device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
+    for key, unit in (("hours", "hours"), ("days", "days"), ("device_hours", "device-hours"),
+                      ("cost_usd", "USD"), ("energy_kwh", "kWh")):
+        value = getattr(b, key)
+        text = ("no price" if key == "cost_usd" else "no watts") if value is None else figure(value)
+        lines.append(f"  {unit:13} {text}" + ("  (low / expected / high)" if isinstance(value, Span) else ""))
+    u = (f"{float(b.utilization):.0%} (given)" if not b.ranged else
+         f"prior {figure(b.utilization, 3)} ({b.utilization_basis})")
+    lines.append(f"  utilization   {u}; goodput {float(b.goodput):.2f} ({b.goodput_basis})")
+    if b.usd_per_device_hour is not None:
+        lines.append("  " + _price_note(b))
+    return "\n".join(lines) + "\n"
+
+
+def emit_scenarios_text(budgets: Iterator[Budget], write: Write) -> None:
+    for b in budgets:
+        write(scenario_text(b))

@@ -1,0 +1,139 @@
+"""The `estimate` command: options -> Jobs (cli/jobs.py) -> calc.budget -> one emitter (cli/emit.py).
+
+One code path for every option: a model or config, a layout, the method, optimizer and ZeRO
+stage, the utilization or the prior (--range), goodput, a price (USD, PROVIDER:PLAN or owned
+hardware), PUE, and a scenarios file; an option that does not apply is refused with a message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ... import calc
+from ...calc.units import parse_share
+from . import emit
+from . import jobs as making
+
+
+class CountType(click.ParamType):
+    """A count such as 7e9, 7B, 1.5T or 350M."""
+
+    name = "count"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return calc.parse_count(f"--{param.name}" if param else "count", value)
+        except calc.TrainingBudgetError as e:
+            self.fail(str(e), param, ctx)
+
+
+class UtilizationType(click.ParamType):
+    """A share of the device's rate: 0.4 or 40%; 40 is answered with "did you mean 0.40?"."""
+
+    name = "fraction"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_share(f"--{param.name}" if param else "utilization", value)
+        except calc.TrainingBudgetError as e:
+            self.fail(str(e), param, ctx)
+
+
+def _table(path: str | None) -> calc.DeviceTable:
+    if path is None:
+        return calc.catalog()
+    from ..template import devices_table
+
+    return devices_table.load_catalog(path)
+
+
+_OPTIONS = (
+    click.option("--params", type=CountType(), default=None, show_default="7e9",
+                 help="Model parameters: 7e9, 7B, 350M."),
+    click.option("--tokens", type=CountType(), default=None, show_default="1e9",
+                 help="Training tokens: 1e9, 1B, 1.5T."),
+    click.option("--device", "device_names", multiple=True,
+                 help="Device name from the catalog (repeatable); default: two rates measured on an "
+                      "Apple M3 Ultra and the H100 SXM BF16 and FP8 peaks."),
+    click.option("--utilization", type=UtilizationType(), default=None, show_default="1.0",
+                 help="Share of the device's rate actually reached: 0.4 or 40%."),
+    click.option("--devices", "n_devices", type=float, default=None, show_default="1",
+                 help="Number of devices training together (the whole job)."),
+    click.option("--goodput", type=UtilizationType(), default=None,
+                 help="Share of wall-clock time spent training (restarts and failures excluded): 0.9 or 90%; "
+                      "default 1.0 with --utilization, the prior's 0.90 with --range."),
+    click.option("--pue", type=float, default=None, show_default="1.0; 1.58 with --own",
+                 help="Data-centre power usage effectiveness (>= 1) applied to the energy."),
+    click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
+                 help="Fine-tuning method (memory per device)."),
+    click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
+                 help="Optimizer (memory per device)."),
+    click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
+                 help="ZeRO stage sharding model states over the devices (memory per device)."),
+    click.option("--model", "model_name", default=None,
+                 help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'."),
+    click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+                 help="A local Hugging Face config.json (nothing is fetched)."),
+    click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel size (divides the heads)."),
+    click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel size (divides the layers)."),
+    click.option("--ep", type=int, default=1, show_default=True,
+                 help="Expert-parallel size (within data parallel; divides the experts)."),
+    click.option("--cp", type=int, default=1, show_default=True, help="Context-parallel size."),
+    click.option("--range", "as_range", is_flag=True,
+                 help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
+                      "(published runs; instead of --utilization)."),
+    click.option("--price", "price", default=None,
+                 help="Price per device-hour: a number of USD for every device (2.5), or PROVIDER:PLAN from "
+                      "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price."),
+    click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
+                 "needs --usd-per-kwh."),
+    click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh."),
+    click.option("--occupancy", type=float, default=None, show_default="1.0",
+                 help="For --own: share of the year the devices train."),
+    click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
+                 help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own "
+                      "(cells as on the command line: 7B, 40%, prior, aws:on_demand)."),
+    click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+    click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
+    click.option("--catalog", "catalog_path", type=click.Path(exists=True),
+                 help="A CSV of devices, or a TrainingBudget workbook (its Devices table), "
+                      "to use instead of the packaged catalog."),
+)
+
+
+def _with_options(f: Any) -> Any:
+    for option in reversed(_OPTIONS):
+        f = option(f)
+    return f
+
+
+@click.command()
+@_with_options
+def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any) -> None:
+    """Memory, FLOPs, hours, days, cost and energy for a training job, and whether it fits.
+
+    With no options: a full fine-tune of a 7B model on 1B tokens, on two rates measured on an
+    Apple M3 Ultra and the H100's BF16 and FP8 peaks.
+    """
+    if as_json and as_csv:
+        raise calc.TrainingBudgetError("give --json or --csv, not both")
+    options = making.Options(**given)
+    table = _table(catalog_path)
+    budgets = map(calc.budget, making.jobs(options, table))
+    def write(text: str) -> None:
+        click.echo(text, nl=False)
+
+    if as_json:
+        emit.emit_json(budgets, write)
+    elif as_csv:
+        emit.emit_csv(budgets, write, both=options.scenarios is not None)
+    elif options.scenarios is not None:
+        emit.emit_scenarios_text(budgets, write)
+    else:
+        emit.emit_text(list(budgets), table, write)

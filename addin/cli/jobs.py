@@ -1,0 +1,127 @@
+"""`estimate`'s options -> `Job`s: every option threaded into the Job in one place, or refused
+with a message where it does not apply. No figure is computed here (calc.budget does that)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ... import calc
+from ...calc import plans
+from ...calc.checks import at_least, fraction, whole
+from ...calc.config import load_config
+from ...calc.models import ModelPreset, model_preset
+
+Error = calc.TrainingBudgetError
+
+
+@dataclass(frozen=True)
+class Options:
+    """estimate's options as given (None: not given on the command line)."""
+
+    params: float | None
+    tokens: float | None
+    device_names: tuple[str, ...]
+    utilization: float | None
+    n_devices: float | None
+    pue: float | None
+    goodput: float | None
+    method: str
+    optimizer: str
+    zero_stage: int
+    model_name: str | None
+    config_path: str | None
+    tp: int
+    pp: int
+    ep: int
+    cp: int
+    as_range: bool
+    price: str | None
+    own: str | None
+    usd_per_kwh: float | None
+    occupancy: float | None
+    scenarios: str | None
+
+
+def _not_empty(option: str, value: str | None) -> None:
+    if value is not None and not value.strip():
+        raise Error(f"{option} must not be empty (got {value!r})")
+
+
+def check(o: Options) -> None:
+    """Refuse what does not apply or cannot be right, naming the option and the value."""
+    for option, value in (("--model", o.model_name), ("--price", o.price), ("--own", o.own),
+                          ("--config", o.config_path), ("--scenarios", o.scenarios)):
+        _not_empty(option, value)
+    for name in o.device_names:
+        _not_empty("--device", name)
+    if o.model_name is not None and o.config_path is not None:
+        raise Error("give --model or --config, not both")
+    if o.params is not None and (o.model_name is not None or o.config_path is not None):
+        raise Error("give --params or --model/--config, not both (the model gives its parameters)")
+    if o.as_range and o.utilization is not None:
+        raise Error("--range takes low / expected / high utilization from the published runs; "
+                    "give --range or --utilization, not both")
+    if o.own is None:
+        for option, value in (("--usd-per-kwh", o.usd_per_kwh), ("--occupancy", o.occupancy)):
+            if value is not None:
+                raise Error(f"{option} applies to owned hardware: give --own CAPEX,LIFE too (got {option} {value:g})")
+    elif o.price is not None:
+        raise Error("give --price or --own, not both")
+    if o.scenarios is not None:
+        given = [opt for opt, v in (("--params", o.params), ("--tokens", o.tokens), ("--model", o.model_name),
+                                    ("--config", o.config_path), ("--devices", o.n_devices)) if v is not None]
+        if o.device_names:
+            given.append("--device")
+        if given:
+            raise Error(f"{', '.join(given)} do(es) not apply with --scenarios: each row of the file gives "
+                        "params, tokens, device and devices")
+    if o.n_devices is not None:
+        whole("--devices", o.n_devices)
+    if o.utilization is not None:
+        fraction("--utilization", o.utilization)
+    if o.goodput is not None:
+        fraction("--goodput", o.goodput)
+    if o.pue is not None:
+        at_least("--pue", o.pue, 1.0)
+    for option, value in (("--tp", o.tp), ("--pp", o.pp), ("--ep", o.ep), ("--cp", o.cp)):
+        whole(option, value)
+
+
+def model(o: Options) -> ModelPreset | None:
+    """The preset or config named on the command line (None when neither is)."""
+    if o.config_path is not None:
+        return load_config(o.config_path)
+    return None if o.model_name is None else model_preset(o.model_name)
+
+
+def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
+    """The Job every device (or scenario row) shares: the options over the defaults."""
+    preset = model(o)
+    owned = None if o.own is None else plans.parse_own(o.own, o.usd_per_kwh, o.pue,
+                                                        1.0 if o.occupancy is None else o.occupancy)
+    return calc.Job(params=None if preset is not None else (calc.SEED_PARAMS if o.params is None else o.params),
+                    model=preset, tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
+                    devices=1 if o.n_devices is None else o.n_devices,
+                    tensor_parallel=o.tp, pipeline_parallel=o.pp, expert_parallel=o.ep, context_parallel=o.cp,
+                    method=o.method, optimizer=o.optimizer, zero_stage=o.zero_stage,
+                    utilization="prior" if o.as_range else (1.0 if o.utilization is None else o.utilization),
+                    goodput=o.goodput, price=owned if owned is not None else plans.parse_price("--price", o.price),
+                    pue=o.pue, table=table)
+
+
+def jobs(o: Options, table: calc.DeviceTable) -> Iterator[calc.Job]:
+    """The jobs `estimate` answers: one per --device (default: the four starting rates), or one
+    per row of the --scenarios file (streamed)."""
+    check(o)
+    base = base_job(o, table)
+    if o.scenarios is None:
+        for name in o.device_names or calc.SEED_DEVICES:
+            yield base.with_(device=table.get(name).name)
+        return
+    default_u: Any = "prior" if o.as_range else o.utilization
+    yield from plans.scenario_jobs(plans.read_scenarios(o.scenarios), base, utilization=default_u,
+                                   price=base.price if not isinstance(base.price, calc.Owned) else None,
+                                   own=o.own, usd_per_kwh=o.usd_per_kwh,
+                                   occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue)
