@@ -19,7 +19,7 @@ import pytest
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native, pieces
-from trainbudget.addin.template import budget_sheet, model_block, ranges_block, scenarios
+from trainbudget.addin.template import budget_sheet, model_block, scenarios
 from trainbudget.calc import plans, prices
 
 N_JOBS = 50
@@ -151,18 +151,35 @@ def _try(f, *args, **kwargs):
         return "#N/A"  # a row without the figure (no watts: no energy)
 
 
+def calc_job(job: dict, **changes) -> calc.Budget | None:
+    """calc.budget of the job as the sheet holds it (None: the provider has no price for it)."""
+    price = f"{job['provider']}:{job['plan']}" if job["provider"] else job["usd_per_device_hour"]
+    j = calc.Job(params=job["params"], tokens=job["tokens"], device=job["device"], devices=job["devices"],
+                 method=job["method"], optimizer=job["optimizer"], zero_stage=job["zero_stage"],
+                 trainable=job["trainable"], activations=job["activations"] * 1e9, utilization=job["utilization"],
+                 price=price, pue=job["pue"], table=table_of(job)).with_(**changes)
+    try:
+        return calc.budget(j)
+    except calc.TrainingBudgetError:
+        return None
+
+
 def expected_budget(job: dict) -> dict[str, object]:
-    """calc's figures for the Budget's result rows, by label."""
+    """calc's figures for the Budget's result rows, by label: calc.budget's, and the memory parts
+    and devices needed from calc.memory / calc.schedule."""
     t = table_of(job)
     p, tok, dev = job["params"], job["tokens"], job["device"]
-    run = {"utilization": job["utilization"], "devices": job["devices"], "table": t}
     mem = {"method": job["method"], "optimizer": job["optimizer"], "trainable": job["trainable"]}
     per = calc.train_memory(p, zero_stage=job["zero_stage"], devices=job["devices"],
                             activations=job["activations"] * 1e9, **mem)
-    hours = float(calc.train_hours(p, tok, dev, **run))
-    dh = float(calc.gpu_hours(p, tok, dev, **run))
-    usd, _ = ranges_block.price(job, t)
+    b = calc_job(job)
+    no_price = b is None
+    b = b or calc_job(job, price=0.0)
     cur = job["currency"]
+
+    def cost(x):
+        return None if no_price or x is None else x * cur[1]
+
     want: dict[str, object] = {
         "Training compute (FLOPs)": calc.train_flops(p, tok),
         "Model states, whole job": calc.train_bytes(p, **mem) / 1e9,
@@ -170,17 +187,19 @@ def expected_budget(job: dict) -> dict[str, object]:
         "Total per device": per.total / 1e9,
         "Devices needed to fit": _try(calc.devices_needed, p, dev, zero_stage=job["zero_stage"],
                                       activations=job["activations"] * 1e9, table=t, **mem),
-        "Wall-clock hours": hours, "Days": hours / 24, "Device-hours": dh,
-        f"Cost ({cur[0]})": None if usd is None else dh * usd * cur[1],
-        "Energy (kWh)": _try(calc.train_energy_kwh, p, tok, dev, pue=job["pue"], **run),
+        "Wall-clock hours": b.hours, "Days": b.days, "Device-hours": b.device_hours,
+        f"Cost ({cur[0]})": cost(b.cost_usd),
+        "Energy (kWh)": "#N/A" if b.energy_kwh is None else b.energy_kwh,
     }
-    rng = calc.train_range(p, tok, dev, devices=job["devices"], pue=job["pue"], table=t)
+    assert math.isclose(b.hours, calc.train_hours(p, tok, dev, utilization=job["utilization"],
+                                                  devices=job["devices"], table=t), rel_tol=1e-12)
+    r = calc_job(job, utilization="prior", **({"price": 0.0} if no_price else {}))
     for j, case in enumerate(("low", "expected", "high")):
-        want[f"Hours, {case}"] = float(rng["hours"][j])
-        want[f"Device-hours, {case}"] = float(rng["device_hours"][j])
-        want[f"Cost, {case} ({cur[0]})"] = None if usd is None else float(rng["device_hours"][j]) * usd * cur[1]
-        if "kwh" in rng:
-            want[f"Energy, {case}"] = float(rng["kwh"][j])
+        want[f"Hours, {case}"] = r.hours.as_tuple()[j]
+        want[f"Device-hours, {case}"] = r.device_hours.as_tuple()[j]
+        want[f"Cost, {case} ({cur[0]})"] = cost(None if r.cost_usd is None else r.cost_usd.as_tuple()[j])
+        if r.energy_kwh is not None:
+            want[f"Energy, {case}"] = r.energy_kwh.as_tuple()[j]
     want.update(_layout(job))
     return want
 

@@ -126,7 +126,7 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
               "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
-    parts = calc.train_memory(v["params"], method=v["method"], optimizer=v["optimizer"], trainable=v["trainable"])
+    parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job
     for part, (expr, _) in native.PARTS.items():
         rows.append((PART_NAMES[part], f"{part.capitalize()}, whole job (GB)",
                      pieces.in_gb(native.render(expr, {**EXPRS, **HELPER_EXPRS})), getattr(parts, part) / GB,
@@ -153,17 +153,13 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     """Result rows: the registry's native formulas and the sheets' pieces over the named inputs and
     figures; returns the last row."""
     text(ws, f"A{first}", "Results", styles.HEADING)
-    job = {"utilization": v["utilization"], "devices": v["devices"], "table": table}
+    b = ranges_block.budget(v, table)  # the one composer: every cached figure below is b's
     mem_opts = {"method": v["method"], "optimizer": v["optimizer"], "trainable": v["trainable"]}
-    per_device = calc.train_memory(v["params"], zero_stage=v["zero_stage"], devices=v["devices"],
-                                   activations=v["activations"] * GB, **mem_opts)
-    hours = calc.train_hours(v["params"], v["tokens"], v["device"], **job)
-    device_hours = calc.gpu_hours(v["params"], v["tokens"], v["device"], **job)
+    per_device, hours = b.memory, float(b.hours)
     rows: list[tuple[str, str, Any, str]] = [
-        ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), calc.train_flops(v["params"], v["tokens"]),
-         styles.FLOPS),
+        ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), float(b.flops), styles.FLOPS),
         ("Model states, whole job", pieces.total(list(PART_NAMES.values())),
-         calc.train_bytes(v["params"], **mem_opts) / GB, styles.GB),
+         ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory.total / GB, styles.GB),
     ]
     for part in native.PARTS:
         rows.append((f"{part.capitalize()} per device",
@@ -183,12 +179,12 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     ]
     hours_row = first + len(rows)
     rows += [
-        ("Days", pieces.days(f"B{hours_row}"), hours / 24, styles.DAYS),
-        ("Device-hours", _native("TRAIN_GPU_HOURS"), device_hours, styles.DEVICE_HOURS),
-        ("Cost (USD)", pieces.cost(f"B{hours_row + 2}", "Price_used"),
-         ranges_block.money(device_hours, ranges_block.price(v, table)[0]), ranges_block.CURRENCY_FORMAT),
-        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), calc.train_energy_kwh(
-            v["params"], v["tokens"], v["device"], pue=v["pue"], **job), styles.KWH),
+        ("Days", pieces.days(f"B{hours_row}"), float(b.days), styles.DAYS),
+        ("Device-hours", _native("TRAIN_GPU_HOURS"), float(b.device_hours), styles.DEVICE_HOURS),
+        ("Cost (USD)", pieces.cost(f"B{hours_row + 2}", "Price_used"), ranges_block.money(b.cost_usd),
+         ranges_block.CURRENCY_FORMAT),
+        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), "" if b.energy_kwh is None else float(b.energy_kwh),
+         styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
         if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
@@ -226,7 +222,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     cached.formula(ws, f"{cost_col}{top + 1}", pieces.with_currency("Cost"), "Cost (USD)",
                    font=styles.BOLD, fill=styles.HEADER_FILL)
     devices = list(table)
-    chosen_price, chosen_source = ranges_block.price(v, table)
+    _, chosen_source = ranges_block.price(v, table)
     spec = BY_NAME["TRAIN_HOURS"]
     for k in range(1, len(devices) + COMPARE_SPARE + 1):
         r = top + 1 + k
@@ -234,20 +230,22 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         name_ref = f"${name_col}{r}"
         cached.formula(ws, f"{name_col}{r}", pieces.nth_name(k), d.name if d else "", fill=None)
         exprs = {**EXPRS, "device": name_ref}
-        hours = calc.train_hours(v["params"], v["tokens"], d.name, utilization=v["utilization"],
-                                 devices=v["devices"], table=table) if d else ""
         chosen = d is not None and d.name.lower() == str(v["device"]).lower()
+        # the chosen device's row: the results' own Budget; any other: at the row's own price
+        row = (ranges_block.budget(v, table) if chosen else ranges_block.budget(
+            v, table, device=d.name, price=None)) if d else None
+        hours = float(row.hours) if row else ""
         own = pieces.own_price(name_ref)
-        usd = (chosen_price if chosen else d.usd_per_device_hour) if d else None
+        usd = row.usd_per_device_hour if row else None
         cells = (
             (rate_col, native.lookup(name_ref, "tflops"), table.value(d.name) if d else "", styles.TFLOPS),
             (hours_col, spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
                                             helpers={"device:tflops": f"{rate_col}{r}"}), hours, styles.HOURS),
-            (days_col, pieces.days(f"{hours_col}{r}"), hours / 24 if d else "", styles.DAYS),
+            (days_col, pieces.days(f"{hours_col}{r}"), float(row.days) if row else "", styles.DAYS),
             (price_col, pieces.compare_price(name_ref, "Device", "Price_used", own),
              (pieces.NO_PRICE if usd is None else usd) if d else "", styles.USD_RATE),
             (cost_col, pieces.cost(pieces.times(f"{hours_col}{r}", "Devices_count"), f"{price_col}{r}"),
-             ranges_block.money(hours * v["devices"], usd) if d else "", ranges_block.CURRENCY_FORMAT),
+             ranges_block.money(row.cost_usd) if row else "", ranges_block.CURRENCY_FORMAT),
             (whose_col, pieces.compare_source(name_ref, "Device", "Price_source", own),
              (chosen_source if chosen else pieces.ROW_PRICE if usd is not None else pieces.NO_PRICE) if d else "",
              None),

@@ -167,10 +167,10 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     # The input embedding stays whole on the first pipeline stage (Narayanan et al. 2021, §2.2),
     # as trainbudget fit counts it (calc.layouts.fit_layouts: stage_params = vocab * d_model).
     embedding = arch_shape["vocab"] * arch_shape["d_model"]
-    mem = calc.train_memory(arch.total, devices=budget["devices"], expert_params=arch.experts,
-                            stage_params=embedding,
-                            optimizer=budget["optimizer"], zero_stage=budget["zero_stage"],
-                            activations=budget["activations"] * GB, **layout)
+    mem = calc.budget(calc.Job(model=calc.models.model_preset(PRESET), tokens=budget["tokens"],
+                               device=budget["device"], devices=budget["devices"], optimizer=budget["optimizer"],
+                               zero_stage=budget["zero_stage"], activations=budget["activations"] * GB,
+                               **layout)).memory  # the one composer, on the preset's shape
     dp = calc.memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
     exprs = {"params": "Arch_params", "expert_params": "Arch_expert_params",

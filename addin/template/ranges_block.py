@@ -4,11 +4,12 @@ Util_high, Goodput) and low / expected / high hours, device-hours, cost and ener
 
 Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc.ranges.prior_device:
 the prior's utilizations are shares of BF16/FP16 peaks) divided by utilization x goodput; low hours
-come from the prior's HIGH utilization. Cached values come from calc.
+come from the prior's HIGH utilization. Cached values come from calc.budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -47,24 +48,47 @@ def prior_name(device: str, kind: str, precision: str, row: str) -> str:
     return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
 
 
-def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str]:
-    """calc's side of the one price rule (pieces.price_used) at the inputs `v` (a provider given
-    as v["provider"], v["plan"]): USD per device-hour or None, and whose price it is."""
+def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
+    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"]
+    is the price "provider:plan"; else the typed price; blank: the device row's own)."""
     if v.get("provider"):
-        spec = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
-        try:
-            return float(calc.prices.usd_per_device_hour(spec, v["device"], table=table)), (
-                f"{v['provider']} {v.get('plan') or 'on_demand'} price")
-        except calc.TrainingBudgetError:
-            return None, f"no {v['provider']} price for it"
+        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
+    else:
+        spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
+    return calc.Job(params=v["params"], tokens=v["tokens"], device=v["device"], devices=v["devices"],
+                    method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
+                    trainable=v["trainable"], activations=v["activations"] * calc.schedule.GB,
+                    utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
+
+
+def budget(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Budget:
+    """calc.budget of the sheet's job; a provider with no price for the hardware: no cost (the
+    sheet says "no price from ..."), the other figures as they are."""
+    j = job(v, table, **changes)
+    try:
+        return calc.budget(j)
+    except calc.TrainingBudgetError:
+        if not isinstance(j.price, str):
+            raise
+        return dataclasses.replace(calc.budget(j.with_(price=0.0)), cost_usd=None, usd_per_device_hour=None)
+
+
+def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str]:
+    """The sheet's one price rule (pieces.price_used) as calc.budget applies it: USD per
+    device-hour or None, and whose price it is in the sheet's words."""
+    usd = budget(v, table).usd_per_device_hour
+    if v.get("provider"):
+        plan = v.get("plan") or "on_demand"
+        return (None, f"no {v['provider']} price for it") if usd is None else (
+            float(usd), f"{v['provider']} {plan} price")
     if isinstance(v.get("usd_per_device_hour"), (int, float)):
-        return float(v["usd_per_device_hour"]), pieces.TYPED
-    own = table.get(v["device"]).usd_per_device_hour
-    return (None, pieces.NO_PRICE) if own is None else (float(own), pieces.ROW_PRICE)
+        return float(usd), pieces.TYPED
+    return (None, pieces.NO_PRICE) if usd is None else (float(usd), pieces.ROW_PRICE)
 
 
-def money(device_hours: float, usd: float | None, usd_rate: float = 1.0) -> Any:
-    return pieces.NO_PRICE if usd is None else device_hours * usd * usd_rate
+def money(value: Any, usd_rate: float = 1.0) -> Any:
+    """A cost from calc (USD, None without a price) as the sheet's cached value."""
+    return pieces.NO_PRICE if value is None else float(value) * usd_rate
 
 
 def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
@@ -173,6 +197,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
 def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
     """Low / expected / high hours, device-hours, cost and energy (columns B, C, D of the header)."""
     d = _device_row(v["device"], table)
+    ranged = budget(v, table, utilization="prior")
     text(ws, f"A{r}", "Ranges (published runs' utilization)", styles.HEADING)
     helpers = (
         ("Kind_of_device", "Device kind", field("Device", "kind"), table.get(v["device"]).kind, None),
@@ -185,15 +210,17 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
             {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
              "devices": "Devices_count"}, blank_means_default=False),
-         float(calc.train_hours(v["params"], v["tokens"], d.name, devices=v["devices"], table=table)), styles.HOURS),
+         float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
+        # calc.budget prices a range on the row it uses: the typed or provider price, else that row's own
+        ("Range_price", "Price the ranges use (USD per device-hour)",
+         pieces.price_used("Provider", "Price_found", "Price_per_hour", pieces.row_price("Prior_device")),
+         money(ranged.usd_per_device_hour), styles.USD_RATE),
     )
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
         text(ws, f"A{i}", label)
         cached.formula(ws, f"B{i}", formula, value, fmt)
         _name(ws, name, f"B{i}")
-    got = calc.train_range(v["params"], v["tokens"], v["device"], devices=v["devices"],
-                           usd_per_device_hour=v["usd_per_device_hour"], pue=v["pue"], table=table)
-    return _range_rows(ws, cached, got, price(v, table)[0], r + len(helpers) + 1)
+    return _range_rows(ws, cached, ranged, r + len(helpers) + 1)
 
 
 def position(d: calc.Device, table: calc.DeviceTable) -> float:
@@ -203,7 +230,7 @@ def position(d: calc.Device, table: calc.DeviceTable) -> float:
     return same[0] if same else 1e9
 
 
-def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], usd: float | None, first: int) -> int:
+def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) -> int:
     """Three rows (low, expected, high) for each of hours, device-hours, cost and energy."""
     utilization = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours: high u
     figures = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
@@ -216,9 +243,11 @@ def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], usd: fl
             dh = f"B{rows.get(('device_hours', case))}"
             formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
-                       "usd": pieces.cost(dh, "Price_used"),
+                       "usd": pieces.cost(dh, "Range_price"),
                        "kwh": pieces.energy_kwh("Board_watts", dh, "PUE_ratio")}[key]
-            value = money(float(got["device_hours"][j]), usd) if key == "usd" else float(got[key][j])
+            span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
+            value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (
+                "" if span is None else float(span.as_tuple()[j]))
             if key == "usd":
                 cached.formula(ws, f"A{i}", pieces.with_currency(f"Cost, {case}"), f"Cost, {case} (USD)",
                                font=styles.BOLD, fill=None)
