@@ -225,7 +225,7 @@ def test_prices_table_rows_equal_csv(built):
                     for p in prices_sheet.PLANS), want["region"], want["source"]]
         assert got[:10] == expect
         assert got[10].date() == dt.date.fromisoformat(want["as_of"])
-        assert got[11] == f"=Rate_date-K{r}" and (got[12] or "") == want["note"]
+        assert got[11] == f'=IF(Rate_date="","",Rate_date-K{r})' and (got[12] or "") == want["note"]
 
 
 def test_price_ages_follow_the_budget_date(lo):

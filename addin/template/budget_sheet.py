@@ -43,7 +43,7 @@ NAMES = {"params": "Params", "tokens": "Tokens", "device": "Device", "utilizatio
          "devices": "Devices_count", "usd_per_device_hour": "Price_per_hour", "pue": "PUE_ratio",
          "method": "Method", "optimizer": "Optimizer", "zero_stage": "ZeRO_stage", "trainable": "LoRA_share",
          "activations": "Activations_GB"}
-EXPRS = {**NAMES, "activations": "Activations_GB*1E9"}
+EXPRS = {**NAMES, "activations": pieces.gb_to_bytes("Activations_GB")}
 # Figures used by several results, each in a visible row with a name:
 # (name, label, formula, number format).
 HELPERS = (
@@ -64,8 +64,8 @@ COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
 ASSUMPTIONS = ("Assumptions: 6 FLOPs per parameter per token (Kaplan et al. 2020); hours at the utilization"
-               " above on the device's dense peak; GB = 1e9 bytes; cost = device-hours x price; energy ="
-               " watts x device-hours x PUE; sources on the Devices and About sheets.")
+               " above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
+               " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
 
 

@@ -15,6 +15,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ...calc import prices
+from ..functions import pieces
 from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
 
@@ -67,7 +68,7 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
             if isinstance(value, str):
                 cell.data_type = "s"
             style(cell, COLUMNS[col - 1][2]).alignment = styles.WRAP
-        cached.formula(ws, f"{AGE_COL}{r}", f"Rate_date-{AS_OF_COL}{r}",
+        cached.formula(ws, f"{AGE_COL}{r}", pieces.age_days("Rate_date", f"{AS_OF_COL}{r}"),
                        (when - dt.date.fromisoformat(p.as_of)).days, "0", fill=None).alignment = styles.WRAP
         text(ws, f"M{r}", p.note).alignment = styles.WRAP
     last = FIRST_ROW + len(rows)
@@ -91,17 +92,14 @@ def add_names(wb: Workbook) -> None:
 
 def plan_column(plan: str) -> str:
     """The plan's position among the price columns (1 on-demand ... 4 spot)."""
-    return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in PLANS) + "},0)"
+    return pieces.plan_column(plan, PLANS)
 
 
 def newest(provider: str, hardware: str, column: str) -> str:
     """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
-    return (f"SUMPRODUCT(MAX((Price_provider={provider})*(Price_device={hardware})"
-            f"*(INDEX(Price_plans,0,{column})>0)*Price_as_of))")
+    return pieces.newest(provider, hardware, column)
 
 
 def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
     """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
-    plan = f"INDEX(Price_plans,0,{column})"
-    return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
-            f"+(Price_as_of<>{date})+({plan}<=0)>0)))")
+    return pieces.cheapest(provider, hardware, column, date)

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import native, pieces
+from ..functions import pieces
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, style, text
@@ -30,22 +30,17 @@ SIXTEEN_BIT = ranges.SIXTEEN_BIT
 
 def field(device: str, name: str) -> str:
     """A text field (Hardware, Kind, Precision) of the Devices row named `device`."""
-    return f"INDEX({native.column(name)},MATCH({device},{native.NAMES},0))"
+    return pieces.field(device, name)
 
 
 def prior_row(hardware: str, kind: str) -> str:
     """Position in Devices of the first 16-bit row of `hardware` and `kind` (>= 1E9: none)."""
-    names = native.column("name")
-    sixteen = "*".join(f'({native.column("precision")}<>"{p}")' for p in SIXTEEN_BIT)
-    return (f"SUMPRODUCT(MIN(ROW({names})-MIN(ROW({names}))+1+1E9*(({native.column('hardware')}<>{hardware})"
-            f"+({native.column('kind')}<>{kind})+{sixteen}>0)))")
+    return pieces.prior_row(hardware, kind, SIXTEEN_BIT)
 
 
 def prior_name(device: str, kind: str, precision: str, row: str) -> str:
-    """The device row the prior applies to (calc.ranges.prior_device): the row itself when it is
-    measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
-    keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in SIXTEEN_BIT), f"{row}>=1E9"])
-    return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
+    """The device row the prior applies to (calc.ranges.prior_device)."""
+    return pieces.prior_name(device, kind, precision, row, SIXTEEN_BIT)
 
 
 def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
@@ -137,11 +132,11 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
          "prices are per hardware (Devices sheet, Hardware column)"),
         ("Plan_col", "Plan column in Prices", "formula", prices_sheet.plan_column("Plan"), 1, "0", ""),
         ("Price_date", "Newest price of the provider (as of)", "formula",
-         'IF(Provider="",0,' + prices_sheet.newest("Provider", "Hardware_of_device", "Plan_col") + ")", 0,
+         pieces.provider_date("Provider", "Hardware_of_device", "Plan_col"), 0,
          '[=0]"none";yyyy-mm-dd', "none: no price of that provider and plan for this hardware"),
         ("Price_found", "Provider's price (USD per device-hour)", "formula",
-         'IF(Price_date=0,"",' + prices_sheet.cheapest("Provider", "Hardware_of_device", "Plan_col", "Price_date")
-         + ")", "", styles.USD_RATE, "the cheapest row of that date"),
+         pieces.provider_price("Provider", "Hardware_of_device", "Plan_col", "Price_date"), "", styles.USD_RATE,
+         "the cheapest row of that date"),
         ("Row_price", "The device row's price (USD per device-hour)", "formula", pieces.row_price("Device"),
          "" if own is None else own, styles.USD_RATE, "blank: the Devices sheet has none for it"),
         ("Price_used", "Price used (USD per device-hour)", "formula",
@@ -212,8 +207,11 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
              "devices": "Devices_count"}, blank_means_default=False),
          float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
         # calc.budget prices a range on the row it uses: the typed or provider price, else that row's own
+        ("Prior_row_price", "That row's own price (USD per device-hour)", pieces.row_price("Prior_device"),
+         "" if table.get(d.name).usd_per_device_hour is None else table.get(d.name).usd_per_device_hour,
+         styles.USD_RATE),
         ("Range_price", "Price the ranges use (USD per device-hour)",
-         pieces.price_used("Provider", "Price_found", "Price_per_hour", pieces.row_price("Prior_device")),
+         pieces.price_used("Provider", "Price_found", "Price_per_hour", "Prior_row_price"),
          money(ranged.usd_per_device_hour), styles.USD_RATE),
     )
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):

@@ -18,7 +18,8 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plans
-from ..functions import native
+from ..functions import native, pieces
+from ..functions.registry import BY_NAME
 from . import prices_sheet, ranges_block, styles
 from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
 
@@ -58,38 +59,35 @@ UTIL = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # 
 
 
 def formulas(c: str) -> dict[str, str]:
-    """Every helper and result formula of the plan in column `c`, by row name."""
+    """Every helper and result formula of the plan in column `c`, by row name (pieces over the
+    plan's cells; the prior's rows as calc.ranges.prior_device, prices as calc.prices.lookup)."""
     def at(name: str) -> str:
         return f"{c}{ROW[name]}"
     dev, util, price = at("device"), at("utilization"), at("price")
     f = {"hardware": ranges_block.field(dev, "hardware"), "kind": ranges_block.field(dev, "kind"),
          "precision": ranges_block.field(dev, "precision"),
          "prior_row": ranges_block.prior_row(at("hardware"), at("kind")),
-         "row_used": f"IF(ISNUMBER({util}),{dev},"
-                     + ranges_block.prior_name(dev, at("kind"), at("precision"), at("prior_row")) + ")",
+         "row_used": pieces.row_used(util, dev, ranges_block.prior_name(dev, at("kind"), at("precision"),
+                                                                        at("prior_row"))),
          "rate": native.lookup(at("row_used"), "tflops"),
-         "watts": f'IFERROR({native.lookup(at("row_used"), "watts")},"")',
-         "hours_100": f"6*{at('params')}*{at('tokens')}/(3600E12*{at('rate')})/{at('devices')}",
-         "provider": f'IF(OR({price}="",ISNUMBER({price})),"",LEFT({price},FIND(":",{price}&":")-1))',
-         "plan": f'IF({at("provider")}="","",IF(MID({price},LEN({at("provider")})+2,99)="","on_demand",'
-                 f'MID({price},LEN({at("provider")})+2,99)))',
-         "plan_col": f'IF({at("plan")}="","",{prices_sheet.plan_column(at("plan"))})',
-         "price_date": f'IF({at("provider")}="",0,'
-                       + prices_sheet.newest(at("provider"), at("hardware"), at("plan_col")) + ")",
-         "price_found": f'IF({at("price_date")}=0,"",'
-                        + prices_sheet.cheapest(at("provider"), at("hardware"), at("plan_col"), at("price_date")) + ")",
-         "price_used": f'IF({price}="","",IF(ISNUMBER({price}),{price},IF({at("price_found")}="",NA(),'
-                       f'{at("price_found")})))'}
-    f = {k: f"IF({dev}=\"\",\"\",{v})" for k, v in f.items()}
+         "watts": pieces.or_blank(native.lookup(at("row_used"), "watts")),
+         "hours_100": BY_NAME["TRAIN_HOURS"].native_formula(
+             {"params": at("params"), "tokens": at("tokens"), "device": at("row_used"), "utilization": "1",
+              "devices": at("devices")}, blank_means_default=False, helpers={"device:tflops": at("rate")}),
+         **pieces.plan_price_parts(price, at("provider")),
+         "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
+         "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
+         "price_found": pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date")),
+         "price_used": pieces.plan_price_used(price, at("price_found"))}
+    f = {k: pieces.blank_if(dev, v) for k, v in f.items()}
     for case in CASES:
-        divisor = f"IF(ISNUMBER({util}),{util},{UTIL[case]}*Goodput)" if case == "expected" else (
-            f"({UTIL[case]}*Goodput)")
-        blank = f'OR({dev}="",ISNUMBER({util}))' if case != "expected" else f'{dev}=""'
-        f[f"hours_{case}"] = f'IF({blank},"",{at("hours_100")}/{divisor})'
-        f[f"device_hours_{case}"] = f'IF({at(f"hours_{case}")}="","",{at(f"hours_{case}")}*{at("devices")})'
+        f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, UTIL[case], case != "expected", dev)
+        hours = at(f"hours_{case}")
+        f[f"device_hours_{case}"] = pieces.blank_if(hours, pieces.times(hours, at("devices")))
         dh = at(f"device_hours_{case}")
-        f[f"usd_{case}"] = f'IF(OR({dh}="",{at("price_used")}=""),"",{dh}*{at("price_used")}*USD_rate)'
-        f[f"kwh_{case}"] = f'IF(OR({dh}="",{at("watts")}=""),"",{at("watts")}*{dh}*{at("pue")}/1000)'
+        f[f"usd_{case}"] = pieces.unless_blank([dh, at("price_used")],
+                                               pieces.product([dh, at("price_used"), "USD_rate"]))
+        f[f"kwh_{case}"] = pieces.unless_blank([dh, at("watts")], pieces.energy_kwh(at("watts"), dh, at("pue")))
     return f
 
 
@@ -150,7 +148,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     for fig, label, _ in FIGURES:
         for case in CASES:
             if fig == "usd":
-                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", f'"Cost, {case} ("&Currency&")"',
+                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", pieces.with_currency(f"Cost, {case}"),
                                f"Cost, {case} (USD)", font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{ROW[f'{fig}_{case}']}", f"{label}, {case}", styles.BOLD)
