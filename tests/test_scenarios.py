@@ -263,8 +263,13 @@ def test_scatter_chart_of_cost_against_hours(built):
     assert len(scatter) == 1
     xml = scatter[0]
     assert len(re.findall(r'<(c:)?delete val="0"/>', xml)) == 2  # both axes drawn in Excel
-    hours, cost = scenarios.ROW["hours_expected"], scenarios.ROW["usd_expected"]
-    assert f"'Scenarios'!$B${hours}:$K${hours}" in xml and f"'Scenarios'!$B${cost}:$K${cost}" in xml
+    low, high = scenarios.ROW["hours_low"], scenarios.ROW["hours_high"]
+    for c in scenarios.COLUMNS[:len(scenarios.PLANS)]:  # one series per plan: low / expected / high
+        assert f"'Scenarios'!${c}${low}:${c}${high}" in xml
+        assert f"'Scenarios'!${c}${scenarios.ROW['usd_low']}:${c}${scenarios.ROW['usd_high']}" in xml
+        assert f"'Scenarios'!${c}${scenarios.ROW['name']}" in xml  # named by its Plan cell: the legend
+    for name, *_ in scenarios.PLANS:
+        assert f"<c:v>{name}</c:v>" in xml or f"<v>{name}</v>" in xml
 
 
 def test_verify_clean_on_template(built):

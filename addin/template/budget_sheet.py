@@ -16,12 +16,14 @@ from ... import calc
 from ..functions import native, pieces
 from ..functions.registry import BY_NAME
 from . import model_block, ranges_block, sheets, styles
-from .cached_cells import CachedCells, style, text, widths
+from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.schedule.GB
+# The default model is the architecture block's preset (model_block.PRESET), so the two agree.
+DEFAULT_PARAMS = float(calc.models.model_preset(model_block.PRESET).params().total)
 # name, label, default, number format, note. Row = position + FIRST_INPUT.
 INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
-    ("params", "Model parameters", 7e9, styles.COUNT, "parameters (7,000,000,000 = 7B)"),
+    ("params", "Model parameters", DEFAULT_PARAMS, styles.COUNT, "the architecture below: Llama 3.1 8B"),
     ("tokens", "Training tokens", 1e9, styles.COUNT, "compute-optimal is about 20 per parameter"),
     ("device", "Device", "H100 SXM, BF16 tensor core, dense", None,
      "a row of the Devices sheet; add your measured rates there"),
@@ -83,7 +85,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
-    widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=14, J=11, K=24)
+    widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
     ws.print_area = f"A1:K{compare_end}"
     model_block.write(ws, cached, table, values, REF["params"])  # architecture and layout, below all else
     ws.page_setup.orientation = "landscape"
@@ -101,7 +103,7 @@ def _inputs(ws: Worksheet, cached: CachedCells) -> None:
         text(ws, f"A{r}", label)
         cell = style(ws[f"B{r}"], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
         cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
-        text(ws, f"C{r}", note, styles.NOTE)
+        note_cell(ws, f"C{r}", note)
     lo, hi = sheets.implied_range()
     cached.formula(ws, REF["utilization"].replace("$B$", "C"),
                    pieces.implied_note("Runs[[#Data],[Implied utilization]]"),
@@ -207,7 +209,7 @@ def _native(name: str, helpers: dict[str, str] | None = None, **fixed: str) -> s
 
 # device, TFLOP/s, hours, days, cost, price, whose price: beside the inputs
 COMPARE_COLS = ("E", "F", "G", "H", "I", "J", "K")
-COMPARE_HEADERS = ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)", "USD per device-hour", "Price from")
+COMPARE_HEADERS = ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)", "Price (USD/h)", "Price from")
 
 
 def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -251,7 +253,9 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
              None),
         )
         for col, formula, value, fmt in cells:
-            cached.formula(ws, f"{col}{r}", pieces.blank_if(name_ref, formula), value, fmt, fill=None)
+            cell = cached.formula(ws, f"{col}{r}", pieces.blank_if(name_ref, formula), value, fmt, fill=None)
+            if col not in (name_col, whose_col):  # figures and "no price" right-aligned, apart from the next
+                cell.alignment = styles.RIGHT
     last = top + 1 + len(devices) + COMPARE_SPARE
     text(ws, f"{name_col}{last + 1}",
          "Cost at one price rule: the chosen device's row at the price the results use (Price from says "

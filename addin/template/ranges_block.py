@@ -22,7 +22,7 @@ from ...calc import prices, prior, ranges
 from ..functions import pieces
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
-from .cached_cells import CachedCells, style, text
+from .cached_cells import CachedCells, note_cell, style, text
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
 SIXTEEN_BIT = ranges.SIXTEEN_BIT
@@ -157,7 +157,7 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
             _input(ws, f"B{i}", dt.datetime.combine(body, dt.time()) if isinstance(body, dt.date) else body, fmt)
         else:
             cached.formula(ws, f"B{i}", body, value, fmt)
-        text(ws, f"C{i}", note, styles.NOTE)
+        note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
     _list(ws, f"B{r + 1}", providers)
     _list(ws, f"B{r + 2}", prices_sheet.PLANS)
@@ -177,7 +177,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
     for i, (name, label, value, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
         style(ws[f"B{i}"], "0.0%").value = value
-        text(ws, f"C{i}", note, styles.NOTE)
+        note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
     note = r + len(rows) + 1
     cell = text(ws, f"A{note}", f"Percentiles ({prior.METHOD}) of the utilizations of {p.n_runs} published runs "
@@ -198,7 +198,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         ("Kind_of_device", "Device kind", field("Device", "kind"), table.get(v["device"]).kind, None),
         ("Precision_of_device", "Device precision", field("Device", "precision"), table.get(v["device"]).precision,
          None),
-        ("Prior_row", "16-bit row of that hardware (position)", prior_row("Hardware_of_device", "Kind_of_device"),
+        ("Prior_row", "Devices row number of its BF16/FP16 rate", prior_row("Hardware_of_device", "Kind_of_device"),
          position(d, table), "0"),
         ("Prior_device", "Device row the ranges use", prior_name("Device", "Kind_of_device", "Precision_of_device",
                                                                   "Prior_row"), d.name, None),

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.chart.data_source import NumData, NumVal
+from openpyxl.chart.data_source import NumData, NumVal, StrData, StrRef, StrVal
+from openpyxl.chart.series import SeriesLabel
 from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
@@ -128,12 +129,13 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
                    "runs (Budget sheet: Util_low, Util_expected, Util_high, Goodput) on the device's 16-bit row; a "
                    "share gives one figure. Price: a number (USD per device-hour) or provider:plan "
                    f"(plans: {', '.join(prices_sheet.PLANS)}) from the Prices sheet.", styles.NOTE)
-    text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate).", styles.NOTE)
+    text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate). The chart draws the plans of columns "
+                   f"B-{COLUMNS[len(PLANS) - 1]}, each named by its Plan cell.", styles.NOTE)
     text(ws, f"A{FIRST - 1}", "Inputs", styles.HEADING)
     text(ws, f"A{HELPER_FIRST - 1}", "Figures used below", styles.HEADING)
     text(ws, f"A{RESULT_FIRST}", "Results", styles.HEADING)
     labels = {"hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
-              "prior_row": "16-bit row of that hardware (position)", "row_used": "Device row used",
+              "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
               "rate": "Rate (TFLOP/s)", "watts": "Power (W)", "hours_100": "Hours at 100% utilization",
               "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
               "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
@@ -193,30 +195,36 @@ def _validation(ws: Worksheet) -> None:
     device.add(f"B{ROW['device']}:K{ROW['device']}")
 
 
-COLOURS = {"low": "70AD47", "expected": "1F3864", "high": "C00000"}
+COLOURS = ("1F3864", "C00000", "70AD47", "ED7D31", "7030A0", "00B0F0", "FFC000", "808080", "A5A5A5", "264478")
+MARKERS = ("circle", "square", "triangle", "diamond", "x", "star", "circle", "square", "triangle", "diamond")
 
 
 def _chart(ws: Worksheet, cached: CachedCells) -> None:
-    """Cost against hours, one point per plan: expected, and low / high where the plan has them."""
+    """Cost against hours, one series per plan, named by its Plan cell (the legend says which plan is
+    which): its low, expected and high points joined where the plan says "prior", one point else."""
     chart = ScatterChart()
-    chart.title = "Cost against wall-clock hours, by plan"
-    chart.style, chart.scatterStyle = 13, "marker"
+    chart.title = "Cost against wall-clock hours, by plan (low - expected - high)"
+    chart.style, chart.scatterStyle = 13, "lineMarker"
     chart.x_axis.title = "wall-clock hours (log scale)"
     chart.y_axis.title = "cost, Budget currency (log scale)"
     chart.x_axis.scaling.logBase = chart.y_axis.scaling.logBase = 10
     values = cached.values[ws.title]
-    for case in CASES:
-        xs = Reference(ws, min_col=2, max_col=1 + len(COLUMNS), min_row=ROW[f"hours_{case}"])
-        ys = Reference(ws, min_col=2, max_col=1 + len(COLUMNS), min_row=ROW[f"usd_{case}"])
-        s = Series(ys, xs, title=case)
-        s.marker.symbol, s.marker.size = {"low": "triangle", "expected": "circle", "high": "square"}[case], 8
-        s.marker.graphicalProperties = GraphicalProperties(solidFill=COLOURS[case])
-        s.graphicalProperties.line.noFill = True
+    for k, c in enumerate(COLUMNS[:len(PLANS)]):  # the plans given (an empty column would be "Column I")
+        col = 2 + k
+        xs = Reference(ws, min_col=col, min_row=ROW["hours_low"], max_row=ROW["hours_high"])
+        ys = Reference(ws, min_col=col, min_row=ROW["usd_low"], max_row=ROW["usd_high"])
+        s = Series(ys, xs)
+        s.tx = SeriesLabel(strRef=StrRef(f"'{ws.title}'!${c}${ROW['name']}",
+                                         strCache=StrData(ptCount=1, pt=[StrVal(idx=0, v=PLANS[k][0])])))
+        s.marker.symbol, s.marker.size = MARKERS[k], 8
+        s.marker.graphicalProperties = GraphicalProperties(solidFill=COLOURS[k])
+        s.graphicalProperties.line.solidFill = COLOURS[k]
         for ref, data in ((s.xVal.numRef, "hours"), (s.yVal.numRef, "usd")):
-            pts = [values[f"{c}{ROW[f'{data}_{case}']}"] for c in COLUMNS]
+            pts = [values[f"{c}{ROW[f'{data}_{case}']}"] for case in CASES]
             ref.numCache = NumData(pt=[NumVal(idx=i, v=p) for i, p in enumerate(pts) if isinstance(p, (int, float))],
                                    ptCount=len(pts), formatCode="General")
         chart.series.append(s)
+    chart.legend.position = "r"
     # openpyxl omits <c:delete val="0"/> unless told; Excel reads a missing one as a deleted axis.
     chart.x_axis.delete = chart.y_axis.delete = False
     chart.width, chart.height = 34, 16
