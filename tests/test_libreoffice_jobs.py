@@ -19,7 +19,7 @@ import pytest
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native, pieces
-from trainbudget.addin.template import budget_sheet, model_block, scenarios
+from trainbudget.addin.template import budget_sheet, model_block, prices_sheet, scenarios
 from trainbudget.calc import plans, prices
 
 N_JOBS = 50
@@ -67,6 +67,7 @@ def _jobs(seed: int = 20261201) -> tuple[list[dict], list[list[tuple]]]:
     jobs = [_job(rng, table) for _ in range(N_JOBS)]
     for k, (overrides, _) in enumerate(FIXED):
         jobs[k].update(overrides)
+    jobs[len(FIXED)]["clear_date"] = True  # the Budget's date cleared: price ages blank, never -46,335
     plan_sets = [[_plan(rng, table, k) for k in range(len(scenarios.COLUMNS))] for _ in range(N_JOBS)]
     return jobs, plan_sets
 
@@ -111,6 +112,8 @@ def _write(template, path, job: dict, plan_rows: list[tuple]) -> None:
     _set(wb, "USD_rate", job["currency"][1])
     for (name, *_), value in zip(model_block.LAYOUT_INPUTS, job["layout"], strict=True):
         _set(wb, name, value)
+    if job.get("clear_date"):
+        _set(wb, "Rate_date", None)
     if job["row_price"] is not None:
         devices = wb["Devices"]
         row = next(r for r in range(2, devices.max_row + 1) if devices.cell(r, 1).value == job["device"])
@@ -298,3 +301,17 @@ def test_typed_price_beside_a_row_price_is_one_price(recalculated):
     for other in ("M3 Ultra, MLX fp32 matmul (measured)", "RTX 4090, BF16 tensor core, dense"):
         r = next(r for r in range(5, 60) if ws[f"{name_col}{r}"].value == other)
         assert ws[f"{cost_col}{r}"].value == pieces.NO_PRICE, other
+
+
+def test_price_ages_count_to_the_date_shown(recalculated, built):
+    jobs, _, books = recalculated
+    first = prices_sheet.FIRST_ROW + 1
+    last = first + len(prices.load_prices())
+    shown = books[len(FIXED) + 1]["Prices"]  # a job with the date kept
+    when = shown["B3"].value  # the date the ages count to, shown on the Prices sheet
+    assert when.date() == prices_sheet.budget_date()
+    for r in range(first, last):
+        assert shown[f"{prices_sheet.AGE_COL}{r}"].value == (when - shown[f"{prices_sheet.AS_OF_COL}{r}"].value).days
+    cleared = books[len(FIXED)]["Prices"]
+    assert jobs[len(FIXED)]["clear_date"] and cleared["B3"].value in (None, "", 0)
+    assert all(cleared[f"{prices_sheet.AGE_COL}{r}"].value in (None, "") for r in range(first, last))

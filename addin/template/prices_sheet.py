@@ -57,8 +57,8 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
                    "where a provider has several rows, the newest that publishes the plan wins, then the "
                    "cheapest. Age counts to the Budget's date (Rate_date), shown here.", styles.NOTE)
     text(ws, "A3", "Ages counted to", styles.BOLD)
-    cached.formula(ws, "B3", "Rate_date", (budget_date() - dt.date(1899, 12, 30)).days, "yyyy-mm-dd",
-                   styles.BOLD, fill=None)  # the cached value as Excel's day serial (1900 date system)
+    serial = (budget_date() - dt.date(1899, 12, 30)).days  # the cached value: Excel's day serial (1900 system)
+    cached.formula(ws, "B3", pieces.blank_if("Rate_date", "Rate_date"), serial, "yyyy-mm-dd", styles.BOLD, fill=None)
     for col, (header, width, _) in enumerate(COLUMNS, start=1):
         cell = style(ws.cell(FIRST_ROW, col, header), font=styles.BOLD)
         cell.alignment = styles.WRAP
