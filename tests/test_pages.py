@@ -48,7 +48,7 @@ def test_budget_print_area_holds_comparison_chart_date_and_assumptions(built):
     area = ws.print_area.split("!")[1].replace("$", "")
     first, last = area.split(":")
     last_row = int(re.sub(r"\D", "", last))
-    assert first == "A1" and last.startswith("I")
+    assert first == "A1" and last.startswith("K")
     anchor = ws._charts[0].anchor._from
     assert anchor.col == 0 and last_row >= anchor.row + budget_sheet.CHART_ROWS - 1
     labels = [c.value for c in ws["E"] if c.value]
@@ -99,3 +99,18 @@ def test_chart_starts_a_page_and_small_rates_keep_three_digits(built):
     assert [b.id for b in ws.row_breaks.brk] == [anchor, arch - 1]  # and the model blocks' page
     fmt = ws["F6"].number_format
     assert "[<1]0.000" in fmt and "[<10]0.00" in fmt  # 0.206 TFLOP/s is not shown as 0.2
+
+
+def test_dates_shown_are_iso(built):
+    """Every date the workbook shows is ISO 8601 (2026-12-01), never 12/01/2026."""
+    import datetime as dt
+    wb = _book(built)
+    seen = 0
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                fmt = c.number_format or ""
+                if isinstance(c.value, (dt.date, dt.datetime)) or re.search(r"yy|dd|mmm", fmt):
+                    assert fmt.endswith("yyyy-mm-dd"), (ws.title, c.coordinate, fmt)
+                    seen += 1
+    assert seen >= 40  # the Prices table's as-of column, the Budget's date and price dates, Scenarios'

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import statistics
+from pathlib import Path
 
 import openpyxl
 import pytest
 
-from trainbudget.addin.functions import fold, rewrite
+from trainbudget.addin import template
+from trainbudget.addin.functions import fold, native, pieces, rewrite
 from trainbudget.addin.functions.registry import FUNCTIONS
 from trainbudget.addin.template import budget_sheet
 from trainbudget.addin.verify import check as verify
@@ -63,3 +67,51 @@ def test_fold(formula, want):
 
 def test_optimizer_read_from_table_when_a_cell():
     assert "Optimizers[" in budget_sheet.HELPERS[-1][2]
+
+
+# The sheet builders: every formula they write comes from the registry (addin/functions/registry.py),
+# its native pieces (native.py) or the sheets' pieces (pieces.py); none is typed in a builder.
+BUILDERS = ("budget_sheet", "scenarios", "ranges_block", "model_block", "prices_sheet", "sheets")
+_CALL = re.compile(r"\b(IF|IFERROR|INDEX|MATCH|SUMPRODUCT|MIN|MAX|SUM|ROUNDUP|TEXT|ISNUMBER|OR|AND|MOD|ABS|"
+                   r"LEFT|MID|FIND|LEN|NA|ROWS|ROW)\(")
+_OPERAND_L, _OPERATOR, _OPERAND_R = r"""[\w)\]"}]""", "[*/^<>=&+]", r"""[\w($"{]"""
+# operands joined by an operator, no spaces (an f-string's piece may hold one operand only)
+_ARITHMETIC = re.compile(f"{_OPERAND_L}{_OPERATOR}{_OPERAND_R}|^{_OPERATOR}{_OPERAND_R}|{_OPERAND_L}{_OPERATOR}$")
+
+
+def formula_text(source: str) -> list[tuple[int, str]]:
+    """String literals of `source` (docstrings aside) that look like formula text: an Excel function
+    call or an operator between operands, outside quoted text; prose (with spaces) and units pass."""
+    tree = ast.parse(source)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            bare = re.sub(r'"[^"]*"', '""', n.value).replace("TFLOP/s", "").replace("TB/s", "")
+            if " " not in bare and (_CALL.search(bare) or _ARITHMETIC.search(bare)):
+                found.append((n.lineno, n.value))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("module", BUILDERS)
+def test_builders_type_no_formula(module):
+    path = Path(template.__file__).parent / f"{module}.py"
+    assert formula_text(path.read_text("utf-8")) == []
+
+
+def test_formula_scan_finds_typed_formulas():
+    typed = 'x = "IF(ZeRO_stage>=3,Weights_GB,0)"\ny = f"B{row}*Devices_count"\nz = "Memory_GiB*2^30-Whole_GB"\n'
+    prose = 'a = "device-hours x price, in GB (1e9 bytes)"\nb = \'#,##0.0 "TFLOP/s"\'\n'
+    assert [line for line, _ in formula_text(typed)] == [1, 2, 3] and formula_text(prose) == []
+
+
+def test_devices_needed_is_the_registry_formula(built):
+    """The Budget's "Devices needed to fit" is TRAIN_DEVICES_NEEDED's native form over its named rows."""
+    ws = openpyxl.load_workbook(built.path)["Budget"]
+    row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
+    formula = ws[f"B{row}"].value[1:]
+    assert formula == fold.fold(native.devices_needed(pieces.gb_to_bytes("Sharded_GB"),
+                                                      pieces.gb_to_bytes("Fixed_GB"), "Memory_GiB"))
+    assert "2^30" in formula and "Memory_GiB-" not in formula  # GiB capacity in bytes, not GiB minus GB

@@ -22,7 +22,7 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
-from trainbudget.addin.functions import fold
+from trainbudget.addin.functions import fold, pieces
 from trainbudget.addin.template import budget_sheet, prices_sheet, scenarios
 from trainbudget.addin.verify import check as verify
 from trainbudget.calc import plans, prices
@@ -201,7 +201,7 @@ def test_currency_applies_to_every_money_figure(lo):
             assert math.isclose(half, full / 2, rel_tol=1e-12), (title, ref, full, half)
             checked += 1
         else:
-            assert half in (None, "") and full in (None, "")
+            assert half == full and full in (None, "", pieces.NO_PRICE), (title, ref, full, half)
     assert checked >= 20
     rows = _labels(lo["half"]["Budget"])
     assert "Cost (XYZ)" in rows and "Cost, expected (XYZ)" in rows
@@ -225,7 +225,7 @@ def test_prices_table_rows_equal_csv(built):
                     for p in prices_sheet.PLANS), want["region"], want["source"]]
         assert got[:10] == expect
         assert got[10].date() == dt.date.fromisoformat(want["as_of"])
-        assert got[11] == f"=Rate_date-K{r}" and (got[12] or "") == want["note"]
+        assert got[11] == f'=IF(Rate_date="","",Rate_date-K{r})' and (got[12] or "") == want["note"]
 
 
 def test_price_ages_follow_the_budget_date(lo):
@@ -263,8 +263,13 @@ def test_scatter_chart_of_cost_against_hours(built):
     assert len(scatter) == 1
     xml = scatter[0]
     assert len(re.findall(r'<(c:)?delete val="0"/>', xml)) == 2  # both axes drawn in Excel
-    hours, cost = scenarios.ROW["hours_expected"], scenarios.ROW["usd_expected"]
-    assert f"'Scenarios'!$B${hours}:$K${hours}" in xml and f"'Scenarios'!$B${cost}:$K${cost}" in xml
+    low, high = scenarios.ROW["hours_low"], scenarios.ROW["hours_high"]
+    for c in scenarios.COLUMNS[:len(scenarios.PLANS)]:  # one series per plan: low / expected / high
+        assert f"'Scenarios'!${c}${low}:${c}${high}" in xml
+        assert f"'Scenarios'!${c}${scenarios.ROW['usd_low']}:${c}${scenarios.ROW['usd_high']}" in xml
+        assert f"'Scenarios'!${c}${scenarios.ROW['name']}" in xml  # named by its Plan cell: the legend
+    for name, *_ in scenarios.PLANS:
+        assert f"<c:v>{name}</c:v>" in xml or f"<v>{name}</v>" in xml
 
 
 def test_verify_clean_on_template(built):

@@ -38,6 +38,8 @@ OPTIMIZER_SOURCES = {
 NAMES = "DeviceNames"  # defined name: Devices[Name], also the Budget's device list (the export adds
 #                        it to a user's workbook with the Devices table, see export.mailcopy)
 DOES_NOT_FIT = "#NUM! does not fit in device memory at this ZeRO stage"
+GB = "1E9"  # a decimal gigabyte, for figures whose label says GB (calc.schedule.GB)
+GIB = "2^30"  # a device's memory is a capacity in GiB (calc.layouts.GIB)
 
 _SIMPLE = re.compile(r"""^(\$?[A-Za-z]{1,3}\$?\d+|[A-Za-z_][\w.]*|\d+(\.\d+)?([eE][+-]?\d+)?|"[^"]*")$""")
 
@@ -95,16 +97,27 @@ def render(template: str, exprs: dict[str, str]) -> str:
 def _devices_needed(exprs: dict[str, str]) -> str:
     """Smallest device count that holds the job (calc.schedule.devices_needed): the sharded
     parts over the room the unsharded parts and activations leave in one device's memory.
-    Where nothing is left unsharded, the room is the whole memory and needs no check. A row's
-    memory is the vendor's "80GB" of HBM, which is 80 GiB (2^30 bytes; see calc.devices)."""
-    fixed = fold.fold(_render("+".join([unsharded(p) for p in PARTS] + ["{activations}"]), exprs))
-    whole = fold.fold(_render("+".join(sharded(p) for p in PARTS), exprs))
+    `exprs` may name ready figures: "_sharded_bytes" and "_fixed_bytes" (unsharded parts plus
+    activations), e.g. a sheet's helper rows."""
+    fixed = exprs.get("_fixed_bytes") or fold.fold(
+        _render("+".join([unsharded(p) for p in PARTS] + ["{activations}"]), exprs))
+    whole = exprs.get("_sharded_bytes") or fold.fold(_render("+".join(sharded(p) for p in PARTS), exprs))
     memory = exprs.get("device:memory_gib") or (
         f"INDEX({column('memory_gib')},MATCH({exprs['device']},{NAMES},0))")
     if fixed == "0":
-        return f"MAX(1,ROUNDUP({wrap(whole)}/({wrap(memory)}*2^30)*(1-1E-12),0))"
-    room = f"({_render('{device:memory_gib}', exprs)}*2^30-{wrap(fixed)})"
-    return f'IF({room}<=0,"{DOES_NOT_FIT}",MAX(1,ROUNDUP({wrap(whole)}/{room}*(1-1E-12),0)))'
+        return devices_needed(whole, None, memory)
+    return devices_needed(whole, fixed, _render("{device:memory_gib}", exprs))
+
+
+def devices_needed(sharded_bytes: str, fixed_bytes: str | None, memory_gib: str) -> str:
+    """Smallest device count: the sharded bytes over the room one device's memory leaves after the
+    fixed bytes. A row's memory is the vendor's "80GB" of HBM, which is 80 GiB (2^30 bytes; see
+    calc.devices); the 1E-12 keeps an exact fit from rounding up."""
+    if fixed_bytes is None:
+        return f"MAX(1,ROUNDUP({wrap(sharded_bytes)}/({wrap(memory_gib)}*{GIB})*(1-1E-12),0))"
+    room = f"({wrap(memory_gib)}*{GIB}-{wrap(fixed_bytes)})"
+    return (f'IF({room}<=0,"{DOES_NOT_FIT}",'
+            f"MAX(1,ROUNDUP({wrap(sharded_bytes)}/{room}*(1-1E-12),0)))")
 
 
 def _render(template: str, exprs: dict[str, str]) -> str:

@@ -223,11 +223,14 @@ _SHAPE_ARGS = (SHAPE_LAYERS, SHAPE_WIDTH, N_HEADS, KV_HEADS, HEAD_DIM, FFN_DIM, 
                TOP_K, MOE_FFN, SHARED, DENSE_LAYERS, GATED, TIED)
 _MOE_LAYERS = "IF({n_experts}>1,{n_layers}-{dense_layers},0)"
 _EXPERT = "IF({gated_mlp},3,2)*{d_model}*{moe_ffn_dim}"
+# Named pieces (the Budget's architecture block gives each a helper row): attention projections and
+# the two norms of one layer; one layer's dense MLP.
+ATTENTION_PARAMS = "2*{d_model}*{n_heads}*{head_dim}+2*{d_model}*{n_kv_heads}*{head_dim}+2*{d_model}"
+MLP_PARAMS = "IF({gated_mlp},3,2)*{d_model}*{ffn_dim}"
 _PARAMS_TOTAL = ("{vocab}*{d_model}*IF({tied_embeddings},1,2)"
-                 "+{n_layers}*(2*{d_model}*{n_heads}*{head_dim}+2*{d_model}*{n_kv_heads}*{head_dim}"
-                 "+2*{d_model})+{d_model}"
-                 "+({n_layers}-" + _MOE_LAYERS + ")*IF({gated_mlp},3,2)*{d_model}*{ffn_dim}"
-                 "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
+                 "+{n_layers}*(" + ATTENTION_PARAMS + ")+{d_model}"
+                 "+({n_layers}-" + _MOE_LAYERS + ")*" + MLP_PARAMS
+                 + "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
                  + "+{d_model}*{n_experts})")
 _PARAMS_ACTIVE = _PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
 _LLAMA_8B = ("32", "4096", "32", "8", "128", "14336", "128256")

@@ -13,22 +13,24 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import native
+from ..functions import native, pieces
 from ..functions.registry import BY_NAME
 from . import deadline_block, model_block, ranges_block, sheets, styles
-from .cached_cells import CachedCells, style, text, widths
+from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.schedule.GB
+# The default model is the architecture block's preset (model_block.PRESET), so the two agree.
+DEFAULT_PARAMS = float(calc.models.model_preset(model_block.PRESET).params().total)
 # name, label, default, number format, note. Row = position + FIRST_INPUT.
 INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
-    ("params", "Model parameters", 7e9, styles.COUNT, "parameters (7,000,000,000 = 7B)"),
+    ("params", "Model parameters", DEFAULT_PARAMS, styles.COUNT, "the architecture below: Llama 3.1 8B"),
     ("tokens", "Training tokens", 1e9, styles.COUNT, "compute-optimal is about 20 per parameter"),
     ("device", "Device", "H100 SXM, BF16 tensor core, dense", None,
      "a row of the Devices sheet; add your measured rates there"),
     ("utilization", "Utilization", 0.4, styles.PERCENT, ""),  # note: the Runs range, a formula
     ("devices", "Number of devices", 8, styles.COUNT, "devices training together"),
     ("usd_per_device_hour", "Price per device-hour (USD)", 2.5, styles.USD_RATE,
-     "placeholder: enter your contract price"),
+     "placeholder: your contract price; blank: the device row's price; a provider below wins"),
     ("pue", "PUE", 1.0, styles.RATIO, "data-centre overhead on device power; 1.0 if unknown"),
     ("method", "Fine-tuning method", "full", None, " | ".join(calc.METHODS)),
     ("optimizer", "Optimizer", "adamw", None, " | ".join(calc.OPTIMIZERS)),
@@ -43,7 +45,7 @@ NAMES = {"params": "Params", "tokens": "Tokens", "device": "Device", "utilizatio
          "devices": "Devices_count", "usd_per_device_hour": "Price_per_hour", "pue": "PUE_ratio",
          "method": "Method", "optimizer": "Optimizer", "zero_stage": "ZeRO_stage", "trainable": "LoRA_share",
          "activations": "Activations_GB"}
-EXPRS = {**NAMES, "activations": "Activations_GB*1E9"}
+EXPRS = {**NAMES, "activations": pieces.gb_to_bytes("Activations_GB")}
 # Figures used by several results, each in a visible row with a name:
 # (name, label, formula, number format).
 HELPERS = (
@@ -64,8 +66,8 @@ COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
 ASSUMPTIONS = ("Assumptions: 6 FLOPs per parameter per token (Kaplan et al. 2020); hours at the utilization"
-               " above on the device's dense peak; GB = 1e9 bytes; cost = device-hours x price; energy ="
-               " watts x device-hours x PUE; sources on the Devices and About sheets.")
+               " above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
+               " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
 
 
@@ -84,8 +86,8 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
     last = deadline_block.write(ws, cached, table, values, last)  # issue 20
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
-    widths(ws, A=36, B=30, C=40, D=2, E=40, F=14, G=11, H=11, I=16)
-    ws.print_area = f"A1:I{compare_end}"
+    widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
+    ws.print_area = f"A1:K{compare_end}"
     model_block.write(ws, cached, table, values, REF["params"])  # architecture and layout, below all else
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
@@ -102,11 +104,10 @@ def _inputs(ws: Worksheet, cached: CachedCells) -> None:
         text(ws, f"A{r}", label)
         cell = style(ws[f"B{r}"], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
         cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
-        text(ws, f"C{r}", note, styles.NOTE)
+        note_cell(ws, f"C{r}", note)
     lo, hi = sheets.implied_range()
     cached.formula(ws, REF["utilization"].replace("$B$", "C"),
-                   '"published runs imply "&TEXT(MIN(Runs[[#Data],[Implied utilization]]),"0%")&"-"'
-                   '&TEXT(MAX(Runs[[#Data],[Implied utilization]]),"0%")&" (Runs sheet)"',
+                   pieces.implied_note("Runs[[#Data],[Implied utilization]]"),
                    f"published runs imply {lo:.0%}-{hi:.0%} (Runs sheet)", font=styles.NOTE, fill=None)
     device = DataValidation(type="list", formula1="DeviceNames", allow_blank=False)
     ws.add_data_validation(device)
@@ -128,20 +129,21 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
               "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
-    parts = calc.train_memory(v["params"], method=v["method"], optimizer=v["optimizer"], trainable=v["trainable"])
+    parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job
     for part, (expr, _) in native.PARTS.items():
         rows.append((PART_NAMES[part], f"{part.capitalize()}, whole job (GB)",
-                     f"({native.render(expr, {**EXPRS, **HELPER_EXPRS})})/1E9", getattr(parts, part) / GB, styles.GB))
+                     pieces.in_gb(native.render(expr, {**EXPRS, **HELPER_EXPRS})), getattr(parts, part) / GB,
+                     styles.GB))
     stage = v["zero_stage"]
-    sharded = [PART_NAMES[p] for p, (_, s) in native.PARTS.items() if stage >= s]
     rows += [
-        ("Sharded_GB", "Sharded over the devices (GB)",
-         "+".join(f"IF(ZeRO_stage>={s},{PART_NAMES[p]},0)" for p, (_, s) in native.PARTS.items()),
+        ("Sharded_GB", "Sharded over the devices (GB)", pieces.by_stage(PART_NAMES, "ZeRO_stage", sharded=True),
          sum(getattr(parts, p) for p, (_, s) in native.PARTS.items() if stage >= s) / GB, styles.GB),
-        ("Whole_GB", "Held whole on every device (GB)", "+".join(PART_NAMES.values()) + "-Sharded_GB",
+        ("Whole_GB", "Held whole on every device (GB)", pieces.by_stage(PART_NAMES, "ZeRO_stage", sharded=False),
          sum(getattr(parts, p) for p, (_, s) in native.PARTS.items() if stage < s) / GB, styles.GB),
+        ("Fixed_GB", "Held whole, with activations (GB)", pieces.total(["Whole_GB", "Activations_GB"]),
+         sum(getattr(parts, p) for p, (_, s) in native.PARTS.items() if stage < s) / GB + v["activations"],
+         styles.GB),
     ]
-    del sharded
     for i, (name, label, formula, value, fmt) in enumerate(rows, start=first + 1):
         text(ws, f"A{i}", label)
         cached.formula(ws, f"B{i}", formula, value, fmt)
@@ -151,107 +153,114 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
 
 def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
              first: int) -> int:
-    """Result rows in short native formulas over the named inputs and figures; returns the last row."""
+    """Result rows: the registry's native formulas and the sheets' pieces over the named inputs and
+    figures; returns the last row."""
     text(ws, f"A{first}", "Results", styles.HEADING)
-    job = {"utilization": v["utilization"], "devices": v["devices"], "table": table}
+    b = ranges_block.budget(v, table)  # the one composer: every cached figure below is b's
     mem_opts = {"method": v["method"], "optimizer": v["optimizer"], "trainable": v["trainable"]}
-    per_device = calc.train_memory(v["params"], zero_stage=v["zero_stage"], devices=v["devices"],
-                                   activations=v["activations"] * GB, **mem_opts)
-    hours = calc.train_hours(v["params"], v["tokens"], v["device"], **job)
+    per_device, hours = b.memory, float(b.hours)
     rows: list[tuple[str, str, Any, str]] = [
-        ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), calc.train_flops(v["params"], v["tokens"]),
-         styles.FLOPS),
-        ("Model states, whole job", "+".join(PART_NAMES.values()),
-         calc.train_bytes(v["params"], **mem_opts) / GB, styles.GB),
+        ("Training compute (FLOPs)", _native("TRAIN_FLOPS"), float(b.flops), styles.FLOPS),
+        ("Model states, whole job", pieces.total(list(PART_NAMES.values())),
+         ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory.total / GB, styles.GB),
     ]
-    for part, (_, stage) in native.PARTS.items():
-        rows.append((f"{part.capitalize()} per device", f"{PART_NAMES[part]}/IF(ZeRO_stage>={stage},Devices_count,1)",
+    for part in native.PARTS:
+        rows.append((f"{part.capitalize()} per device",
+                     pieces.per_device(PART_NAMES[part], part, "ZeRO_stage", "Devices_count"),
                      getattr(per_device, part) / GB, styles.GB))
     per_part = first + 3
+    needed = {"_sharded_bytes": pieces.gb_to_bytes("Sharded_GB"),
+              "_fixed_bytes": pieces.gb_to_bytes("Fixed_GB")}
     rows += [
         ("Activations per device", "Activations_GB", v["activations"], styles.GB),
-        ("Total per device", f"SUM(B{per_part}:B{per_part + len(native.PARTS)})", per_device.total / GB, styles.GB),
-        ("Devices needed to fit", 'IF(Memory_GiB-Whole_GB-Activations_GB<=0,'
-         f'"{native.DOES_NOT_FIT}",MAX(1,ROUNDUP(Sharded_GB/(Memory_GiB-Whole_GB-Activations_GB)'
-         '*(1-1E-12),0)))',
+        ("Total per device", pieces.total([f"B{r}" for r in range(per_part, per_part + len(native.PARTS) + 1)]),
+         per_device.total / GB, styles.GB),
+        ("Devices needed to fit", _native("TRAIN_DEVICES_NEEDED", helpers=needed),
          calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"],
                              activations=v["activations"] * GB, table=table, **mem_opts), styles.COUNT),
         ("Wall-clock hours", _native("TRAIN_HOURS"), hours, styles.HOURS),
     ]
     hours_row = first + len(rows)
     rows += [
-        ("Days", f"B{hours_row}/24", hours / 24, styles.DAYS),
-        ("Device-hours", f"B{hours_row}*Devices_count",
-         calc.gpu_hours(v["params"], v["tokens"], v["device"], **job), styles.DEVICE_HOURS),
-        ("Cost (USD)", f"B{hours_row + 2}*Price_used*USD_rate", calc.train_cost(
-            v["params"], v["tokens"], v["device"], usd_per_device_hour=v["usd_per_device_hour"], **job),
-         styles.USD),
-        ("Energy (kWh)", f"Board_watts*B{hours_row + 2}*PUE_ratio/1000", calc.train_energy_kwh(
-            v["params"], v["tokens"], v["device"], pue=v["pue"], **job), styles.KWH),
+        ("Days", pieces.days(f"B{hours_row}"), float(b.days), styles.DAYS),
+        ("Device-hours", _native("TRAIN_GPU_HOURS"), float(b.device_hours), styles.DEVICE_HOURS),
+        ("Cost (USD)", pieces.cost(f"B{hours_row + 2}", "Price_used"), ranges_block.money(b.cost_usd),
+         ranges_block.CURRENCY_FORMAT),
+        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), "" if b.energy_kwh is None else float(b.energy_kwh),
+         styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
         if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
-            cached.formula(ws, f"A{i}", '"Cost ("&Currency&")"', label, font=styles.BOLD, fill=None)
-            fmt = ranges_block.CURRENCY_FORMAT
+            cached.formula(ws, f"A{i}", pieces.with_currency("Cost"), label, font=styles.BOLD, fill=None)
+            cached.formula(ws, f"C{i}", pieces.price_note("Price_source"), "price: " + ranges_block.price(v, table)[1],
+                           font=styles.NOTE, fill=None)
         else:
             text(ws, f"A{i}", label, styles.BOLD)
         cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD).border = styles.BOX
     return first + len(rows)
 
 
-def _native(name: str, **fixed: str) -> str:
+def _native(name: str, helpers: dict[str, str] | None = None, **fixed: str) -> str:
     """The registry's native formula for `name` over the named inputs and figures."""
     spec = BY_NAME[name]
     exprs = {**EXPRS, **fixed}
     return spec.native_formula({a.name: exprs[a.name] for a in spec.args if a.name in exprs},
-                               blank_means_default=False, helpers=HELPER_EXPRS)
+                               blank_means_default=False, helpers={**HELPER_EXPRS, **(helpers or {})})
 
 
-COMPARE_COLS = ("E", "F", "G", "H", "I")  # device, TFLOP/s, hours, days, cost: beside the inputs
+# device, TFLOP/s, hours, days, cost, price, whose price: beside the inputs
+COMPARE_COLS = ("E", "F", "G", "H", "I", "J", "K")
+COMPARE_HEADERS = ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)", "Price (USD/h)", "Price from")
 
 
 def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
              top: int, results_end: int) -> int:
-    """Every Devices row on the same job: TFLOP/s, hours, days, cost; and a bar chart of hours."""
-    name_col, rate_col, hours_col, days_col, cost_col = COMPARE_COLS
+    """Every Devices row on the same job: TFLOP/s, hours, days, cost at one price rule (the chosen
+    device's row at the results' price, every other row at its own, else "no price"); a bar chart."""
+    name_col, rate_col, hours_col, days_col, cost_col, price_col, whose_col = COMPARE_COLS
     text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
-    for col, header in zip(COMPARE_COLS, ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD, see note)"), strict=True):
+    for col, header in zip(COMPARE_COLS, COMPARE_HEADERS, strict=True):
         style(ws[f"{col}{top + 1}"], font=styles.BOLD, fill=styles.HEADER_FILL).value = header
-    cached.formula(ws, f"{cost_col}{top + 1}", '"Cost ("&Currency&", see note)"', "Cost (USD, see note)",
+        ws[f"{col}{top + 1}"].alignment = styles.WRAP
+    cached.formula(ws, f"{cost_col}{top + 1}", pieces.with_currency("Cost"), "Cost (USD)",
                    font=styles.BOLD, fill=styles.HEADER_FILL)
-    names = native.NAMES
     devices = list(table)
-    price = native.column("usd_per_device_hour")
+    _, chosen_source = ranges_block.price(v, table)
+    spec = BY_NAME["TRAIN_HOURS"]
     for k in range(1, len(devices) + COMPARE_SPARE + 1):
         r = top + 1 + k
         d = devices[k - 1] if k <= len(devices) else None
         name_ref = f"${name_col}{r}"
-        cached.formula(ws, f"{name_col}{r}", f'IF({k}>ROWS({names}),"",INDEX({names},{k}))',
-                       d.name if d else "", fill=None)
+        cached.formula(ws, f"{name_col}{r}", pieces.nth_name(k), d.name if d else "", fill=None)
         exprs = {**EXPRS, "device": name_ref}
-        row_price = f"INDEX({price},MATCH({name_ref},{names},0))"
+        chosen = d is not None and d.name.lower() == str(v["device"]).lower()
+        # the chosen device's row: the results' own Budget; any other: at the row's own price
+        row = (ranges_block.budget(v, table) if chosen else ranges_block.budget(
+            v, table, device=d.name, price=None)) if d else None
+        hours = float(row.hours) if row else ""
+        own = pieces.own_price(name_ref)
+        usd = row.usd_per_device_hour if row else None
         cells = (
             (rate_col, native.lookup(name_ref, "tflops"), table.value(d.name) if d else "", styles.TFLOPS),
-            (hours_col, BY_NAME["TRAIN_HOURS"].native_formula(
-                {a.name: exprs[a.name] for a in BY_NAME["TRAIN_HOURS"].args}, blank_means_default=False,
-                helpers={"device:tflops": f"{rate_col}{r}"}),
-             calc.train_hours(v["params"], v["tokens"], d.name, utilization=v["utilization"], devices=v["devices"],
-                              table=table) if d else "", styles.HOURS),
-            (cost_col, f'{hours_col}{r}*Devices_count*IF({row_price}="",Price_per_hour,{row_price})*USD_rate',
-             calc.train_cost(v["params"], v["tokens"], d.name, utilization=v["utilization"], devices=v["devices"],
-                             usd_per_device_hour=(v["usd_per_device_hour"] if d.usd_per_device_hour is None
-                                                  else None), table=table) if d else "",
-             ranges_block.CURRENCY_FORMAT),
+            (hours_col, spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
+                                            helpers={"device:tflops": f"{rate_col}{r}"}), hours, styles.HOURS),
+            (days_col, pieces.days(f"{hours_col}{r}"), float(row.days) if row else "", styles.DAYS),
+            (price_col, pieces.compare_price(name_ref, "Device", "Price_used", own),
+             (pieces.NO_PRICE if usd is None else usd) if d else "", styles.USD_RATE),
+            (cost_col, pieces.cost(pieces.times(f"{hours_col}{r}", "Devices_count"), f"{price_col}{r}"),
+             ranges_block.money(row.cost_usd) if row else "", ranges_block.CURRENCY_FORMAT),
+            (whose_col, pieces.compare_source(name_ref, "Device", "Price_source", own),
+             (chosen_source if chosen else pieces.ROW_PRICE if usd is not None else pieces.NO_PRICE) if d else "",
+             None),
         )
         for col, formula, value, fmt in cells:
-            cached.formula(ws, f"{col}{r}", f'IF({name_ref}="","",{formula})', value, fmt, fill=None)
-        hours = cached.values[ws.title][f"{hours_col}{r}"]
-        cached.formula(ws, f"{days_col}{r}", f'IF({name_ref}="","",{hours_col}{r}/24)',
-                       hours / 24 if d else "", styles.DAYS, fill=None)
+            cell = cached.formula(ws, f"{col}{r}", pieces.blank_if(name_ref, formula), value, fmt, fill=None)
+            if col not in (name_col, whose_col):  # figures and "no price" right-aligned, apart from the next
+                cell.alignment = styles.RIGHT
     last = top + 1 + len(devices) + COMPARE_SPARE
     text(ws, f"{name_col}{last + 1}",
-         "Cost at the device row's own price where the Devices sheet has one, else at the Budget's "
-         "price per device-hour (the same for every such row).", styles.NOTE)
+         "Cost at one price rule: the chosen device's row at the price the results use (Price from says "
+         "whose); every other row at its own Devices price, else no price.", styles.NOTE)
     chart_top = max(last, results_end) + 3
     ws.row_breaks.append(Break(id=chart_top - 1))  # the chart prints whole, on a page of its own
     _chart(ws, cached, top + 2, last, f"A{chart_top}")

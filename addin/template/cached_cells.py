@@ -74,3 +74,16 @@ def fit_rows(ws: Worksheet, line_height: float = 15.0) -> None:
                 lines = max(lines, sum(-(-max(1, len(part)) // per_line) for part in c.value.split("\n")))
         if lines > 1:
             ws.row_dimensions[row[0].row].height = line_height * lines + 2
+
+
+NOTE_CHARS = 66  # a note in the Budget's column C (40 wide, 9-point italic) wraps past this many characters
+
+
+def note_cell(ws: Worksheet, ref: str, note: str, chars: int = NOTE_CHARS) -> Cell:
+    """A note, wrapped (in a row tall enough) when it would run under the next column."""
+    cell = text(ws, ref, note, styles.NOTE)
+    if len(note) > chars:
+        cell.alignment = styles.WRAP
+        row = ws.row_dimensions[cell.row]
+        row.height = max(row.height or 15, 12 * -(-len(note) // chars) + 3)
+    return cell

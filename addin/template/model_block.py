@@ -20,7 +20,7 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import native, registry
+from ..functions import native, pieces, registry
 from . import styles
 from .cached_cells import CachedCells, style, text
 
@@ -50,13 +50,13 @@ SHAPE_EXPRS = {"n_layers": "Arch_layers", "d_model": "Arch_width", "n_heads": "A
                "moe_ffn_dim": "Arch_ffn", "n_shared_experts": "0", "dense_layers": "0",
                "gated_mlp": "TRUE", "tied_embeddings": "FALSE"}
 # Pieces of the registry's templates that get a helper row of their own (one source of truth).
-_ATTN = ("2*{d_model}*{n_heads}*{head_dim}+2*{d_model}*{n_kv_heads}*{head_dim}+2*{d_model}")
-_MLP = "IF({gated_mlp},3,2)*{d_model}*{ffn_dim}"
+_ATTN = registry.ATTENTION_PARAMS
+_MLP = registry.MLP_PARAMS
 
 
-def _swap(template: str, pieces: dict[str, str], strict: bool = True) -> str:
+def _swap(template: str, swaps: dict[str, str], strict: bool = True) -> str:
     """The template with each piece replaced by a helper placeholder; a missing piece is a bug."""
-    for piece, name in pieces.items():
+    for piece, name in swaps.items():
         if strict and piece not in template:
             raise AssertionError(f"registry template no longer holds {piece!r}")
         template = template.replace(piece, "{" + name + "}")
@@ -85,7 +85,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: d
     arch_end, arch = _architecture(ws, cached, top, shape)
     end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
                   GIB * table.value(budget["device"], "memory_gib") / GB)
-    ws.print_area = f"{area}:I{end}"
+    ws.print_area = f"{area}:K{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
 
 
@@ -133,10 +133,10 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
     attn = 2 * d * shape["n_heads"] * hd + 2 * d * shape["n_kv_heads"] * hd + 2 * d
     H = {"head_dim": "Arch_head_dim", "_attn": "Arch_attention", "_mlp": "Arch_mlp",
          "_moe_layers": "Arch_moe_layers", "_expert": "Arch_expert", "_total": "Arch_params"}
-    pieces = {_ATTN: "_attn", registry._MOE_LAYERS: "_moe_layers", registry._EXPERT: "_expert",
+    swaps = {_ATTN: "_attn", registry._MOE_LAYERS: "_moe_layers", registry._EXPERT: "_expert",
               _MLP: "_mlp"}
-    total = _swap(registry._PARAMS_TOTAL, pieces)
-    active = _swap(_swap(registry._PARAMS_ACTIVE, {registry._PARAMS_TOTAL: "_total"}), pieces, strict=False)
+    total = _swap(registry._PARAMS_TOTAL, swaps)
+    active = _swap(_swap(registry._PARAMS_ACTIVE, {registry._PARAMS_TOTAL: "_total"}), swaps, strict=False)
     rows = [
         ("Arch_head_dim", "Head width", _render(registry.HEAD_DIM.native_default, {}), hd, styles.COUNT),
         ("Arch_attention", "Attention and norms per layer", _render(_ATTN, H), attn, styles.COUNT),
@@ -145,7 +145,8 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
         ("Arch_expert", "One expert's MLP", _render(registry._EXPERT, H), 3 * d * f, styles.COUNT),
         ("Arch_params", "Total parameters (MODEL_PARAMS)", _render(total, H), p.total, styles.COUNT),
         ("Arch_active", "Active parameters per token", _render(active, H), p.active, styles.COUNT),
-        ("Arch_expert_params", "Routed-expert parameters", "Arch_moe_layers*Arch_experts*Arch_expert",
+        ("Arch_expert_params", "Routed-expert parameters",
+         pieces.product(["Arch_moe_layers", "Arch_experts", "Arch_expert"]),
          p.experts, styles.COUNT),
     ]
     first = top + 1 + len(ARCH_INPUTS)
@@ -167,29 +168,28 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     # The input embedding stays whole on the first pipeline stage (Narayanan et al. 2021, §2.2),
     # as trainbudget fit counts it (calc.layouts.fit_layouts: stage_params = vocab * d_model).
     embedding = arch_shape["vocab"] * arch_shape["d_model"]
-    mem = calc.train_memory(arch.total, devices=budget["devices"], expert_params=arch.experts,
-                            stage_params=embedding,
-                            optimizer=budget["optimizer"], zero_stage=budget["zero_stage"],
-                            activations=budget["activations"] * GB, **layout)
+    mem = calc.budget(calc.Job(model=calc.models.model_preset(PRESET), tokens=budget["tokens"],
+                               device=budget["device"], devices=budget["devices"], optimizer=budget["optimizer"],
+                               zero_stage=budget["zero_stage"], activations=budget["activations"] * GB,
+                               **layout)).memory  # the one composer, on the preset's shape
     dp = calc.memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
     exprs = {"params": "Arch_params", "expert_params": "Arch_expert_params",
-             "stage_params": "Arch_vocab*Arch_width",
+             "stage_params": pieces.product(["Arch_vocab", "Arch_width"]),
              "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
              "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
              "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
              "grad_bytes": repr(calc.memory.GRAD_BYTES)}
     H = {"_dense": "Layout_dense", "_exp": "Layout_expert", "_dp": "Data_parallel",
          "_optimizer_bytes": "Optimizer_bytes"}
-    pieces = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
+    swaps = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
 
     def part(stage: int) -> str:
-        return _render(_swap(registry._layout_part(stage), pieces), H, exprs)
+        return _render(_swap(registry._layout_part(stage), swaps), H, exprs)
 
     t, pp, e = layout["tensor_parallel"], layout["pipeline_parallel"], layout["expert_parallel"]
-    check = ('IF(MOD(Devices_count,Tensor_parallel*Pipeline_parallel)+MOD(Data_parallel,Expert_parallel)'
-             '+MOD(Arch_heads,Tensor_parallel)+MOD(Arch_layers,Pipeline_parallel)>0,'
-             '"does not divide","divides")')
+    check = pieces.layout_check("Devices_count", "Tensor_parallel", "Pipeline_parallel", "Data_parallel",
+                                "Expert_parallel", "Arch_heads", "Arch_layers")
     rows = [
         ("Data_parallel", "Data parallel (devices / (TP x PP))", _render(registry._DP, {}, exprs), dp, "0"),
         (None, "Layout check", check, "divides", None),
@@ -198,21 +198,22 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
          ((arch.total - arch.experts - embedding) / pp + embedding) / t, styles.COUNT),
         ("Layout_expert", "Expert parameters per device",
          _render(registry._EXPERT_DEV, {}, exprs), arch.experts / (t * pp * e), styles.COUNT),
-        (None, "Weights per device (GB)", f"{calc.memory.WEIGHT_BYTES!r}*({part(3)})/1E9",
+        (None, "Weights per device (GB)", pieces.in_gb(pieces.times(repr(calc.memory.WEIGHT_BYTES), part(3))),
          mem.weights / GB, styles.GB),
-        (None, "Gradients per device (GB)", f"{calc.memory.GRAD_BYTES!r}*({part(2)})/1E9",
+        (None, "Gradients per device (GB)", pieces.in_gb(pieces.times(repr(calc.memory.GRAD_BYTES), part(2))),
          mem.gradients / GB, styles.GB),
-        (None, "Optimizer per device (GB)", f"Optimizer_bytes*({part(1)})/1E9", mem.optimizer / GB, styles.GB),
-        (None, "Master copy per device (GB)", f"{calc.memory.MASTER_BYTES!r}*({part(1)})/1E9",
+        (None, "Optimizer per device (GB)", pieces.in_gb(pieces.times("Optimizer_bytes", part(1))),
+         mem.optimizer / GB, styles.GB),
+        (None, "Master copy per device (GB)", pieces.in_gb(pieces.times(repr(calc.memory.MASTER_BYTES), part(1))),
          mem.master / GB, styles.GB),
         (None, "Activations per device (GB)", "Activations_GB", mem.activations / GB, styles.GB),
     ]
     first = top + 1 + len(LAYOUT_INPUTS)
     last_part = first + len(rows) - 1
     rows.append(("Layout_total_GB", "Total per device on this layout (GB)",
-                 f"SUM(B{last_part - 4}:B{last_part})", mem.total / GB, styles.GB))
+                 pieces.total([f"B{r}" for r in range(last_part - 4, last_part + 1)]), mem.total / GB, styles.GB))
     # The device's memory as physical bytes: its "80GB" of HBM is 80 GiB (calc.layouts.fit_layouts).
-    rows.append((None, "Left free on the device (GB)", "Memory_GiB*2^30/1E9-Layout_total_GB",
+    rows.append((None, "Left free on the device (GB)", pieces.free_gb("Memory_GiB", "Layout_total_GB"),
                  device_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
     text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
@@ -226,8 +227,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
 def _params_note(ws: Worksheet, cached: CachedCells, params_ref: str, total: float, params: float) -> None:
     """Beside the Params input: what the architecture block gives, for the user to copy."""
     ref = "C" + params_ref.replace("$", "")[1:]
-    formula = ('"from the architecture below: "&TEXT(Arch_params,"#,##0")'
-               '&IF(ABS(Arch_params-Params)<=0.005*Params," (matches)"," (copy it here to use it)")')
+    formula = pieces.params_note("Arch_params", "Params")
     same = abs(total - params) <= 0.005 * params
     value = f"from the architecture below: {total:,.0f}" + (" (matches)" if same else " (copy it here to use it)")
     cached.formula(ws, ref, formula, value, font=styles.NOTE, fill=None)

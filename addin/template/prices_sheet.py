@@ -15,6 +15,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ...calc import prices
+from ..functions import pieces
 from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
 
@@ -54,7 +55,10 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
                    "'As of' date from the source named. Edit or add rows: the Budget and Scenarios sheets "
                    "look prices up here by provider, device hardware (the Devices sheet's Hardware) and plan; "
                    "where a provider has several rows, the newest that publishes the plan wins, then the "
-                   "cheapest. Age counts from the Budget's date (Rate_date).", styles.NOTE)
+                   "cheapest. Age counts to the Budget's date (Rate_date), shown here.", styles.NOTE)
+    text(ws, "A3", "Ages counted to", styles.BOLD)
+    serial = (budget_date() - dt.date(1899, 12, 30)).days  # the cached value: Excel's day serial (1900 system)
+    cached.formula(ws, "B3", pieces.blank_if("Rate_date", "Rate_date"), serial, "yyyy-mm-dd", styles.BOLD, fill=None)
     for col, (header, width, _) in enumerate(COLUMNS, start=1):
         cell = style(ws.cell(FIRST_ROW, col, header), font=styles.BOLD)
         cell.alignment = styles.WRAP
@@ -67,7 +71,7 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
             if isinstance(value, str):
                 cell.data_type = "s"
             style(cell, COLUMNS[col - 1][2]).alignment = styles.WRAP
-        cached.formula(ws, f"{AGE_COL}{r}", f"Rate_date-{AS_OF_COL}{r}",
+        cached.formula(ws, f"{AGE_COL}{r}", pieces.age_days("Rate_date", f"{AS_OF_COL}{r}"),
                        (when - dt.date.fromisoformat(p.as_of)).days, "0", fill=None).alignment = styles.WRAP
         text(ws, f"M{r}", p.note).alignment = styles.WRAP
     last = FIRST_ROW + len(rows)
@@ -91,17 +95,14 @@ def add_names(wb: Workbook) -> None:
 
 def plan_column(plan: str) -> str:
     """The plan's position among the price columns (1 on-demand ... 4 spot)."""
-    return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in PLANS) + "},0)"
+    return pieces.plan_column(plan, PLANS)
 
 
 def newest(provider: str, hardware: str, column: str) -> str:
     """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
-    return (f"SUMPRODUCT(MAX((Price_provider={provider})*(Price_device={hardware})"
-            f"*(INDEX(Price_plans,0,{column})>0)*Price_as_of))")
+    return pieces.newest(provider, hardware, column)
 
 
 def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
     """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
-    plan = f"INDEX(Price_plans,0,{column})"
-    return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
-            f"+(Price_as_of<>{date})+({plan}<=0)>0)))")
+    return pieces.cheapest(provider, hardware, column, date)

@@ -4,11 +4,12 @@ Util_high, Goodput) and low / expected / high hours, device-hours, cost and ener
 
 Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc.ranges.prior_device:
 the prior's utilizations are shares of BF16/FP16 peaks) divided by utilization x goodput; low hours
-come from the prior's HIGH utilization. Cached values come from calc.
+come from the prior's HIGH utilization. Cached values come from calc.budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -18,33 +19,71 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import native
+from ..functions import pieces
+from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
-from .cached_cells import CachedCells, style, text
+from .cached_cells import CachedCells, note_cell, style, text
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
-HOURS_LABEL = "Wall-clock hours"  # the results row the ranges scale
 SIXTEEN_BIT = ranges.SIXTEEN_BIT
 
 
 def field(device: str, name: str) -> str:
     """A text field (Hardware, Kind, Precision) of the Devices row named `device`."""
-    return f"INDEX({native.column(name)},MATCH({device},{native.NAMES},0))"
+    return pieces.field(device, name)
 
 
 def prior_row(hardware: str, kind: str) -> str:
     """Position in Devices of the first 16-bit row of `hardware` and `kind` (>= 1E9: none)."""
-    names = native.column("name")
-    sixteen = "*".join(f'({native.column("precision")}<>"{p}")' for p in SIXTEEN_BIT)
-    return (f"SUMPRODUCT(MIN(ROW({names})-MIN(ROW({names}))+1+1E9*(({native.column('hardware')}<>{hardware})"
-            f"+({native.column('kind')}<>{kind})+{sixteen}>0)))")
+    return pieces.prior_row(hardware, kind, SIXTEEN_BIT)
 
 
 def prior_name(device: str, kind: str, precision: str, row: str) -> str:
-    """The device row the prior applies to (calc.ranges.prior_device): the row itself when it is
-    measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
-    keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in SIXTEEN_BIT), f"{row}>=1E9"])
-    return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
+    """The device row the prior applies to (calc.ranges.prior_device)."""
+    return pieces.prior_name(device, kind, precision, row, SIXTEEN_BIT)
+
+
+def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
+    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"]
+    is the price "provider:plan"; else the typed price; blank: the device row's own)."""
+    if v.get("provider"):
+        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
+    else:
+        spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
+    return calc.Job(params=v["params"], tokens=v["tokens"], device=v["device"], devices=v["devices"],
+                    method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
+                    trainable=v["trainable"], activations=v["activations"] * calc.schedule.GB,
+                    utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
+
+
+def budget(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Budget:
+    """calc.budget of the sheet's job; a provider with no price for the hardware: no cost (the
+    sheet says "no price from ..."), the other figures as they are."""
+    j = job(v, table, **changes)
+    try:
+        return calc.budget(j)
+    except calc.TrainingBudgetError:
+        if not isinstance(j.price, str):
+            raise
+        return dataclasses.replace(calc.budget(j.with_(price=0.0)), cost_usd=None, usd_per_device_hour=None)
+
+
+def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str]:
+    """The sheet's one price rule (pieces.price_used) as calc.budget applies it: USD per
+    device-hour or None, and whose price it is in the sheet's words."""
+    usd = budget(v, table).usd_per_device_hour
+    if v.get("provider"):
+        plan = v.get("plan") or "on_demand"
+        return (None, f"no {v['provider']} price for it") if usd is None else (
+            float(usd), f"{v['provider']} {plan} price")
+    if isinstance(v.get("usd_per_device_hour"), (int, float)):
+        return float(usd), pieces.TYPED
+    return (None, pieces.NO_PRICE) if usd is None else (float(usd), pieces.ROW_PRICE)
+
+
+def money(value: Any, usd_rate: float = 1.0) -> Any:
+    """A cost from calc (USD, None without a price) as the sheet's cached value."""
+    return pieces.NO_PRICE if value is None else float(value) * usd_rate
 
 
 def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
@@ -82,6 +121,8 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
     text(ws, f"A{r}", "Price and currency", styles.HEADING)
     providers = sorted({p.provider for p in prices.load_prices()})
     d = _device_row(v["device"], table)
+    own = table.get(v["device"]).usd_per_device_hour
+    usd, source = price(v, table)
     rows: list[tuple[str, str, str, Any, Any, str | None, str]] = [
         # (name, label, kind: input|formula, formula or default, cached value, format, note)
         ("Provider", "Price from provider", "input", "", None, None,
@@ -91,14 +132,20 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
          "prices are per hardware (Devices sheet, Hardware column)"),
         ("Plan_col", "Plan column in Prices", "formula", prices_sheet.plan_column("Plan"), 1, "0", ""),
         ("Price_date", "Newest price of the provider (as of)", "formula",
-         'IF(Provider="",0,' + prices_sheet.newest("Provider", "Hardware_of_device", "Plan_col") + ")", 0,
+         pieces.provider_date("Provider", "Hardware_of_device", "Plan_col"), 0,
          '[=0]"none";yyyy-mm-dd', "none: no price of that provider and plan for this hardware"),
         ("Price_found", "Provider's price (USD per device-hour)", "formula",
-         'IF(Price_date=0,"",' + prices_sheet.cheapest("Provider", "Hardware_of_device", "Plan_col", "Price_date")
-         + ")", "", styles.USD_RATE, "the cheapest row of that date"),
+         pieces.provider_price("Provider", "Hardware_of_device", "Plan_col", "Price_date"), "", styles.USD_RATE,
+         "the cheapest row of that date"),
+        ("Row_price", "The device row's price (USD per device-hour)", "formula", pieces.row_price("Device"),
+         "" if own is None else own, styles.USD_RATE, "blank: the Devices sheet has none for it"),
         ("Price_used", "Price used (USD per device-hour)", "formula",
-         'IF(Price_found="",Price_per_hour,Price_found)', v["usd_per_device_hour"], styles.USD_RATE,
-         "the provider's price, else the typed price above"),
+         pieces.price_used("Provider", "Price_found", "Price_per_hour", "Row_price"),
+         pieces.NO_PRICE if usd is None else usd, styles.USD_RATE,
+         "the provider's price; else the typed price above; else the device row's"),
+        ("Price_source", "Price from", "formula",
+         pieces.price_source("Provider", "Plan", "Price_found", "Price_per_hour", "Row_price"), source, None,
+         "whose price every cost on this sheet uses"),
         ("Currency", "Currency (code)", "input", "USD", None, None, "every money figure is shown in it"),
         ("USD_rate", "Currency units per USD", "input", 1.0, None, "0.0000", "1 for USD"),
         ("Rate_date", "Date of the rate and prices", "input", prices_sheet.budget_date(), None, "yyyy-mm-dd",
@@ -110,7 +157,7 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
             _input(ws, f"B{i}", dt.datetime.combine(body, dt.time()) if isinstance(body, dt.date) else body, fmt)
         else:
             cached.formula(ws, f"B{i}", body, value, fmt)
-        text(ws, f"C{i}", note, styles.NOTE)
+        note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
     _list(ws, f"B{r + 1}", providers)
     _list(ws, f"B{r + 2}", prices_sheet.PLANS)
@@ -130,7 +177,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
     for i, (name, label, value, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
         style(ws[f"B{i}"], "0.0%").value = value
-        text(ws, f"C{i}", note, styles.NOTE)
+        note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
     note = r + len(rows) + 1
     cell = text(ws, f"A{note}", f"Percentiles ({prior.METHOD}) of the utilizations of {p.n_runs} published runs "
@@ -144,28 +191,34 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
 
 def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
     """Low / expected / high hours, device-hours, cost and energy (columns B, C, D of the header)."""
-    hours_row = next(c.row for c in ws["A"] if c.value == HOURS_LABEL)
     d = _device_row(v["device"], table)
+    ranged = budget(v, table, utilization="prior")
     text(ws, f"A{r}", "Ranges (published runs' utilization)", styles.HEADING)
     helpers = (
         ("Kind_of_device", "Device kind", field("Device", "kind"), table.get(v["device"]).kind, None),
         ("Precision_of_device", "Device precision", field("Device", "precision"), table.get(v["device"]).precision,
          None),
-        ("Prior_row", "16-bit row of that hardware (position)", prior_row("Hardware_of_device", "Kind_of_device"),
+        ("Prior_row", "Devices row number of its BF16/FP16 rate", prior_row("Hardware_of_device", "Kind_of_device"),
          position(d, table), "0"),
         ("Prior_device", "Device row the ranges use", prior_name("Device", "Kind_of_device", "Precision_of_device",
                                                                   "Prior_row"), d.name, None),
-        ("Hours_at_100", "Hours at 100% on that row", f"B{hours_row}*Utilization*Rate_TFLOPS/"
-         + native.wrap(native.lookup("Prior_device", "tflops")),
-         float(calc.train_hours(v["params"], v["tokens"], d.name, devices=v["devices"], table=table)), styles.HOURS),
+        ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
+            {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
+             "devices": "Devices_count"}, blank_means_default=False),
+         float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
+        # calc.budget prices a range on the row it uses: the typed or provider price, else that row's own
+        ("Prior_row_price", "That row's own price (USD per device-hour)", pieces.row_price("Prior_device"),
+         "" if table.get(d.name).usd_per_device_hour is None else table.get(d.name).usd_per_device_hour,
+         styles.USD_RATE),
+        ("Range_price", "Price the ranges use (USD per device-hour)",
+         pieces.price_used("Provider", "Price_found", "Price_per_hour", "Prior_row_price"),
+         money(ranged.usd_per_device_hour), styles.USD_RATE),
     )
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
         text(ws, f"A{i}", label)
         cached.formula(ws, f"B{i}", formula, value, fmt)
         _name(ws, name, f"B{i}")
-    got = calc.train_range(v["params"], v["tokens"], v["device"], devices=v["devices"],
-                           usd_per_device_hour=v["usd_per_device_hour"], pue=v["pue"], table=table)
-    return _range_rows(ws, cached, got, r + len(helpers) + 1)
+    return _range_rows(ws, cached, ranged, r + len(helpers) + 1)
 
 
 def position(d: calc.Device, table: calc.DeviceTable) -> float:
@@ -175,7 +228,7 @@ def position(d: calc.Device, table: calc.DeviceTable) -> float:
     return same[0] if same else 1e9
 
 
-def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], first: int) -> int:
+def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) -> int:
     """Three rows (low, expected, high) for each of hours, device-hours, cost and energy."""
     utilization = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours: high u
     figures = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
@@ -185,15 +238,19 @@ def _range_rows(ws: Worksheet, cached: CachedCells, got: dict[str, Any], first: 
         for j, case in enumerate(ranges.LABELS):
             i = first + 3 * k + j
             rows[key, case] = i
-            formula = {"hours": f"Hours_at_100/({utilization[case]}*Goodput)",
-                       "device_hours": f"B{rows.get(('hours', case))}*Devices_count",
-                       "usd": f"B{rows.get(('device_hours', case))}*Price_used*USD_rate",
-                       "kwh": f"Board_watts*B{rows.get(('device_hours', case))}*PUE_ratio/1000"}[key]
+            dh = f"B{rows.get(('device_hours', case))}"
+            formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
+                       "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
+                       "usd": pieces.cost(dh, "Range_price"),
+                       "kwh": pieces.energy_kwh("Board_watts", dh, "PUE_ratio")}[key]
+            span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
+            value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (
+                "" if span is None else float(span.as_tuple()[j]))
             if key == "usd":
-                cached.formula(ws, f"A{i}", f'"Cost, {case} ("&Currency&")"', f"Cost, {case} (USD)",
+                cached.formula(ws, f"A{i}", pieces.with_currency(f"Cost, {case}"), f"Cost, {case} (USD)",
                                font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
-            cell = cached.formula(ws, f"B{i}", formula, float(got[key][j]), fmt, styles.BOLD)
+            cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD)
             cell.border = styles.BOX
     return first + 3 * len(figures) - 1

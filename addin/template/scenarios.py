@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
-from openpyxl.chart.data_source import NumData, NumVal
+from openpyxl.chart.data_source import NumData, NumVal, StrData, StrRef, StrVal
+from openpyxl.chart.series import SeriesLabel
 from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
@@ -18,7 +19,8 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plans
-from ..functions import native
+from ..functions import native, pieces
+from ..functions.registry import BY_NAME
 from . import prices_sheet, ranges_block, styles
 from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
 
@@ -58,38 +60,35 @@ UTIL = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # 
 
 
 def formulas(c: str) -> dict[str, str]:
-    """Every helper and result formula of the plan in column `c`, by row name."""
+    """Every helper and result formula of the plan in column `c`, by row name (pieces over the
+    plan's cells; the prior's rows as calc.ranges.prior_device, prices as calc.prices.lookup)."""
     def at(name: str) -> str:
         return f"{c}{ROW[name]}"
     dev, util, price = at("device"), at("utilization"), at("price")
     f = {"hardware": ranges_block.field(dev, "hardware"), "kind": ranges_block.field(dev, "kind"),
          "precision": ranges_block.field(dev, "precision"),
          "prior_row": ranges_block.prior_row(at("hardware"), at("kind")),
-         "row_used": f"IF(ISNUMBER({util}),{dev},"
-                     + ranges_block.prior_name(dev, at("kind"), at("precision"), at("prior_row")) + ")",
+         "row_used": pieces.row_used(util, dev, ranges_block.prior_name(dev, at("kind"), at("precision"),
+                                                                        at("prior_row"))),
          "rate": native.lookup(at("row_used"), "tflops"),
-         "watts": f'IFERROR({native.lookup(at("row_used"), "watts")},"")',
-         "hours_100": f"6*{at('params')}*{at('tokens')}/(3600E12*{at('rate')})/{at('devices')}",
-         "provider": f'IF(OR({price}="",ISNUMBER({price})),"",LEFT({price},FIND(":",{price}&":")-1))',
-         "plan": f'IF({at("provider")}="","",IF(MID({price},LEN({at("provider")})+2,99)="","on_demand",'
-                 f'MID({price},LEN({at("provider")})+2,99)))',
-         "plan_col": f'IF({at("plan")}="","",{prices_sheet.plan_column(at("plan"))})',
-         "price_date": f'IF({at("provider")}="",0,'
-                       + prices_sheet.newest(at("provider"), at("hardware"), at("plan_col")) + ")",
-         "price_found": f'IF({at("price_date")}=0,"",'
-                        + prices_sheet.cheapest(at("provider"), at("hardware"), at("plan_col"), at("price_date")) + ")",
-         "price_used": f'IF({price}="","",IF(ISNUMBER({price}),{price},IF({at("price_found")}="",NA(),'
-                       f'{at("price_found")})))'}
-    f = {k: f"IF({dev}=\"\",\"\",{v})" for k, v in f.items()}
+         "watts": pieces.or_blank(native.lookup(at("row_used"), "watts")),
+         "hours_100": BY_NAME["TRAIN_HOURS"].native_formula(
+             {"params": at("params"), "tokens": at("tokens"), "device": at("row_used"), "utilization": "1",
+              "devices": at("devices")}, blank_means_default=False, helpers={"device:tflops": at("rate")}),
+         **pieces.plan_price_parts(price, at("provider")),
+         "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
+         "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
+         "price_found": pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date")),
+         "price_used": pieces.plan_price_used(price, at("price_found"))}
+    f = {k: pieces.blank_if(dev, v) for k, v in f.items()}
     for case in CASES:
-        divisor = f"IF(ISNUMBER({util}),{util},{UTIL[case]}*Goodput)" if case == "expected" else (
-            f"({UTIL[case]}*Goodput)")
-        blank = f'OR({dev}="",ISNUMBER({util}))' if case != "expected" else f'{dev}=""'
-        f[f"hours_{case}"] = f'IF({blank},"",{at("hours_100")}/{divisor})'
-        f[f"device_hours_{case}"] = f'IF({at(f"hours_{case}")}="","",{at(f"hours_{case}")}*{at("devices")})'
+        f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, UTIL[case], case != "expected", dev)
+        hours = at(f"hours_{case}")
+        f[f"device_hours_{case}"] = pieces.blank_if(hours, pieces.times(hours, at("devices")))
         dh = at(f"device_hours_{case}")
-        f[f"usd_{case}"] = f'IF(OR({dh}="",{at("price_used")}=""),"",{dh}*{at("price_used")}*USD_rate)'
-        f[f"kwh_{case}"] = f'IF(OR({dh}="",{at("watts")}=""),"",{at("watts")}*{dh}*{at("pue")}/1000)'
+        f[f"usd_{case}"] = pieces.unless_blank([dh, at("price_used")],
+                                               pieces.product([dh, at("price_used"), "USD_rate"]))
+        f[f"kwh_{case}"] = pieces.unless_blank([dh, at("watts")], pieces.energy_kwh(at("watts"), dh, at("pue")))
     return f
 
 
@@ -130,12 +129,13 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
                    "runs (Budget sheet: Util_low, Util_expected, Util_high, Goodput) on the device's 16-bit row; a "
                    "share gives one figure. Price: a number (USD per device-hour) or provider:plan "
                    f"(plans: {', '.join(prices_sheet.PLANS)}) from the Prices sheet.", styles.NOTE)
-    text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate).", styles.NOTE)
+    text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate). The chart draws the plans of columns "
+                   f"B-{COLUMNS[len(PLANS) - 1]}, each named by its Plan cell.", styles.NOTE)
     text(ws, f"A{FIRST - 1}", "Inputs", styles.HEADING)
     text(ws, f"A{HELPER_FIRST - 1}", "Figures used below", styles.HEADING)
     text(ws, f"A{RESULT_FIRST}", "Results", styles.HEADING)
     labels = {"hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
-              "prior_row": "16-bit row of that hardware (position)", "row_used": "Device row used",
+              "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
               "rate": "Rate (TFLOP/s)", "watts": "Power (W)", "hours_100": "Hours at 100% utilization",
               "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
               "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
@@ -150,7 +150,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     for fig, label, _ in FIGURES:
         for case in CASES:
             if fig == "usd":
-                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", f'"Cost, {case} ("&Currency&")"',
+                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", pieces.with_currency(f"Cost, {case}"),
                                f"Cost, {case} (USD)", font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{ROW[f'{fig}_{case}']}", f"{label}, {case}", styles.BOLD)
@@ -195,30 +195,36 @@ def _validation(ws: Worksheet) -> None:
     device.add(f"B{ROW['device']}:K{ROW['device']}")
 
 
-COLOURS = {"low": "70AD47", "expected": "1F3864", "high": "C00000"}
+COLOURS = ("1F3864", "C00000", "70AD47", "ED7D31", "7030A0", "00B0F0", "FFC000", "808080", "A5A5A5", "264478")
+MARKERS = ("circle", "square", "triangle", "diamond", "x", "star", "circle", "square", "triangle", "diamond")
 
 
 def _chart(ws: Worksheet, cached: CachedCells) -> None:
-    """Cost against hours, one point per plan: expected, and low / high where the plan has them."""
+    """Cost against hours, one series per plan, named by its Plan cell (the legend says which plan is
+    which): its low, expected and high points joined where the plan says "prior", one point else."""
     chart = ScatterChart()
-    chart.title = "Cost against wall-clock hours, by plan"
-    chart.style, chart.scatterStyle = 13, "marker"
+    chart.title = "Cost against wall-clock hours, by plan (low - expected - high)"
+    chart.style, chart.scatterStyle = 13, "lineMarker"
     chart.x_axis.title = "wall-clock hours (log scale)"
     chart.y_axis.title = "cost, Budget currency (log scale)"
     chart.x_axis.scaling.logBase = chart.y_axis.scaling.logBase = 10
     values = cached.values[ws.title]
-    for case in CASES:
-        xs = Reference(ws, min_col=2, max_col=1 + len(COLUMNS), min_row=ROW[f"hours_{case}"])
-        ys = Reference(ws, min_col=2, max_col=1 + len(COLUMNS), min_row=ROW[f"usd_{case}"])
-        s = Series(ys, xs, title=case)
-        s.marker.symbol, s.marker.size = {"low": "triangle", "expected": "circle", "high": "square"}[case], 8
-        s.marker.graphicalProperties = GraphicalProperties(solidFill=COLOURS[case])
-        s.graphicalProperties.line.noFill = True
+    for k, c in enumerate(COLUMNS[:len(PLANS)]):  # the plans given (an empty column would be "Column I")
+        col = 2 + k
+        xs = Reference(ws, min_col=col, min_row=ROW["hours_low"], max_row=ROW["hours_high"])
+        ys = Reference(ws, min_col=col, min_row=ROW["usd_low"], max_row=ROW["usd_high"])
+        s = Series(ys, xs)
+        s.tx = SeriesLabel(strRef=StrRef(f"'{ws.title}'!${c}${ROW['name']}",
+                                         strCache=StrData(ptCount=1, pt=[StrVal(idx=0, v=PLANS[k][0])])))
+        s.marker.symbol, s.marker.size = MARKERS[k], 8
+        s.marker.graphicalProperties = GraphicalProperties(solidFill=COLOURS[k])
+        s.graphicalProperties.line.solidFill = COLOURS[k]
         for ref, data in ((s.xVal.numRef, "hours"), (s.yVal.numRef, "usd")):
-            pts = [values[f"{c}{ROW[f'{data}_{case}']}"] for c in COLUMNS]
+            pts = [values[f"{c}{ROW[f'{data}_{case}']}"] for case in CASES]
             ref.numCache = NumData(pt=[NumVal(idx=i, v=p) for i, p in enumerate(pts) if isinstance(p, (int, float))],
                                    ptCount=len(pts), formatCode="General")
         chart.series.append(s)
+    chart.legend.position = "r"
     # openpyxl omits <c:delete val="0"/> unless told; Excel reads a missing one as a deleted axis.
     chart.x_axis.delete = chart.y_axis.delete = False
     chart.width, chart.height = 34, 16

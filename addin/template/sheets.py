@@ -11,7 +11,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import runs as published
-from ..functions import native
+from ..functions import native, pieces
 from ..functions.registry import BY_NAME, FUNCTIONS
 from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
@@ -80,12 +80,12 @@ def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | Non
         text(ws, f"L{r}", run.source).alignment = styles.WRAP
         for col in "JK":
             ws[f"{col}{r}"].alignment = styles.WRAP
-        exprs = {"params": f'IF(C{r}="",B{r},C{r})', "tokens": f"D{r}", "device": f"E{r}", "devices": "1"}
+        exprs = {"params": pieces.first_given(f"C{r}", f"B{r}"), "tokens": f"D{r}", "device": f"E{r}", "devices": "1"}
         at_peak = gpu_hours.native_formula({**exprs, "utilization": "1"})
         at_mfu = gpu_hours.native_formula({**exprs, "utilization": f"H{r}"})
-        cached.formula(ws, f"J{r}", f'IF(F{r}="","",{at_peak}/F{r})',
+        cached.formula(ws, f"J{r}", pieces.blank_if(f"F{r}", pieces.ratio(at_peak, f"F{r}")),
                        _blank(published.implied_utilization(run, table)), styles.PERCENT)
-        cached.formula(ws, f"K{r}", f'IF(H{r}="","",{at_mfu})',
+        cached.formula(ws, f"K{r}", pieces.blank_if(f"H{r}", at_mfu),
                        _blank(published.predicted_device_hours(run, table)), styles.DEVICE_HOURS)
     _table(ws, "Runs", f"A1:L{len(published.load_runs()) + 1}")
     ws.freeze_panes = "B2"
@@ -118,11 +118,11 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         text(ws, f"C{r}", "=" + call).alignment = styles.WRAP
         if isinstance(result, list):  # a spilling table: show its Hours row
             row = [label for label, _ in result].index("Hours") + 1
-            first, shown = result[row - 1][1], f"INDEX({call},{row},2)"
+            first, shown = result[row - 1][1], pieces.cell_of_table(call, row, 2)
         else:
             first, shown = result, call
         fmt = UNIT_FORMATS[spec.unit]
-        cached.formula(ws, f"D{r}", f'IFERROR({shown},"{NEEDS_ADDIN}")', first, fmt).alignment = styles.WRAP
+        cached.formula(ws, f"D{r}", pieces.or_text(shown, NEEDS_ADDIN), first, fmt).alignment = styles.WRAP
         if spec.native is None:
             text(ws, f"E{r}", "no native equivalent: the e-mail export freezes it to its values").alignment = (
                 styles.WRAP)
@@ -150,8 +150,9 @@ ABOUT = [
      " copy (ZeRO, arXiv:1910.02054, §3.1); ZeRO stages 1-3 shard them over the devices (§5).", None),
     ("Hours = FLOPs / (TFLOP/s x 1e12 x utilization x devices) / 3600. Vendor rates are dense peaks"
      " (sparsity figures halved); real runs reach 30-55% of them: see the Runs sheet.", None),
-    ("GB means 1e9 bytes, as vendors state memory. Cost = device-hours x your price."
-     " Energy = watts x device-hours x PUE / 1000.", None),
+    ("Device memory is a capacity in GiB (2^30 bytes): a vendor's \"80GB\" of HBM is 80 GiB. GB means"
+     " 1e9 bytes and appears only where a label says GB (memory the job needs). Cost = device-hours x"
+     " the price (Price from says whose). Energy = watts x device-hours x PUE / 1000.", None),
     ("Every device row carries its source and the date it was read (Devices sheet).", None),
     ("", None),
     ("How to use it", styles.HEADING),

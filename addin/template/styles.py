@@ -20,8 +20,9 @@ THIN = Side(style="thin", color="BFBFBF")
 BOX = Border(left=THIN, right=THIN, top=THIN, bottom=THIN)
 UNLOCKED = Protection(locked=False)
 WRAP = Alignment(wrap_text=True, vertical="top")
+RIGHT = Alignment(horizontal="right", indent=1)  # a figure kept clear of the column to its right
 
-# Number formats; GB is 1e9 bytes, as vendors state memory.
+# Number formats; GB is 1e9 bytes (a job's memory); a device's memory is a capacity in GiB.
 COUNT = "#,##0"
 BILLIONS = '#,##0.0,,,"B"'     # 6.74e9 -> 6.7B (each trailing comma divides by 1,000)
 TRILLIONS = '#,##0.00,,,,"T"'  # 1.56e13 -> 15.60T

@@ -1,0 +1,266 @@
+"""The sheets' formula pieces: every formula the template's Budget, Scenarios and blocks write that is
+not a registry function, each written once here over named cells (the sheet builders type none).
+
+The registry (registry.py) holds the Excel functions; native.py the pieces they are made of; this
+module composes the sheets' own rows from both: memory parts by ZeRO stage, the one price rule,
+money in the chosen currency, the comparison's rows. Units as in calc: bytes, GB = 1E9 bytes where
+a label says GB, device memory in GiB.
+"""
+
+from __future__ import annotations
+
+from . import native
+
+NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
+TYPED = "typed price"
+ROW_PRICE = "device row's price"
+
+
+def blank_if(ref: str, formula: str) -> str:
+    """`formula`, or blank where `ref` is blank (a spare row, an empty plan)."""
+    return f'IF({ref}="","",{formula})'
+
+
+def in_gb(bytes_expr: str) -> str:
+    """Bytes as GB (1E9 bytes), for rows labelled GB."""
+    return f"({bytes_expr})/{native.GB}"
+
+
+def gb_to_bytes(gb_expr: str) -> str:
+    return f"{native.wrap(gb_expr)}*{native.GB}"
+
+
+def by_stage(values: dict[str, str], zero_stage: str, sharded: bool) -> str:
+    """The sum of the model-state parts (values: part -> expression) that ZeRO `zero_stage` shards
+    over the devices (`sharded`), or that it leaves whole on every device (ZeRO §5, native.PARTS)."""
+    keep, drop = ("{v}", "0") if sharded else ("0", "{v}")
+    return "+".join(f"IF({zero_stage}>={stage},{keep},{drop})".format(v=values[p])
+                    for p, (_, stage) in native.PARTS.items())
+
+
+def per_device(value: str, part: str, zero_stage: str, devices: str) -> str:
+    """A part's share on one device: divided over the devices from its ZeRO stage on."""
+    return f"{native.wrap(value)}/IF({zero_stage}>={native.PARTS[part][1]},{devices},1)"
+
+
+def total(values: list[str]) -> str:
+    return "+".join(values)
+
+
+def difference(whole: str, part: str) -> str:
+    return f"{native.wrap(whole)}-{native.wrap(part)}"
+
+
+def days(hours: str) -> str:
+    return f"{native.wrap(hours)}/24"
+
+
+def times(a: str, b: str) -> str:
+    return f"{native.wrap(a)}*{native.wrap(b)}"
+
+
+def at_utilization(hours_at_100: str, utilization: str) -> str:
+    """Hours at 100% of the rate divided by the utilization reached (calc.train_range)."""
+    return f"{native.wrap(hours_at_100)}/{native.wrap(utilization)}"
+
+
+def energy_kwh(watts: str, device_hours: str, pue: str) -> str:
+    """kWh: board watts x device-hours x PUE / 1000, as TRAIN_ENERGY_KWH (calc.train_energy_kwh)."""
+    return f"{native.wrap(watts)}*{native.wrap(device_hours)}*{native.wrap(pue)}/1000"
+
+
+def row_price(device: str) -> str:
+    """The Devices row's own price (USD per device-hour), blank where the row has none."""
+    return f'IFERROR({native.lookup(device, "usd_per_device_hour")},"")'
+
+
+def own_price(name: str) -> str:
+    """The price cell of a name taken from the Devices table itself (blank: the row has none)."""
+    return f"INDEX({native.column('usd_per_device_hour')},MATCH({name},{native.NAMES},0))"
+
+
+def price_used(provider: str, found: str, typed: str, own: str) -> str:
+    """The one price rule: the provider's price when a provider is chosen (none found: no price),
+    else the typed price, else the device row's own price, else no price (as calc's
+    schedule.price_per_device_hour: a given price wins, else the row's)."""
+    return (f'IF({provider}<>"",IF({found}="","{NO_PRICE}",{found}),'
+            f'IF(ISNUMBER({typed}),{typed},IF({own}="","{NO_PRICE}",{own})))')
+
+
+def price_source(provider: str, plan: str, found: str, typed: str, own: str) -> str:
+    """Whose price `price_used` took, in words."""
+    return (f'IF({provider}<>"",IF({found}="","no "&{provider}&" price for it",'
+            f'{provider}&" "&{plan}&" price"),IF(ISNUMBER({typed}),"{TYPED}",'
+            f'IF({own}="","{NO_PRICE}","{ROW_PRICE}")))')
+
+
+def price_note(source: str) -> str:
+    return f'"price: "&{source}'
+
+
+def cost(device_hours: str, price: str, rate: str = "USD_rate") -> str:
+    """Device-hours times the price, in the chosen currency; "no price" without one."""
+    return f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")'
+
+
+def compare_price(name: str, chosen: str, used: str, own: str) -> str:
+    """A comparison row's price: the chosen device's row takes the price the results use; any
+    other row its own price, else none (a typed price is a price for the chosen device only)."""
+    return f'IF({name}={chosen},{used},IF({own}="","{NO_PRICE}",{own}))'
+
+
+def compare_source(name: str, chosen: str, source: str, own: str) -> str:
+    return f'IF({name}={chosen},{source},IF({own}="","{NO_PRICE}","{ROW_PRICE}"))'
+
+
+def nth_name(k: int) -> str:
+    """The k-th name of the Devices table, blank past its end (the comparison's spare rows)."""
+    return f'IF({k}>ROWS({native.NAMES}),"",INDEX({native.NAMES},{k}))'
+
+
+def with_currency(label: str) -> str:
+    """A label naming the chosen currency: "Cost (EUR)"."""
+    return f'"{label} ("&Currency&")"'
+
+
+def implied_note(utilizations: str) -> str:
+    """The note beside the Budget's utilization: the range the published runs imply."""
+    return (f'"published runs imply "&TEXT(MIN({utilizations}),"0%")&"-"'
+            f'&TEXT(MAX({utilizations}),"0%")&" (Runs sheet)"')
+
+
+def product(values: list[str]) -> str:
+    return "*".join(native.wrap(v) for v in values)
+
+
+def ratio(a: str, b: str) -> str:
+    return f"{native.wrap(a)}/{native.wrap(b)}"
+
+
+def first_given(preferred: str, fallback: str) -> str:
+    """`preferred` where it is filled in, else `fallback` (a run's active parameters, else its total)."""
+    return f'IF({preferred}="",{fallback},{preferred})'
+
+
+def cell_of_table(call: str, row: int, col: int) -> str:
+    """One cell of a spilling table's result."""
+    return f"INDEX({call},{row},{col})"
+
+
+def or_text(formula: str, message: str) -> str:
+    """`formula`, or `message` where it errs (an add-in call in a spreadsheet without the add-in)."""
+    return f'IFERROR({formula},"{message}")'
+
+
+def free_gb(memory_gib: str, total_gb: str) -> str:
+    """GB left on a device of `memory_gib` GiB (2^30 bytes each) after `total_gb` GB (1E9 bytes)."""
+    return f"{native.wrap(memory_gib)}*{native.GIB}/{native.GB}-{native.wrap(total_gb)}"
+
+
+# --- Devices-table fields and the prior's row (calc.ranges.prior_device) ---------------------------
+
+def field(device: str, name: str) -> str:
+    """A text field (Hardware, Kind, Precision) of the Devices row named `device`."""
+    return f"INDEX({native.column(name)},MATCH({device},{native.NAMES},0))"
+
+
+def prior_row(hardware: str, kind: str, sixteen_bit: tuple[str, ...]) -> str:
+    """Position in Devices of the first 16-bit row of `hardware` and `kind` (>= 1E9: none)."""
+    names = native.column("name")
+    sixteen = "*".join(f'({native.column("precision")}<>"{p}")' for p in sixteen_bit)
+    return (f"SUMPRODUCT(MIN(ROW({names})-MIN(ROW({names}))+1+1E9*(({native.column('hardware')}<>{hardware})"
+            f"+({native.column('kind')}<>{kind})+{sixteen}>0)))")
+
+
+def prior_name(device: str, kind: str, precision: str, row: str, sixteen_bit: tuple[str, ...]) -> str:
+    """The device row the prior applies to (calc.ranges.prior_device): the row itself when it is
+    measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
+    keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in sixteen_bit), f"{row}>=1E9"])
+    return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
+
+
+# --- the Prices table (calc.prices.lookup: the newest row publishing the plan, then the cheapest) ---
+
+def plan_column(plan: str, plans: tuple[str, ...]) -> str:
+    """The plan's position among the price columns (1 on-demand ... 4 spot)."""
+    return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in plans) + "},0)"
+
+
+def newest(provider: str, hardware: str, column: str) -> str:
+    """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
+    return (f"SUMPRODUCT(MAX((Price_provider={provider})*(Price_device={hardware})"
+            f"*(INDEX(Price_plans,0,{column})>0)*Price_as_of))")
+
+
+def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
+    """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
+    plan = f"INDEX(Price_plans,0,{column})"
+    return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
+            f"+(Price_as_of<>{date})+({plan}<=0)>0)))")
+
+
+def provider_date(provider: str, hardware: str, column: str) -> str:
+    """The newest date of the provider's price for the hardware; 0 without a provider."""
+    return f'IF({provider}="",0,{newest(provider, hardware, column)})'
+
+
+def provider_price(provider: str, hardware: str, column: str, date: str) -> str:
+    """The provider's price at `date`; blank where there is none (date 0)."""
+    return f'IF({date}=0,"",{cheapest(provider, hardware, column, date)})'
+
+
+def age_days(today: str, as_of: str) -> str:
+    """A price's age in days at the date `today` names; blank while that date is cleared."""
+    return f'IF({today}="","",{today}-{as_of})'
+
+
+# --- the Scenarios sheet's plan column (calc.plans.plan_row over calc.budget) ------------------------
+
+def plan_price_parts(price: str, provider: str) -> dict[str, str]:
+    """A plan's price cell split: provider (before the colon) and plan (after it; on_demand when none)."""
+    plan = f"MID({price},LEN({provider})+2,99)"
+    return {"provider": f'IF(OR({price}="",ISNUMBER({price})),"",LEFT({price},FIND(":",{price}&":")-1))',
+            "plan": f'IF({provider}="","",IF({plan}="","on_demand",{plan}))'}
+
+
+def plan_price_used(price: str, found: str) -> str:
+    """A plan's price: the number typed, else the provider's (none found: #N/A); blank: no price."""
+    return f'IF({price}="","",IF(ISNUMBER({price}),{price},IF({found}="",NA(),{found})))'
+
+
+def row_used(utilization: str, device: str, prior: str) -> str:
+    """The device row a plan uses: its own at a given utilization, the prior's row for "prior"."""
+    return f"IF(ISNUMBER({utilization}),{device},{prior})"
+
+
+def plan_hours(hours_100: str, utilization: str, prior_util: str, ranged_only: bool, device: str) -> str:
+    """A plan's hours: at its utilization, or the prior's (times goodput); the low and high rows
+    only for "prior" plans."""
+    if ranged_only:
+        return f'IF(OR({device}="",ISNUMBER({utilization})),"",{hours_100}/({prior_util}*Goodput))'
+    return f'IF({device}="","",{hours_100}/IF(ISNUMBER({utilization}),{utilization},{prior_util}*Goodput))'
+
+
+def unless_blank(refs: list[str], formula: str) -> str:
+    """`formula`, or blank where any of `refs` is blank."""
+    if len(refs) == 1:
+        return blank_if(refs[0], formula)
+    return f'IF(OR({",".join(f"{r}=" + chr(34) * 2 for r in refs)}),"",{formula})'
+
+
+def or_blank(formula: str) -> str:
+    return f'IFERROR({formula},"")'
+
+
+# --- the layout block -----------------------------------------------------------------------------
+
+def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, layers: str) -> str:
+    """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP, layers by PP."""
+    return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})+MOD({layers},{pp})>0,"
+            '"does not divide","divides")')
+
+
+def params_note(arch: str, params: str) -> str:
+    """Beside the Params input: what the architecture gives, and whether Params matches it."""
+    return (f'"from the architecture below: "&TEXT({arch},"#,##0")'
+            f'&IF(ABS({arch}-{params})<=0.005*{params}," (matches)"," (copy it here to use it)")')
