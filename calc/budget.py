@@ -18,13 +18,12 @@ that shape.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 from typing import Any
 
 import numpy as np
 
+from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from .checks import (
     ResultOverflowError,
     TrainingBudgetError,
@@ -43,36 +42,21 @@ from .job import Budget, Job, Owned, Span
 from .memory import train_memory
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
-from .prior import UtilizationPrior, utilization_prior
+from .prior import UtilizationPrior, prior_for
 from .ranges import prior_device, wants_prior
-from .schedule import GIB, hours_at, kwh
+from .schedule import hours_at, kwh
 
-__all__ = ["Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
+__all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
-# Usable device memory. nvidia-smi reports 81,559 MiB (79.65 GiB) on an "80GB" H100 SXM and
-# 143,771 MiB (140.4 GiB) on a "141GB" H200 (NVIDIA, nvidia-smi -q, as read in
-# ../shared/reference/accuracy-2026.md item 3); the CUDA context, NCCL's buffers and the caching
-# allocator's fragmentation take 1-5 GiB more (PyTorch docs, "CUDA semantics: memory management",
-# pytorch.org/docs/stable/notes/cuda.html). Reserve: the larger of 3 GiB and 5% of the capacity.
-RESERVE_GIB = 3.0
-RESERVE_SHARE = 0.05
+# Usable device memory: one rule, calc/capacity.py (capacity less the larger of 3 GiB and 5%).
 GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
 def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
     """Bytes a training job may use on `device`: memory_gib · 2^30 less the reserve (the larger of
-    RESERVE_GIB and RESERVE_SHARE of the capacity); None when the row has no memory."""
-    return _usable(_column(device, catalog() if table is None else table, "memory_gib"))
-
-
-def _usable(gib: Any) -> Any:
-    if gib is None:
-        return None
-    cap = gib * GIB
-    if isinstance(cap, float):
-        return cap - max(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
-    return cap - np.maximum(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+    RESERVE_GIB and RESERVE_SHARE of the capacity, calc/capacity.py); None when the row has no memory."""
+    return usable_bytes_of(_column(device, catalog() if table is None else table, "memory_gib"))
 
 
 def _column(device: Any, table: DeviceTable, column: str) -> Any:
@@ -87,41 +71,13 @@ def _column(device: Any, table: DeviceTable, column: str) -> Any:
 
 # --- the prior -----------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=1)
-def _prior_keywords() -> frozenset[str]:
-    """The keywords today's `utilization_prior` accepts (the signature, inspected once)."""
-    return frozenset(inspect.signature(utilization_prior).parameters)
-
-
-_PRIOR_WANTS = frozenset(("device", "active_params", "devices", "moe"))
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_prior(**keywords: Any) -> UtilizationPrior:
-    return utilization_prior(**keywords)
-
-
-def _scalar_or_none(value: Any) -> Any:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return float(value)
-    return None
-
-
 def _prior_for(job: Job, active: Any) -> UtilizationPrior:
-    """The utilization prior for `job`: the one given, else calc.prior.utilization_prior() with
-    whatever of device / active_params / devices / moe its signature accepts (scalars only)."""
+    """The utilization prior for `job`: the one given, else calc.prior.prior_for with the job's
+    device, active parameters and MoE."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    accepted = _prior_keywords() & _PRIOR_WANTS
-    if not accepted:  # today's prior takes none of them: one cached prior for every job
-        return _cached_prior()
-    wanted = {"device": job.device if isinstance(job.device, str) else None,
-              "active_params": _scalar_or_none(active), "devices": _scalar_or_none(job.devices),
-              "moe": None if job.model is None else bool(job.model.shape.get("n_experts", 1) > 1)}
-    keywords = {k: v for k, v in wanted.items() if k in accepted and v is not None}
-    return _cached_prior(**keywords)
+    moe = None if job.model is None else bool(job.model.shape.get("n_experts", 1) > 1)
+    return prior_for(job.device, active_params=active, moe=moe)
 
 
 _TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
@@ -136,8 +92,7 @@ def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float
             _TERMS.clear()
         f = prior.hour_factors()
         hit = _TERMS[id(prior)] = (prior, Span(prior.low, prior.expected, prior.high),
-                                   f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th "
-                                   "percentiles)", (float(f[0]), float(f[1]), float(f[2])))
+                                   f"prior: {prior.basis}", (float(f[0]), float(f[1]), float(f[2])))
     return hit[1], hit[2], hit[3]
 
 
@@ -274,7 +229,7 @@ def budget(job: Job) -> Budget:
     layout["data_parallel"] = n / (whole("tensor_parallel", job.tensor_parallel)  # checked by train_memory
                                    * whole("pipeline_parallel", job.pipeline_parallel)
                                    * whole("context_parallel", job.context_parallel))
-    usable = _usable(named.memory_gib if named is not None else _column(job.device, table, "memory_gib"))
+    usable = usable_bytes_of(named.memory_gib if named is not None else _column(job.device, table, "memory_gib"))
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     rate = row.tflops if row is not None else table.value(device, "tflops")

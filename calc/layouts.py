@@ -16,10 +16,10 @@ data · context ranks, which hold the same weights (Megatron-Core's distributed 
 the data-parallel group with context-parallel ranks). Bytes come from `train_memory` and
 `activation_bytes` with the model's own shape (calc.activations).
 
-Capacity: the memory the device reports (data/device_memory_reported.csv, e.g. nvidia-smi's
-81,559 MiB = 79.65 GiB on an H100 80GB; the catalog's memory_gib where no row is known) less
-`reserve_gib` (default 3 GiB: the CUDA context, NCCL's buffers and the caching allocator's
-fragmentation take 1-5 GiB in practice, ../shared/reference/accuracy-2026.md defect 3).
+Capacity: the device's memory_gib (or `memory_gib` given) less the reserve, the one rule of
+calc/capacity.py: `reserve_gib` when given, else the larger of 3 GiB and 5% (what the driver hides,
+79.65 of an H100's 80 GiB, plus the CUDA context, NCCL's buffers and the allocator), as `estimate`,
+`plan` and the Budget sheet count it.
 
 Ranking (stated, as in the CLI): fewest devices per model replica (tensor · pipeline ·
 context: less model-parallel communication), then least recompute (none, selective, full:
@@ -29,36 +29,25 @@ virtual stages, then the fewest bytes per device.
 
 from __future__ import annotations
 
-import csv
-import functools
 from dataclasses import dataclass, field, fields
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
 from .activations import activation_bytes
-from .checks import TrainingBudgetError, choice, flag, non_negative, positive, show, whole
+from .capacity import GIB, reserve_bytes
+from .checks import TrainingBudgetError, choice, flag, positive, show, whole
 from .config import load_config
 from .devices import DeviceTable, catalog
 from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
 from .models import ModelPreset, model_params, model_preset
 
-GIB = 2.0 ** 30  # device memory is a capacity in GiB (a vendor's "80GB" of HBM is 80 GiB)
-RESERVE_GIB = 3.0
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
 RECOMPUTE_ORDER = ("none", "selective", "full")
 MICRO_BATCHES = (1, 2, 4)
 MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
 COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
 BYTES = ("weights", "gradients", "optimizer", "master", "activations", "total", "headroom")
-
-
-@functools.lru_cache(maxsize=1)
-def reported_memory_gib() -> dict[str, float]:
-    """Memory each hardware reports to software, GiB (data/device_memory_reported.csv)."""
-    text = resources.files(__package__).joinpath("data/device_memory_reported.csv").read_text("utf-8")
-    return {r["hardware"]: float(r["reported_mib"]) / 1024.0 for r in csv.DictReader(text.splitlines())}
 
 
 @dataclass(frozen=True)
@@ -68,7 +57,7 @@ class Layouts:
     Counts: tensor, pipeline, virtual (stages per device), context, expert, data (parallel
     sizes), zero (stage), micro_batch; recompute (text). Bytes per device (busiest device):
     weights, gradients, optimizer, master, activations, total; headroom = usable - total.
-    `memory_bytes` the usable capacity (`reported_bytes` - `reserve_bytes`). When nothing fits,
+    `memory_bytes` the usable memory (`capacity_bytes` - `reserve_bytes`). When nothing fits,
     `nearest` is the layout with the fewest bytes, `would_fit` the catalog hardware whose
     usable memory holds it, and `devices_to_fit` the fewest devices (`devices` doubled, up to
     MAX_FIT_DEVICES) on which some layout fits this device (None if none does).
@@ -91,7 +80,7 @@ class Layouts:
     total: np.ndarray
     headroom: np.ndarray
     memory_bytes: float
-    reported_bytes: float = 0.0
+    capacity_bytes: float = 0.0
     reserve_bytes: float = 0.0
     nearest: dict[str, Any] | None = None
     would_fit: tuple[str, ...] = field(default=())
@@ -176,15 +165,14 @@ def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int) -> tuple[np.
 
 
 def _capacity(device: Any, table: DeviceTable, memory_gib: Any, reserve_gib: Any) -> tuple[float, float]:
-    """(reported bytes, reserve bytes)."""
+    """(capacity bytes, reserve bytes): calc/capacity.py's rule."""
     if memory_gib is not None:
-        reported = float(positive("memory_gib", memory_gib))
+        gib = float(positive("memory_gib", memory_gib))
     else:
-        row = table.get(device) if isinstance(device, str) else None
-        if row is None:
+        if not isinstance(device, str):
             raise TrainingBudgetError(f"device must be a device name (got {show(device)})")
-        reported = reported_memory_gib().get(row.hardware, float(table.value(device, "memory_gib")))
-    return reported * GIB, float(non_negative("reserve_gib", reserve_gib)) * GIB
+        gib = float(table.value(device, "memory_gib"))
+    return gib * GIB, float(reserve_bytes(gib * GIB, reserve_gib))
 
 
 def _activation_shape(shape: dict[str, Any]) -> dict[str, Any]:
@@ -246,13 +234,14 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
                 micro_batch: Any = None, recompute: Any = None, sequence_parallel: bool = True,
                 flash_attention: bool = True, optimizer: str = "adamw", grad_bytes: Any = 4.0,
                 zero_stages: Any = ZERO_STAGES, context_parallel: Any = None,
-                zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = RESERVE_GIB,
+                zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = None,
                 method: str = "full", trainable: Any = None, loss: str = "standard",
                 table: DeviceTable | None = None) -> Layouts:
     """The layouts of `devices` devices on which `model` trains within `device`'s usable memory.
 
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
-    Capacity: the memory the device reports (or `memory_gib`, GiB) less `reserve_gib`.
+    Capacity: the device's memory_gib (or `memory_gib`, GiB) less the reserve (`reserve_gib` GiB, or
+    calc/capacity.py's default: the larger of 3 GiB and 5%).
     `grad_bytes` 4: fp32 main gradients (Megatron/NeMo `grad_reduce_in_fp32`); 2 for bf16.
     Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (none and full; with
     FlashAttention "selective" stores the same bytes as "none", so it is searched only without
@@ -280,8 +269,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
         if any(n % c for c in fixed):
             raise TrainingBudgetError(
                 f"context_parallel must divide devices (got {show(context_parallel)}, {show(devices)})")
-    reported, reserve = _capacity(device, table or catalog(), memory_gib, reserve_gib)
-    cap = reported - reserve
+    capacity, reserve = _capacity(device, table or catalog(), memory_gib, reserve_gib)
+    cap = capacity - reserve
 
     def search(count: int) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray], np.ndarray, np.ndarray]:
         # searched context sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)
@@ -310,11 +299,11 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
         rank = rank * size + key
     order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
     order = order[np.argsort(rank[order], kind="stable")]
-    nearest, would = _nearest(cands, parts, real, fit, stages, modes, batches, reserve, table or catalog())
+    nearest, would = _nearest(cands, parts, real, fit, stages, modes, batches, reserve_gib, table or catalog())
     counts = {k: cols[k][order] for k in COUNTS}
     return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
                    **{k: picked[k][order] for k in BYTES[:-1]}, headroom=cap - picked["total"][order],
-                   memory_bytes=cap, reported_bytes=reported, reserve_bytes=reserve,
+                   memory_bytes=cap, capacity_bytes=capacity, reserve_bytes=reserve,
                    nearest=nearest, would_fit=would, devices_to_fit=more)
 
 
@@ -335,7 +324,7 @@ def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: 
 
 
 def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: np.ndarray, fit: np.ndarray,
-             stages: tuple, modes: tuple, batches: tuple, reserve: float,
+             stages: tuple, modes: tuple, batches: tuple, reserve_gib: Any,
              table: DeviceTable) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
     """When nothing fits: the layout with the fewest bytes and the hardware that would hold it."""
     if fit.any() or not real.any():
@@ -345,10 +334,9 @@ def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: 
     row: dict[str, Any] = {k: int(cols[k][0]) for k in COUNTS}
     row["recompute"] = modes[int(cols["recompute_index"][0])]
     row.update({k: float(picked[k][0]) for k in BYTES[:-1]})
-    need = row["total"] + reserve
-    reported = reported_memory_gib()
     hardware = {}
     for d in table:
         if d.memory_gib and d.hardware:
-            hardware[d.hardware] = reported.get(d.hardware, d.memory_gib) * GIB
-    return row, tuple(sorted((h for h, b in hardware.items() if b >= need), key=hardware.get))
+            cap = d.memory_gib * GIB
+            hardware[d.hardware] = cap - float(reserve_bytes(cap, reserve_gib))  # usable on that hardware
+    return row, tuple(sorted((h for h, b in hardware.items() if b >= row["total"]), key=hardware.get))

@@ -55,12 +55,12 @@ def test_points_equal_the_point_functions(job):
 def test_ranges_equal_train_range():
     for device in DEVICES:
         b = budget(Job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
-        r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
+        p = calc.utilization_prior(device, active_params=13e9)  # the job's own question (calc.prior.prior_for)
+        r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2, prior=p)
         for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
                           (b.energy_kwh, "kwh")):
             assert isinstance(span, Span) and span.low <= span.expected <= span.high
             assert span.as_tuple() == pytest.approx(tuple(r[key]))
-        p = calc.utilization_prior()
         assert b.utilization.as_tuple() == (p.low, p.expected, p.high) and b.goodput == p.goodput
         assert b.prior == p and "published runs" in b.utilization_basis
 
@@ -85,8 +85,9 @@ def test_arrays_of_jobs_equal_the_jobs_one_by_one():
 def test_usable_memory_states_its_reserve():
     assert usable_bytes(H100) == 80 * GIB - max(3 * GIB, 0.05 * 80 * GIB)  # 76 GiB
     assert usable_bytes("RTX 4090, BF16 tensor core, dense") == 21 * GIB  # 24 GiB less 3 GiB
-    assert usable_bytes("M3 Ultra, MLX fp32 matmul (measured)") is None  # the row has no memory
-    b = budget(Job(params=7e9, device="M3 Ultra, MLX fp32 matmul (measured)"))
+    blank = calc.DeviceTable([calc.Device("Lab box (measured)", 50.0, source="bench run")])  # no memory
+    assert usable_bytes("Lab box (measured)", blank) is None
+    b = budget(Job(params=7e9, device="Lab box (measured)", table=blank))
     assert b.fits is None and b.headroom_bytes is None
 
 
@@ -150,24 +151,20 @@ def test_job_and_budget_are_frozen():
         b.job.params = 1.0  # type: ignore[misc]
 
 
-def test_prior_for_passes_the_keywords_a_newer_prior_accepts(monkeypatch):
-    """Another change gives utilization_prior(device=None, *, active_params, devices, moe); _prior_for
-    inspects the signature once and passes what it accepts."""
+def test_the_prior_is_asked_the_jobs_device_active_params_and_moe(monkeypatch):
+    """calc.budget asks calc.prior.prior_for with the job's own facts (not its device or token
+    count, which the planner solves for)."""
+    from trainbudget.calc import prior as prior_module
+
     seen = {}
     today = calc.utilization_prior()
 
-    def newer(device=None, *, active_params=None, devices=None, moe=None):
-        seen.update(device=device, active_params=active_params, devices=devices, moe=moe)
+    def asked(device=None, *, active_params=None, devices=None, moe=None, tokens=None):
+        seen.update(device=device, active_params=active_params, devices=devices, moe=moe, tokens=tokens)
         return today
 
-    monkeypatch.setattr(budget_module, "utilization_prior", newer)
-    budget_module._prior_keywords.cache_clear()
-    budget_module._cached_prior.cache_clear()
-    try:
-        budget(Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, expert_parallel=8, utilization="prior"))
-        assert seen == {"device": H100, "active_params": calc.model_preset("Mixtral 8x7B").params().active,
-                        "devices": 64.0, "moe": True}
-    finally:
-        budget_module._prior_keywords.cache_clear()
-        budget_module._cached_prior.cache_clear()
+    monkeypatch.setattr(prior_module, "utilization_prior", asked)
+    budget(Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, expert_parallel=8, utilization="prior"))
+    assert seen == {"device": H100, "active_params": calc.model_preset("Mixtral 8x7B").params().active,
+                    "devices": None, "moe": True, "tokens": None}
 

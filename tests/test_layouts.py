@@ -15,7 +15,7 @@ H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
 
 
-USABLE_H100 = 81559 * 2 ** 20 - 3 * GIB  # nvidia-smi's 81,559 MiB less the 3 GiB reserve
+USABLE_H100 = 80 * GIB - 4 * GIB  # 80 GiB less the reserve: the larger of 3 GiB and 5% (calc/capacity.py)
 
 
 def _brute_force(name, devices, cap):
@@ -103,13 +103,13 @@ def test_a_model_too_big_for_few_devices_has_no_layout_but_a_nearest_miss():
     assert len(small) == 0 and "H100 SXM" in small.would_fit and "RTX 4090" not in small.would_fit
 
 
-def test_usable_memory_is_what_the_device_reports_less_the_reserve():
+def test_usable_memory_is_the_capacity_less_the_reserve_as_budget_counts_it():
     got = fit_layouts("Llama 3.1 8B", H100, 8)
-    assert got.reported_bytes == 81559 * 2 ** 20 and got.memory_bytes == USABLE_H100
-    assert fit_layouts("Llama 3.1 8B", H100, 8, reserve_gib=0).memory_bytes == 81559 * 2 ** 20
+    assert got.capacity_bytes == 80 * GIB and got.memory_bytes == USABLE_H100
+    assert got.memory_bytes == calc.usable_bytes(H100)  # one rule: fit and budget agree
+    assert fit_layouts("Llama 3.1 8B", H100, 8, reserve_gib=0).memory_bytes == 80 * GIB
     assert fit_layouts("Llama 3.1 8B", H100, 8, memory_gib=40, reserve_gib=1).memory_bytes == 39 * GIB
-    a100 = fit_layouts("Llama 3.1 8B", "A100 SXM 80GB, BF16 tensor core, dense", 8)
-    assert a100.reported_bytes == 80 * GIB  # no reported figure on file: the catalog's memory_gib
+    assert fit_layouts("Llama 3.1 8B", H100, 8, memory_gib=40).memory_bytes == 37 * GIB  # 3 GiB > 5% of 40
 
 
 def test_fp32_main_gradients_by_default_bf16_as_an_option():

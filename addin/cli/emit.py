@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ... import calc
-from ...calc.budget import RESERVE_GIB, RESERVE_SHARE, Budget, Span
+from ...calc import capacity
+from ...calc.budget import Budget, Span
 from ...calc.report import budget_row, row_keys
 from . import render as rep
 
@@ -179,8 +180,7 @@ def assumptions(budgets: list[Budget]) -> list[str]:
         lines.append("no watts: the device row has no board power")
     if any(b.fits is False for b in budgets):
         lines.append(f"does NOT fit: more bytes per device than the device's memory less its reserve "
-                     f"(the larger of {RESERVE_GIB:g} GiB and "
-                     f"{RESERVE_SHARE:.0%}); add devices, a ZeRO stage or a layout (trainbudget fit)")
+                     f"({capacity.words()}); add devices, a ZeRO stage or a layout (trainbudget fit)")
     lines.append(f"energy at PUE {float(first.pue):g}")
     return lines
 

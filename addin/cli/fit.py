@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from ... import calc
+from ...calc import capacity
 from ...calc.config import load_config
-from ...calc.layouts import RESERVE_GIB
 from ...calc.models import model_preset
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -81,9 +81,9 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--grad-bytes", type=float, default=4.0, show_default=True,
               help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
 @click.option("--memory-gib", type=float, default=None,
-              help="Device memory in GiB (default: what the device reports, from the catalog).")
-@click.option("--reserve-gib", type=float, default=RESERVE_GIB, show_default=True,
-              help="GiB kept back for the CUDA context, NCCL and the allocator.")
+              help="Device memory in GiB (default: the catalog's Memory GiB).")
+@click.option("--reserve-gib", type=float, default=None, show_default=capacity.words(),
+              help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator.")
 @click.option("--loss", default="standard", show_default=True,
               help="standard (10 B per logit) or fused (a chunked/fused cross-entropy, 2 B).")
 @click.option("--limit", default="20", show_default=True, help="Rows printed (text output).")
@@ -91,7 +91,7 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 def fit(model_name: str | None, config_path: str | None, device: str, n_devices: str, seq_len: str,
         micro_batch: str | None, recompute: str | None, context_parallel: str | None, method: str,
         trainable: str | None, optimizer: str, grad_bytes: float, memory_gib: float | None,
-        reserve_gib: float, loss: str, limit: str, as_json: bool) -> None:
+        reserve_gib: float | None, loss: str, limit: str, as_json: bool) -> None:
     """Layouts (tensor, pipeline, virtual, context, expert, data, ZeRO, recompute, micro-batch)
     whose bytes per device fit the device's usable memory."""
     rows_shown = _whole("--limit", limit, minimum=0)
@@ -107,12 +107,12 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     rows = found.rows()
     if as_json:
         click.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
-                               "memory_bytes": found.memory_bytes, "reported_bytes": found.reported_bytes,
+                               "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
                                "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "layouts": rows,
                                "nearest": found.nearest, "would_fit": list(found.would_fit),
                                "devices_to_fit": found.devices_to_fit}, indent=2))
         return
-    click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.reported_bytes)} GiB reported - "
+    click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
                f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
                f"{len(rows)} layouts fit")
     click.echo(RANKING[0].upper() + RANKING[1:])

@@ -4,7 +4,7 @@ TRAIN_TOKENS_FOR_BUDGET, written once here and spliced into the registry.
 Devices for a deadline (calc.plan.devices_for_days): the count whose hours fit the days,
 ROUNDUP(device-hours / (24 · days)), with calc's 1E-12 so an exact fit is not rounded up. Memory
 is a separate row (the Budget sheet's "Deadline and budget" block takes the larger of this and the
-devices that hold the model states: `states_devices`, ZeRO-3 in calc.budget's usable memory, the
+devices that hold the model states: `states_devices`, ZeRO-3 in usable memory (calc/capacity.py), the
 capacity in GiB less the larger of RESERVE_GIB and RESERVE_SHARE of it; Rajbhandari et al. 2020,
 arXiv:1910.02054, §5: stage 3 shards weights, gradients and optimizer states). Tokens for a budget
 (calc.plan.tokens_for_budget): INT(USD / (USD per device-hour · device-hours per token)).
@@ -13,7 +13,7 @@ arXiv:1910.02054, §5: stage 3 shards weights, gradients and optimizer states). 
 from __future__ import annotations
 
 from ...calc import memory
-from ...calc.budget import RESERVE_GIB, RESERVE_SHARE
+from ...calc.capacity import RESERVE_GIB, RESERVE_SHARE
 
 # Bytes per parameter of a full fine-tune with AdamW (calc.memory: bf16 weights and gradients,
 # fp32 Adam moments and master copy): 2 + 2 + 8 + 4 = 16, all sharded under ZeRO-3.
