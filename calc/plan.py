@@ -231,7 +231,8 @@ class Plan:
         return {**row, "feasible": self.feasible, "within_budget": self.within_budget, "note": self.note}
 
 
-LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "expert_parallel", "data_parallel", "zero_stage")
+LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "data_parallel",
+               "zero_stage")
 SEARCH_STEPS = 48  # device counts tried past the lower bound for a layout that fits
 
 
@@ -296,18 +297,18 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
         return math.inf, None, None, "does not fit in memory"
     preset = job.model
     if preset is None or not preset.has_shape:
-        layout = {"tensor_parallel": 1, "pipeline_parallel": 1, "expert_parallel": 1, "data_parallel": int(n0),
-                  "zero_stage": 3}
+        layout = {"tensor_parallel": 1, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 1,
+                  "data_parallel": int(n0), "zero_stage": 3}
         return n0, states.with_(devices=n0), layout, "model states only (no shape: no activations)"
     n, found = _fit_count(job, preset, n0, float(node), table, cache)
     if found is None:
         return math.inf, None, None, f"no layout fits on {n0:g} to {n0 + (SEARCH_STEPS - 1) * node:g} devices"
     i = 0  # the layout with the most headroom
     layout = {"tensor_parallel": int(found.tensor[i]), "pipeline_parallel": int(found.pipeline[i]),
-              "expert_parallel": int(found.expert[i]), "data_parallel": int(found.data[i]),
+              "context_parallel": int(found.context[i]), "expert_parallel": int(found.expert[i]), "data_parallel": int(found.data[i]),
               "zero_stage": int(found.zero[i])}
     at = job.with_(devices=n, tensor_parallel=float(found.tensor[i]), pipeline_parallel=float(found.pipeline[i]),
-                   expert_parallel=float(found.expert[i]), zero_stage=float(found.zero[i]),
+                   context_parallel=float(found.context[i]), expert_parallel=float(found.expert[i]), zero_stage=float(found.zero[i]),
                    activations=float(found.activations[i]))
     return n, at, layout, ""
 

@@ -38,7 +38,8 @@ def _days(v: float | None) -> str:
 def _layout(row: dict[str, Any]) -> str:
     if row["tensor_parallel"] is None:
         return "-"
-    return (f"TP{row['tensor_parallel']} PP{row['pipeline_parallel']} EP{row['expert_parallel']} "
+    return (f"TP{row['tensor_parallel']} PP{row['pipeline_parallel']} CP{row['context_parallel']} "
+            f"EP{row['expert_parallel']} "
             f"DP{row['data_parallel']} Z{row['zero_stage']}")
 
 
