@@ -305,10 +305,11 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
         return math.inf, None, None, f"no layout fits on {n0:g} to {n0 + (SEARCH_STEPS - 1) * node:g} devices"
     i = 0  # the layout with the most headroom
     layout = {"tensor_parallel": int(found.tensor[i]), "pipeline_parallel": int(found.pipeline[i]),
-              "context_parallel": int(found.context[i]), "expert_parallel": int(found.expert[i]), "data_parallel": int(found.data[i]),
-              "zero_stage": int(found.zero[i])}
+              "context_parallel": int(found.context[i]), "expert_parallel": int(found.expert[i]),
+              "data_parallel": int(found.data[i]), "zero_stage": int(found.zero[i])}
     at = job.with_(devices=n, tensor_parallel=float(found.tensor[i]), pipeline_parallel=float(found.pipeline[i]),
-                   context_parallel=float(found.context[i]), expert_parallel=float(found.expert[i]), zero_stage=float(found.zero[i]),
+                   context_parallel=float(found.context[i]), expert_parallel=float(found.expert[i]),
+                   zero_stage=float(found.zero[i]),
                    activations=float(found.activations[i]))
     return n, at, layout, ""
 
