@@ -22,6 +22,7 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.export import mailcopy as export
 from trainbudget.addin.functions import registry
 from trainbudget.addin.ooxml import package
+from trainbudget.addin.template import budget_sheet
 from trainbudget.addin.verify import check as verify
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -78,7 +79,9 @@ def test_every_formula_cell_has_a_value_equal_to_calc_and_libreoffice(exported, 
 
 def test_pdf_shows_the_budget(exported, tmp_path):
     text = subprocess.run(["pdftotext", str(exported.pdf), "-"], capture_output=True, text=True, check=True).stdout
-    assert "Training budget" in text and "Wall-clock hours" in text and "3.7 h" in text
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}  # the template's default job
+    hours = calc.train_hours(v["params"], v["tokens"], v["device"], utilization=v["utilization"], devices=v["devices"])
+    assert "Training budget" in text and "Wall-clock hours" in text and f"{hours:.1f} h" in text
     fonts = subprocess.run(["pdffonts", str(exported.pdf)], capture_output=True, text=True, check=True).stdout
     assert all(line.split()[-5] == "yes" for line in fonts.splitlines()[2:])  # every font embedded
     subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(exported.pdf), str(tmp_path / "p")],
