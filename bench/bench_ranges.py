@@ -1,8 +1,9 @@
 """Benchmark: budgets as ranges over 1,000,000 array scenarios (low / expected / high).
 
 Run: python bench/bench_ranges.py. Prints figures; asserts nothing (the goal lives in issue 13:
-<= 50 ns per scenario with ranges). Measured: train_hours(utilization="prior") (hours, shape
-(N, 3)) and train_range (hours, device-hours, USD and kWh, each (N, 3)), checks included.
+<= 50 ns per scenario with ranges). Measured: train_range (hours, device-hours, USD and kWh, each
+(N, 3)) and calc.budget over the same arrays (memory too; each figure a Span), checks included.
+(train_hours no longer takes utilization="prior": calc/schedule.py returns points.)
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ def per_scenario_ns(fn, n: int = 1_000_000, repeats: int = 7) -> float:
     return min(timeit.repeat(lambda: fn(*args), number=1, repeat=repeats)) / n * 1e9
 
 
-def hours_prior(params, tokens, rate, devices, price):
-    return calc.train_hours(params, tokens, rate, devices=devices, utilization="prior")
+def budget_prior(params, tokens, rate, devices, price):
+    return calc.budget(calc.Job(params=params, tokens=tokens, device=rate, devices=devices, utilization=PRIOR,
+                                price=price))
 
 
 def full_range(params, tokens, rate, devices, price):
@@ -40,7 +42,7 @@ PRIOR = calc.utilization_prior()
 
 def main() -> None:
     n = 1_000_000
-    print(f"train_hours(utilization='prior'), {n:,} scenarios -> (N, 3): {per_scenario_ns(hours_prior, n):.1f} ns "
+    print(f"budget(Job(..., utilization=prior)), {n:,} scenarios: {per_scenario_ns(budget_prior, n):.1f} ns "
           "per scenario (goal <= 50)")
     print(f"train_range (hours, device-hours, USD, kWh), {n:,} scenarios: {per_scenario_ns(full_range, n):.1f} ns "
           "per scenario (goal <= 50)")

@@ -11,30 +11,43 @@ three factors (calc/ranges.py's convention: low <= expected <= high; low hours c
 prior's high utilization).
 
 Units: bytes, counts, hours, USD, kWh; device memory is a capacity in GiB (a vendor's "80GB" of
-HBM is 80 GiB, see calc.devices). Every numeric field of a `Job` may be a numpy array; arrays
-broadcast like numpy and the `Budget`'s figures are arrays of that shape.
+HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py. Every numeric field of a
+`Job` may be a numpy array; arrays broadcast like numpy and the `Budget`'s figures are arrays of
+that shape.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import inspect
 import math
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, divides, fraction, non_negative, positive, show, whole
+from .checks import (
+    ResultOverflowError,
+    TrainingBudgetError,
+    at_least,
+    divides,
+    fraction,
+    non_negative,
+    out,
+    positive,
+    show,
+    whole,
+)
 from .devices import DeviceTable, catalog
 from .flops import train_flops
-from .memory import MemoryBreakdown, layout_data_parallel, train_memory
+from .job import Budget, Job, Owned, Span
+from .memory import train_memory
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
 from .prior import UtilizationPrior, utilization_prior
 from .ranges import prior_device, wants_prior
 from .schedule import GIB, hours_at, kwh
+
+__all__ = ["Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
 # Usable device memory. nvidia-smi reports 81,559 MiB (79.65 GiB) on an "80GB" H100 SXM and
 # 143,771 MiB (140.4 GiB) on a "141GB" H200 (NVIDIA, nvidia-smi -q, as read in
@@ -43,139 +56,33 @@ from .schedule import GIB, hours_at, kwh
 # pytorch.org/docs/stable/notes/cuda.html). Reserve: the larger of 3 GiB and 5% of the capacity.
 RESERVE_GIB = 3.0
 RESERVE_SHARE = 0.05
-
-
-@dataclass(frozen=True)
-class Span:
-    """A figure as low / expected / high (low <= expected <= high), each a float or an array."""
-
-    low: Any
-    expected: Any
-    high: Any
-
-    def scaled(self, factor: Any) -> Span:
-        """Each of the three times `factor`."""
-        return Span(self.low * factor, self.expected * factor, self.high * factor)
-
-    def as_tuple(self) -> tuple[Any, Any, Any]:
-        return (self.low, self.expected, self.high)
-
-
-@dataclass(frozen=True)
-class Owned:
-    """Owned hardware as a price: capex per device (USD) over `life_years`, the electricity tariff
-    (USD per kWh), PUE (None: calc.owned.PUE_INDUSTRY, 1.58) and occupancy (share of the year)."""
-
-    capex_usd: float
-    life_years: float
-    usd_per_kwh: float
-    pue: float | None = None
-    occupancy: float = 1.0
-
-    def label(self) -> str:
-        return f"owned {self.capex_usd:g} USD over {self.life_years:g} y"
-
-
-@dataclass(frozen=True, eq=False)
-class Job:
-    """A training job's inputs (numbers may be numpy arrays; they broadcast).
-
-    `params` total parameters (count), or `model` a ModelPreset (its counted totals, active
-    parameters, routed experts and embedding: give one of the two). `tokens` (count). `device` a
-    catalog name. `devices` the whole job's device count; `tensor_parallel`, `pipeline_parallel`,
-    `expert_parallel`, `context_parallel` the layout (calc.memory.layout_data_parallel).
-    `method`, `optimizer`, `zero_stage`, `trainable`, `activations` (bytes per device) as in
-    calc.memory.train_memory. `utilization` a share of the device's rate in (0, 1], "prior" or a
-    UtilizationPrior (a range). `goodput` the share of wall-clock time spent training, in (0, 1];
-    None: 1.0 for a given utilization, the prior's for a range. `price` None (the device row's
-    own), USD per device-hour, "provider:plan" (calc.prices) or `Owned`. `pue` >= 1 (None: 1.0,
-    or PUE_INDUSTRY for owned hardware). `table` the device table (None: the packaged catalog).
-    """
-
-    params: Any = None
-    tokens: Any = 1e9
-    device: Any = "H100 SXM, BF16 tensor core, dense"
-    devices: Any = 1
-    model: ModelPreset | None = None
-    active_params: Any = None
-    tensor_parallel: Any = 1
-    pipeline_parallel: Any = 1
-    expert_parallel: Any = 1
-    context_parallel: Any = 1
-    method: str = "full"
-    optimizer: str = "adamw"
-    zero_stage: Any = 0
-    trainable: Any = None
-    activations: Any = 0.0
-    utilization: Any = 1.0
-    goodput: Any = None
-    price: Any = None
-    pue: Any = None
-    table: DeviceTable | None = field(default=None, repr=False)
-    name: str = ""
-    today: dt.date | None = None
-
-    def with_(self, **changes: Any) -> Job:
-        """A copy with `changes` (dataclasses.replace)."""
-        return replace(self, **changes)
-
-
-@dataclass(frozen=True, eq=False)
-class Budget:
-    """The figures of one job (or arrays of jobs) and the provenance of every assumption.
-
-    `hours`, `days`, `device_hours`, `cost_usd`, `energy_kwh` are points, or `Span`s when a range
-    was asked. `memory` bytes per device on the layout; `usable_bytes` the device's memory less the
-    reserve (None when the row has no memory); `fits` and `headroom_bytes` against it. `cost_usd`
-    is None when there is no price (`price_label` says "no price"); `energy_kwh` None without
-    watts. `utilization` the share used (a Span of the prior's low / expected / high utilization
-    for a range: low hours come from the high utilization) and `utilization_basis` where it came
-    from.
-    """
-
-    job: Job
-    device: Any
-    flops: Any
-    params: Any
-    active_params: Any
-    memory: MemoryBreakdown
-    layout: dict[str, Any]
-    usable_bytes: Any
-    fits: Any
-    headroom_bytes: Any
-    hours: Any
-    days: Any
-    device_hours: Any
-    cost_usd: Any
-    energy_kwh: Any
-    utilization: Any
-    utilization_basis: str
-    goodput: Any
-    goodput_basis: str
-    usd_per_device_hour: Any
-    price_label: str
-    price_source: str | None
-    price_as_of: str | None
-    price_age_days: int | None
-    pue: Any
-    prior: UtilizationPrior | None = None
-
-    @property
-    def ranged(self) -> bool:
-        return isinstance(self.hours, Span)
+GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
+NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
 def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
     """Bytes a training job may use on `device`: memory_gib · 2^30 less the reserve (the larger of
     RESERVE_GIB and RESERVE_SHARE of the capacity); None when the row has no memory."""
-    t = catalog() if table is None else table
-    try:
-        gib = t.value(device, "memory_gib")
-    except TrainingBudgetError:
+    return _usable(_column(device, catalog() if table is None else table, "memory_gib"))
+
+
+def _usable(gib: Any) -> Any:
+    if gib is None:
         return None
     cap = gib * GIB
-    return cap - np.maximum(RESERVE_GIB * GIB, RESERVE_SHARE * cap) if not isinstance(cap, float) \
-        else cap - max(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+    if isinstance(cap, float):
+        return cap - max(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+    return cap - np.maximum(RESERVE_GIB * GIB, RESERVE_SHARE * cap)
+
+
+def _column(device: Any, table: DeviceTable, column: str) -> Any:
+    """A device row's `column` (arrays of names too), or None where the row has none."""
+    if isinstance(device, str):
+        return getattr(table.get(device), column)
+    try:
+        return table.value(device, column)
+    except TrainingBudgetError:
+        return None
 
 
 # --- the prior -----------------------------------------------------------------------------------
@@ -186,7 +93,7 @@ def _prior_keywords() -> frozenset[str]:
     return frozenset(inspect.signature(utilization_prior).parameters)
 
 
-_PRIOR_WANTS = ("device", "active_params", "devices", "moe")
+_PRIOR_WANTS = frozenset(("device", "active_params", "devices", "moe"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -207,12 +114,44 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     whatever of device / active_params / devices / moe its signature accepts (scalars only)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    accepted = _prior_keywords()
+    accepted = _prior_keywords() & _PRIOR_WANTS
+    if not accepted:  # today's prior takes none of them: one cached prior for every job
+        return _cached_prior()
     wanted = {"device": job.device if isinstance(job.device, str) else None,
               "active_params": _scalar_or_none(active), "devices": _scalar_or_none(job.devices),
               "moe": None if job.model is None else bool(job.model.shape.get("n_experts", 1) > 1)}
-    keywords = {k: v for k, v in wanted.items() if k in accepted and k in _PRIOR_WANTS and v is not None}
+    keywords = {k: v for k, v in wanted.items() if k in accepted and v is not None}
     return _cached_prior(**keywords)
+
+
+_TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
+
+
+def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float, float]]:
+    """The prior's utilizations as a Span, where they come from, and its hour factors
+    (UtilizationPrior.hour_factors as floats): worked out once per prior object (priors are frozen)."""
+    hit = _TERMS.get(id(prior))
+    if hit is None or hit[0] is not prior:
+        if len(_TERMS) > 256:
+            _TERMS.clear()
+        f = prior.hour_factors()
+        hit = _TERMS[id(prior)] = (prior, Span(prior.low, prior.expected, prior.high),
+                                   f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th "
+                                   "percentiles)", (float(f[0]), float(f[1]), float(f[2])))
+    return hit[1], hit[2], hit[3]
+
+
+_PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
+
+
+def _model_params(model: ModelPreset) -> Any:
+    """model.params(), counted once per preset object (presets are frozen)."""
+    hit = _PARAMS.get(id(model))
+    if hit is None or hit[0] is not model:
+        if len(_PARAMS) > 256:
+            _PARAMS.clear()
+        hit = _PARAMS[id(model)] = (model, model.params())
+    return hit[1]
 
 
 # --- the parts -----------------------------------------------------------------------------------
@@ -223,7 +162,7 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
         if job.params is not None:
             raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.params)}, "
                                       f"model={job.model.name!r})")
-        b = job.model.params()
+        b = _model_params(job.model)
         total, active = float(b.total), float(b.active)
         shape = job.model.shape
         if not shape:
@@ -248,39 +187,46 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
             float(shape.get("n_experts", 1)))
 
 
-def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None]:
-    """(utilization or Span, basis, goodput, goodput basis, prior) for `job`."""
-    if wants_prior(job.utilization):
+def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None, Any]:
+    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors) for `job`."""
+    util = job.utilization
+    if type(util) is not float and wants_prior(util):
         prior = _prior_for(job, active)
-        g = prior.goodput if job.goodput is None else fraction("goodput", job.goodput)
-        basis = (f"prior: {prior.n_runs} published runs, {prior.basis} (10th / 50th / 90th percentiles)")
-        gb = "Llama 3 paper, arXiv:2407.21783 §3.3.4" if job.goodput is None else "given"
-        return Span(prior.low, prior.expected, prior.high), basis, g, gb, prior
-    if isinstance(job.utilization, str):
-        raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(job.utilization)})")
-    u = fraction("utilization", job.utilization)
+        span, basis, factors = _prior_terms(prior)
+        if job.goodput is None:
+            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors
+        g = fraction("goodput", job.goodput)
+        f = 1.0 / (np.array([prior.high, prior.expected, prior.low]) * g)  # hour_factors at this goodput
+        return span, basis, g, "given", prior, (float(f[0]), float(f[1]), float(f[2]))
+    if isinstance(util, str):
+        raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
+    u = fraction("utilization", util)
     if job.goodput is None:
-        return u, "given", 1.0, "not counted: restarts and failures excluded; give goodput (--goodput) to count them", None
-    return u, "given", fraction("goodput", job.goodput), "given", None
+        return u, "given", 1.0, NO_GOODPUT, None, None
+    return u, "given", fraction("goodput", job.goodput), "given", None, None
 
 
-def _price(job: Job, device: Any, table: DeviceTable) -> tuple[Any, str, str | None, str | None, int | None]:
+def _price(job: Job, device: Any, table: DeviceTable, watts: Any
+           ) -> tuple[Any, str, str | None, str | None, int | None]:
     """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
     price = job.price
+    if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
+        return price, f"{price:g} USD per device-hour (given)", "given", None, None
     if isinstance(price, Owned):
-        watts = table.value(device, "watts")
+        if watts is None:
+            raise TrainingBudgetError(f"owned hardware: device {show(device)} has no watts for the energy share")
         pue = PUE_INDUSTRY if price.pue is None else price.pue
         usd = owned_usd_per_device_hour(price.capex_usd, life_years=price.life_years, watts=watts,
                                         usd_per_kwh=price.usd_per_kwh, pue=pue, occupancy=price.occupancy)
         return usd, price.label(), "owned: calc/owned.py", None, None
     if price is None:
-        try:
-            usd = table.value(device, "usd_per_device_hour")
-        except TrainingBudgetError:
+        usd = _column(device, table, "usd_per_device_hour")
+        if usd is None:
             return None, "no price", None, None, None
         return usd, "the device row's own price", "device row", _as_of(device, table), None
     if isinstance(price, str):
-        from .prices import lookup
+        from .prices import check_text, lookup
+        check_text("usd_per_device_hour", price)
         if not isinstance(device, str):
             raise TrainingBudgetError(f"price {show(price)} needs one device name, not {show(device)}")
         table.get(device)  # an unknown device is named as such, not blamed on the price
@@ -295,13 +241,6 @@ def _price(job: Job, device: Any, table: DeviceTable) -> tuple[Any, str, str | N
 
 def _as_of(device: Any, table: DeviceTable) -> str | None:
     return table.get(device).as_of or None if isinstance(device, str) else None
-
-
-def _watts(device: Any, table: DeviceTable) -> Any:
-    try:
-        return table.value(device, "watts")
-    except TrainingBudgetError:
-        return None
 
 
 def _pue(job: Job) -> Any:
@@ -321,48 +260,54 @@ def budget(job: Job) -> Budget:
     total, active, experts, stage = _counts(job)
     tokens = positive("tokens", job.tokens)
     n = whole("devices", job.devices)
-    u, u_basis, g, g_basis, prior = _utilization(job, active)
+    u, u_basis, g, g_basis, prior, factors = _utilization(job, active)
+    named = table.get(job.device) if isinstance(job.device, str) else None
     device = prior_device(job.device, table) if prior is not None else job.device
-    device = table.get(device).name if isinstance(device, str) else device
+    row = (named if device is job.device else table.get(device)) if named is not None else None
+    device = row.name if row is not None else device
     flops = train_flops(total, tokens, active_params=None if active is total else active)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel}
     memory = train_memory(total, method=job.method, optimizer=job.optimizer, trainable=job.trainable,
                           zero_stage=job.zero_stage, devices=n, activations=job.activations,
                           expert_params=experts, stage_params=stage, **layout)
-    layout["data_parallel"] = layout_data_parallel(n, job.tensor_parallel, job.pipeline_parallel,
-                                                   job.context_parallel, job.expert_parallel)
-    usable = usable_bytes(job.device, table)
+    layout["data_parallel"] = n / (whole("tensor_parallel", job.tensor_parallel)  # checked by train_memory
+                                   * whole("pipeline_parallel", job.pipeline_parallel)
+                                   * whole("context_parallel", job.context_parallel))
+    usable = _usable(named.memory_gib if named is not None else _column(job.device, table, "memory_gib"))
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
-    rate = table.value(device, "tflops")
-    base = hours_at(flops, rate, 1.0, n) / g  # wall-clock hours at utilization 1, downtime counted
-    hours = Span(base / u.high, base / u.expected, base / u.low) if prior is not None else base / u
-    device_hours = _times(hours, n)
-    usd, label, source, as_of, age = _price(job, device, table)
+    rate = row.tflops if row is not None else table.value(device, "tflops")
+    watts = row.watts if row is not None else _column(device, table, "watts")
+    # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
+    # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
+    # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
+    hours1 = hours_at(flops, rate, 1.0, n) if prior is not None else hours_at(flops, rate, u, n) / g
+    device_hours1 = hours1 * n
+    usd, label, source, as_of, age = _price(job, device, table, watts)
     pue = _pue(job)
-    watts = _watts(device, table)
+    try:
+        cost = None if usd is None else _over(out(device_hours1 * usd), factors)
+    except ResultOverflowError:
+        raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
+                                  "the device-hours; check the price") from None
+    hours = _over(hours1, factors)
     return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
                   layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
-                  days=_times(hours, 1 / 24), device_hours=device_hours,
-                  cost_usd=None if usd is None else _times(device_hours, usd),
-                  energy_kwh=None if watts is None else _apply(device_hours, lambda dh: kwh(watts, dh, pue)),
+                  days=_apply(hours, lambda h: h / 24), device_hours=_over(device_hours1, factors), cost_usd=cost,
+                  energy_kwh=None if watts is None else _over(kwh(watts, device_hours1, pue), factors),
                   utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
                   usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
                   price_age_days=age, pue=pue, prior=prior)
 
 
-def _times(x: Any, factor: Any) -> Any:
-    return x.scaled(factor) if isinstance(x, Span) else x * factor
+def _over(point: Any, factors: Any) -> Any:
+    """A point as it is, or a Span of the point times each of the prior's three factors (an
+    overflowing product refused)."""
+    if factors is None:
+        return point
+    return Span(out(point * factors[0]), out(point * factors[1]), out(point * factors[2]))
 
 
 def _apply(x: Any, fn: Any) -> Any:
     return Span(fn(x.low), fn(x.expected), fn(x.high)) if isinstance(x, Span) else fn(x)
-
-
-def finite_or_none(value: Any) -> Any:
-    """A float as it is when finite, else None (a figure that would be NaN or infinite)."""
-    if value is None:
-        return None
-    f = float(value)
-    return f if math.isfinite(f) else None

@@ -111,6 +111,15 @@ def parse_spec(spec: str) -> tuple[str, str] | float:
     return provider.lower(), plan_name(plan or "on_demand")
 
 
+def check_text(name: str, spec: str) -> str:
+    """A price given as text must be PROVIDER:PLAN; a number written as text ('7e9') is refused,
+    so a typed figure is never silently read as a price (pass the number itself)."""
+    if isinstance(parse_spec(spec), float):
+        raise TrainingBudgetError(f"{name} must be a number or PROVIDER:PLAN text such as 'aws:on_demand' "
+                                  f"(got the text {spec!r}: pass it as a number)")
+    return spec
+
+
 def lookup(spec: str, device: str, table: DeviceTable | None = None) -> tuple[Price, str]:
     """The price row and plan a "provider:plan" spec picks for `device`: newest, then cheapest."""
     parsed = parse_spec(spec)

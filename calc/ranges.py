@@ -94,7 +94,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     w = positive("watts", watts) if watts is not None else _watts(device, table)
     if w is not None:
         p = at_least("pue", pue, 1.0)
-        out["kwh"] = np.asarray(kwh(w, dh, p))[..., None] * factors  # as train_energy_kwh
+        out["kwh"] = (dh * np.asarray(kwh(w, 1.0, p)))[..., None] * factors  # kWh per device-hour x device-hours
     return out
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from . import devices as _devices
 from . import runs as _runs
 from .budget import Budget, Job, Span, budget
+from .checks import TrainingBudgetError, show
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
@@ -36,6 +37,9 @@ def budget_rows(params: float, tokens: float, device: Any, utilization: float = 
     hours, days, device-hours, cost, energy, then whether it fits, the headroom (GiB), the
     utilization and goodput used. A figure the device row lacks data for (a price, watts) reads
     as a short text. A thin wrapper over calc.budget.budget."""
+    if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
+        raise TrainingBudgetError(f"utilization must be a number in (0, 1] (got {show(utilization)}): the budget "
+                                  "table holds points; for low / expected / high use calc.train_range")
     b = budget(Job(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
                    price=usd_per_device_hour, pue=pue, method=method, optimizer=optimizer,
                    zero_stage=zero_stage, table=table))

@@ -100,13 +100,9 @@ def price_per_device_hour(device: Any, usd_per_device_hour: Any = None, *,
     if isinstance(device, str):
         _table(table).get(device)  # an unknown device is named as such, not blamed on the price
     if isinstance(usd_per_device_hour, str):
-        from .prices import parse_spec
+        from .prices import check_text
         from .prices import usd_per_device_hour as priced
-        if isinstance(parse_spec(usd_per_device_hour), float):
-            raise TrainingBudgetError(
-                f"usd_per_device_hour must be a number or PROVIDER:PLAN text such as 'aws:on_demand' "
-                f"(got the text {show(usd_per_device_hour)}: pass it as a number)")
-        return priced(usd_per_device_hour, device, table=table)
+        return priced(check_text("usd_per_device_hour", usd_per_device_hour), device, table=table)
     if usd_per_device_hour is None:
         try:
             return _table(table).value(device, "usd_per_device_hour")

@@ -225,6 +225,8 @@ def test_json_is_strict_rfc_8259():
     (["--json", "--csv"], "give --json or --csv"),
     (["--own", "1,2"], "own needs usd_per_kwh"),
     (["--price", "aws:forever"], "plan must be one of"),
+    (["--price", "1e300", "--params", "1e15", "--tokens", "1e15", "--device", H100],
+     "the cost overflows float64: usd_per_device_hour 1e+300"),  # was inf, printed as null in JSON
 ])
 def test_bad_input_one_line_exit_2(args, needle):
     proc = invoke("estimate", *args)
@@ -280,3 +282,35 @@ def test_every_command_has_help():
 def test_the_entry_point_refuses_in_one_line():
     proc = run_cli("estimate", "--model", "")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_large_scenarios_file_is_streamed(tmp_path):
+    """A 1e6-row file peaked at 1.3 GB (a list of dicts of everything); rows are now read, made into
+    Jobs and written one at a time: reading 10x the rows costs about the same peak memory."""
+    import tracemalloc
+
+    from trainbudget.calc import plans
+
+    def peak(rows: int) -> int:
+        path = tmp_path / f"plans{rows}.csv"
+        path.write_text("name,params,tokens,device,devices,utilization\n"
+                        + f'A,7B,1T,"{H100}",8,0.4\n' * rows, "utf-8")
+        base = calc.Job(params=1.0)
+        tracemalloc.start()
+        n = sum(1 for _ in plans.scenario_jobs(plans.read_scenarios(path), base))
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert n == rows
+        return top
+
+    small, large = peak(500), peak(5_000)
+    assert large < 1.5 * small + 200_000  # a list of 5,000 row dicts alone would be about 4 MB
+
+
+def test_scenarios_own_column_takes_the_tariff(tmp_path):
+    path = tmp_path / "plans.csv"
+    path.write_text(f'name,params,tokens,device,devices,utilization,price,own\nC,13B,1T,"{H100}",64,0.3,,"30000,5"\n',
+                    "utf-8")
+    (row,) = _json("--scenarios", str(path), "--usd-per-kwh", "0.1")["rows"]
+    assert row["usd_per_device_hour"] == pytest.approx(30000 / (5 * 8760) + 0.7 * 1.58 * 0.1)
+    assert row["pue"] == 1.58 and row["energy_kwh"] == pytest.approx(row["device_hours"] * 0.7 * 1.58)

@@ -72,8 +72,8 @@ def test_owned_cost_by_hand():
 
 def test_owned_price_is_usable_as_a_price():
     usd = calc.owned_usd_per_device_hour(33_819, life_years=6, watts=700, usd_per_kwh=0.1)
-    cost = calc.train_cost(7e9, 1e12, H100, usd_per_device_hour=usd, utilization="prior")
-    assert cost == pytest.approx(calc.gpu_hours(7e9, 1e12, H100, utilization="prior") * usd)
+    cost = calc.train_range(7e9, 1e12, H100, usd_per_device_hour=usd)["usd"]
+    assert cost == pytest.approx(calc.train_range(7e9, 1e12, H100)["device_hours"] * usd)
     row = plans.plan_row(7e9, 1e12, H100, own=plans.parse_own("33819,6", 0.1))
     assert row["usd_per_device_hour"] == pytest.approx(usd)
 
@@ -107,8 +107,8 @@ def test_estimate_range_price_own_and_scenarios(tmp_path):
     out = json.loads(run_cli("estimate", "--range", "--price", "aws:on_demand", "--device", H100, "--devices", "8",
                              "--json", check=True).stdout)
     (row,) = out["rows"]
-    want = calc.train_cost(7e9, 1e9, H100, usd_per_device_hour=6.88, devices=8, utilization="prior")
-    assert [row["usd_low"], row["usd_expected"], row["usd_high"]] == pytest.approx(list(want))
+    want = calc.train_range(7e9, 1e9, H100, usd_per_device_hour=6.88, devices=8)["usd"]
+    assert [row["cost_usd_low"], row["cost_usd_expected"], row["cost_usd_high"]] == pytest.approx(list(want))
     assert row["price_as_of"] == "2026-11-09" and out["prior"]["n_runs"] >= 25
     text = run_cli("estimate", "--range", "--device", H100, check=True).stdout
     assert "low / expected / high" in text and "utilization prior" in text
@@ -123,7 +123,7 @@ def test_estimate_range_price_own_and_scenarios(tmp_path):
                          f"13B,13B,1T,\"{H100}\",16,runpod:on_demand\n", "utf-8")
     got = list(csv.DictReader(io.StringIO(run_cli("estimate", "--scenarios", str(plan_file), "--range", "--csv",
                                                   check=True).stdout)))
-    assert [r["name"] for r in got] == ["7B", "13B"] and all(float(r["usd_expected"]) > 0 for r in got)
+    assert [r["name"] for r in got] == ["7B", "13B"] and all(float(r["cost_usd_expected"]) > 0 for r in got)
     for args in (("--own", "1,2"), ("--price", "aws:forever"), ("--own", "x", "--usd-per-kwh", "1")):
         bad = run_cli("estimate", *args)
         assert bad.returncode == 2 and bad.stderr.startswith("trainbudget: error:") and "Traceback" not in bad.stderr

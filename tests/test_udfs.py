@@ -87,6 +87,31 @@ def test_budget_spills_two_columns():
     assert "Total (GB per device)" in labels
 
 
+def test_budget_renders_the_budget():
+    """TRAIN_BUDGET is a thin wrapper over calc.budget: every row equals the Budget's figure."""
+    rows = dict(udfs.TRAIN_BUDGET(70e9, 1e12, H100, 0.4, 64, 2.5, 1.2, "full", "adamw", 3))
+    b = calc.budget(calc.Job(params=70e9, tokens=1e12, device=H100, utilization=0.4, devices=64, price=2.5,
+                             pue=1.2, zero_stage=3))
+    assert rows["Total (GB per device)"] == pytest.approx(b.memory.total / 1e9)
+    for label, want in (("Hours", b.hours), ("Days", b.days), ("Device-hours", b.device_hours),
+                        ("Cost (USD)", b.cost_usd), ("Energy (kWh)", b.energy_kwh), ("FLOPs", b.flops),
+                        ("Headroom (GiB per device)", b.headroom_bytes / 2**30), ("Utilization", 0.4),
+                        ("Goodput", 1.0)):
+        assert rows[label] == pytest.approx(want), label
+    assert rows["Fits in memory"] is True
+
+
+@pytest.mark.parametrize(("price", "needle"), [("abc", "#VALUE! price: no abc"),  # was ignored
+                                               ("7e9", "#VALUE! usd_per_device_hour must be a number"),
+                                               (-5.0, "#VALUE! usd_per_device_hour must be >= 0")])
+def test_budget_refuses_a_bad_price(price, needle):
+    assert udfs.TRAIN_BUDGET(7e9, 1e12, H100, 0.4, 8, price).startswith(needle)
+
+
+def test_cost_names_an_unknown_device_before_the_price():
+    assert udfs.TRAIN_COST(7e9, 1e12, "H10", "aws").startswith("#N/A unknown device 'H10'")
+
+
 @pytest.mark.parametrize(("call", "text"), [
     (lambda: udfs.TRAIN_HOURS(-1.0, 1e9, H100), "#VALUE! params must be > 0 (got -1)"),
     (lambda: udfs.TRAIN_HOURS(0.0, 1e9, H100), "#VALUE! params must be > 0 (got 0)"),

@@ -137,6 +137,27 @@ def table_row(b: Budget) -> list[str]:
             fit_text(b), price, cost, energy]
 
 
+def range_head(b: Budget) -> str:
+    price = "no price" if b.usd_per_device_hour is None else f"{float(b.usd_per_device_hour):,.2f} USD per device-hour"
+    return f"{b.device}: {float(b.memory.total) / GIB:,.1f} GiB per device, {fit_text(b)}; {price}"
+
+
+RANGE_FIGURES = (("hours", "hours", 1), ("days", "days", 2), ("device_hours", "device-hours", 1),
+                 ("cost_usd", "cost USD", 0), ("energy_kwh", "energy kWh", 1))
+
+
+def range_rows(b: Budget) -> list[list[str]]:
+    """[label, low, expected, high] per figure of a ranged Budget ('no price' / 'no watts' where missing)."""
+    rows = []
+    for key, label, digits in RANGE_FIGURES:
+        value = getattr(b, key)
+        if value is None:
+            rows.append([label, "", "no price" if key == "cost_usd" else "no watts", ""])
+        else:
+            rows.append([label, *(_num(v, digits) for v in value.as_tuple())])
+    return rows
+
+
 def assumptions(budgets: list[Budget]) -> list[str]:
     """Where the utilization, goodput, prices and PUE came from; what is missing."""
     lines = []
@@ -174,7 +195,13 @@ def emit_text(budgets: list[Budget], table: calc.DeviceTable, write: Write) -> N
     """The same job on one or more devices: header, hours per device, the figures table, assumptions."""
     lines = [*header(budgets[0]), ""]
     lines += [hours_line(b, table) for b in budgets]
-    lines += ["", *rep.table(COLUMNS, [table_row(b) for b in budgets], right=range(1, 8)).splitlines(), ""]
+    if budgets[0].ranged:  # one small table per device: figures down, low / expected / high across
+        for b in budgets:
+            lines += ["", range_head(b), *rep.table(("", "low", "expected", "high"), range_rows(b),
+                                                    right=(1, 2, 3)).splitlines()]
+        lines.append("")
+    else:
+        lines += ["", *rep.table(COLUMNS, [table_row(b) for b in budgets], right=range(1, 8)).splitlines(), ""]
     lines += assumptions(budgets)
     lines.append(rep.UTILIZATION_NOTE)
     write("\n".join(lines) + "\n")

@@ -63,11 +63,14 @@ def check(o: Options) -> None:
     if o.as_range and o.utilization is not None:
         raise Error("--range takes low / expected / high utilization from the published runs; "
                     "give --range or --utilization, not both")
-    if o.own is None:
+    if o.own is None and o.scenarios is None:  # a scenarios file's own column takes them too
         for option, value in (("--usd-per-kwh", o.usd_per_kwh), ("--occupancy", o.occupancy)):
             if value is not None:
                 raise Error(f"{option} applies to owned hardware: give --own CAPEX,LIFE too (got {option} {value:g})")
-    elif o.price is not None:
+    for option, value in (("--usd-per-kwh", o.usd_per_kwh), ("--occupancy", o.occupancy)):
+        if value is not None:
+            (calc.checks.non_negative if option == "--usd-per-kwh" else fraction)(option, value)
+    if o.own is not None and o.price is not None:
         raise Error("give --price or --own, not both")
     if o.scenarios is not None:
         given = [opt for opt, v in (("--params", o.params), ("--tokens", o.tokens), ("--model", o.model_name),

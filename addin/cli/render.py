@@ -76,22 +76,20 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
 
 
 def runs_text(rows: list[dict[str, Any]]) -> str:
-    """The runs as plain aligned text."""
+    """The runs as a table: size, tokens, reported device-hours, implied utilization, MFU."""
     def pct(v: float | None) -> str:
         return "" if v is None else f"{v:.1%}"
 
     def hours(v: float | None) -> str:
         return "" if v is None else f"{v:,.0f}"
 
-    lines = [f"{'run':16} {'params':>7} {'tokens':>6} {'device-hours':>13} {'implied':>8} {'MFU':>6} "
-             f"{'device-h at MFU':>17}  device"]
-    for r in rows:
-        lines.append(f"{r['run']:16} {format_count(r['params']):>7} {format_count(r['tokens']):>6} "
-                     f"{hours(r['device_hours']):>13} {pct(r['implied_utilization']):>8} "
-                     f"{pct(r['reported_mfu']):>6} {hours(r['predicted_device_hours']):>17}  {r['device']}")
-    lines.append("implied = whole-run utilization: train_flops / (device-hours x 3600 x dense peak); "
-                 "MFU = steady-state, as reported.")
-    return "\n".join(lines) + "\n"
+    body = [[r["run"], format_count(r["params"]), format_count(r["tokens"]), hours(r["device_hours"]),
+             pct(r["implied_utilization"]), pct(r["reported_mfu"]), hours(r["predicted_device_hours"]), r["device"]]
+            for r in rows]
+    return (table(("run", "params", "tokens", "device-hours", "implied", "MFU", "device-h at MFU", "device"), body,
+                  right=range(1, 7))
+            + "implied = whole-run utilization: train_flops / (device-hours x 3600 x dense peak); "
+              "MFU = steady-state, as reported.\n")
 
 
 def devices_text(rows: list[dict[str, Any]]) -> str:

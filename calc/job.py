@@ -1,0 +1,135 @@
+"""The frozen data of one job: `Job` (inputs), `Budget` (the figures and their provenance), `Span`
+(low / expected / high) and `Owned` (owned hardware as a price). calc/budget.py composes a Budget
+from a Job; nothing else makes one. Units are in the names and docstrings (bytes, counts, hours,
+USD, kWh; device memory in GiB)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .devices import DeviceTable
+from .memory import MemoryBreakdown
+from .models import ModelPreset
+from .prior import UtilizationPrior
+
+
+@dataclass(frozen=True)
+class Span:
+    """A figure as low / expected / high (low <= expected <= high), each a float or an array."""
+
+    low: Any
+    expected: Any
+    high: Any
+
+    def scaled(self, factor: Any) -> Span:
+        """Each of the three times `factor`."""
+        return Span(self.low * factor, self.expected * factor, self.high * factor)
+
+    def as_tuple(self) -> tuple[Any, Any, Any]:
+        return (self.low, self.expected, self.high)
+
+
+@dataclass(frozen=True)
+class Owned:
+    """Owned hardware as a price: capex per device (USD) over `life_years`, the electricity tariff
+    (USD per kWh), PUE (None: calc.owned.PUE_INDUSTRY, 1.58) and occupancy (share of the year)."""
+
+    capex_usd: float
+    life_years: float
+    usd_per_kwh: float
+    pue: float | None = None
+    occupancy: float = 1.0
+
+    def label(self) -> str:
+        return f"owned {self.capex_usd:g} USD over {self.life_years:g} y"
+
+
+@dataclass(frozen=True, eq=False)
+class Job:
+    """A training job's inputs (numbers may be numpy arrays; they broadcast).
+
+    `params` total parameters (count), or `model` a ModelPreset (its counted totals, active
+    parameters, routed experts and embedding: give one of the two). `tokens` (count). `device` a
+    catalog name. `devices` the whole job's device count; `tensor_parallel`, `pipeline_parallel`,
+    `expert_parallel`, `context_parallel` the layout (calc.memory.layout_data_parallel).
+    `method`, `optimizer`, `zero_stage`, `trainable`, `activations` (bytes per device) as in
+    calc.memory.train_memory. `utilization` a share of the device's rate in (0, 1], "prior" or a
+    UtilizationPrior (a range). `goodput` the share of wall-clock time spent training, in (0, 1];
+    None: 1.0 for a given utilization, the prior's for a range. `price` None (the device row's
+    own), USD per device-hour, "provider:plan" (calc.prices) or `Owned`. `pue` >= 1 (None: 1.0,
+    or PUE_INDUSTRY for owned hardware). `table` the device table (None: the packaged catalog).
+    """
+
+    params: Any = None
+    tokens: Any = 1e9
+    device: Any = "H100 SXM, BF16 tensor core, dense"
+    devices: Any = 1
+    model: ModelPreset | None = None
+    active_params: Any = None
+    tensor_parallel: Any = 1
+    pipeline_parallel: Any = 1
+    expert_parallel: Any = 1
+    context_parallel: Any = 1
+    method: str = "full"
+    optimizer: str = "adamw"
+    zero_stage: Any = 0
+    trainable: Any = None
+    activations: Any = 0.0
+    utilization: Any = 1.0
+    goodput: Any = None
+    price: Any = None
+    pue: Any = None
+    table: DeviceTable | None = field(default=None, repr=False)
+    name: str = ""
+    today: dt.date | None = None
+
+    def with_(self, **changes: Any) -> Job:
+        """A copy with `changes` (dataclasses.replace)."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, eq=False)
+class Budget:
+    """The figures of one job (or arrays of jobs) and the provenance of every assumption.
+
+    `hours`, `days`, `device_hours`, `cost_usd`, `energy_kwh` are points, or `Span`s when a range
+    was asked. `memory` bytes per device on the layout; `usable_bytes` the device's memory less the
+    reserve (None when the row has no memory); `fits` and `headroom_bytes` against it. `cost_usd`
+    is None when there is no price (`price_label` says "no price"); `energy_kwh` None without
+    watts. `utilization` the share used (a Span of the prior's low / expected / high utilization
+    for a range: low hours come from the high utilization) and `utilization_basis` where it came
+    from.
+    """
+
+    job: Job
+    device: Any
+    flops: Any
+    params: Any
+    active_params: Any
+    memory: MemoryBreakdown
+    layout: dict[str, Any]
+    usable_bytes: Any
+    fits: Any
+    headroom_bytes: Any
+    hours: Any
+    days: Any
+    device_hours: Any
+    cost_usd: Any
+    energy_kwh: Any
+    utilization: Any
+    utilization_basis: str
+    goodput: Any
+    goodput_basis: str
+    usd_per_device_hour: Any
+    price_label: str
+    price_source: str | None
+    price_as_of: str | None
+    price_age_days: int | None
+    pue: Any
+    prior: UtilizationPrior | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return isinstance(self.hours, Span)

@@ -1,0 +1,173 @@
+"""calc.budget: the one composer. Its figures equal the point functions' for random jobs, arrays of
+jobs equal the same jobs one by one, ranges equal train_range, and every assumption is stated."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+import numpy as np
+import pytest
+
+from trainbudget import calc
+from trainbudget.calc.budget import Job, Owned, Span, budget, usable_bytes
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+DEVICES = (H100, "B200, BF16 tensor core, dense", "H200 SXM, FP8 tensor core, dense",
+           "RTX 4090, BF16 tensor core, dense", "MI300X, BF16 matrix, dense")
+GIB = 2.0 ** 30
+budget_module = importlib.import_module("trainbudget.calc.budget")  # calc.budget is the function
+
+
+def _random_jobs(n: int, seed: int = 17) -> list[Job]:
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for _ in range(n):
+        devices = int(rng.choice([1, 8, 64, 512]))
+        jobs.append(Job(params=float(rng.choice([1e9, 7e9, 13e9, 70e9])), tokens=float(rng.choice([1e10, 1e12, 2e12])),
+                        device=str(rng.choice(DEVICES)), devices=devices, zero_stage=int(rng.integers(0, 4)),
+                        method=str(rng.choice(["full", "lora", "qlora"])),
+                        optimizer=str(rng.choice(["adamw", "sgd", "adamw_8bit"])),
+                        utilization=float(rng.uniform(0.2, 0.6)), price=float(rng.uniform(1, 5)),
+                        pue=float(rng.uniform(1, 1.6))))
+    return jobs
+
+
+@pytest.mark.parametrize("job", _random_jobs(12))
+def test_points_equal_the_point_functions(job):
+    b = budget(job)
+    kw = {"utilization": job.utilization, "devices": job.devices}
+    assert b.hours == pytest.approx(calc.train_hours(job.params, job.tokens, job.device, **kw))
+    assert b.days == pytest.approx(b.hours / 24)
+    assert b.device_hours == pytest.approx(calc.gpu_hours(job.params, job.tokens, job.device, **kw))
+    assert b.cost_usd == pytest.approx(calc.train_cost(job.params, job.tokens, job.device,
+                                                       usd_per_device_hour=job.price, **kw))
+    assert b.energy_kwh == pytest.approx(calc.train_energy_kwh(job.params, job.tokens, job.device, pue=job.pue, **kw))
+    mem = calc.train_memory(job.params, method=job.method, optimizer=job.optimizer, zero_stage=job.zero_stage,
+                            devices=job.devices)
+    assert b.memory.total == pytest.approx(mem.total)
+    assert b.flops == pytest.approx(calc.train_flops(job.params, job.tokens))
+    assert b.headroom_bytes == pytest.approx(usable_bytes(job.device) - mem.total)
+    assert b.fits == (mem.total <= usable_bytes(job.device))
+    assert b.goodput == 1.0 and b.utilization_basis == "given" and "not counted" in b.goodput_basis
+
+
+def test_ranges_equal_train_range():
+    for device in DEVICES:
+        b = budget(Job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
+        r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
+        for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
+                          (b.energy_kwh, "kwh")):
+            assert isinstance(span, Span) and span.low <= span.expected <= span.high
+            assert span.as_tuple() == pytest.approx(tuple(r[key]))
+        p = calc.utilization_prior()
+        assert b.utilization.as_tuple() == (p.low, p.expected, p.high) and b.goodput == p.goodput
+        assert b.prior == p and "published runs" in b.utilization_basis
+
+
+def test_arrays_of_jobs_equal_the_jobs_one_by_one():
+    rng = np.random.default_rng(3)
+    params = rng.choice([1e9, 7e9, 70e9], 40)
+    devices = rng.choice([8.0, 64.0], 40)
+    zero = rng.integers(0, 4, 40).astype(float)
+    util = rng.uniform(0.2, 0.6, 40)
+    many = budget(Job(params=params, tokens=1e12, devices=devices, zero_stage=zero, utilization=util, price=2.5))
+    assert many.hours.shape == (40,) and many.fits.shape == (40,)
+    for i in range(0, 40, 7):
+        one = budget(Job(params=float(params[i]), tokens=1e12, devices=float(devices[i]), zero_stage=float(zero[i]),
+                         utilization=float(util[i]), price=2.5))
+        assert many.hours[i] == pytest.approx(one.hours) and many.cost_usd[i] == pytest.approx(one.cost_usd)
+        assert many.memory.total[i] == pytest.approx(one.memory.total) and bool(many.fits[i]) == one.fits
+    ranged = budget(Job(params=params, tokens=1e12, devices=devices, utilization="prior"))
+    assert ranged.hours.low.shape == (40,) and (ranged.hours.low <= ranged.hours.high).all()
+
+
+def test_usable_memory_states_its_reserve():
+    assert usable_bytes(H100) == 80 * GIB - max(3 * GIB, 0.05 * 80 * GIB)  # 76 GiB
+    assert usable_bytes("RTX 4090, BF16 tensor core, dense") == 21 * GIB  # 24 GiB less 3 GiB
+    assert usable_bytes("M3 Ultra, MLX fp32 matmul (measured)") is None  # the row has no memory
+    b = budget(Job(params=7e9, device="M3 Ultra, MLX fp32 matmul (measured)"))
+    assert b.fits is None and b.headroom_bytes is None
+
+
+def test_a_model_gives_total_active_experts_and_layout():
+    mixtral = calc.model_preset("Mixtral 8x7B")
+    b = budget(Job(model=mixtral, tokens=1e12, devices=64, tensor_parallel=2, expert_parallel=8))
+    counts = mixtral.params()
+    assert b.params == counts.total and b.active_params == counts.active
+    assert b.flops == pytest.approx(calc.train_flops(counts.total, 1e12, active_params=counts.active))
+    stage = mixtral.shape["vocab"] * mixtral.shape["d_model"]
+    want = calc.train_memory(counts.total, devices=64, tensor_parallel=2, expert_parallel=8,
+                             expert_params=counts.experts, stage_params=stage)
+    assert b.memory.total == pytest.approx(want.total) and b.layout["data_parallel"] == 32
+
+
+@pytest.mark.parametrize(("changes", "needle"), [
+    ({"tensor_parallel": 7, "devices": 7}, "tensor_parallel must divide n_heads"),
+    ({"pipeline_parallel": 3, "devices": 3}, "pipeline_parallel must divide n_layers"),
+    ({"params": 7e9}, "give params or a model, not both"),
+])
+def test_layouts_must_divide_what_they_split(changes, needle):
+    with pytest.raises(calc.TrainingBudgetError, match=needle):
+        budget(Job(model=calc.model_preset("Llama 3.1 70B"), **changes))
+    with pytest.raises(calc.TrainingBudgetError, match="expert_parallel must divide n_experts"):
+        budget(Job(model=calc.model_preset("Mixtral 8x7B"), expert_parallel=3, devices=3))
+
+
+def test_prices_say_where_they_come_from():
+    assert budget(Job(params=7e9)).price_label == "no price" and budget(Job(params=7e9)).cost_usd is None
+    aws = budget(Job(params=7e9, price="aws:on_demand", devices=8))
+    assert aws.price_as_of == "2026-11-09" and aws.price_age_days >= 0 and aws.price_source.startswith("data-receipts")
+    owned = budget(Job(params=7e9, price=Owned(33_819, 5, 0.1)))
+    assert owned.usd_per_device_hour == pytest.approx(33_819 / (5 * 8760) + 0.7 * 1.58 * 0.1)
+    assert owned.pue == 1.58  # owned hardware's PUE unless one is given
+    rowpriced = calc.DeviceTable([dataclasses.replace(calc.catalog().get(H100), usd_per_device_hour=2.2)])
+    b = budget(Job(params=7e9, price=None, table=rowpriced))
+    assert b.usd_per_device_hour == 2.2 and b.price_label == "the device row's own price"
+
+
+@pytest.mark.parametrize(("price", "needle"), [(-5.0, "must be >= 0"), (float("nan"), "finite"),
+                                               ("7e9", "must be a number or PROVIDER:PLAN"),
+                                               (True, "USD per device-hour")])
+def test_bad_prices_are_refused(price, needle):
+    with pytest.raises(calc.TrainingBudgetError, match=needle):
+        budget(Job(params=7e9, price=price))
+
+
+def test_goodput_divides_the_hours():
+    plain = budget(Job(params=7e9, utilization=0.4))
+    good = budget(Job(params=7e9, utilization=0.4, goodput=0.9))
+    assert good.hours == pytest.approx(plain.hours / 0.9) and good.goodput_basis == "given"
+    with pytest.raises(calc.TrainingBudgetError, match="goodput"):
+        budget(Job(params=7e9, goodput=0.0))
+
+
+def test_job_and_budget_are_frozen():
+    b = budget(Job(params=7e9))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        b.hours = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        b.job.params = 1.0  # type: ignore[misc]
+
+
+def test_prior_for_passes_the_keywords_a_newer_prior_accepts(monkeypatch):
+    """Another change gives utilization_prior(device=None, *, active_params, devices, moe); _prior_for
+    inspects the signature once and passes what it accepts."""
+    seen = {}
+    today = calc.utilization_prior()
+
+    def newer(device=None, *, active_params=None, devices=None, moe=None):
+        seen.update(device=device, active_params=active_params, devices=devices, moe=moe)
+        return today
+
+    monkeypatch.setattr(budget_module, "utilization_prior", newer)
+    budget_module._prior_keywords.cache_clear()
+    budget_module._cached_prior.cache_clear()
+    try:
+        budget(Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, expert_parallel=8, utilization="prior"))
+        assert seen == {"device": H100, "active_params": calc.model_preset("Mixtral 8x7B").params().active,
+                        "devices": 64.0, "moe": True}
+    finally:
+        budget_module._prior_keywords.cache_clear()
+        budget_module._cached_prior.cache_clear()
+
