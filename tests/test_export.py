@@ -24,6 +24,7 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.export import mailcopy as export
 from trainbudget.addin.functions import registry
 from trainbudget.addin.ooxml import package
+from trainbudget.addin.template import budget_sheet
 from trainbudget.addin.verify import check as verify
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -80,7 +81,9 @@ def test_every_formula_cell_has_a_value_equal_to_calc_and_libreoffice(exported, 
 
 def test_pdf_shows_the_budget(exported, tmp_path):
     text = subprocess.run(["pdftotext", str(exported.pdf), "-"], capture_output=True, text=True, check=True).stdout
-    assert "Training budget" in text and "Wall-clock hours" in text and "3.7 h" in text
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}  # the template's default job
+    hours = calc.train_hours(v["params"], v["tokens"], v["device"], utilization=v["utilization"], devices=v["devices"])
+    assert "Training budget" in text and "Wall-clock hours" in text and f"{hours:.1f} h" in text
     assert f"printed {export.today()}" in text  # the footer's date is ISO (issue 17 item 10), not 12/01/2026
     assert not re.search(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", text)
     fonts = subprocess.run(["pdffonts", str(exported.pdf)], capture_output=True, text=True, check=True).stdout

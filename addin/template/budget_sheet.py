@@ -255,8 +255,8 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         )
         for col, formula, value, fmt in cells:
             cell = cached.formula(ws, f"{col}{r}", pieces.blank_if(name_ref, formula), value, fmt, fill=None)
-            if col not in (name_col, whose_col):  # figures and "no price" right-aligned, apart from the next
-                cell.alignment = styles.RIGHT
+            if col != name_col:  # figures right-aligned, "Price from" indented: each apart from its neighbour
+                cell.alignment = styles.LEFT if col == whose_col else styles.RIGHT
     last = top + 1 + len(devices) + COMPARE_SPARE
     text(ws, f"{name_col}{last + 1}",
          "Cost at one price rule: the chosen device's row at the price the results use (Price from says "

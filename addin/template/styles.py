@@ -20,7 +20,8 @@ THIN = Side(style="thin", color="BFBFBF")
 BOX = Border(left=THIN, right=THIN, top=THIN, bottom=THIN)
 UNLOCKED = Protection(locked=False)
 WRAP = Alignment(wrap_text=True, vertical="top")
-RIGHT = Alignment(horizontal="right", indent=1)  # a figure kept clear of the column to its right
+RIGHT = Alignment(horizontal="right", indent=1)
+LEFT = Alignment(horizontal="left", indent=1)  # a figure kept clear of the column to its right
 
 # Number formats; GB is 1e9 bytes (a job's memory); a device's memory is a capacity in GiB.
 COUNT = "#,##0"
