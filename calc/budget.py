@@ -18,6 +18,7 @@ that shape.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -42,7 +43,7 @@ from .job import Budget, Job, Owned, Span
 from .memory import train_memory
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
-from .prior import UtilizationPrior, prior_for
+from .prior import UtilizationPrior, utilization_prior
 from .ranges import prior_device, wants_prior
 from .schedule import hours_at, kwh
 
@@ -72,12 +73,19 @@ def _column(device: Any, table: DeviceTable, column: str) -> Any:
 # --- the prior -----------------------------------------------------------------------------------
 
 def _prior_for(job: Job, active: Any) -> UtilizationPrior:
-    """The utilization prior for `job`: the one given, else calc.prior.prior_for with the job's
-    device, active parameters and MoE."""
+    """The utilization prior for `job`: the one given (a UtilizationPrior from
+    calc.utilization_prior(device, active_params=..., ...), narrowed to what the planner knows), else
+    the prior over every run. One default for every job, so that an array of jobs equals the jobs
+    one by one, the Budget sheet's native ranges (its prior cells) equal calc at any input, and
+    the planner's questions (devices for a deadline, tokens for a budget) stay well-posed."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    moe = None if job.model is None else bool(job.model.shape.get("n_experts", 1) > 1)
-    return prior_for(job.device, active_params=active, moe=moe)
+    return _every_run()
+
+
+@functools.lru_cache(maxsize=1)
+def _every_run() -> UtilizationPrior:
+    return utilization_prior()
 
 
 _TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
@@ -133,11 +141,15 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
 
 
 def _check_layout(job: Job, shape: dict[str, Any]) -> None:
-    """A parallel size must divide what it splits: heads (tensor), layers (pipeline), experts."""
+    """A parallel size must divide what it splits: heads (tensor), experts; pipeline stages may be
+    uneven (as calc.fit_layouts plans them: the busiest holds ceil(layers / stages)) but each holds
+    at least one layer."""
     divides("tensor_parallel", whole("tensor_parallel", job.tensor_parallel), "n_heads",
             float(shape["n_heads"]))
-    divides("pipeline_parallel", whole("pipeline_parallel", job.pipeline_parallel), "n_layers",
-            float(shape["n_layers"]))
+    stages = whole("pipeline_parallel", job.pipeline_parallel)
+    if np.any(np.asarray(stages) > shape["n_layers"]):
+        raise TrainingBudgetError("pipeline_parallel must be at most n_layers, every stage holding a layer "
+                                  f"(got pipeline_parallel={show(job.pipeline_parallel)}, n_layers={shape['n_layers']})")
     divides("expert_parallel", whole("expert_parallel", job.expert_parallel), "n_experts",
             float(shape.get("n_experts", 1)))
 

@@ -265,23 +265,3 @@ def _basis(fam: str | None, level: str | None, fam_text: str, params: float | No
         scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
     return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
             f"log devices, MoE, tokens per param); 85% band from leave-one-out refits")
-
-
-def _scalar(value: Any) -> float | None:
-    """A job's scalar fact as a float; None for arrays (many jobs) or nothing."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        return float(value)
-    return None
-
-
-def prior_for(device: Any = None, *, active_params: Any = None, moe: Any = None) -> UtilizationPrior:
-    """The prior a job asks for: its device family, active parameters and MoE (scalars; arrays of
-    many jobs are left out and get the wider band). The device count and the token count are left
-    out on purpose: the planner's questions (devices for a deadline, tokens for a budget) solve for
-    them, and a prior that moved with the answer would make "the fewest devices that meet the
-    deadline" ill-posed. utilization_prior averages what is left out over the runs (a wider band).
-    calc.budget asks through here, so every door gives a job the same range."""
-    return utilization_prior(device if isinstance(device, str) else None, active_params=_scalar(active_params),
-                             moe=None if moe is None else bool(moe))

@@ -21,7 +21,7 @@ import numpy as np
 
 from .checks import TrainingBudgetError, at_least, positive, show, whole
 from .devices import DeviceTable, catalog
-from .prior import UtilizationPrior, prior_for, utilization_prior
+from .prior import UtilizationPrior, utilization_prior
 from .schedule import kwh, price_per_device_hour, train_hours
 
 LABELS = ("low", "expected", "high")
@@ -72,8 +72,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     """Hours, device-hours, USD and kWh as ranges (trailing axis: low, expected, high).
 
     One utilization-1.0 pass; `usd` appears when a price is given (a number or "provider:plan"),
-    `kwh` when the device has watts (or `watts` is given). `prior` defaults to
-    the job's own (calc.prior.prior_for: the device's family and the active parameters); the
+    `kwh` when the device has watts (or `watts` is given). `prior` defaults to all runs (as calc.budget's); the
     prior's utilizations are the range, so a `utilization` is refused (train_hours takes one).
     """
     if "utilization" in flops_options:
@@ -84,9 +83,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     if prior is not None and not isinstance(prior, UtilizationPrior):
         raise TrainingBudgetError(f"prior must be a UtilizationPrior from calc.utilization_prior() or None "
                                   f"(got {show(prior)})")
-    if prior is None:  # the job's own question, as calc.budget asks it (calc.prior.prior_for)
-        prior = prior_for(device, active_params=flops_options.get("active_params", params))
-    factors = prior.hour_factors()
+    factors = (utilization_prior() if prior is None else prior).hour_factors()
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
     dh = hours * np.asarray(whole("devices", devices))

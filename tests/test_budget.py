@@ -55,8 +55,8 @@ def test_points_equal_the_point_functions(job):
 def test_ranges_equal_train_range():
     for device in DEVICES:
         b = budget(Job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
-        p = calc.utilization_prior(device, active_params=13e9)  # the job's own question (calc.prior.prior_for)
-        r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2, prior=p)
+        p = calc.utilization_prior()  # every job's default prior: all runs
+        r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
         for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
                           (b.energy_kwh, "kwh")):
             assert isinstance(span, Span) and span.low <= span.expected <= span.high
@@ -105,7 +105,7 @@ def test_a_model_gives_total_active_experts_and_layout():
 
 @pytest.mark.parametrize(("changes", "needle"), [
     ({"tensor_parallel": 7, "devices": 7}, "tensor_parallel must divide n_heads"),
-    ({"pipeline_parallel": 3, "devices": 3}, "pipeline_parallel must divide n_layers"),
+    ({"pipeline_parallel": 81, "devices": 81}, "pipeline_parallel must be at most n_layers"),
     ({"params": 7e9}, "give params or a model, not both"),
 ])
 def test_layouts_must_divide_what_they_split(changes, needle):
@@ -151,20 +151,10 @@ def test_job_and_budget_are_frozen():
         b.job.params = 1.0  # type: ignore[misc]
 
 
-def test_the_prior_is_asked_the_jobs_device_active_params_and_moe(monkeypatch):
-    """calc.budget asks calc.prior.prior_for with the job's own facts (not its device or token
-    count, which the planner solves for)."""
-    from trainbudget.calc import prior as prior_module
-
-    seen = {}
-    today = calc.utilization_prior()
-
-    def asked(device=None, *, active_params=None, devices=None, moe=None, tokens=None):
-        seen.update(device=device, active_params=active_params, devices=devices, moe=moe, tokens=tokens)
-        return today
-
-    monkeypatch.setattr(prior_module, "utilization_prior", asked)
-    budget(Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, expert_parallel=8, utilization="prior"))
-    assert seen == {"device": H100, "active_params": calc.model_preset("Mixtral 8x7B").params().active,
-                    "devices": None, "moe": True, "tokens": None}
+def test_a_narrowed_prior_is_the_jobs_when_given_and_all_runs_otherwise():
+    mixtral = calc.model_preset("Mixtral 8x7B")
+    asked = calc.utilization_prior(H100, active_params=mixtral.params().active, devices=64, moe=True)
+    job = Job(model=mixtral, devices=64, expert_parallel=8, utilization=asked)
+    assert budget(job).prior is asked and asked.basis in budget(job).utilization_basis
+    assert budget(job.with_(utilization="prior")).prior == calc.utilization_prior()
 

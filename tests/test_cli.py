@@ -217,7 +217,7 @@ def test_json_is_strict_rfc_8259():
     (["--range", "--pue", "nan"], "--pue must be a finite number"),
     (["--range", "--pue", "0.5"], "--pue must be >= 1"),
     (["--model", "Llama 3.1 70B", "--tp", "7", "--devices", "7"], "tensor_parallel must divide n_heads"),
-    (["--model", "Llama 3.1 70B", "--pp", "3", "--devices", "3"], "pipeline_parallel must divide n_layers"),
+    (["--model", "Llama 3.1 70B", "--pp", "81", "--devices", "81"], "pipeline_parallel must be at most n_layers"),
     (["--model", "Mixtral 8x7B", "--ep", "3", "--devices", "3"], "expert_parallel must divide n_experts"),
     (["--range", "--utilization", "0.4"], "give --range or --utilization, not both"),
     (["--price", "2", "--own", "1,5", "--usd-per-kwh", "0.1"], "give --price or --own, not both"),

@@ -24,7 +24,7 @@ def test_point_functions_refuse_a_range_and_point_to_train_range(fn):
 
 
 def test_train_range_is_the_points_times_the_priors_factors():
-    f = calc.prior.prior_for(H100, active_params=7e9).hour_factors()  # the job's own prior
+    f = _factors()
     r = calc.train_range(7e9, 1e12, H100, devices=8, usd_per_device_hour=2.5, pue=1.2)
     for key, fn, extra in (("hours", calc.train_hours, {}), ("device_hours", calc.gpu_hours, {}),
                            ("kwh", calc.train_energy_kwh, {"pue": 1.2}),
@@ -37,10 +37,9 @@ def test_train_range_is_the_points_times_the_priors_factors():
 
 def test_ranges_broadcast_over_scenarios():
     params = np.array([1e9, 7e9, 70e9])
-    hopper = calc.utilization_prior("hopper")  # one prior for all (an array of jobs asks the wider one)
-    got = calc.train_range(params[:, None], np.array([1e11, 1e12]), H100, prior=hopper)["hours"]
+    got = calc.train_range(params[:, None], np.array([1e11, 1e12]), H100)["hours"]
     assert got.shape == (3, 2, 3)
-    assert got[2, 1] == pytest.approx(calc.train_range(70e9, 1e12, H100, prior=hopper)["hours"])
+    assert got[2, 1] == pytest.approx(calc.train_range(70e9, 1e12, H100)["hours"])
     assert (np.diff(got, axis=-1) >= 0).all()
 
 
