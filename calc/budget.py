@@ -148,8 +148,8 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
             float(shape["n_heads"]))
     stages = whole("pipeline_parallel", job.pipeline_parallel)
     if np.any(np.asarray(stages) > shape["n_layers"]):
-        raise TrainingBudgetError("pipeline_parallel must be at most n_layers, every stage holding a layer "
-                                  f"(got pipeline_parallel={show(job.pipeline_parallel)}, n_layers={shape['n_layers']})")
+        raise TrainingBudgetError("pipeline_parallel must be at most n_layers, every stage holding a layer (got "
+                                  f"pipeline_parallel={show(job.pipeline_parallel)}, n_layers={shape['n_layers']})")
     divides("expert_parallel", whole("expert_parallel", job.expert_parallel), "n_experts",
             float(shape.get("n_experts", 1)))
 
