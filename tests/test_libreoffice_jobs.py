@@ -245,7 +245,7 @@ def test_every_device_row_equals_calc_and_the_results(recalculated):
     for i, (job, wb) in enumerate(zip(jobs, books, strict=True)):
         ws, t = wb["Budget"], table_of(job)
         results = _labels(ws)[f"Cost ({job['currency'][0]})"]
-        rows = {ws[f"{name_col}{r}"].value: r for r in range(5, 60) if ws[f"{name_col}{r}"].value}
+        rows = {ws[f"{name_col}{r}"].value: r for r in range(5, 200) if ws[f"{name_col}{r}"].value}
         for d in t:
             r = rows[d.name]
             hours = float(calc.train_hours(job["params"], job["tokens"], d.name, utilization=job["utilization"],

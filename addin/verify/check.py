@@ -37,7 +37,8 @@ from . import formula_text, inputs, macros
 from .problems import Problem, errors, grouped
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
-CELL_CHECKED = ("Budget", "Devices", "Runs", "Scenarios", "Prices", "xlwings.conf")  # loaded through openpyxl
+# loaded through openpyxl (About for its Optimizers table)
+CELL_CHECKED = ("Budget", "Devices", "Runs", "Scenarios", "Prices", "About", "xlwings.conf")
 CHECKED_FORMULAS = ("Budget", "Runs", "Scenarios")
 __all__ = ["Problem", "errors", "expected_formulas", "grouped", "is_formula", "verify"]
 UNCACHED = "formula cells have no cached value"
