@@ -165,9 +165,8 @@ def assumptions(budgets: list[Budget]) -> list[str]:
     first = budgets[0]
     if first.prior is not None:
         p = first.prior
-        lines.append(f"utilization prior: {p.low:.3f} / {p.expected:.3f} / {p.high:.3f} (10th / 50th / 90th "
-                     f"percentile of {p.n_runs} published runs, {p.basis}); goodput {float(first.goodput):.2f} "
-                     f"({first.goodput_basis})")
+        lines.append(f"utilization prior: {p.low:.3f} / {p.expected:.3f} / {p.high:.3f} (low / expected / high; "
+                     f"{p.basis}); goodput {float(first.goodput):.2f} ({first.goodput_basis})")
     else:
         lines.append(f"utilization {float(first.utilization):.0%} of the device's rate (given); goodput "
                      f"{float(first.goodput):.2f} ({first.goodput_basis})")

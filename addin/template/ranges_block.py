@@ -169,9 +169,9 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
     p = prior.utilization_prior()
     runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
     text(ws, f"A{r}", "Utilization from published runs", styles.HEADING)
-    rows = (("Util_low", "Utilization, low (10th percentile)", p.low, "the slow case: most hours"),
-            ("Util_expected", "Utilization, expected (median)", p.expected, ""),
-            ("Util_high", "Utilization, high (90th percentile)", p.high, "the fast case: fewest hours"),
+    rows = (("Util_low", "Utilization, low (the band's slow edge)", p.low, "the slow case: most hours"),
+            ("Util_expected", "Utilization, expected", p.expected, p.basis[:250]),
+            ("Util_high", "Utilization, high (the band's fast edge)", p.high, "the fast case: fewest hours"),
             ("Goodput", "Goodput (effective training time)", p.goodput,
              "Llama 3 paper, arXiv:2407.21783, section 3.3.4: above 90% effective training time"))
     for i, (name, label, value, note) in enumerate(rows, start=r + 1):
