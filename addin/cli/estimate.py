@@ -15,6 +15,7 @@ from ... import calc
 from ...calc.units import parse_share
 from . import emit
 from . import jobs as making
+from . import layout as model_layout
 
 
 class CountType(click.ParamType):
@@ -76,12 +77,9 @@ _OPTIONS = (
                  help="Optimizer (memory per device)."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
                  help="ZeRO stage sharding model states over the devices (memory per device)."),
-    click.option("--model", "model_name", default=None,
-                 help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'."),
-    click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
-                 help="A local Hugging Face config.json (nothing is fetched)."),
+    model_layout.MODEL, model_layout.CONFIG,
     click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel size (divides the heads)."),
-    click.option("--pp", type=int, default=1, show_default=True, help="Pipeline-parallel size (divides the layers)."),
+    click.option("--pp", type=int, default=1, show_default=True, help="Pipeline stages (at most the layers)."),
     click.option("--ep", type=int, default=1, show_default=True,
                  help="Expert-parallel size (within data parallel; divides the experts)."),
     click.option("--cp", type=int, default=1, show_default=True, help="Context-parallel size."),

@@ -10,8 +10,7 @@ import click
 
 from ... import calc
 from ...calc import capacity
-from ...calc.config import load_config
-from ...calc.models import model_preset
+from . import layout as model_layout
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
@@ -35,14 +34,12 @@ def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
 
 
 def _model(model_name: str | None, config_path: str | None) -> Any:
-    if model_name is not None and config_path is not None:
-        raise calc.TrainingBudgetError("give --model or --config, not both")
-    if config_path is not None:
-        return load_config(config_path)
-    if model_name is None or not model_name.strip():
-        raise calc.TrainingBudgetError(f"fit needs --model NAME or --config FILE (got --model {model_name!r})"
-                                       if model_name is not None else "fit needs --model NAME or --config FILE")
-    return model_preset(model_name)
+    if config_path is None and model_name is not None and not model_name.strip():
+        raise calc.TrainingBudgetError(f"fit needs --model NAME or --config FILE (got --model {model_name!r})")
+    preset = model_layout.resolve(model_name, config_path)
+    if preset is None:
+        raise calc.TrainingBudgetError("fit needs --model NAME or --config FILE")
+    return preset
 
 
 def _gib(value: float) -> str:

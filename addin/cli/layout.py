@@ -10,11 +10,9 @@ from ... import calc
 from ...calc.config import load_config
 from ...calc.models import ModelPreset, model_preset
 
-H100 = "H100 SXM, BF16 tensor core, dense"
-
-_MODEL = click.option("--model", "model_name", default=None,
+MODEL = click.option("--model", "model_name", default=None,
                       help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'.")
-_CONFIG = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+CONFIG = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                        default=None, help="A local Hugging Face config.json (nothing is fetched).")
 
 

@@ -87,10 +87,8 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
 
 
 @click.command()
-@click.option("--model", "model_name", default=None,
-              help="A preset model, e.g. 'Llama 3.1 70B' (its layouts are searched).")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A local Hugging Face config.json.")
+@model_layout.MODEL
+@model_layout.CONFIG
 @click.option("--params", type=CountType(), default=None, help="Model parameters (7e9, 7B) when no model is named.")
 @click.option("--tokens", type=CountType(), required=True, help="Training tokens: 15T, 1e12.")
 @click.option("--days", type=float, required=True, help="The deadline: days of wall-clock training.")
