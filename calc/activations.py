@@ -25,15 +25,46 @@ Recompute: "selective" drops the scores (Korthikanti §5); "full" stores each la
 2h and, while one layer is being recomputed in backward, that layer's whole working set
 (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost", arXiv:1604.06174, §3:
 checkpointed memory = the segment inputs plus one segment's recomputed activations).
+"op" is torchtitan's op-level selective checkpointing (github.com/pytorch/torchtitan
+torchtitan/parallelisms/parallelize_llama.py @ 9dec370, the commit docs/performance.md was
+measured with: `_save_list` lines 213-223, `_custom_policy` lines 250-266): per layer it
+keeps the outputs of aten.mm except every second one (the layer's matmuls run Q, K, V, O,
+then gate, up, down, models/llama/model.py lines 189, 214, 253), the flash-attention output,
+and the reduce-scatter outputs; everything else is recomputed. Per token of one layer:
+the checkpointed layer input 2h (whole unless sequence parallel); Q 2q and V 2k (matmuls 1
+and 3); the attention output 2q and its fp32 logsumexp 4·a (the SDPA op's outputs); the MLP's
+first matmul 2f (gate, or a plain MLP's first projection; matmul 5) and, gated, the down
+projection's output 2h (matmul 7; under tensor parallelism its row-parallel partial sum, full
+width, before the reduce-scatter); with tensor and sequence parallelism the two
+reduce-scatter outputs 2h each. A mixture of experts runs that MLP pattern on each of its
+top_k (and shared) token copies (torchtitan's 2024 policy predates its MoE models: the parity
+of the experts' matmuls is assumed to follow the dense MLP's). The layer being recomputed
+adds its working set: the no-recompute layer less what the policy already keeps.
+Under sequence parallelism the recomputed layer's working set also holds the all-gathered
+inputs of the attention and MLP blocks whole, 2h each: PyTorch's ColwiseParallel (torchtitan
+apply_tp) saves the gathered input for the weight gradient, and Megatron re-gathers it in
+backward for the same gradient (Korthikanti §4.2.2), one at a time, so two errs safe there.
 
 Loss: the last stage keeps the final norm and output-projection inputs 4h and, per logit
 element (vocab / t of them per token; Megatron's vocab-parallel cross-entropy, Shoeybi et al.
-2019, arXiv:1909.08053, §3), `LOSS_BYTES_PER_LOGIT`: "standard" 10 B = bf16 logits 2 + their
-fp32 upcast 4 + the fp32 gradient 4 (PyTorch's F.cross_entropy on upcast logits, as
-torchtitan's loss does); "fused" 2 B = a chunked loss that keeps the bf16 logits and upcasts
-and differentiates one chunk at a time (torchtune's CEWithChunkedOutputLoss, "upcasting to
-fp32 in chunks"; Liger Kernel's fused linear cross-entropy, arXiv:2410.10989, §3.2, stores
-less still, so "fused" errs on the safe side there).
+2019, arXiv:1909.08053, §3), `LOSS_BYTES_PER_LOGIT`, at the loss's peak while every layer's
+activations are still held:
+- "standard" 12 B: PyTorch's F.cross_entropy on upcast logits (torchtitan train.py @ 9dec370
+  lines 131-133, `pred.flatten(0, 1).float()`). The forward holds bf16 logits 2 + the fp32
+  upcast 4 + the fp32 log-probabilities 4 = 10 B; the bf16 logits are dropped before backward
+  (`del pred`, line 307), whose first step holds the saved log-probabilities 4, nll_loss's
+  gradient 4 and log_softmax's input gradient 4 (aten _log_softmax_backward_data: grad_output,
+  output and grad_input are separate fp32 tensors): 12 B, the larger.
+- "parallel" 16 B: the same loss under PyTorch's loss_parallel with vocab-sharded logits
+  (torch/distributed/tensor/parallel/loss.py, on by default with tensor parallelism in
+  torchtitan, train.py line 57): the saved log-probabilities 4, `grad_input = zeros_like(x)` 4,
+  `torch.exp(x)` 4 and their sum 4 (`_nll_loss_and_log_softmax_backward`'s
+  `(grad_input + torch.exp(x)) * grad_output`); its forward, `_log_softmax`, peaks lower
+  (bf16 2 + upcast 4 + shifted 4 + exp or result 4 = 14).
+- "fused" 2 B: a chunked loss that keeps the bf16 logits and upcasts and differentiates one
+  chunk at a time (torchtune's CEWithChunkedOutputLoss, "upcasting to fp32 in chunks"; Liger
+  Kernel's fused linear cross-entropy, arXiv:2410.10989, §3.2, stores less still, so "fused"
+  errs on the safe side there).
 
 Pipeline (1F1B, Narayanan et al. 2021, arXiv:2104.04473, §2.2; Korthikanti §4.2.3): the first
 stage holds min(p, micro_batches) micro-batches of L/p layers; with `virtual_stages` v > 1
@@ -51,9 +82,9 @@ import numpy as np
 
 from .checks import broadcasts, choice, divides, flag, out, pick, whole
 
-LOSS_BYTES_PER_LOGIT = {"standard": 10.0, "fused": 2.0}  # sources: module doc
+LOSS_BYTES_PER_LOGIT = {"standard": 12.0, "parallel": 16.0, "fused": 2.0}  # sources: module doc
 LOSSES = tuple(LOSS_BYTES_PER_LOGIT)
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "op", "full")
 
 
 def _width(name: str, value: Any, default: Any) -> Any:
@@ -69,6 +100,20 @@ def _layer(sb: Any, h: Any, q: Any, kv: Any, mlp_split: Any, a: Any, s: Any, t: 
     if scores:
         per = per + (5.0 if drop else 2.0) * a * s / t
     return sb * per
+
+
+def _op_kept(sb: Any, h: Any, q: Any, kv: Any, a: Any, t: Any, t_s: Any, sp: bool, gated: bool,
+             copies: Any, width: Any) -> tuple[Any, Any]:
+    """One layer's bytes kept by torchtitan's op-level policy (recompute "op", module doc), and
+    the part of them the no-recompute layer also counts (input, Q, V, attention output, the
+    MLP's first matmul) so the recomputed working set is not counted twice."""
+    layer_input = 2.0 * h / t_s                  # the checkpointed input
+    attention = (2.0 * q + 2.0 * kv + 2.0 * q) / t   # Q and V (mm 1, 3), the SDPA output
+    first = copies * 2.0 * width / t             # gate or first projection (mm 5), per token copy
+    down = copies * 2.0 * h * gated              # gated down projection (mm 7): full width
+    scatter = pick(t > 1, 4.0 * h / t, 0.0) if sp else 0.0   # reduce-scatter outputs (O, down)
+    overlap = layer_input + attention + first
+    return sb * (overlap + 4.0 * a / t + down + scatter), sb * overlap   # + fp32 logsumexp
 
 
 @broadcasts
@@ -87,7 +132,9 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     MLP with dropout): 34·s·b·h + 5·a·s²·b per layer. Give `n_kv_heads`, `head_dim`,
     `ffn_dim`, `gated_mlp`, `dropout=False`, and for a mixture of experts `n_experts`, `top_k`,
     `moe_ffn_dim`, `n_shared_experts`, `moe_layers` (how many layers are MoE; default all) for
-    a modern model. `loss` "standard" (10 B per logit element) or "fused" (2 B).
+    a modern model. `recompute`: "none", "selective" (Korthikanti §5), "op" (torchtitan's
+    op-level policy) or "full". `loss` "standard" (12 B per logit element), "parallel"
+    (16 B, PyTorch's loss_parallel) or "fused" (2 B).
     `virtual_stages`: interleaved pipeline stages per device (1: plain 1F1B).
     """
     mode = choice("recompute", recompute, RECOMPUTE)
@@ -118,7 +165,9 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     sb = s * b
     dense_mlp = inner * f
     dense_layer = _layer(sb, h, q, kv, dense_mlp, a, s, t, sp, drop, scores=False)
+    t_s = t if sp else 1.0
     E = whole("n_experts", n_experts)
+    kept, overlap = _op_kept(sb, h, q, kv, a, t, t_s, sp, gated, 1.0, f)
     if type(E) is float and E == 1.0:
         base = dense_layer
     else:
@@ -129,11 +178,17 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
         moe_mlp = k * (2.0 * h + inner * fe) + shared * inner * fe
         moe_layer = _layer(sb, h, q, kv, moe_mlp, a, s, t, sp, drop, scores=False)
         base = (n_moe * moe_layer + (L - n_moe) * dense_layer) / L   # mean over the stack
+        moe_kept, moe_overlap = _op_kept(sb, h, q, kv, a, t, t_s, sp, gated, k + shared, fe)
+        kept = (n_moe * moe_kept + (L - n_moe) * kept) / L
+        overlap = (n_moe * moe_overlap + (L - n_moe) * overlap) / L
     scores = 0.0 if flash else (5.0 if drop else 2.0) * a * s / t * sb
-    t_s = t if sp else 1.0
+    gathered = 4.0 * sb * h * (1.0 - 1.0 / t) if sp else 0.0   # attention and MLP inputs, whole
     if mode == "full":
         per_layer = 2.0 * sb * h / t_s
-        working = base + scores        # one layer recomputed in backward (Chen et al. 2016)
+        working = base + scores + gathered   # one layer recomputed in backward (Chen et al. 2016)
+    elif mode == "op":
+        per_layer = kept
+        working = np.maximum(base - overlap, 0.0) + scores + gathered
     else:
         per_layer = base + (0.0 if mode == "selective" else scores)
         working = 0.0

@@ -62,8 +62,10 @@ def test_activations_add_to_total():
 def _korthikanti(s, b, h, a, t, L, sp, mode):
     dense = 34 / t if sp else 10 + 24 / t
     if mode == "full":  # each layer's input; sequence parallelism shards it over t (§4.2.2),
-        #                 plus one layer's whole working set while it is recomputed (Chen 2016)
-        return L * 2 * s * b * h / (t if sp else 1) + s * b * h * (dense + 5 * a * s / (h * t))
+        #                 plus one layer's whole working set while it is recomputed (Chen 2016),
+        #                 whose attention and MLP inputs are all-gathered whole under SP, 2h each
+        gathered = 4 * (1 - 1 / t) if sp else 0
+        return L * 2 * s * b * h / (t if sp else 1) + s * b * h * (dense + gathered + 5 * a * s / (h * t))
     scores = 0 if mode == "selective" else 5 * a * s / (h * t)
     return L * s * b * h * (dense + scores)
 
@@ -187,8 +189,9 @@ def test_pipeline_first_stage_holds_all_layers_worth_and_logits_are_counted():
     layers = L * s * b * h * 34 / t
     pp1 = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", vocab=v)
-    # final norm and projection inputs 4·s·b·h/t; 10 B per logit element: bf16 + fp32 upcast + fp32 grad
-    assert pp1 == pytest.approx(layers + s * b * h / t + 4 * s * b * h / t + 10 * s * b * v / t)
+    # final norm and projection inputs 4·s·b·h/t; 12 B per logit element: the fp32 log-probabilities,
+    # their gradient and the input gradient at the start of backward
+    assert pp1 == pytest.approx(layers + s * b * h / t + 4 * s * b * h / t + 12 * s * b * v / t)
     pp4 = calc.activation_bytes(L, h, a, s, b, tensor_parallel=t, sequence_parallel=True,
                                 recompute="selective", pipeline_parallel=4)
     assert pp4 == pytest.approx(layers)  # 4 micro-batches in flight x L/4 layers (§4.2.3)
@@ -315,13 +318,34 @@ def test_table_2_is_the_default_shape():
     assert named == calc.activation_bytes(1, h, a, s, b) == pytest.approx(s * b * h * (34 + 5 * a * s / h))
 
 
-def test_the_loss_is_ten_bytes_per_logit_or_two_fused():
+def test_the_loss_is_twelve_bytes_per_logit_sixteen_parallel_or_two_fused():
     s, b, h, a, v, t = 8192, 1, 4096, 32, 128256, 2
-    std, fused = (calc.activation_bytes(4, h, a, s, b, tensor_parallel=t, sequence_parallel=True, vocab=v,
-                                        loss=loss) for loss in ("standard", "fused"))
-    assert std - fused == pytest.approx(8 * s * b * v / t)
+    std, par, fused = (calc.activation_bytes(4, h, a, s, b, tensor_parallel=t, sequence_parallel=True, vocab=v,
+                                             loss=loss) for loss in ("standard", "parallel", "fused"))
+    assert std - fused == pytest.approx(10 * s * b * v / t)
+    assert par - std == pytest.approx(4 * s * b * v / t)
     bare = calc.activation_bytes(4, h, a, s, b, tensor_parallel=t, sequence_parallel=True)
-    assert std - bare == pytest.approx(s * b * h / t + 4 * s * b * h / t + 10 * s * b * v / t)
+    assert std - bare == pytest.approx(s * b * h / t + 4 * s * b * h / t + 12 * s * b * v / t)
+
+
+@pytest.mark.parametrize(("t", "sp"), [(1, False), (4, False), (4, True)])
+def test_op_recompute_sits_between_selective_and_full(t, sp):
+    """torchtitan's op-level policy keeps less than Korthikanti's selective recompute and more than
+    full recompute, and its recomputed layer's working set is the rest of that layer."""
+    s, b, h, a = 4096, 2, 4096, 32
+    opts = dict(n_kv_heads=8, head_dim=128, ffn_dim=14336, gated_mlp=True, dropout=False, flash_attention=True,
+                tensor_parallel=t, sequence_parallel=sp)
+    sel, op, full = (calc.activation_bytes(32, h, a, s, b, recompute=m, **opts) for m in ("selective", "op", "full"))
+    assert full < op < sel
+    one = calc.activation_bytes(1, h, a, s, b, recompute="none", **opts)
+    op1, op2 = (calc.activation_bytes(n, h, a, s, b, recompute="op", **opts) for n in (1, 2))
+    kept = op2 - op1
+    gathered = 4 * s * b * h * (1 - 1 / t) if sp else 0
+    # one layer under "op": what it keeps plus the working set = the whole layer plus what the
+    # policy keeps that the layer's own count does not (logsumexp, the down output, the scatters)
+    extra = s * b * (4 * a / t + 2 * h + (4 * h / t if sp and t > 1 else 0))
+    assert op1 == pytest.approx(one + extra + gathered)
+    assert kept < one
 
 
 def test_full_recompute_keeps_inputs_and_one_layers_working_set():
