@@ -18,6 +18,11 @@ Sources:
   pass twice, 8N per token (and the attention term grows likewise, 16·L·d_model·T).
 - Korthikanti et al. 2022, arXiv:2205.05198, §5: selective recomputation re-runs only the
   attention core, so only the attention term gets the extra forward pass.
+- torchtitan's op-level selective checkpointing ("op"; torchtitan/parallelisms/
+  parallelize_llama.py @ 9dec370, lines 213-266) keeps the attention output and every other
+  matmul output, so backward re-runs the other half of the matmuls and no attention: 7N and
+  12·L·d·T per token. Half is exact when alternate matrices are the same size; for Llama 3.1 8B
+  (K, O and up recomputed) it is 37% of the layer's matmul FLOPs, so 7N is 4% high there.
 """
 
 from __future__ import annotations
@@ -28,12 +33,12 @@ import numpy as np
 
 from .checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "op", "full")
 
 # FLOPs per parameter per token (dense part) and per L·d_model·T (attention part), by recompute.
 # Forward = 2N and 4·L·d·T; backward = twice the forward (Kaplan §2.1; PaLM App. B).
-_DENSE_PER_TOKEN = {"none": 6.0, "selective": 6.0, "full": 8.0}
-_ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "full": 16.0}
+_DENSE_PER_TOKEN = {"none": 6.0, "selective": 6.0, "op": 7.0, "full": 8.0}
+_ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "op": 12.0, "full": 16.0}
 
 
 @broadcasts
@@ -45,7 +50,8 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
 
     Default 6·params·tokens (Kaplan et al. 2020). Given `n_layers`, `d_model` and `seq_len`
     together, adds PaLM's attention term 12·n_layers·d_model·seq_len per token.
-    `recompute`: "none"; "selective" (the attention forward again: 16·L·d·T); "full"
+    `recompute`: "none"; "selective" (the attention forward again: 16·L·d·T); "op" (half the
+    matmuls again, no attention: 7N + 12·L·d·T); "full"
     (the whole forward again: 8N + 16·L·d·T per token). These are hardware FLOPs; MFU counts
     the "none" figure (PaLM App. B). `active_params`: for a mixture-of-experts model, the
     parameters one token runs through (default `params`); FLOPs follow them, not the total

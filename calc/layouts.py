@@ -22,7 +22,7 @@ calc/capacity.py: `reserve_gib` when given, else the larger of 3 GiB and 5% (wha
 `plan` and the Budget sheet count it.
 
 Ranking (stated, as in the CLI): fewest devices per model replica (tensor · pipeline ·
-context: less model-parallel communication), then least recompute (none, selective, full:
+context: less model-parallel communication), then least recompute (none, selective, op, full:
 fewer FLOPs), then the largest micro-batch, then the lowest ZeRO stage, then the fewest
 virtual stages, then the fewest bytes per device.
 """
@@ -43,7 +43,7 @@ from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
 from .models import ModelPreset, model_params, model_preset
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
-RECOMPUTE_ORDER = ("none", "selective", "full")
+RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.flops)
 MICRO_BATCHES = (1, 2, 4)
 MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
 COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
@@ -243,13 +243,13 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     Capacity: the device's memory_gib (or `memory_gib`, GiB) less the reserve (`reserve_gib` GiB, or
     calc/capacity.py's default: the larger of 3 GiB and 5%).
     `grad_bytes` 4: fp32 main gradients (Megatron/NeMo `grad_reduce_in_fp32`); 2 for bf16.
-    Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (none and full; with
+    Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (none, op and full; with
     FlashAttention "selective" stores the same bytes as "none", so it is searched only without
     it or when asked), `context_parallel` (divisors of devices up to 64 that leave >= 1,024
     tokens per rank), `zero_stages`; tensor, pipeline (any depth up to the layer count), virtual
     stages (1-8) and expert parallel always. `method`: full, lora or qlora (`trainable` as in
     `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
-    "standard" or "fused" (calc.activations). Constraints and ranking: module doc.
+    "standard", "parallel" or "fused" (calc.activations). Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
     shape = preset.shape
@@ -261,7 +261,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
          "trainable": trainable}
     stages = _options("zero_stages", zero_stages, ZERO_STAGES, ZERO_STAGES)
     # with FlashAttention "selective" stores what "none" does (no scores): search it only if asked
-    searched = RECOMPUTE_ORDER[::2] if flag("flash_attention", flash_attention) else RECOMPUTE_ORDER
+    searched = (("none", "op", "full") if flag("flash_attention", flash_attention) else RECOMPUTE_ORDER)
     modes = _options("recompute", recompute, searched, RECOMPUTE_ORDER)
     batches = _options("micro_batch", micro_batch, MICRO_BATCHES)
     if context_parallel is not None:
@@ -295,7 +295,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     cost = np.asarray([RECOMPUTE_ORDER.index(r) for r in modes])[cols["recompute_index"]]
     batch_rank = np.asarray(sorted(range(len(batches)), key=lambda i: -batches[i])).argsort()[cols["mb_index"]]
     rank = cols["tensor"] * cols["pipeline"] * cols["context"]   # the ranking rule, one integer key
-    for key, size in ((cost, 3), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9)):
+    keys = ((cost, len(RECOMPUTE_ORDER)), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9))
+    for key, size in keys:
         rank = rank * size + key
     order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
     order = order[np.argsort(rank[order], kind="stable")]

@@ -68,7 +68,8 @@ def test_fit_equals_a_brute_force_loop(name, devices):
 
 def test_ranking_is_the_stated_rule():
     got = fit_layouts("Llama 3.1 70B", H100, 64, seq_len=8192)
-    cost = np.array([("none", "selective", "full").index(r) for r in got.recompute])
+    cost = np.array([("none", "selective", "op", "full").index(r) for r in got.recompute])
+    assert set(got.recompute) == {"none", "op", "full"}  # searched with FlashAttention
     keys = list(zip(got.tensor * got.pipeline * got.context, cost, -got.micro_batch, got.zero, got.virtual,
                     got.total, strict=True))
     assert keys == sorted(keys) and len(keys) > 100
@@ -290,7 +291,8 @@ def _native_cases():
         layout["expert_params"] = layout["params"] * 0.6 if moe else 0.0
         layout["stage_params"] = layout["params"] * 0.02
         act = {"n_layers": 32, "d_model": 4096, "n_heads": 32, "seq_len": int(rng.choice([2048, 8192])),
-               "micro_batch": int(rng.integers(1, 4)), "recompute": str(rng.choice(["none", "selective", "full"])),
+               "micro_batch": int(rng.integers(1, 4)),
+               "recompute": str(rng.choice(["none", "selective", "op", "full"])),
                "tensor_parallel": int(rng.choice([1, 2, 8])), "sequence_parallel": bool(rng.random() < 0.5),
                "flash_attention": bool(rng.random() < 0.5)}
         cases += [("MODEL_PARAMS", shape), ("MODEL_ACTIVE_PARAMS", shape),

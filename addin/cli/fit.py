@@ -68,7 +68,8 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--seq-len", default="4096", show_default=True, help="Sequence length (tokens).")
 @click.option("--micro-batch", default=None, help="Micro-batch per device (default: search 1, 2, 4).")
 @click.option("--recompute", default=None,
-              help="none, selective or full (default: search none and full).")
+              help="none, selective, op (torchtitan's op-level selective checkpointing) or full "
+                   "(default: search none, op and full).")
 @click.option("--context-parallel", "--cp", "context_parallel", default=None,
               help="Context-parallel size (default: search).")
 @click.option("--method", default="full", show_default=True, help="full, lora or qlora.")
@@ -82,7 +83,8 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--reserve-gib", type=float, default=None, show_default=capacity.words(),
               help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator.")
 @click.option("--loss", default="standard", show_default=True,
-              help="standard (10 B per logit) or fused (a chunked/fused cross-entropy, 2 B).")
+              help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "
+                   "(a chunked/fused cross-entropy, 2 B).")
 @click.option("--limit", default="20", show_default=True, help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON.")
 def fit(model_name: str | None, config_path: str | None, device: str, n_devices: str, seq_len: str,

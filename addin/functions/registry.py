@@ -148,7 +148,7 @@ TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter para
                 native_default=repr(calc.memory.LORA_TRAINABLE),
                 default_text=f"{calc.memory.LORA_TRAINABLE!r} (1% of params)")
 ACTIVATIONS = Arg("activations", "bytes per device", "Activation memory (see TRAIN_ACTIVATION_BYTES)")
-RECOMPUTE = Arg("recompute", "none / selective / full", "Activation recomputation", kind="text")
+RECOMPUTE = Arg("recompute", "none / selective / op / full", "Activation recomputation", kind="text")
 _NO_SHAPE = "none (no attention term)"
 N_LAYERS = Arg("n_layers", "layers", "Transformer layers", native_default="0", default_text=_NO_SHAPE)
 D_MODEL = Arg("d_model", "width", "Hidden size", native_default="0", default_text=_NO_SHAPE)
@@ -168,8 +168,8 @@ RESIDUAL = Arg("residual", "fraction of capex", "Value recovered at the end of l
 PUE_OWNED = Arg("pue", "ratio >= 1", "Data-centre PUE (Uptime Institute 2023 average: 1.58)")
 OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the devices train")
 
-_FLOPS = ('(IF({recompute}="full",8,6)*{params}'
-          '+IF({recompute}="none",12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
+_FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,6))*{params}'
+          '+IF(OR({recompute}="none",{recompute}="op"),12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 # 6*params*tokens FLOPs at TFLOP/s*1E12*utilization per device, 3600 s an hour: written so that
 # the known factors fold into one number.
 _GPU_HOURS = "6*{params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
@@ -183,17 +183,27 @@ _SB = "{seq_len}*{micro_batch}*{d_model}"
 # of L/p layers; with vocab, the first stage adds the embedding mask and the last the logits.
 _ACT_SBH = "{seq_len}/{context_parallel}*{micro_batch}*{d_model}"
 _ACT_TS = "IF({sequence_parallel},{tensor_parallel},1)"
+_ACT_BASE = "IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
+_ACT_SCORES = "5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel})"
+# recompute "op" (torchtitan's op-level policy, calc.activations): the layer input, Q, V, the
+# attention output, the first MLP matmul (14/t with this shape), the fp32 logsumexp and, with
+# tensor and sequence parallelism, the two reduce-scatter outputs
+_ACT_OP_OVERLAP = "2/" + _ACT_TS + "+14/{tensor_parallel}"
+_ACT_OP = (_ACT_OP_OVERLAP + "+4*{n_heads}/({d_model}*{tensor_parallel})"
+           "+IF(AND({sequence_parallel},{tensor_parallel}>1),4/{tensor_parallel},0)")
 _ACT_LAYER = ('IF({recompute}="full",2*' + _ACT_SBH + "/" + _ACT_TS + "," + _ACT_SBH
-              + "*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
-              '+IF(OR({recompute}="selective",{flash_attention}),0,'
-              "5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel}))))")
+              + '*IF({recompute}="op",' + _ACT_OP + "," + _ACT_BASE
+              + '+IF(OR({recompute}="selective",{flash_attention}),0,' + _ACT_SCORES + ")))")
 _ACT_M = "MIN({micro_batches},{pipeline_parallel})"
-# full recompute: one layer's whole working set while it is recomputed (calc.activations)
-_ACT_WORK = ('IF({recompute}="full",' + _ACT_SBH
-             + "*(IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
-             "+IF({flash_attention},0,5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel}))),0)")
-# the loss: 10 B per logit element (bf16 logits, fp32 upcast, fp32 gradient; calc.activations)
-_ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS + "+10*" + _ACT_SBH
+# full and op recompute: the rest of one layer's working set while it is recomputed, its attention
+# and MLP inputs all-gathered whole under sequence parallelism (calc.activations)
+_ACT_WORK = ('IF(OR({recompute}="full",{recompute}="op"),' + _ACT_SBH + "*(" + _ACT_BASE
+             + '-IF({recompute}="op",' + _ACT_OP_OVERLAP + ",0)"
+             "+IF({flash_attention},0," + _ACT_SCORES + ")+IF({sequence_parallel},4-4/{tensor_parallel},0)),0)")
+# the loss: 12 B per logit element (fp32 log-probabilities, their gradient and the input gradient;
+# calc.activations)
+_ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS
+               + f"+{calc.activations.LOSS_BYTES_PER_LOGIT['standard']!r}*" + _ACT_SBH
                + "*{vocab}/({d_model}*{tensor_parallel}),0)")
 _ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+" + _ACT_WORK
                 + "+IF({vocab}>0," + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
