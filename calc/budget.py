@@ -126,7 +126,8 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
             raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.params)}, "
                                       f"model={job.model.name!r})")
         b = _model_params(job.model)
-        total, active = float(b.total), float(b.active)
+        # FLOPs' N: embedding-inclusive by default (Kaplan's 6·N·D; calc.flops), not the published `active`
+        total, active = float(b.total), float(b.active_with_embedding)
         shape = job.model.shape
         if not shape:
             return total, active, 0.0, 0.0

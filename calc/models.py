@@ -33,10 +33,14 @@ h_d = head_dim, f = ffn_dim, V = vocab):
   e_score_correction_bias, arXiv:2412.19437, §2.1.2, is the same size).
 - Interleaved MoE: with `moe_every` k, layers k, 2k, ... (after `dense_layers`) are MoE and the
   rest dense (Llama 4 `interleave_moe_layer_step`; Maverick uses 2).
-- Active parameters: `active` counts what a token runs through including the input table
-  (Mistral's 12.9B for Mixtral and Qwen's 3.3B for Qwen3-30B-A3B count it);
-  `active_excl_embedding` leaves the untied input table out, as DeepSeek (37B of 671B) and
-  OpenAI (gpt-oss-20b 3.6B) publish it and as MFU counts FLOPs (calc.flops).
+- Active parameters: `active` is what a token runs through without the untied input table,
+  whose lookup does no matmul: DeepSeek's "activated" (DeepSeek-V3, arXiv:2412.19437, abstract:
+  37B of 671B; DeepSeek-V2-Lite 2.4B) and OpenAI's "active" (gpt-oss model card,
+  arXiv:2508.10925, Table 1: 3.61B and 5.13B) count it so, as MFU counts FLOPs (torchtitan,
+  nanoGPT; calc.flops). `active_with_embedding` keeps the input table in: Mistral's 12.9B for
+  Mixtral (mistral.ai/news/mixtral-of-experts), Qwen's 3.3B for Qwen3-30B-A3B and Meta's 17B
+  for Llama 4 count it that way, and it is the N of the 6·N·D FLOPs the budget uses by default
+  (Kaplan et al. 2020, calc.flops; `input_embedding` there selects the other convention).
 - Embeddings: V·d input table, plus a V·d output projection unless tied (Press & Wolf 2017,
   arXiv:1608.05859).
 """
@@ -62,11 +66,12 @@ class ParamBreakdown:
     """Parameter counts (floats, or arrays when inputs were arrays).
 
     `total` every parameter; `active` those one token runs through (routed experts: top_k of
-    n_experts); `embedding` input table plus untied output projection; `attention`, `mlp`
-    (dense MLPs, shared experts and routed experts), `router`, `norms` summed over layers;
-    `experts` the routed-expert part of `mlp` (what expert parallelism shards);
-    `active_excl_embedding` `active` less the untied input table (DeepSeek's and OpenAI's
-    "activated" count; the MFU convention).
+    n_experts) without the untied input table (DeepSeek's and OpenAI's published "activated"
+    count; the MFU convention); `embedding` input table plus untied output projection;
+    `attention`, `mlp` (dense MLPs, shared experts and routed experts), `router`, `norms`
+    summed over layers; `experts` the routed-expert part of `mlp` (what expert parallelism
+    shards); `active_with_embedding` `active` plus the untied input table (Mistral's, Qwen's
+    and Meta's published count; the N of the budget's 6·N·D).
     """
 
     total: Any
@@ -77,7 +82,7 @@ class ParamBreakdown:
     router: Any
     norms: Any
     experts: Any
-    active_excl_embedding: Any = None
+    active_with_embedding: Any = None
 
     def as_dict(self) -> dict[str, Any]:
         """Every part, in a stable order."""
@@ -147,12 +152,12 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     attention = L * attn
     norms = L * norms_layer + d
     total = embedding + attention + mlp + router + norms
-    active = total - routed + n_moe * k * expert
+    with_embedding = total - routed + n_moe * k * expert
     input_table = 0.0 if tied else V * d
-    return ParamBreakdown(total=out(total), active=out(active), embedding=out(embedding),
-                          attention=out(attention), mlp=out(mlp), router=out(router),
-                          norms=out(norms), experts=out(routed),
-                          active_excl_embedding=out(active - input_table))
+    return ParamBreakdown(total=out(total), active=out(with_embedding - input_table),
+                          embedding=out(embedding), attention=out(attention), mlp=out(mlp),
+                          router=out(router), norms=out(norms), experts=out(routed),
+                          active_with_embedding=out(with_embedding))
 
 
 def _qk_norm(qk_norm: Any, nh: Any, nkv: Any, hd: Any) -> Any:
@@ -192,7 +197,8 @@ def params_total(n_layers: Any, d_model: Any, n_heads: Any, **shape: Any) -> np.
 
 
 def params_active(n_layers: Any, d_model: Any, n_heads: Any, **shape: Any) -> np.ndarray | float:
-    """Parameters one token runs through (`model_params(...).active`; arguments as there)."""
+    """Parameters one token runs through, without the untied input table (`model_params(...).active`,
+    the count DeepSeek and OpenAI publish; arguments as there)."""
     return model_params(n_layers, d_model, n_heads, **shape).active
 
 
@@ -236,7 +242,7 @@ class ModelPreset:
         t, a = self.published_total_params, self.published_active_params
         return ParamBreakdown(total=t, active=a, embedding=np.nan, attention=np.nan, mlp=np.nan,
                               router=np.nan, norms=np.nan, experts=np.nan,
-                              active_excl_embedding=np.nan)
+                              active_with_embedding=a)
 
 
 def _preset(row: dict[str, str]) -> ModelPreset:

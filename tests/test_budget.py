@@ -95,8 +95,8 @@ def test_a_model_gives_total_active_experts_and_layout():
     mixtral = calc.model_preset("Mixtral 8x7B")
     b = budget(Job(model=mixtral, tokens=1e12, devices=64, tensor_parallel=2, expert_parallel=8))
     counts = mixtral.params()
-    assert b.params == counts.total and b.active_params == counts.active
-    assert b.flops == pytest.approx(calc.train_flops(counts.total, 1e12, active_params=counts.active))
+    assert b.params == counts.total and b.active_params == counts.active_with_embedding
+    assert b.flops == pytest.approx(calc.train_flops(counts.total, 1e12, active_params=counts.active_with_embedding))
     stage = mixtral.shape["vocab"] * mixtral.shape["d_model"]
     want = calc.train_memory(counts.total, devices=64, tensor_parallel=2, expert_parallel=8,
                              expert_params=counts.experts, stage_params=stage)
@@ -153,7 +153,7 @@ def test_job_and_budget_are_frozen():
 
 def test_a_narrowed_prior_is_the_jobs_when_given_and_all_runs_otherwise():
     mixtral = calc.model_preset("Mixtral 8x7B")
-    asked = calc.utilization_prior(H100, active_params=mixtral.params().active, devices=64, moe=True)
+    asked = calc.utilization_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True)
     job = Job(model=mixtral, devices=64, expert_parallel=8, utilization=asked)
     assert budget(job).prior is asked and asked.basis in budget(job).utilization_basis
     assert budget(job.with_(utilization="prior")).prior == calc.utilization_prior()

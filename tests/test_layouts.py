@@ -247,7 +247,7 @@ def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_me
                    "--tp", "2", "--ep", "8", "--device", H100, "--json", check=True)
     (report,) = json.loads(proc.stdout)["rows"]  # --json prints JSON alone: one row per device
     b = model_preset("Mixtral 8x7B").params()
-    assert report["flops"] == pytest.approx(calc.train_flops(b.total, 1e12, active_params=b.active))
+    assert report["flops"] == pytest.approx(calc.train_flops(b.total, 1e12, active_params=b.active_with_embedding))
     mem = calc.train_memory(b.total, devices=64, tensor_parallel=2, expert_parallel=8,
                             expert_params=b.experts, stage_params=32000 * 4096)
     assert report["memory_per_device_gib"] * 2**30 == pytest.approx(mem.total)

@@ -242,7 +242,9 @@ _PARAMS_TOTAL = ("{vocab}*{d_model}*IF({tied_embeddings},1,2)"
                  "+({n_layers}-" + _MOE_LAYERS + ")*" + MLP_PARAMS
                  + "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
                  + "+{d_model}*{n_experts})")
-_PARAMS_ACTIVE = _PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
+# active, as DeepSeek and OpenAI publish it: without the untied input table (calc.models)
+_PARAMS_ACTIVE = (_PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
+                  + "-IF({tied_embeddings},0,{vocab}*{d_model})")
 _LLAMA_8B = ("32", "4096", "32", "8", "128", "14336", "128256")
 _MIXTRAL = ("32", "4096", "32", "8", "128", "14336", "32000", "8", "2")
 
@@ -276,7 +278,8 @@ _LAYOUT_BYTES = (f"{calc.memory.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}
 _MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("MODEL_PARAMS", "Parameters of a transformer from its shape (embeddings, GQA, gated MLP, experts)",
                   "parameters", calc.models.params_total, _SHAPE_ARGS, _PARAMS_TOTAL, _LLAMA_8B),
-    ExcelFunction("MODEL_ACTIVE_PARAMS", "Parameters one token runs through (top-k of the experts)",
+    ExcelFunction("MODEL_ACTIVE_PARAMS",
+                  "Parameters one token runs through (top-k of the experts), without the input embedding",
                   "parameters", calc.models.params_active, _SHAPE_ARGS, _PARAMS_ACTIVE, _MIXTRAL),
     ExcelFunction("TRAIN_LAYOUT_BYTES",
                   "Bytes per device on a tensor/pipeline/expert/data layout with ZeRO over data parallel",
