@@ -8,13 +8,22 @@ Computed / measured - 1, before (Korthikanti's selective recompute for T1/T3, a 
 no sequence-parallel gathers) and now: T1 +31.7% -> -6.8%, T3 +38.4% -> -8.9%, T2 -13.4% ->
 -4.1%, T4 -26.5% -> -5.3%, L1 +10.1%, Q1 -8.9% (unchanged).
 
+The terms (calc.activations cites each): T1/T3 per layer the op policy's saved outputs (input,
+Q, V, SDPA output and logsumexp, gate, down) 15.5·s·b·h against Korthikanti's 34 (-37 GiB), plus
+the recomputed layer's working set (1.3 GiB); the loss's backward peak at 12 B per logit element
+(+3.9 GiB on T1/T3, +7.8 on T2); T4 loss_parallel's 16 B per local logit element (+11.7 GiB) and
+the sequence-parallel all-gathered block inputs of the recomputed layer (+3.5 GiB). Local batch 16
+is one micro-batch (torchtitan @ 9dec370 has no gradient accumulation).
+
 What explains the rest (all rows low but L1): the figures are the caching allocator's maximum
-*reserved* memory, above what is allocated; FSDP2's own buffers are counted as DeepSpeed's
-ZeRO-3 buffers (3.8 GiB here), while FSDP2 keeps its root group (input embedding and output
-projection, 2.0 GiB in bf16 for 8B) unsharded through forward and backward and reduce-scatters
-fp32 gradients; float8 casts and compile buffers (T2, T4) are not modelled; FSDP2 keeps no bf16
-shard (the 2 B/param counted for weights over-counts 1.9 GiB in T1). L1 is high because
-torchtune's chunked loss stores less than the 2 B "fused" figure.
+*reserved* memory (torchtitan/metrics.py @ 9dec370 line 62, reserved_bytes.all.peak), above what
+is allocated; FSDP2's own buffers are counted as DeepSpeed's ZeRO-3 buffers (3.8 GiB here), while
+FSDP2 keeps its root group (input embedding and output projection, 2.0 GiB in bf16 for 8B)
+unsharded through forward and backward (torch/distributed/_composable/fsdp/_fsdp_state.py,
+_lazy_init: "For the root, do not reshard after forward") and reduce-scatters fp32 gradients;
+float8 casts and compile buffers (T2, T4) are not modelled; FSDP2 keeps no bf16 shard (the
+2 B/param counted for weights over-counts 1.9 GiB in T1). L1 is high because torchtune's
+chunked loss stores less than the 2 B "fused" figure.
 """
 
 import csv
