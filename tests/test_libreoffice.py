@@ -169,3 +169,40 @@ def test_runs_sheet_equals_calc(recalculated):
         implied, predicted = runs.implied_utilization(run), runs.predicted_device_hours(run)
         assert ws[f"J{r}"].value in ("", None) if implied is None else _same(ws[f"J{r}"].value, implied)
         assert ws[f"K{r}"].value in ("", None) if predicted is None else _same(ws[f"K{r}"].value, predicted)
+
+
+# --- issue 17 item 4: devices needed on usable memory, as LibreOffice computes it -----------------
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+# 16 B/param of states, all sharded under ZeRO-3; an H100's usable memory is 80 GiB less 5% = 76 GiB
+# = 81.6e9 B: 10.3B -> 164.8e9 / 81.6e9 = 2.02 -> 3 devices (the whole 85.9e9 B said 1.92 -> 2, on
+# which the job does not fit); 70.6B -> 1129.6e9 / 81.6e9 = 13.84 -> 14.
+NEEDED_CASES = ((10.3e9, 3), (70.6e9, 14))
+
+
+@pytest.fixture(scope="module")
+def needed_books(soffice, built, tmp_path_factory):
+    """The template with the Budget set to each case, recalculated in one LibreOffice run."""
+    tmp = tmp_path_factory.mktemp("needed")
+    paths = []
+    for k, (params, _) in enumerate(NEEDED_CASES):
+        wb = openpyxl.load_workbook(built.path, keep_vba=True)
+        ws = wb["Budget"]
+        for name, value in {"params": params, "device": H100, "zero_stage": 3, "method": "full",
+                            "optimizer": "adamw", "activations": 0.0}.items():
+            ws[budget_sheet.REF[name].replace("$", "")] = value
+        paths.append(tmp / f"needed{k}.xlsm")
+        wb.save(paths[-1])
+    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+
+
+def test_budget_devices_needed_counts_usable_memory(needed_books):
+    for (params, want), wb in zip(NEEDED_CASES, needed_books, strict=True):
+        ws = wb["Budget"]
+        got = {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1) if ws[f"A{r}"].value}
+        usable = next(v for k, v in got.items() if str(k).startswith("Usable memory (GiB)"))
+        assert usable == pytest.approx(calc.usable_bytes(H100) / 2**30) == pytest.approx(76.0)
+        assert got["Devices needed to fit"] == want == calc.devices_needed(params, H100, zero_stage=3)
+        job = calc.Job(params=params, device=H100, zero_stage=3)
+        assert calc.budget(job.with_(devices=float(want))).fits
+        assert not calc.budget(job.with_(devices=float(want - 1))).fits

@@ -123,3 +123,17 @@ def test_about_gives_the_windows_steps(built):
     for step in ("xlwings addin install", "Trust access to the VBA project object model", "Import Functions",
                  "Ctrl+Alt+F9", "pip install"):
         assert step in about, step
+
+
+def test_devices_needed_row_states_its_reserve_and_caches_calc(built):
+    """Issue 17 item 4: the Budget's devices-needed row says it counts usable memory (capacity less
+    the reserve of calc/capacity.py) and caches calc.devices_needed, which counts the same."""
+    ws = openpyxl.load_workbook(built.path, data_only=True)["Budget"]
+    row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
+    assert ws[f"C{row}"].value == "counted against usable memory: capacity less max(3 GiB, 5%)"
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    want = calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"], method=v["method"],
+                               optimizer=v["optimizer"], trainable=v["trainable"])
+    assert ws[f"B{row}"].value == want
+    usable = next(c.row for c in ws["A"] if str(c.value).startswith("Usable memory (GiB)"))
+    assert ws[f"B{usable}"].value == calc.usable_bytes(v["device"]) / 2**30
