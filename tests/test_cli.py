@@ -314,3 +314,35 @@ def test_scenarios_own_column_takes_the_tariff(tmp_path):
     (row,) = _json("--scenarios", str(path), "--usd-per-kwh", "0.1")["rows"]
     assert row["usd_per_device_hour"] == pytest.approx(30000 / (5 * 8760) + 0.7 * 1.58 * 0.1)
     assert row["pue"] == 1.58 and row["energy_kwh"] == pytest.approx(row["device_hours"] * 0.7 * 1.58)
+
+
+# --- a file option's missing path: one line naming the option, exit 2, on every command ----------
+
+FILE_OPTIONS = ("--config", "--scenarios", "--catalog")
+FILE_OPTION_USES = sorted((name, opt) for name, command in cli.commands.items() for p in command.params
+                          for opt in p.opts if opt in FILE_OPTIONS)
+
+
+def test_every_command_with_a_file_option_is_checked():
+    assert {("estimate", "--config"), ("fit", "--config"), ("plan", "--config"), ("estimate", "--scenarios"),
+            ("estimate", "--catalog"), ("devices", "--catalog"), ("runs", "--catalog"),
+            ("prices", "--catalog")} <= set(FILE_OPTION_USES)
+
+
+@pytest.mark.parametrize(("command", "option"), FILE_OPTION_USES)
+def test_a_missing_or_folder_path_is_one_line_and_exit_2(command, option, tmp_path):
+    """`fit --config MISSING` said "is not JSON ... cannot be read"; every command now checks the
+    path as `estimate --config` does, before any other option is missing."""
+    missing = tmp_path / "nope.json"
+    for path, why in ((missing, "does not exist"), (tmp_path, "is a directory")):
+        got = invoke(command, option, str(path))
+        assert got.returncode == 2 and got.stdout == ""
+        assert got.stderr == f"trainbudget: error: Invalid value for '{option}': File '{path}' {why}.\n"
+
+
+def test_a_missing_config_reads_the_same_through_the_entry_point(tmp_path):
+    missing = str(tmp_path / "config.json")
+    for command in ("estimate", "fit", "plan"):
+        got = run_cli(command, "--config", missing)
+        assert got.returncode == 2
+        assert got.stderr == f"trainbudget: error: Invalid value for '--config': File '{missing}' does not exist.\n"
