@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import openpyxl
+import pytest
 import xlwings
 
 from tests.conftest import ROOT
@@ -137,3 +138,21 @@ def test_devices_needed_row_states_its_reserve_and_caches_calc(built):
     assert ws[f"B{row}"].value == want
     usable = next(c.row for c in ws["A"] if str(c.value).startswith("Usable memory (GiB)"))
     assert ws[f"B{usable}"].value == calc.usable_bytes(v["device"]) / 2**30
+
+
+def test_build_with_no_out_writes_here_not_into_the_package(tmp_path, monkeypatch):
+    """Issue 17 item 7 from Python: build() with no `out` writes ./TrainingBudget.xlsm in the current
+    folder, as the CLI does, refuses to replace it without force, and leaves the shipped copy be."""
+    from trainbudget.addin import TEMPLATE_PATH
+
+    shipped = TEMPLATE_PATH.stat().st_mtime_ns
+    monkeypatch.chdir(tmp_path)
+    built = template.build()
+    assert built.path.resolve() == (tmp_path / "TrainingBudget.xlsm").resolve() and built.path.is_file()
+    before = built.path.read_bytes()
+    with pytest.raises(calc.TrainingBudgetError, match=r"exists.*--force"):
+        template.build()
+    assert built.path.read_bytes() == before
+    assert template.build(force=True).path.resolve() == built.path.resolve()
+    assert (tmp_path / "TrainingBudget.xlsm.bak").is_file()
+    assert TEMPLATE_PATH.stat().st_mtime_ns == shipped
