@@ -264,7 +264,9 @@ def test_scenarios_equal_calc_at_500_plans(recalculated):
         ws, rate = wb["Scenarios"], job["currency"][1]
         for c, plan in zip(scenarios.COLUMNS, plan_rows, strict=True):
             _, params, tokens, device, devices, util, price, pue = plan
-            row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue)
+            # the copy's Devices table: a blank price is the chosen row's own (the job's row price)
+            row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
+                                 table=table_of(job))
             ranged = isinstance(util, str)
             for fig in ("hours", "device_hours", "usd", "kwh"):
                 for case in ("low", "expected", "high"):
