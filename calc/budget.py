@@ -252,7 +252,8 @@ def budget(job: Job) -> Budget:
     # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
     hours1 = hours_at(flops, rate, 1.0, n) if prior is not None else hours_at(flops, rate, u, n) / g
     device_hours1 = hours1 * n
-    usd, label, source, as_of, age = _price(job, device, table, watts)
+    # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
+    usd, label, source, as_of, age = _price(job, named.name if named is not None else device, table, watts)
     pue = _pue(job)
     try:
         cost = None if usd is None else _over(out(device_hours1 * usd), factors)

@@ -79,7 +79,7 @@ def _memory_devices(job: Job, table: DeviceTable) -> Any:
         params = positive("params", job.params)
     return devices_needed(params, job.device, method=job.method, optimizer=job.optimizer,
                           zero_stage=job.zero_stage, trainable=job.trainable, activations=job.activations,
-                          memory_gib=np.maximum(usable, 1.0) / GIB, table=table,
+                          table=table,  # usable memory: devices_needed takes the same reserve
                           tensor_parallel=job.tensor_parallel, pipeline_parallel=job.pipeline_parallel,
                           expert_parallel=job.expert_parallel, context_parallel=job.context_parallel,
                           expert_params=experts, stage_params=stage)

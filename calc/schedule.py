@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .capacity import reserve_bytes
 from .checks import (
     TrainingBudgetError,
     at_least,
@@ -150,8 +151,12 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
                    zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,
                    memory_gib: Any = None, table: DeviceTable | None = None,
                    tensor_parallel: Any = 1, pipeline_parallel: Any = 1, expert_parallel: Any = 1,
-                   context_parallel: Any = 1, **memory_options: Any) -> np.ndarray | float:
-    """Smallest device count whose per-device bytes fit the device's memory (inf: never fits).
+                   context_parallel: Any = 1, reserve_gib: Any = None,
+                   **memory_options: Any) -> np.ndarray | float:
+    """Smallest device count whose per-device bytes fit the device's usable memory (inf: never
+    fits): the capacity less the reserve, the one rule of calc/capacity.py that budget().fits, fit
+    and plan use (the larger of 3 GiB and 5% of the capacity; `reserve_gib` GiB when given, 0 for
+    the whole capacity), so the count returned is the smallest at which budget() says it fits.
 
     On a layout (tensor, pipeline, context, expert parallel) the count is
     data_parallel · tensor · pipeline · context with data_parallel a multiple of
@@ -160,7 +165,8 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     1 / data_parallel), so data_parallel = ceil(sharded / (memory - fixed)) rounded up to a
     multiple of expert_parallel. Memory: the catalog's `memory_gib` figures are the vendors'
     "80GB" labels, and HBM/GDDR capacities are binary, so the device holds memory_gib · 2^30
-    bytes (GiB; see calc.devices); `memory_gib` given here is a capacity in GiB too. The other
+    bytes (GiB; see calc.devices); `memory_gib` given here is a capacity in GiB too, and the
+    reserve is taken from it as from the row's. The other
     options are those of `train_memory` (grad_bytes, master, expert_params, stage_params,
     zero3_buffers).
     """
@@ -189,7 +195,7 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
         at_e = (pick(stage >= 3, m.weights, 0.0) + pick(stage >= 2, m.gradients, 0.0)
                 + pick(stage >= 1, m.optimizer + m.master, 0.0))
         sharded, fixed = at_e * e, m.total - at_e
-    room = cap - fixed
+    room = cap - reserve_bytes(cap, reserve_gib) - fixed  # usable memory less what stays whole
     if type(room) is float and type(sharded) is float and type(e) is float:  # a scalar call: no numpy
         steps = sharded / room / e * (1 - 1e-12) if room > 0 else math.inf
         dp = max(math.ceil(steps) * e, e) if steps < math.inf else math.inf

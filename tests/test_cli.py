@@ -314,3 +314,81 @@ def test_scenarios_own_column_takes_the_tariff(tmp_path):
     (row,) = _json("--scenarios", str(path), "--usd-per-kwh", "0.1")["rows"]
     assert row["usd_per_device_hour"] == pytest.approx(30000 / (5 * 8760) + 0.7 * 1.58 * 0.1)
     assert row["pue"] == 1.58 and row["energy_kwh"] == pytest.approx(row["device_hours"] * 0.7 * 1.58)
+
+
+# --- a file option's missing path: one line naming the option, exit 2, on every command ----------
+
+FILE_OPTIONS = ("--config", "--scenarios", "--catalog")
+FILE_OPTION_USES = sorted((name, opt) for name, command in cli.commands.items() for p in command.params
+                          for opt in p.opts if opt in FILE_OPTIONS)
+
+
+def test_every_command_with_a_file_option_is_checked():
+    assert {("estimate", "--config"), ("fit", "--config"), ("plan", "--config"), ("estimate", "--scenarios"),
+            ("estimate", "--catalog"), ("devices", "--catalog"), ("runs", "--catalog"),
+            ("prices", "--catalog")} <= set(FILE_OPTION_USES)
+
+
+@pytest.mark.parametrize(("command", "option"), FILE_OPTION_USES)
+def test_a_missing_or_folder_path_is_one_line_and_exit_2(command, option, tmp_path):
+    """`fit --config MISSING` said "is not JSON ... cannot be read"; every command now checks the
+    path as `estimate --config` does, before any other option is missing."""
+    missing = tmp_path / "nope.json"
+    for path, why in ((missing, "does not exist"), (tmp_path, "is a directory")):
+        got = invoke(command, option, str(path))
+        assert got.returncode == 2 and got.stdout == ""
+        assert got.stderr == f"trainbudget: error: Invalid value for '{option}': File '{path}' {why}.\n"
+
+
+def test_a_missing_config_reads_the_same_through_the_entry_point(tmp_path):
+    missing = str(tmp_path / "config.json")
+    for command in ("estimate", "fit", "plan"):
+        got = run_cli(command, "--config", missing)
+        assert got.returncode == 2
+        assert got.stderr == f"trainbudget: error: Invalid value for '--config': File '{missing}' does not exist.\n"
+
+
+# --- a price typed only on the FP8 row the user chose: every range is priced at it ---------------
+
+FP8 = "H100 SXM, FP8 tensor core, dense"
+
+
+def _priced(prices: dict[str, float]) -> calc.DeviceTable:
+    import dataclasses
+
+    return calc.DeviceTable([dataclasses.replace(d, usd_per_device_hour=prices[d.name]) if d.name in prices else d
+                             for d in calc.catalog()])
+
+
+def test_the_chosen_rows_price_prices_the_range_too():
+    """The range's rate is the 16-bit row's (the prior is measured against BF16 peaks), but its price
+    is the chosen FP8 row's own, as the point figure's: it said "no price" (the BF16 row has none)."""
+    table = _priced({FP8: 3.0})
+    job = calc.Job(params=7e9, tokens=1e10, device=FP8, devices=8, table=table)
+    point, ranged = calc.budget(job.with_(utilization=0.4)), calc.budget(job.with_(utilization="prior"))
+    assert ranged.device == H100  # the rate's row
+    assert point.usd_per_device_hour == ranged.usd_per_device_hour == 3.0
+    assert ranged.cost_usd.expected == pytest.approx(ranged.device_hours.expected * 3.0)
+    assert ranged.price_label == point.price_label == "the device row's own price"
+    row = calc.plans.plan_row(7e9, 1e10, FP8, devices=8, utilization="prior", table=table)
+    assert row["usd_expected"] == pytest.approx(ranged.cost_usd.expected)
+    # one rule both ways: a price only on the 16-bit row is not the FP8 row's price
+    other = calc.budget(job.with_(table=_priced({H100: 2.0}), utilization="prior"))
+    assert other.cost_usd is None and other.price_label == "no price"
+
+
+def test_estimate_range_on_a_priced_fp8_row_prints_its_cost(tmp_path):
+    text = invoke("devices", "--csv", check=True).stdout
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for r in rows:
+        if r["name"] == FP8:
+            r["usd_per_device_hour"] = "3.0"
+    path = tmp_path / "devices.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    got = json.loads(invoke("estimate", "--device", FP8, "--range", "--catalog", str(path), "--json",
+                            check=True).stdout)["rows"][0]
+    assert got["cost_usd_expected"] == pytest.approx(got["device_hours_expected"] * 3.0)
+    assert got["cost_usd_low"] < got["cost_usd_expected"] < got["cost_usd_high"]

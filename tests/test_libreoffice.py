@@ -18,7 +18,7 @@ from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native
 from trainbudget.addin.functions.registry import BY_NAME
-from trainbudget.addin.template import budget_sheet
+from trainbudget.addin.template import budget_sheet, ranges_block, scenarios
 from trainbudget.calc import runs
 
 LAB = calc.Device("Lab box (measured)", 123.4, memory_gib=96.0, watts=500.0, source="bench run 2026-11-28",
@@ -169,3 +169,91 @@ def test_runs_sheet_equals_calc(recalculated):
         implied, predicted = runs.implied_utilization(run), runs.predicted_device_hours(run)
         assert ws[f"J{r}"].value in ("", None) if implied is None else _same(ws[f"J{r}"].value, implied)
         assert ws[f"K{r}"].value in ("", None) if predicted is None else _same(ws[f"K{r}"].value, predicted)
+
+
+# --- issue 17 item 4: devices needed on usable memory, as LibreOffice computes it -----------------
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+# 16 B/param of states, all sharded under ZeRO-3; an H100's usable memory is 80 GiB less 5% = 76 GiB
+# = 81.6e9 B: 10.3B -> 164.8e9 / 81.6e9 = 2.02 -> 3 devices (the whole 85.9e9 B said 1.92 -> 2, on
+# which the job does not fit); 70.6B -> 1129.6e9 / 81.6e9 = 13.84 -> 14.
+NEEDED_CASES = ((10.3e9, 3), (70.6e9, 14))
+
+
+@pytest.fixture(scope="module")
+def needed_books(soffice, built, tmp_path_factory):
+    """The template with the Budget set to each case, recalculated in one LibreOffice run."""
+    tmp = tmp_path_factory.mktemp("needed")
+    paths = []
+    for k, (params, _) in enumerate(NEEDED_CASES):
+        wb = openpyxl.load_workbook(built.path, keep_vba=True)
+        ws = wb["Budget"]
+        for name, value in {"params": params, "device": H100, "zero_stage": 3, "method": "full",
+                            "optimizer": "adamw", "activations": 0.0}.items():
+            ws[budget_sheet.REF[name].replace("$", "")] = value
+        paths.append(tmp / f"needed{k}.xlsm")
+        wb.save(paths[-1])
+    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+
+
+def test_budget_devices_needed_counts_usable_memory(needed_books):
+    for (params, want), wb in zip(NEEDED_CASES, needed_books, strict=True):
+        ws = wb["Budget"]
+        got = {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1) if ws[f"A{r}"].value}
+        usable = next(v for k, v in got.items() if str(k).startswith("Usable memory (GiB)"))
+        assert usable == pytest.approx(calc.usable_bytes(H100) / 2**30) == pytest.approx(76.0)
+        assert got["Devices needed to fit"] == want == calc.devices_needed(params, H100, zero_stage=3)
+        job = calc.Job(params=params, device=H100, zero_stage=3)
+        assert calc.budget(job.with_(devices=float(want))).fits
+        assert not calc.budget(job.with_(devices=float(want - 1))).fits
+
+
+# --- a price typed only on the FP8 row the user chose prices every figure, ranges included --------
+
+FP8 = "H100 SXM, FP8 tensor core, dense"
+FP8_PRICE = 3.0
+
+
+@pytest.fixture(scope="module")
+def fp8_priced(soffice, built, tmp_path_factory):
+    """The template with a price on the H100 FP8 Devices row only, the Budget on that row with no
+    typed price, and a Scenarios plan on it at the prior with a blank price; recalculated."""
+    import dataclasses
+
+    tmp = tmp_path_factory.mktemp("fp8")
+    wb = openpyxl.load_workbook(built.path, keep_vba=True)
+    devices = wb["Devices"]
+    col = 1 + list(native.HEADERS).index("usd_per_device_hour")
+    row = next(r for r in range(2, devices.max_row + 1) if devices.cell(r, 1).value == FP8)
+    devices.cell(row, col, FP8_PRICE)
+    budget = wb["Budget"]
+    budget[budget_sheet.REF["device"].replace("$", "")] = FP8
+    budget[budget_sheet.REF["usd_per_device_hour"].replace("$", "")] = None
+    plans = wb["Scenarios"]
+    plan = ("FP8, row price", 7e9, 1.4e11, FP8, 64, "prior", None, 1.0)
+    for (name, *_), value in zip(scenarios.INPUTS, plan, strict=True):
+        plans[f"B{scenarios.ROW[name]}"] = value
+    wb.save(tmp / "fp8.xlsm")
+    table = calc.DeviceTable([dataclasses.replace(d, usd_per_device_hour=FP8_PRICE) if d.name == FP8 else d
+                              for d in calc.catalog()])
+    out = engine.convert([tmp / "fp8.xlsm"], "xlsx", tmp / "out")
+    return openpyxl.load_workbook(out[0], data_only=True), table, plan
+
+
+def test_fp8_row_price_reaches_the_ranges_and_the_scenarios(fp8_priced):
+    wb, table, plan = fp8_priced
+    ws = wb["Budget"]
+    got = {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1) if ws[f"A{r}"].value}
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    v.update(device=FP8, usd_per_device_hour=None)
+    b = ranges_block.budget(v, table, utilization="prior")
+    assert b.usd_per_device_hour == FP8_PRICE
+    for case, want in zip(("low", "expected", "high"), b.cost_usd.as_tuple(), strict=True):
+        assert _same(got[f"Cost, {case} (USD)"], float(want)), (case, got[f"Cost, {case} (USD)"], want)
+    assert _same(got["Cost (USD)"], float(ranges_block.budget(v, table).cost_usd))
+    plans = wb["Scenarios"]
+    _, params, tokens, device, devices, util, _, pue = plan
+    row = calc.plans.plan_row(params, tokens, device, devices=devices, utilization=util, pue=pue, table=table)
+    assert plans[f"B{scenarios.ROW['price_used']}"].value == FP8_PRICE == row["usd_per_device_hour"]
+    for case in ("low", "expected", "high"):
+        assert _same(plans[f"B{scenarios.ROW[f'usd_{case}']}"].value, row[f"usd_{case}"]), case

@@ -113,5 +113,7 @@ def test_devices_needed_is_the_registry_formula(built):
     row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
     formula = ws[f"B{row}"].value[1:]
     assert formula == fold.fold(native.devices_needed(pieces.gb_to_bytes("Sharded_GB"),
-                                                      pieces.gb_to_bytes("Fixed_GB"), "Memory_GiB"))
-    assert "2^30" in formula and "Memory_GiB-" not in formula  # GiB capacity in bytes, not GiB minus GB
+                                                      pieces.gb_to_bytes("Fixed_GB"), "Usable_GiB"))
+    assert "Usable_GiB*2^30-" in formula  # usable GiB (capacity less the reserve) in bytes, not GiB minus GB
+    usable = next(c.row for c in ws["B"] if c.value == "=" + fold.fold(native.usable_gib("Memory_GiB")))
+    assert "Usable_GiB" in ws.parent.defined_names and ws[f"A{usable}"].value.startswith("Usable memory (GiB)")

@@ -63,8 +63,8 @@ def test_energy():
 
 
 def test_devices_needed_zero_3_and_0():
-    # 70B full fine-tune: 1.12 TB of states; ZeRO-3 shards all of it over 80 GB cards
-    assert calc.devices_needed(70e9, H100, zero_stage=3) == math.ceil(70e9 * 16 / 80e9)
+    # 70B full fine-tune: 1.12 TB of states; ZeRO-3 shards all of it over 76 GiB usable per card
+    assert calc.devices_needed(70e9, H100, zero_stage=3) == math.ceil(70e9 * 16 / (76 * 2**30))
     assert calc.devices_needed(7e9, H100, zero_stage=0, method="lora") == 1
     assert calc.devices_needed(70e9, H100, zero_stage=0) == math.inf
 
@@ -74,9 +74,10 @@ def test_devices_needed_is_smallest_that_fits():
     n = calc.devices_needed(13e9, H100, zero_stage=stages, activations=10e9)
     for stage, count in zip(stages, n, strict=True):
         fits = calc.train_bytes(13e9, zero_stage=stage, devices=count, activations=10e9)
-        assert fits <= 80 * 2**30
+        assert fits <= calc.usable_bytes(H100)  # 76 GiB: 80 less the reserve (calc/capacity.py)
         if count > 1:
-            assert calc.train_bytes(13e9, zero_stage=stage, devices=count - 1, activations=10e9) > 80 * 2**30
+            less = calc.train_bytes(13e9, zero_stage=stage, devices=count - 1, activations=10e9)
+            assert less > calc.usable_bytes(H100)
 
 
 def test_scalars_give_floats_arrays_broadcast():
@@ -100,6 +101,6 @@ def test_devices_needed_one_point_equals_two_points(stage, tp, pp, ep, method):
         return calc.train_memory(70e9, devices=dp * split, **kw).total
 
     sharded = 2 * ep * (at(ep) - at(2 * ep))
-    room = 80 * 2**30 - (at(ep) - sharded / ep)
+    room = calc.usable_bytes(H100) - (at(ep) - sharded / ep)
     want = math.inf if room <= 0 else max(math.ceil(sharded / room / ep * (1 - 1e-12)) * ep, ep) * split
     assert calc.devices_needed(70e9, H100, **kw) == want

@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import openpyxl
+import pytest
 import xlwings
 
 from tests.conftest import ROOT
@@ -123,3 +124,35 @@ def test_about_gives_the_windows_steps(built):
     for step in ("xlwings addin install", "Trust access to the VBA project object model", "Import Functions",
                  "Ctrl+Alt+F9", "pip install"):
         assert step in about, step
+
+
+def test_devices_needed_row_states_its_reserve_and_caches_calc(built):
+    """Issue 17 item 4: the Budget's devices-needed row says it counts usable memory (capacity less
+    the reserve of calc/capacity.py) and caches calc.devices_needed, which counts the same."""
+    ws = openpyxl.load_workbook(built.path, data_only=True)["Budget"]
+    row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
+    assert ws[f"C{row}"].value == "counted against usable memory: capacity less max(3 GiB, 5%)"
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    want = calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"], method=v["method"],
+                               optimizer=v["optimizer"], trainable=v["trainable"])
+    assert ws[f"B{row}"].value == want
+    usable = next(c.row for c in ws["A"] if str(c.value).startswith("Usable memory (GiB)"))
+    assert ws[f"B{usable}"].value == calc.usable_bytes(v["device"]) / 2**30
+
+
+def test_build_with_no_out_writes_here_not_into_the_package(tmp_path, monkeypatch):
+    """Issue 17 item 7 from Python: build() with no `out` writes ./TrainingBudget.xlsm in the current
+    folder, as the CLI does, refuses to replace it without force, and leaves the shipped copy be."""
+    from trainbudget.addin import TEMPLATE_PATH
+
+    shipped = TEMPLATE_PATH.stat().st_mtime_ns
+    monkeypatch.chdir(tmp_path)
+    built = template.build()
+    assert built.path.resolve() == (tmp_path / "TrainingBudget.xlsm").resolve() and built.path.is_file()
+    before = built.path.read_bytes()
+    with pytest.raises(calc.TrainingBudgetError, match=r"exists.*--force"):
+        template.build()
+    assert built.path.read_bytes() == before
+    assert template.build(force=True).path.resolve() == built.path.resolve()
+    assert (tmp_path / "TrainingBudget.xlsm.bak").is_file()
+    assert TEMPLATE_PATH.stat().st_mtime_ns == shipped

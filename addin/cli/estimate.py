@@ -99,9 +99,7 @@ _OPTIONS = (
                       "(cells as on the command line: 7B, 40%, prior, aws:on_demand)."),
     click.option("--json", "as_json", is_flag=True, help="Print JSON."),
     click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
-    click.option("--catalog", "catalog_path", type=click.Path(exists=True),
-                 help="A CSV of devices, or a TrainingBudget workbook (its Devices table), "
-                      "to use instead of the packaged catalog."),
+    model_layout.CATALOG,
 )
 
 

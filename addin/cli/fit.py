@@ -59,10 +59,8 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 
 
 @click.command()
-@click.option("--model", "model_name", default=None,
-              help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="A local Hugging Face config.json (nothing is fetched).")
+@model_layout.MODEL
+@model_layout.CONFIG
 @click.option("--device", default=H100, show_default=True, help="Device name from the catalog.")
 @click.option("--devices", "n_devices", required=True, help="Devices in the whole job, e.g. 64 or 16k.")
 @click.option("--seq-len", default="4096", show_default=True, help="Sequence length (tokens).")

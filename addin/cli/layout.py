@@ -1,4 +1,5 @@
-"""The model resolver and the --model/--config options that `estimate`, `fit` and `plan` share.
+"""The model resolver and the --model/--config options that `estimate`, `fit` and `plan` share,
+and the --catalog option of every command that takes one.
 Thin: every figure comes from trainbudget.calc. (`estimate`'s layout options: cli/jobs.py; `fit`:
 cli/fit.py.)"""
 
@@ -14,6 +15,10 @@ MODEL = click.option("--model", "model_name", default=None,
                       help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'.")
 CONFIG = click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                        default=None, help="A local Hugging Face config.json (nothing is fetched).")
+# Every command's --catalog: a missing path or a folder is one line naming the option, as --config.
+CATALOG = click.option("--catalog", "catalog_path", type=click.Path(exists=True, dir_okay=False),
+                       help="A CSV of devices, or a TrainingBudget workbook (its Devices table), "
+                            "to use instead of the packaged catalog.")
 
 
 def resolve(model_name: str | None, config_path: str | None) -> ModelPreset | None:

@@ -16,6 +16,7 @@ import click
 
 from ... import calc
 from .. import TEMPLATE_NAME
+from . import layout as model_layout
 from . import render as rep
 from .estimate import estimate
 from .fit import fit
@@ -46,9 +47,7 @@ def cli() -> None:
     """Training budgets: bytes, FLOPs, hours and cost, for engineers and finance."""
 
 
-catalog_option = click.option("--catalog", "catalog_path", type=click.Path(exists=True),
-                              help="A CSV of devices, or a TrainingBudget workbook (its Devices table), "
-                                   "to use instead of the packaged catalog.")
+catalog_option = model_layout.CATALOG
 
 
 @cli.command()

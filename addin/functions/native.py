@@ -13,6 +13,7 @@ from typing import Any
 
 from ...calc import memory
 from . import fold
+from .plan_native import USABLE_GIB
 
 TABLE = "Devices"
 OPTIMIZER_TABLE = "Optimizers"  # optimizer -> bytes per trainable parameter, on the About sheet
@@ -96,26 +97,34 @@ def render(template: str, exprs: dict[str, str]) -> str:
 
 def _devices_needed(exprs: dict[str, str]) -> str:
     """Smallest device count that holds the job (calc.schedule.devices_needed): the sharded
-    parts over the room the unsharded parts and activations leave in one device's memory.
+    parts over the room the unsharded parts and activations leave in one device's usable memory
+    (plan_native.USABLE_GIB: capacity less the larger of 3 GiB and 5%, calc/capacity.py).
     `exprs` may name ready figures: "_sharded_bytes" and "_fixed_bytes" (unsharded parts plus
-    activations), e.g. a sheet's helper rows."""
+    activations) and "_usable_gib", e.g. a sheet's helper rows."""
     fixed = exprs.get("_fixed_bytes") or fold.fold(
         _render("+".join([unsharded(p) for p in PARTS] + ["{activations}"]), exprs))
     whole = exprs.get("_sharded_bytes") or fold.fold(_render("+".join(sharded(p) for p in PARTS), exprs))
     memory = exprs.get("device:memory_gib") or (
         f"INDEX({column('memory_gib')},MATCH({exprs['device']},{NAMES},0))")
     if fixed == "0":
-        return devices_needed(whole, None, memory)
-    return devices_needed(whole, fixed, _render("{device:memory_gib}", exprs))
+        return devices_needed(whole, None, exprs.get("_usable_gib") or usable_gib(memory))
+    return devices_needed(whole, fixed, exprs.get("_usable_gib") or usable_gib(_render("{device:memory_gib}", exprs)))
 
 
-def devices_needed(sharded_bytes: str, fixed_bytes: str | None, memory_gib: str) -> str:
-    """Smallest device count: the sharded bytes over the room one device's memory leaves after the
-    fixed bytes. A row's memory is the vendor's "80GB" of HBM, which is 80 GiB (2^30 bytes; see
-    calc.devices); the 1E-12 keeps an exact fit from rounding up."""
+def usable_gib(memory_gib: str) -> str:
+    """GiB a job may use of a device of `memory_gib` GiB: plan_native.USABLE_GIB, the capacity less
+    the larger of RESERVE_GIB and RESERVE_SHARE of it (calc.capacity.usable_bytes_of)."""
+    return _render(USABLE_GIB, {"device:memory_gib": memory_gib})
+
+
+def devices_needed(sharded_bytes: str, fixed_bytes: str | None, usable_gib: str) -> str:
+    """Smallest device count: the sharded bytes over the room one device's usable memory
+    (`usable_gib`, GiB: see usable_gib) leaves after the fixed bytes. A row's memory is the vendor's
+    "80GB" of HBM, which is 80 GiB (2^30 bytes; see calc.devices); the 1E-12 keeps an exact fit
+    from rounding up."""
     if fixed_bytes is None:
-        return f"MAX(1,ROUNDUP({wrap(sharded_bytes)}/({wrap(memory_gib)}*{GIB})*(1-1E-12),0))"
-    room = f"({wrap(memory_gib)}*{GIB}-{wrap(fixed_bytes)})"
+        return f"MAX(1,ROUNDUP({wrap(sharded_bytes)}/({wrap(usable_gib)}*{GIB})*(1-1E-12),0))"
+    room = f"({wrap(usable_gib)}*{GIB}-{wrap(fixed_bytes)})"
     return (f'IF({room}<=0,"{DOES_NOT_FIT}",'
             f"MAX(1,ROUNDUP({wrap(sharded_bytes)}/{room}*(1-1E-12),0)))")
 

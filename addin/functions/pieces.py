@@ -79,6 +79,12 @@ def own_price(name: str) -> str:
     return f"INDEX({native.column('usd_per_device_hour')},MATCH({name},{native.NAMES},0))"
 
 
+def named_row_price(device: str) -> str:
+    """The own price of the Devices row named `device` (a name the sheet validates), blank where
+    the row has none: row_price without its IFERROR, short enough to nest."""
+    return f'IF({own_price(device)}="","",{own_price(device)})'
+
+
 def price_used(provider: str, found: str, typed: str, own: str) -> str:
     """The one price rule: the provider's price when a provider is chosen (none found: no price),
     else the typed price, else the device row's own price, else no price (as calc's
@@ -223,9 +229,10 @@ def plan_price_parts(price: str, provider: str) -> dict[str, str]:
             "plan": f'IF({provider}="","",IF({plan}="","on_demand",{plan}))'}
 
 
-def plan_price_used(price: str, found: str) -> str:
-    """A plan's price: the number typed, else the provider's (none found: #N/A); blank: no price."""
-    return f'IF({price}="","",IF(ISNUMBER({price}),{price},IF({found}="",NA(),{found})))'
+def plan_price_used(price: str, found: str, own: str) -> str:
+    """A plan's price: the number typed, else the provider's (none found: #N/A); blank: `own`, the
+    chosen device row's own price (blank where it has none), as calc.plans.price_spec's None."""
+    return f'IF({price}="",{own},IF(ISNUMBER({price}),{price},IF({found}="",NA(),{found})))'
 
 
 def row_used(utilization: str, device: str, prior: str) -> str:

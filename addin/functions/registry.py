@@ -326,10 +326,12 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_ENERGY_KWH", "Energy: board watts * device-hours * PUE / 1000", "kWh",
                   calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES),
                   _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
-    ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count whose memory holds the job", "devices",
+    ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count that holds the job, counted against usable "
+                  f"memory: capacity less max({calc.capacity.RESERVE_GIB:g} GiB, {calc.capacity.RESERVE_SHARE:.0%})",
+                  "devices",
                   calc.devices_needed, (PARAMS, DEVICE, METHOD, OPTIMIZER, ZERO, TRAINABLE, ACTIVATIONS),
-                  "{_devices_needed}",
-                  ("70E9", '"H100 SXM, BF16 tensor core, dense"', '"full"', '"adamw"', "3")),
+                  "{_devices_needed}",  # a short device name keeps the example's native form under 200 characters
+                  ("7E9", '"L40S, FP32"', '"full"', '"adamw"', "3")),
     ExcelFunction("TRAIN_ACTIVATION_BYTES", "Activation bytes per device (Korthikanti et al. 2022, Table 2)",
                   "bytes", calc.activation_bytes, (N_LAYERS, D_MODEL, N_HEADS, SEQ_LEN, MICRO_BATCH,
                                                    RECOMPUTE, TP, SP, FLASH, PP, CP, ACT_VOCAB,

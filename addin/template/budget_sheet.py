@@ -46,18 +46,23 @@ NAMES = {"params": "Params", "tokens": "Tokens", "device": "Device", "utilizatio
          "method": "Method", "optimizer": "Optimizer", "zero_stage": "ZeRO_stage", "trainable": "LoRA_share",
          "activations": "Activations_GB"}
 EXPRS = {**NAMES, "activations": pieces.gb_to_bytes("Activations_GB")}
+# calc/capacity.py's rule, for the usable-memory row and the devices-needed note
+USABLE_WORDS = f"capacity less max({calc.capacity.RESERVE_GIB:g} GiB, {calc.capacity.RESERVE_SHARE:.0%})"
+DEVICES_NEEDED_NOTE = f"counted against usable memory: {USABLE_WORDS}"
 # Figures used by several results, each in a visible row with a name:
 # (name, label, formula, number format).
 HELPERS = (
     ("Rate_TFLOPS", "Device rate (TFLOP/s)", native.lookup("Device", "tflops"), styles.TFLOPS),
     ("Memory_GiB", "Device memory (GiB)", native.lookup("Device", "memory_gib"), styles.GIB),
+    ("Usable_GiB", f"Usable memory (GiB): {USABLE_WORDS}", native.fold.fold(native.usable_gib("Memory_GiB")),
+     styles.GIB),
     ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
     ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
      '0.0 "B"'),
 )
-HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB",
+HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB", "_usable_gib": "Usable_GiB",
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
                 "_optimizer_bytes": "Optimizer_bytes"}
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
@@ -125,7 +130,9 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     method_trainable = calc.memory.train_memory(v["params"], method=v["method"], trainable=v["trainable"],
                                                 optimizer="sgd", master=False)
     trainable = method_trainable.gradients / calc.memory.GRAD_BYTES
-    values = {"Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": table.value(v["device"], "memory_gib"),
+    memory_gib = table.value(v["device"], "memory_gib")
+    values = {"Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": memory_gib,
+              "Usable_GiB": calc.capacity.usable_bytes_of(memory_gib) / calc.capacity.GIB,
               "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
@@ -190,6 +197,8 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
          styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
+        if label == "Devices needed to fit":  # the reserve, said where the count is
+            note_cell(ws, f"C{i}", DEVICES_NEEDED_NOTE)
         if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
             cached.formula(ws, f"A{i}", pieces.with_currency("Cost"), label, font=styles.BOLD, fill=None)
             cached.formula(ws, f"C{i}", pieces.price_note("Price_source"), "price: " + ranges_block.price(v, table)[1],

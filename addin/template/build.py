@@ -20,7 +20,7 @@ import xlwings
 from lxml import etree
 
 from ... import calc
-from .. import TEMPLATE_PATH
+from .. import TEMPLATE_NAME
 from ..ooxml import package
 from ..vba import vbaproject
 from . import budget_sheet, scenarios, sheets
@@ -57,12 +57,17 @@ def check_out(out: Path, force: bool) -> None:
                                        "Use --force to replace it (the old file is kept as .bak)")
 
 
-def build(out: Path = TEMPLATE_PATH, table: calc.DeviceTable | None = None, force: bool = False) -> Built:
+def build(out: Path | str | None = None, table: calc.DeviceTable | None = None, force: bool = False) -> Built:
     """Write the template to `out` (atomically) and return the cached values it carries.
+
+    No `out`: ./TrainingBudget.xlsm in the current folder, as `trainbudget build` without --out;
+    never the shipped copy inside the package or the checkout (TEMPLATE_PATH), which only
+    `trainbudget build --out workbook/TrainingBudget.xlsm` in the repository rewrites.
 
     Refuses (see check_out) an existing `out` unless `force`; a replaced file is kept as NAME.bak
     and a symlinked `out` is written behind its link.
     """
+    out = Path(TEMPLATE_NAME) if out is None else Path(out)
     check_out(out, force)
     out = package.real_target(out)
     table = calc.catalog() if table is None else table

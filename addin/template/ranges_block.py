@@ -206,14 +206,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
             {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
              "devices": "Devices_count"}, blank_means_default=False),
          float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
-        # calc.budget prices a range on the row it uses: the typed or provider price, else that row's own
-        ("Prior_row_price", "That row's own price (USD per device-hour)", pieces.row_price("Prior_device"),
-         "" if table.get(d.name).usd_per_device_hour is None else table.get(d.name).usd_per_device_hour,
-         styles.USD_RATE),
-        ("Range_price", "Price the ranges use (USD per device-hour)",
-         pieces.price_used("Provider", "Price_found", "Price_per_hour", "Prior_row_price"),
-         money(ranged.usd_per_device_hour), styles.USD_RATE),
-    )
+    )  # the ranges' cost is at Price_used: the chosen row's price, not its 16-bit row's (as calc.budget)
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
         text(ws, f"A{i}", label)
         cached.formula(ws, f"B{i}", formula, value, fmt)
@@ -241,7 +234,7 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             dh = f"B{rows.get(('device_hours', case))}"
             formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
-                       "usd": pieces.cost(dh, "Range_price"),
+                       "usd": pieces.cost(dh, "Price_used"),
                        "kwh": pieces.energy_kwh("Board_watts", dh, "PUE_ratio")}[key]
             span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
             value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (

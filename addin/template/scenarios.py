@@ -79,7 +79,7 @@ def formulas(c: str) -> dict[str, str]:
          "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
          "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
          "price_found": pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date")),
-         "price_used": pieces.plan_price_used(price, at("price_found"))}
+         "price_used": pieces.plan_price_used(price, at("price_found"), pieces.named_row_price(dev))}
     f = {k: pieces.blank_if(dev, v) for k, v in f.items()}
     for case in CASES:
         f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, UTIL[case], case != "expected", dev)
