@@ -53,6 +53,8 @@ METHOD = ("ridge regression of log utilization on device family, log10 active pa
           "and log10 tokens per param; band: jackknife+ of the leave-one-out refits at 85% coverage")
 BASELINE = "ampere"     # the family the others are measured against (the most runs)
 COMPARABLE_PEAKS = ("bf16", "fp16")
+BAND = "jackknife+"     # the shipped band's method (BANDS)
+DROPPED: frozenset[str] = frozenset()   # features the shipped model leaves out
 
 # Device families by the hardware name's start (architecture generation); first match wins,
 # so "L40S" is tried before "L4" and "MI35" before "MI3".
@@ -134,12 +136,18 @@ def run_point(run: Run, table: DeviceTable | None = None) -> ridge.Point:
                        math.log10(run.tokens / run.flops_params))
 
 
+BANDS = ("jackknife+", "loo")   # the band's method: per-question jackknife+, or constant LOO multipliers
+
+
 @dataclass(frozen=True)
 class Model:
-    """The fitted prior: the ridge fit and the families that have runs."""
+    """The fitted prior: the ridge fit, its goodput, the band's method (BANDS) and the features
+    left out of the model (ridge.FEATURES)."""
 
     fit: ridge.Fit
     goodput: float
+    band: str = "jackknife+"
+    dropped: frozenset[str] = frozenset()
 
     def level(self, fam: str | None) -> str | None:
         """`fam`, or the nearest generation with runs (None: unknown family)."""
@@ -152,8 +160,10 @@ class Model:
         return fam
 
 
-def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: float = GOODPUT) -> Model:
-    """The prior's model fitted on the `use="main"` runs among `runs` that give a sample."""
+def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: float = GOODPUT,
+              band: str | None = None, dropped: frozenset[str] | None = None) -> Model:
+    """The prior's model fitted on the `use="main"` runs among `runs` that give a sample; `band`
+    (BANDS) and `dropped` features default to the shipped model's (BAND, DROPPED)."""
     points, ys = [], []
     for r in runs:
         if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None:
@@ -161,7 +171,11 @@ def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: fl
             ys.append(math.log(u))
     if len(points) < 8:
         raise TrainingBudgetError(f"utilization_prior needs at least 8 runs with hours or MFU (got {len(points)})")
-    return Model(ridge.fit(points, np.array(ys), BASELINE), goodput)
+    band = BAND if band is None else band
+    dropped = DROPPED if dropped is None else frozenset(dropped)
+    if band not in BANDS:
+        raise TrainingBudgetError(f"band must be one of {', '.join(BANDS)} (got {show(band)})")
+    return Model(ridge.fit(points, np.array(ys), BASELINE, dropped=dropped), goodput, band, dropped)
 
 
 @functools.lru_cache(maxsize=4)
@@ -233,11 +247,16 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
                         None if n_dev is None else math.log10(n_dev), is_moe, per_param)
     hidden = frozenset(k for k, v in (("family", level), ("params", params), ("devices", n_dev),
                                       ("moe", is_moe), ("tokens", per_param)) if v is None)
+    hidden = hidden | model.dropped
     centre = ridge.predict(model.fit, point, hidden)
-    x = ridge.row(point, model.fit.families, model.fit.means, hidden)
-    spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
-    tail = 100 * (1 - min(1.0, COVERAGE * (1 + 1 / model.fit.n))) / 2
-    lo, hi = np.percentile(spread, (tail, 100 - tail))
+    cover = COVERAGE * (1 + 1 / model.fit.n)
+    if model.band == "loo":
+        lo, hi = ridge.constant_band(model.fit, cover, hidden)
+    else:
+        x = ridge.row(point, model.fit.families, model.fit.means, hidden)
+        spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
+        tail = 100 * (1 - min(1.0, cover)) / 2
+        lo, hi = np.percentile(spread, (tail, 100 - tail))
     basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n,
                    None if per_param is None else 10 ** per_param)
     return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),

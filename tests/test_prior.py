@@ -216,3 +216,49 @@ def test_tokens_need_active_params_to_count():
     many = calc.utilization_prior(H100, active_params=8e9, devices=1024, tokens=15e12)
     few = calc.utilization_prior(H100, active_params=8e9, devices=1024, tokens=160e9)
     assert many.expected != few.expected and "tokens/param" in many.basis
+
+
+def test_constant_band_is_the_leave_one_out_residual_percentiles_times_the_prediction():
+    """band "loo": low/high = expected x exp(percentile of the LOO residuals y_i - x_i beta_-i)
+    at 0.85 (1 + 1/n), recomputed from explicit refits; the same two factors for any job."""
+    model = prior.fit_model(runs.load_runs(), band="loo")
+    fit = model.fit
+    X = np.array([ridge.row(p, fit.families) for p in fit.points])
+    resid = []
+    for i in range(fit.n):
+        keep = np.arange(fit.n) != i
+        resid.append(fit.y[i] - X[i] @ _ols(X[keep], fit.y[keep], ridge.PENALTY))
+    tail = 100 * (1 - 0.85 * (1 + 1 / fit.n)) / 2
+    lo, hi = np.percentile(resid, (tail, 100 - tail))
+    ratios = set()
+    for dev, n, params in ((H100, 2048, 70e9), (A100, 64, 7e9), ("hopper", 16384, 405e9)):
+        p = prior._prior(model, prior.family(dev), "", params, n, False, 15e12)
+        assert (p.low / p.expected, p.high / p.expected) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
+        ratios.add(round(p.high / p.low, 12))
+    assert len(ratios) == 1
+
+
+def test_dropping_the_tokens_feature_zeroes_its_coefficient_and_ignores_tokens():
+    model = prior.fit_model(runs.load_runs(), dropped=frozenset({"tokens"}))
+    fit = model.fit
+    assert fit.beta[ridge.columns(fit.families)["tokens"]] == 0.0
+    a = prior._prior(model, "hopper", "", 70e9, 2048, False, 15e12)
+    b = prior._prior(model, "hopper", "", 70e9, 2048, False, 1e12)
+    assert a.expected == b.expected and a.low == b.low
+    with pytest.raises(calc.TrainingBudgetError, match="band"):
+        prior.fit_model(runs.load_runs(), band="p90")
+
+
+def test_backtest_scores_both_bands_from_each_fold_only():
+    """The constant band is scored like the jackknife+: each fold's factors from its own runs;
+    same expected values (same model), different bands; the global prior is worse than both."""
+    jk, loo = calc.backtest(), run_backtest(band="loo")
+    assert (jk.band, loo.band) == ("jackknife+", "loo")
+    assert [r.expected for r in jk.rows] == pytest.approx([r.expected for r in loo.rows], rel=1e-12)
+    assert [r.width for r in jk.rows] != pytest.approx([r.width for r in loo.rows], rel=1e-6)
+    first = runs.load_runs()[0]
+    model = prior.fit_model(runs.load_runs()[1:], band="loo")
+    p = prior._prior(model, "ampere", "", first.flops_params, first.devices, first.moe, first.tokens)
+    assert loo.rows[0].width == pytest.approx(p.high / p.low, rel=1e-12)
+    glob = run_backtest(method="global")
+    assert loo.median_error() < glob.median_error() and loo.inside_fraction() > glob.inside_fraction()
