@@ -21,16 +21,16 @@ import numpy as np
 
 from .checks import TrainingBudgetError, at_least, positive, show, whole
 from .devices import DeviceTable, catalog
-from .prior import UtilizationPrior, utilization_prior
+from .prior import KEYED, UtilizationPrior, job_prior, utilization_prior
 from .schedule import kwh, price_per_device_hour, train_hours
 
 LABELS = ("low", "expected", "high")
 
 
 def wants_prior(utilization: Any) -> bool:
-    """True for utilization="prior" or a UtilizationPrior (a range is asked for)."""
+    """True for utilization="prior", "prior:job" (each job's own prior) or a UtilizationPrior (a range)."""
     return isinstance(utilization, UtilizationPrior) or (isinstance(utilization, str)
-                                                         and utilization.strip().lower() == "prior")
+                                                         and utilization.strip().lower() in ("prior", KEYED))
 
 
 def resolve(utilization: Any) -> UtilizationPrior:
@@ -59,7 +59,11 @@ def over_prior(fn: Callable[..., Any], params: Any, tokens: Any, device: Any, *,
                **kwargs: Any) -> np.ndarray:
     """`fn(..., utilization=1.0, ...)` on the 16-bit row (prior_device) times the prior's
     (low, expected, high) factors."""
-    factors = resolve(utilization).hour_factors()
+    if isinstance(utilization, str) and utilization.strip().lower() == KEYED:  # each job's own (dense) prior
+        factors = np.moveaxis(job_prior(device, active_params=params, devices=kwargs.get("devices", 1), moe=False,
+                                        tokens=tokens, table=kwargs.get("table")).hour_factors(), 0, -1)
+    else:
+        factors = resolve(utilization).hour_factors()
     device = prior_device(device, kwargs.get("table"))
     base = np.asarray(fn(params, tokens, device, utilization=1.0, **kwargs), dtype=np.float64)
     return base[..., None] * factors

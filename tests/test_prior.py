@@ -262,3 +262,37 @@ def test_backtest_scores_both_bands_from_each_fold_only():
     assert loo.rows[0].width == pytest.approx(p.high / p.low, rel=1e-12)
     glob = run_backtest(method="global")
     assert loo.median_error() < glob.median_error() and loo.inside_fraction() > glob.inside_fraction()
+
+
+def test_job_prior_is_the_constant_band_model_and_its_coefficients():
+    """job_prior = the ridge model with the constant band (fit_model(band="loo")) at the same
+    question; its Coefficients rebuild it by hand: exp(b0 + effect + b_p (log p - 10) + ...)."""
+    model = prior.fit_model(runs.load_runs(), band="loo")
+    c = prior.coefficients()
+    for dev, p_, n, moe, tok in ((H100, 70e9, 2048, False, 15e12), (A100, 7e9, 64, False, 1e12),
+                                 ("B200, BF16 tensor core, dense", 37e9, 2048, True, 14.8e12)):
+        got = prior.job_prior(dev, active_params=p_, devices=n, moe=moe, tokens=tok)
+        want = prior._prior(model, prior.family(dev), "", p_, n, moe, tok)
+        assert (got.low, got.expected, got.high) == pytest.approx((want.low, want.expected, want.high), rel=1e-12)
+        log_u = (c.intercept + c.effect(prior.family(dev)) + c.params * (math.log10(p_) - 10)
+                 + c.devices * (math.log10(n) - 3) + c.moe * moe + c.tokens * (math.log10(tok / p_) - 2))
+        assert got.expected == pytest.approx(math.exp(log_u), rel=1e-12)
+        assert got.high / got.expected == pytest.approx(math.exp(c.band_high), rel=1e-12)
+    assert c.effect("blackwell") == c.effect("hopper") != 0.0   # no Blackwell runs: the nearest generation
+    unknown = prior.job_prior(500.0, active_params=7e9, devices=8, tokens=1e12)
+    assert unknown.high / unknown.low == pytest.approx(math.exp(c.band_high_unknown - c.band_low_unknown))
+    assert unknown.high / unknown.low > math.exp(c.band_high - c.band_low)   # a vaguer question, a wider band
+
+
+def test_job_prior_of_arrays_equals_each_job_alone():
+    devs = np.array([H100, A100, H100, "TPU v4"])
+    params = np.array([7e9, 70e9, 405e9, 8e9])
+    n = np.array([64.0, 1024.0, 16384.0, 8.0])
+    moe = np.array([False, True, False, False])
+    arr = prior.job_prior(devs, active_params=params, devices=n, moe=moe, tokens=2e12)
+    for i in range(4):
+        one = prior.job_prior(str(devs[i]), active_params=float(params[i]), devices=float(n[i]),
+                              moe=bool(moe[i]), tokens=2e12)
+        assert (arr.low[i], arr.expected[i], arr.high[i]) == (one.low, one.expected, one.high)
+    assert "Hopper" in one.basis or "TPU" in one.basis
+    assert "Ampere/Hopper/TPU" in arr.basis
