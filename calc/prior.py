@@ -22,6 +22,13 @@ correction), so the band targets 85% coverage and widens where the job is far fr
 What the planner does not give (device, size, scale, MoE, tokens) is set to the runs' mean and
 the band's residuals are computed the same way, so a vaguer question gets a wider band;
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
+The job-keyed prior (job_prior; utilization "prior:job" in calc.budget) is the same ridge model
+with a band a spreadsheet can write natively: expected = exp(beta · x), low and high = expected
+times two constants, the percentiles of the leave-one-out residuals at 0.85·(1 + 1/n) (band "loo",
+Coefficients). Back-test on the 41 main runs (bench/backtest.py --compare; inside / median error
+/ median band): jackknife+ 85% / 13.6% / x2.20 (meets the goals); constant band 85% / 13.6% /
+x2.26 (misses the band goal by x0.06); without tokens per param 83% / 15.5% / x2.25 and x2.34;
+the all-runs prior asked nothing (today's default for every range) 83% / 19.5% / x2.50.
 Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
 
 Goodput (effective training time): Llama Team 2024, "The Llama 3 Herd of Models",
@@ -361,7 +368,21 @@ def job_prior(device: Any, *, active_params: Any, devices: Any = 1, moe: Any = F
               table: DeviceTable | None = None, goodput: float = GOODPUT) -> UtilizationPrior:
     """Each job's own prior (Coefficients): low / expected / high utilization elementwise (numpy
     broadcasting over active params, devices, MoE flags, tokens and device names), the same
-    arithmetic for a scalar as for each element of an array."""
+    arithmetic for a scalar as for each element of an array (scalar questions cached)."""
+    key = (device, active_params, devices, moe, tokens, goodput)
+    if table is None and all(type(k) in (str, float, int, bool) for k in key):
+        return _job_prior_cached(*key)
+    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
+
+
+@functools.lru_cache(maxsize=4096)
+def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
+                      goodput: float) -> UtilizationPrior:
+    return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
+
+
+def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
+               goodput: float) -> UtilizationPrior:
     c = coefficients(goodput)
     fam = _families(device, table)
     p = np.asarray(positive("active_params", active_params), dtype=np.float64)
