@@ -18,7 +18,6 @@ that shape.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -43,7 +42,7 @@ from .job import Budget, Job, Owned, Span
 from .memory import train_memory
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
-from .prior import GOODPUT, KEYED, UtilizationPrior, job_prior, utilization_prior
+from .prior import GOODPUT, UtilizationPrior, job_prior
 from .ranges import prior_device, wants_prior
 from .schedule import hours_at, kwh
 
@@ -73,25 +72,17 @@ def _column(device: Any, table: DeviceTable, column: str) -> Any:
 # --- the prior -----------------------------------------------------------------------------------
 
 def _prior_for(job: Job, active: Any) -> UtilizationPrior:
-    """The utilization prior for `job`: the one given (a UtilizationPrior from
-    calc.utilization_prior(device, active_params=..., ...)); for utilization "prior:job" the job's
-    own (calc.prior.job_prior: its device's family, active params, devices, MoE = fewer active than
-    total parameters, tokens per active param; elementwise over arrays); else ("prior") the prior
-    over every run, the default while the workbook's native ranges read that prior's constant cells."""
+    """The utilization prior for `job`: the one given (a UtilizationPrior, e.g. calc.utilization_prior()
+    over every run), else the job's own (utilization "prior" or "prior:job": calc.prior.job_prior of
+    its device's family, active params, devices, MoE = fewer active than total parameters, tokens per
+    active param; elementwise over arrays, band factors constant, so the workbook's native ranges
+    (addin/functions/prior_native.py) equal it at any input)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    if isinstance(job.utilization, str) and job.utilization.strip().lower() == KEYED:
-        total = float(_model_params(job.model).total) if job.model is not None else job.params
-        moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
-        return job_prior(job.device, active_params=active, devices=job.devices,
-                         moe=bool(moe) if moe.ndim == 0 else moe, tokens=job.tokens, table=job.table,
-                         goodput=GOODPUT)
-    return _every_run()
-
-
-@functools.lru_cache(maxsize=1)
-def _every_run() -> UtilizationPrior:
-    return utilization_prior()
+    total = float(_model_params(job.model).total) if job.model is not None else job.params
+    moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
+    return job_prior(job.device, active_params=active, devices=job.devices, moe=bool(moe) if moe.ndim == 0 else moe,
+                     tokens=job.tokens, table=job.table, goodput=GOODPUT)
 
 
 _TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}

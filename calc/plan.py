@@ -32,7 +32,7 @@ from .checks import TrainingBudgetError, positive, show, whole
 from .devices import DeviceTable, catalog
 from .layouts import fit_layouts
 from .models import ModelPreset
-from .prior import KEYED, coefficients
+from .prior import coefficients
 from .ranges import prior_device, wants_prior
 from .schedule import GIB, devices_needed
 
@@ -145,16 +145,20 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
 
 
 def _devices_exponent(job: Job) -> float:
-    """b of a job-keyed prior (utilization "prior:job": expected = A · devices^b, calc.prior
-    .Coefficients.devices_exponent; every case scales alike, its band factors being constant); else 0."""
-    u = job.utilization
-    return coefficients().devices_exponent if isinstance(u, str) and u.strip().lower() == KEYED else 0.0
+    """b of the job's own prior (utilization "prior": expected = A · devices^b, calc.prior
+    .Coefficients.devices_exponent; every case scales alike, its band factors being constant); else 0
+    (a given utilization, or a UtilizationPrior given, which does not change with the job)."""
+    return coefficients().devices_exponent if _keyed(job) else 0.0
+
+
+def _keyed(job: Job) -> bool:
+    """The job's utilization is its own prior ("prior", "prior:job"), which moves with devices and tokens."""
+    return isinstance(job.utilization, str) and wants_prior(job.utilization)
 
 
 def _tokens_exponent(job: Job) -> float:
-    """c of a job-keyed prior (expected = A · tokens^c at fixed active params); else 0."""
-    u = job.utilization
-    return coefficients().tokens_exponent if isinstance(u, str) and u.strip().lower() == KEYED else 0.0
+    """c of the job's own prior (expected = A · tokens^c at fixed active params); else 0."""
+    return coefficients().tokens_exponent if _keyed(job) else 0.0
 
 
 def _whole_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:

@@ -408,7 +408,7 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
 def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
     """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
     tail = (f"ridge regression over {c.n_runs} published runs (family, log params, log devices, MoE, tokens per "
-            "param); 85% band: constant leave-one-out factors")
+            "param); 85% band: constant leave-one-out factors")   # addin/functions/prior_native.TAIL
     scalar = not isinstance(fam, np.ndarray) and all(np.ndim(x) == 0 for x in (p, n, m, tok))
     if scalar:
         fam_text = "" if fam is not None else (_device_family(device, None)[1] if isinstance(device, str)

@@ -21,8 +21,8 @@ from trainbudget.calc import plan, prior
 
 N = 60
 UNKNOWN = "Custom ASIC X1"   # hardware no family prefix matches: calc's family unknown
-COLS = ("hardware", "active", "devices", "tokens", "moe", "effect", "known", "expected", "low", "high",
-        "hours1", "days", "deadline_devices")
+COLS = ("hardware", "active", "devices", "tokens", "moe", "long", "position", "effect", "expected", "low", "high",
+        "hours1", "days", "deadline_devices", "family", "usd", "budget_tokens")
 
 
 def _jobs(seed: int = 20261201) -> list[dict]:
@@ -35,7 +35,7 @@ def _jobs(seed: int = 20261201) -> list[dict]:
         jobs.append({"device": d.name if d else float(rng.uniform(100, 2000)), "hardware": d.hardware if d else UNKNOWN,
                      "active": float(10 ** rng.uniform(8.5, 12)), "devices": float(rng.integers(1, 16385)),
                      "tokens": float(10 ** rng.uniform(10, 13.3)), "moe": bool(rng.random() < 0.3),
-                     "days": float(rng.uniform(5, 200))})
+                     "days": float(rng.uniform(5, 200)), "usd": float(10 ** rng.uniform(4, 8))})
     return jobs
 
 
@@ -47,6 +47,13 @@ def _workbook(path, jobs: list[dict]) -> None:
     for i, (name, value, note) in enumerate(coef, start=1):
         ws[f"A{i}"], ws[f"B{i}"], ws[f"C{i}"] = name, value, note
         wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!$B${i}")
+    pfx = prior_native.prefix_rows()
+    for k, row in enumerate(pfx, start=1):
+        for col, value in zip("EFG", row, strict=True):
+            ws[f"{col}{k}"] = value
+    for col, name in (("E", prior_native.PREFIXES), ("F", prior_native.PREFIX_EFFECTS),
+                      ("G", prior_native.PREFIX_FAMILIES)):
+        wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!${col}$1:${col}${len(pfx)}")
     ws2 = wb.create_sheet("J")
     for r, job in enumerate(jobs, start=2):
         ref = {c: f"{chr(65 + k)}{r}" for k, c in enumerate(COLS)}
@@ -55,12 +62,17 @@ def _workbook(path, jobs: list[dict]) -> None:
         ws2[ref["moe"]] = int(job["moe"])
         ws2[ref["days"]] = job["days"]
         ws2[ref["hours1"]] = job["hours1"]
-        ws2[ref["effect"]] = "=" + prior_native.family_effect(ref["hardware"])
-        ws2[ref["known"]] = "=" + prior_native.family_known(ref["hardware"])
+        ws2[ref["long"]] = "=" + prior_native.prefix_position_long(ref["hardware"])
+        ws2[ref["position"]] = "=" + prior_native.prefix_position(ref["hardware"], ref["long"])
+        ws2[ref["effect"]] = "=" + prior_native.family_effect(ref["position"])
+        ws2[ref["family"]] = "=" + prior_native.family_label(ref["position"], '"it"')
         ws2[ref["expected"]] = "=" + prior_native.expected(ref["effect"], ref["active"], ref["devices"], ref["tokens"],
                                                            ref["moe"])
-        ws2[ref["low"]] = "=" + prior_native.edge(ref["expected"], ref["known"], "low")
-        ws2[ref["high"]] = "=" + prior_native.edge(ref["expected"], ref["known"], "high")
+        ws2[ref["low"]] = "=" + prior_native.edge(ref["expected"], ref["position"], "low")
+        ws2[ref["high"]] = "=" + prior_native.edge(ref["expected"], ref["position"], "high")
+        ws2[ref["usd"]] = job["usd"]
+        cost = f"2.5*{ref['hours1']}/({ref['expected']}*{prior.GOODPUT!r})"  # 2.5 USD per device-hour
+        ws2[ref["budget_tokens"]] = "=" + prior_native.tokens_for_budget(ref["usd"], cost, ref["tokens"])
         ws2[ref["deadline_devices"]] = "=" + prior_native.devices_for_days(ref["hours1"], ref["expected"],
                                                                            ref["devices"], str(prior.GOODPUT),
                                                                            ref["days"])
@@ -72,8 +84,12 @@ def _want(job: dict) -> dict:
                         tokens=job["tokens"])
     j = calc.Job(params=job["active"] * (3 if job["moe"] else 1), active_params=job["active"] if job["moe"] else None,
                  tokens=job["tokens"], device=job["device"], utilization="prior:job")
+    fam = prior._families(job["device"], None)
     return {"expected": p.expected, "low": p.low, "high": p.high,
-            "deadline_devices": plan.devices_for(j, job["days"], memory=False)}
+            "deadline_devices": plan.devices_for(j, job["days"], memory=False),
+            "family": (p.basis.split(" dense runs")[0].split(" MoE runs")[0] if fam
+                       else "Published (family of it unknown)"),
+            "budget_tokens": plan.tokens_for(j.with_(devices=job["devices"], price=2.5), job["usd"], case="expected")}
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +115,8 @@ def _check(jobs: list[dict], got: list[dict]) -> int:
         want = _want(job)
         ok = all(isinstance(row[k], (int, float)) and math.isclose(row[k], want[k], rel_tol=1e-9)
                  for k in ("expected", "low", "high"))
-        ok = ok and row["deadline_devices"] == want["deadline_devices"]
+        ok = ok and row["deadline_devices"] == want["deadline_devices"] and row["family"] == want["family"]
+        ok = ok and math.isclose(row["budget_tokens"], want["budget_tokens"], rel_tol=1e-9)
         assert ok, (job, row, want)
         same += ok
     return same
@@ -119,6 +136,17 @@ def test_native_prior_equals_calc_in_gnumeric(cases):
     out = tmp / "prior-gnumeric.xlsx"
     subprocess.run(["ssconvert", "--recalc", str(path), str(out)], capture_output=True, check=True, timeout=300)
     assert _check(jobs, _read(out)) == N
+
+
+def test_longest_prefix_first_is_calcs_first_match():
+    """The sheets match prefixes longest first; calc.prior.family takes the first of FAMILIES that
+    matches: the same family for every catalog hardware, every prefix and every prefix extended."""
+    names = ({d.hardware for d in calc.catalog()} | {p for p, _ in prior.FAMILIES}
+             | {p + "X 1" for p, _ in prior.FAMILIES})
+    for name in names:
+        _, pos = prior_native.positions(name)
+        want = next((f for p, f in prior.FAMILIES if name.upper().startswith(p.upper())), None)
+        assert (prior.FAMILIES[pos - 1][1] if pos else None) == want, name
 
 
 def test_coefficient_rows_are_the_calc_coefficients():

@@ -10,8 +10,9 @@ from trainbudget.calc import ranges
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
-def _factors():
-    p = calc.utilization_prior()
+def _factors(params=7e9, tokens=1e12, devices=8, device=None):
+    """The job's own prior's hour factors (calc.prior.job_prior of a dense job), recomputed."""
+    p = calc.prior.job_prior(device or H100, active_params=params, devices=devices, tokens=tokens)
     return np.array([1 / (p.high * p.goodput), 1 / (p.expected * p.goodput), 1 / (p.low * p.goodput)])
 
 

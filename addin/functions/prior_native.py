@@ -5,9 +5,10 @@ The prior is a closed form a spreadsheet computes with EXP, LOG10, LEFT, UPPER, 
     log u = Prior_intercept + family effect + Prior_params·(LOG10(active) − 10)
             + Prior_devices·(LOG10(devices) − 3) + Prior_moe·MoE + Prior_tokens·(LOG10(tokens/active) − 2)
     expected = EXP(log u); low = expected·EXP(band low); high = expected·EXP(band high)
-The family effect is read off the device's Hardware text by calc.prior.FAMILIES' prefixes, first
-match wins (so a user's measured Devices row with an H100 hardware name is Hopper, as in calc);
-no match: the runs' mean effect and the wider band (calc: family unknown). The numbers are the
+The family effect is read off the device's Hardware text by calc.prior.FAMILIES' prefixes (a small
+sourced table on the Budget sheet: prefix, effect, family; MATCH of LEFT(hardware, n) for each
+prefix length n, longest first, which is calc's first-match order), so a user's measured Devices
+row is read as calc reads it; no match: the runs' mean effect and the wider band (calc: unknown). The numbers are the
 defined names of `coefficient_rows()` (calc.prior.coefficients(), a sheet writes them as sourced
 constant cells). Devices for a deadline, with utilization ∝ devices^b (b = Prior_devices / LN(10)):
 n = ROUNDUP((device-hours at one device and its utilization / (24 · days))^(1 / (1 + b))), as
@@ -54,21 +55,84 @@ def coefficient_rows() -> list[tuple[str, float, str]]:
     return rows
 
 
-def _prefix_test(hardware: str, prefix: str) -> str:
-    return f'UPPER(LEFT({hardware},{len(prefix)}))="{prefix.upper()}"'
+TAIL = ("ridge regression over {n} published runs (family, log params, log devices, MoE, tokens per param); "
+        "85% band: constant leave-one-out factors")   # calc.prior._job_basis's tail
 
 
-def family_effect(hardware: str) -> str:
-    """The family's effect for the Hardware text `hardware` (FAMILIES' prefixes, first match wins)."""
-    formula = f"{PREFIX}fx_unknown"
-    for prefix, fam in reversed(prior.FAMILIES):
-        formula = f"IF({_prefix_test(hardware, prefix)},{_effect_name(fam)},{formula})"
+def hardware_or_name(hardware: str, name: str) -> str:
+    """The text the family is read from: the row's Hardware, else its name (calc.prior.family)."""
+    return f'IF({hardware}="",{name},{hardware})'
+
+
+PREFIXES = f"{PREFIX}pfx"                # the prefix table's columns (defined names of A1 ranges)
+PREFIX_EFFECTS = f"{PREFIX}pfx_fx"
+PREFIX_FAMILIES = f"{PREFIX}pfx_family"
+
+
+def prefix_lengths() -> tuple[int, ...]:
+    """The prefixes' lengths, longest first. Longest-first matching is calc.prior.family's
+    first-match-wins order on FAMILIES (tests/test_libreoffice_prior.py checks it)."""
+    return tuple(sorted({len(p) for p, _ in prior.FAMILIES}, reverse=True))
+
+
+def prefix_rows() -> list[tuple[str, float, str]]:
+    """(prefix, family effect, how the basis names the family) for each of calc.prior.FAMILIES."""
+    c, model = prior.coefficients(), prior._packaged(prior.GOODPUT)
+    rows = []
+    for prefix, fam in prior.FAMILIES:
+        level = model.level(fam)
+        name = prior.NAMES[fam] if level == fam else f"{prior.NAMES[fam]} (no runs; as {prior.NAMES[level]})"
+        rows.append((prefix, c.effect(fam), name))
+    return rows
+
+
+def _matches(hardware: str, lengths: tuple[int, ...], otherwise: str) -> str:
+    formula = otherwise
+    for n in reversed(lengths):
+        formula = f"IFERROR(MATCH(LEFT({hardware},{n}),{PREFIXES},0),{formula})"
     return formula
 
 
-def family_known(hardware: str) -> str:
-    """1 where the Hardware text matches a family, else 0."""
-    return f"IF(OR({','.join(_prefix_test(hardware, p) for p, _ in prior.FAMILIES)}),1,0)"
+def prefix_position_long(hardware: str) -> str:
+    """Position in the prefix table of the longest prefixes (the first half of the lengths) that
+    `hardware` starts with; 0: none of those."""
+    lengths = prefix_lengths()
+    return _matches(hardware, lengths[:len(lengths) // 2], "0")
+
+
+def prefix_position(hardware: str, long: str) -> str:
+    """Position of the longest prefix `hardware` starts with, given prefix_position_long in `long`; 0: none."""
+    lengths = prefix_lengths()
+    return f"IF({long}>0,{long},{_matches(hardware, lengths[len(lengths) // 2:], '0')})"
+
+
+def positions(hardware: str) -> tuple[int, int]:
+    """What prefix_position_long and prefix_position give for the text `hardware` (cached values)."""
+    lengths = prefix_lengths()
+    texts = [p.upper() for p, _ in prior.FAMILIES]
+    def first(ns: tuple[int, ...]) -> int:
+        for n in ns:
+            if hardware[:n].upper() in texts:
+                return texts.index(hardware[:n].upper()) + 1
+        return 0
+    long = first(lengths[:len(lengths) // 2])
+    return long, long or first(lengths[len(lengths) // 2:])
+
+
+def family_effect(position: str) -> str:
+    """The family's effect at the prefix position (0: the runs' mean)."""
+    return f"IF({position}>0,INDEX({PREFIX_EFFECTS},{position}),{PREFIX}fx_unknown)"
+
+
+def family_label(position: str, device: str) -> str:
+    """How calc's basis names the family (calc.prior._basis): "Hopper", "Blackwell (no runs; as
+    Hopper)", or "Published (family of <device> unknown)"."""
+    return f'IF({position}>0,INDEX({PREFIX_FAMILIES},{position}),"Published (family of "&{device}&" unknown)")'
+
+
+def basis(family: str) -> str:
+    """The basis line (calc.prior.job_basis_line): the family's dense runs like this job, and how."""
+    return f'{family}&" dense runs like this job: {TAIL.format(n=prior.coefficients().n_runs)}"'
 
 
 def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:
@@ -84,9 +148,10 @@ def expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0"
     return f"EXP({log_expected(effect, active, devices, tokens, moe)})"
 
 
-def edge(expected_util: str, known: str, case: str) -> str:
-    """The band's `case` ("low" or "high") edge: expected times EXP of the band's constant."""
-    return (f"{native.wrap(expected_util)}*EXP(IF({known}=1,{PREFIX}band_{case},"
+def edge(expected_util: str, position: str, case: str) -> str:
+    """The band's `case` ("low" or "high") edge: expected times EXP of the band's constant (the
+    wider one where the family prefix `position` is 0: unknown)."""
+    return (f"{native.wrap(expected_util)}*EXP(IF({position}>0,{PREFIX}band_{case},"
             f"{PREFIX}band_{case}_unknown))")
 
 
@@ -103,3 +168,16 @@ def devices_for_days(hours_one_device_at_100: str, utilization: str, devices: st
     k = f"{native.wrap(hours_one_device_at_100)}*{native.wrap(devices)}^{b}"
     return (f"MAX(ROUNDUP(({k}/({native.wrap(utilization)}*{native.wrap(goodput)}*24*{native.wrap(days)}))"
             f"^(1/(1+{b}))*{EXACT},0),1)")
+
+
+def tokens_exponent() -> str:
+    """c in utilization ∝ tokens^c at fixed parameters."""
+    return f"({PREFIX}tokens/LN(10))"
+
+
+def tokens_for_budget(usd: str, cost_at_tokens: str, tokens: str) -> str:
+    """Most whole tokens `usd` buys when `cost_at_tokens` (the cost of `tokens` tokens at the prior's
+    utilization there) grows as tokens^(1 - c): INT(tokens · (usd / cost)^(1/(1 - c))), as
+    calc.plan.tokens_for's closed form (INT: see plan_native.tokens_for_budget)."""
+    c = tokens_exponent()
+    return f"INT({native.wrap(tokens)}*({native.wrap(usd)}/{native.wrap(cost_at_tokens)})^(1/(1-{c})))"
