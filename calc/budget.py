@@ -80,9 +80,13 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
     total = float(_model_params(job.model).total) if job.model is not None else job.params
-    moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
-    return job_prior(job.device, active_params=active, devices=job.devices, moe=bool(moe) if moe.ndim == 0 else moe,
-                     tokens=job.tokens, table=job.table, goodput=GOODPUT)
+    if type(active) is float and type(total) is float:  # the common scalar job: no numpy
+        moe: Any = active < total
+    else:
+        moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
+        moe = bool(moe) if moe.ndim == 0 else moe
+    return job_prior(job.device, active_params=active, devices=job.devices, moe=moe, tokens=job.tokens,
+                     table=job.table, goodput=GOODPUT)
 
 
 _TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}

@@ -22,7 +22,8 @@ correction), so the band targets 85% coverage and widens where the job is far fr
 What the planner does not give (device, size, scale, MoE, tokens) is set to the runs' mean and
 the band's residuals are computed the same way, so a vaguer question gets a wider band;
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
-The job-keyed prior (job_prior; utilization "prior:job" in calc.budget) is the same ridge model
+Every range (calc.budget's utilization "prior", train_range, the planner, the workbook) uses the
+job-keyed prior (job_prior; "prior:job" is the same), the same ridge model
 with a band a spreadsheet can write natively: expected = exp(beta · x), low and high = expected
 times two constants, the percentiles of the leave-one-out residuals at 0.85·(1 + 1/n) (band "loo",
 Coefficients). Back-test on the 41 main runs (bench/backtest.py --compare; inside / median error
