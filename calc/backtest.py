@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .devices import DeviceTable
-from .prior import GOODPUT, Model, _prior, compute_device_hours, family, fit_model, run_utilization
+from .prior import BAND, GOODPUT, Model, _prior, compute_device_hours, family, fit_model, run_utilization
 from .runs import Run, load_runs
 
 GOALS = {"inside_fraction": 0.85, "median_error": 0.15, "median_width": 2.2}   # issue 18
@@ -60,6 +60,7 @@ class Backtest:
 
     rows: tuple[BacktestRow, ...]
     method: str = "ridge"
+    band: str = ""
 
     def subset(self, kind: str = "all") -> list[BacktestRow]:
         if kind == "all":
@@ -112,23 +113,27 @@ def _row(run: Run, kind: str, u: tuple[float, float, float], table: DeviceTable 
 
 
 def backtest(runs: Iterable[Run] | None = None, table: DeviceTable | None = None,
-             goodput: float = GOODPUT, method: str = "ridge") -> Backtest:
-    """Leave each main run out; predict its device-hours from the prior of the other main runs."""
+             goodput: float = GOODPUT, method: str = "ridge", band: str | None = None,
+             dropped: frozenset[str] | None = None) -> Backtest:
+    """Leave each main run out; predict its device-hours from the prior of the other main runs.
+    `band` (calc.prior.BANDS: "jackknife+" or "loo", constant multipliers) and `dropped` features
+    default to the shipped prior's; each fold's band comes from that fold's training runs only."""
     if method not in ("ridge", "global"):
         raise ValueError(f"method must be 'ridge' or 'global' (got {method!r})")
+    band = BAND if band is None else band
     pool = list(load_runs() if runs is None else runs)
     rows = []
     for i, run in enumerate(pool):
         if run.use != "main" or run_utilization(run, table, goodput) is None:
             continue
         others = pool[:i] + pool[i + 1:]
-        model = fit_model(others, table, goodput) if method == "ridge" else None
+        model = fit_model(others, table, goodput, band, dropped) if method == "ridge" else None
         kind = "hours" if run.device_hours is not None else "mfu"
         rows.append(_row(run, kind, _utilizations(model, run, table, method, others, goodput), table, goodput))
-    full = fit_model(pool, table, goodput) if method == "ridge" else None
+    full = fit_model(pool, table, goodput, band, dropped) if method == "ridge" else None
     for run in pool:
         if run.use == "sensitivity" and run_utilization(run, table, goodput) is not None:
             rows.append(_row(run, "sensitivity", _utilizations(full, run, table, method, pool, goodput),
                              table, goodput))
-    return Backtest(tuple(rows), method)
+    return Backtest(tuple(rows), method, band if method == "ridge" else "p10-p90")
 

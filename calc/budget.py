@@ -18,7 +18,6 @@ that shape.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -43,7 +42,7 @@ from .job import Budget, Job, Owned, Span
 from .memory import train_memory
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
-from .prior import UtilizationPrior, utilization_prior
+from .prior import GOODPUT, UtilizationPrior, job_prior
 from .ranges import prior_device, wants_prior
 from .schedule import hours_at, kwh
 
@@ -73,19 +72,21 @@ def _column(device: Any, table: DeviceTable, column: str) -> Any:
 # --- the prior -----------------------------------------------------------------------------------
 
 def _prior_for(job: Job, active: Any) -> UtilizationPrior:
-    """The utilization prior for `job`: the one given (a UtilizationPrior from
-    calc.utilization_prior(device, active_params=..., ...), narrowed to what the planner knows), else
-    the prior over every run. One default for every job, so that an array of jobs equals the jobs
-    one by one, the Budget sheet's native ranges (its prior cells) equal calc at any input, and
-    the planner's questions (devices for a deadline, tokens for a budget) stay well-posed."""
+    """The utilization prior for `job`: the one given (a UtilizationPrior, e.g. calc.utilization_prior()
+    over every run), else the job's own (utilization "prior" or "prior:job": calc.prior.job_prior of
+    its device's family, active params, devices, MoE = fewer active than total parameters, tokens per
+    active param; elementwise over arrays, band factors constant, so the workbook's native ranges
+    (addin/functions/prior_native.py) equal it at any input)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    return _every_run()
-
-
-@functools.lru_cache(maxsize=1)
-def _every_run() -> UtilizationPrior:
-    return utilization_prior()
+    total = float(_model_params(job.model).total) if job.model is not None else job.params
+    if type(active) is float and type(total) is float:  # the common scalar job: no numpy
+        moe: Any = active < total
+    else:
+        moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
+        moe = bool(moe) if moe.ndim == 0 else moe
+    return job_prior(job.device, active_params=active, devices=job.devices, moe=moe, tokens=job.tokens,
+                     table=job.table, goodput=GOODPUT)
 
 
 _TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
@@ -94,6 +95,9 @@ _TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]
 def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float, float]]:
     """The prior's utilizations as a Span, where they come from, and its hour factors
     (UtilizationPrior.hour_factors as floats): worked out once per prior object (priors are frozen)."""
+    if type(prior.expected) is not float:  # a job-keyed prior of an array of jobs: not cached
+        f = prior.hour_factors()
+        return Span(prior.low, prior.expected, prior.high), f"prior: {prior.basis}", (f[0], f[1], f[2])
     hit = _TERMS.get(id(prior))
     if hit is None or hit[0] is not prior:
         if len(_TERMS) > 256:
@@ -164,14 +168,18 @@ def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, Utilization
         if job.goodput is None:
             return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors
         g = fraction("goodput", job.goodput)
-        f = 1.0 / (np.array([prior.high, prior.expected, prior.low]) * g)  # hour_factors at this goodput
-        return span, basis, g, "given", prior, (float(f[0]), float(f[1]), float(f[2]))
+        f = [1.0 / (np.asarray(u) * g) for u in (prior.high, prior.expected, prior.low)]  # hour_factors at g
+        return span, basis, g, "given", prior, tuple(_out_float(x) for x in f)
     if isinstance(util, str):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
     u = fraction("utilization", util)
     if job.goodput is None:
         return u, "given", 1.0, NO_GOODPUT, None, None
     return u, "given", fraction("goodput", job.goodput), "given", None, None
+
+
+def _out_float(x: Any) -> Any:
+    return float(x) if np.ndim(x) == 0 else x
 
 
 def _price(job: Job, device: Any, table: DeviceTable, watts: Any

@@ -32,6 +32,7 @@ from .checks import TrainingBudgetError, positive, show, whole
 from .devices import DeviceTable, catalog
 from .layouts import fit_layouts
 from .models import ModelPreset
+from .prior import coefficients
 from .ranges import prior_device, wants_prior
 from .schedule import GIB, devices_needed
 
@@ -123,7 +124,11 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     step = step.astype(np.float64)
     ref = budget(job.with_(devices=_out(step)))  # hours scale as 1 / devices
     one = np.asarray(pick(ref.hours, case)) * step
-    n_time = np.ceil(one / limit * (1 - EXACT))
+    b = _devices_exponent(job)
+    if b:  # hours(n) = one / n · (step / n)^b, the job-keyed prior's expected = A · n^b: solve for n
+        n_time = np.ceil((one * step ** b / limit) ** (1.0 / (1.0 + b)) * (1 - EXACT))
+    else:
+        n_time = np.ceil(one / limit * (1 - EXACT))
     n_memory = _memory_devices(job, table) if memory else 1.0
     n = _round_up(np.maximum(np.maximum(n_time, n_memory), 1.0), step)
     ok = _meets(job, n, step, limit, case, memory)
@@ -132,11 +137,34 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
             break
         n = np.where(ok, n, n + step)
         ok = _meets(job, n, step, limit, case, memory)
+    if b:  # the closed form rounded up: one step fewer must not meet it either
+        fewer = ok & (n - step >= np.maximum(n_memory, 1.0)) & _meets(job, np.maximum(n - step, step), step, limit,
+                                                                      case, memory)
+        n = np.where(fewer, n - step, n)
     return _out(np.where(ok, n, np.inf))
+
+
+def _devices_exponent(job: Job) -> float:
+    """b of the job's own prior (utilization "prior": expected = A · devices^b, calc.prior
+    .Coefficients.devices_exponent; every case scales alike, its band factors being constant); else 0
+    (a given utilization, or a UtilizationPrior given, which does not change with the job)."""
+    return coefficients().devices_exponent if _keyed(job) else 0.0
+
+
+def _keyed(job: Job) -> bool:
+    """The job's utilization is its own prior ("prior", "prior:job"), which moves with devices and tokens."""
+    return isinstance(job.utilization, str) and wants_prior(job.utilization)
+
+
+def _tokens_exponent(job: Job) -> float:
+    """c of the job's own prior (expected = A · tokens^c at fixed active params); else 0."""
+    return coefficients().tokens_exponent if _keyed(job) else 0.0
 
 
 def _whole_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
     """Most whole tokens whose Budget `figure` (cost_usd or hours) is within `limit`."""
+    if _tokens_exponent(job):
+        return _keyed_tokens(job, figure, limit, case)
     per = getattr(budget(job.with_(tokens=1.0)), figure)
     if per is None:
         raise TrainingBudgetError(f"device {show(job.device)} has no price: give a price per device-hour")
@@ -149,6 +177,31 @@ def _whole_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
     tokens = tokens - (tokens * per > limit)  # a last-digit rounding never overspends
     if np.any(tokens < 1):
         raise TrainingBudgetError(f"{figure}: the limit {show(limit)} buys less than one token")
+    return _out(tokens)
+
+
+def _keyed_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
+    """_whole_tokens for a job-keyed prior: the figure at the job's tokens D0 scales as (D / D0)^(1 - c)
+    (utilization ∝ tokens^c), so D = D0 · (limit / figure(D0))^(1 / (1 - c)), floored and checked."""
+    if case is None:
+        return np.stack([np.asarray(_keyed_tokens(job, figure, limit, k), dtype=np.float64) for k in CASES],
+                        axis=-1)
+    c = _tokens_exponent(job)
+    d0 = np.asarray(positive("tokens", job.tokens), dtype=np.float64)
+    flipped = {"low": "high", "high": "low"}.get(case, case)  # low tokens come from the high cost
+    def at(d: Any) -> Any:
+        value = getattr(budget(job.with_(tokens=_out(d))), figure)
+        if value is None:
+            raise TrainingBudgetError(f"device {show(job.device)} has no price: give a price per device-hour")
+        return np.asarray(pick(value, flipped), dtype=np.float64)
+    tokens = np.floor(d0 * (np.asarray(limit, dtype=np.float64) / at(d0)) ** (1.0 / (1.0 - c)))
+    if np.any(tokens < 1):
+        raise TrainingBudgetError(f"{figure}: the limit {show(limit)} buys less than one token")
+    for _ in range(4):  # a last-digit rounding never overspends
+        over = at(tokens) > limit
+        if not np.any(over):
+            break
+        tokens = np.where(over, tokens - np.maximum(1.0, np.floor(tokens * 1e-15)), tokens)
     return _out(tokens)
 
 

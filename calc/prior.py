@@ -22,6 +22,14 @@ correction), so the band targets 85% coverage and widens where the job is far fr
 What the planner does not give (device, size, scale, MoE, tokens) is set to the runs' mean and
 the band's residuals are computed the same way, so a vaguer question gets a wider band;
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
+Every range (calc.budget's utilization "prior", train_range, the planner, the workbook) uses the
+job-keyed prior (job_prior; "prior:job" is the same), the same ridge model
+with a band a spreadsheet can write natively: expected = exp(beta · x), low and high = expected
+times two constants, the percentiles of the leave-one-out residuals at 0.85·(1 + 1/n) (band "loo",
+Coefficients). Back-test on the 41 main runs (bench/backtest.py --compare; inside / median error
+/ median band): jackknife+ 85% / 13.6% / x2.20 (meets the goals); constant band 85% / 13.6% /
+x2.26 (misses the band goal by x0.06); without tokens per param 83% / 15.5% / x2.25 and x2.34;
+the all-runs prior asked nothing (today's default for every range) 83% / 19.5% / x2.50.
 Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
 
 Goodput (effective training time): Llama Team 2024, "The Llama 3 Herd of Models",
@@ -53,6 +61,8 @@ METHOD = ("ridge regression of log utilization on device family, log10 active pa
           "and log10 tokens per param; band: jackknife+ of the leave-one-out refits at 85% coverage")
 BASELINE = "ampere"     # the family the others are measured against (the most runs)
 COMPARABLE_PEAKS = ("bf16", "fp16")
+BAND = "jackknife+"     # the shipped band's method (BANDS)
+DROPPED: frozenset[str] = frozenset()   # features the shipped model leaves out
 
 # Device families by the hardware name's start (architecture generation); first match wins,
 # so "L40S" is tried before "L4" and "MI35" before "MI3".
@@ -89,8 +99,9 @@ class UtilizationPrior:
     method: str = METHOD
 
     def hour_factors(self) -> np.ndarray:
-        """Multipliers of a utilization-1.0 figure for (low, expected, high) hours: 1/(u·goodput)."""
-        return 1.0 / (np.array([self.high, self.expected, self.low]) * self.goodput)
+        """Multipliers of a utilization-1.0 figure for (low, expected, high) hours: 1/(u·goodput);
+        for a job-keyed prior of arrays, the three on the leading axis."""
+        return 1.0 / (np.array([self.high, self.expected, self.low], dtype=np.float64) * self.goodput)
 
     def as_dict(self) -> dict[str, float | int | str]:
         return {"low": self.low, "expected": self.expected, "high": self.high, "goodput": self.goodput,
@@ -134,12 +145,18 @@ def run_point(run: Run, table: DeviceTable | None = None) -> ridge.Point:
                        math.log10(run.tokens / run.flops_params))
 
 
+BANDS = ("jackknife+", "loo")   # the band's method: per-question jackknife+, or constant LOO multipliers
+
+
 @dataclass(frozen=True)
 class Model:
-    """The fitted prior: the ridge fit and the families that have runs."""
+    """The fitted prior: the ridge fit, its goodput, the band's method (BANDS) and the features
+    left out of the model (ridge.FEATURES)."""
 
     fit: ridge.Fit
     goodput: float
+    band: str = "jackknife+"
+    dropped: frozenset[str] = frozenset()
 
     def level(self, fam: str | None) -> str | None:
         """`fam`, or the nearest generation with runs (None: unknown family)."""
@@ -152,8 +169,10 @@ class Model:
         return fam
 
 
-def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: float = GOODPUT) -> Model:
-    """The prior's model fitted on the `use="main"` runs among `runs` that give a sample."""
+def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: float = GOODPUT,
+              band: str | None = None, dropped: frozenset[str] | None = None) -> Model:
+    """The prior's model fitted on the `use="main"` runs among `runs` that give a sample; `band`
+    (BANDS) and `dropped` features default to the shipped model's (BAND, DROPPED)."""
     points, ys = [], []
     for r in runs:
         if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None:
@@ -161,7 +180,11 @@ def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: fl
             ys.append(math.log(u))
     if len(points) < 8:
         raise TrainingBudgetError(f"utilization_prior needs at least 8 runs with hours or MFU (got {len(points)})")
-    return Model(ridge.fit(points, np.array(ys), BASELINE), goodput)
+    band = BAND if band is None else band
+    dropped = DROPPED if dropped is None else frozenset(dropped)
+    if band not in BANDS:
+        raise TrainingBudgetError(f"band must be one of {', '.join(BANDS)} (got {show(band)})")
+    return Model(ridge.fit(points, np.array(ys), BASELINE, dropped=dropped), goodput, band, dropped)
 
 
 @functools.lru_cache(maxsize=4)
@@ -233,11 +256,16 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
                         None if n_dev is None else math.log10(n_dev), is_moe, per_param)
     hidden = frozenset(k for k, v in (("family", level), ("params", params), ("devices", n_dev),
                                       ("moe", is_moe), ("tokens", per_param)) if v is None)
+    hidden = hidden | model.dropped
     centre = ridge.predict(model.fit, point, hidden)
-    x = ridge.row(point, model.fit.families, model.fit.means, hidden)
-    spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
-    tail = 100 * (1 - min(1.0, COVERAGE * (1 + 1 / model.fit.n))) / 2
-    lo, hi = np.percentile(spread, (tail, 100 - tail))
+    cover = COVERAGE * (1 + 1 / model.fit.n)
+    if model.band == "loo":
+        lo, hi = ridge.constant_band(model.fit, cover, hidden)
+    else:
+        x = ridge.row(point, model.fit.families, model.fit.means, hidden)
+        spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
+        tail = 100 * (1 - min(1.0, cover)) / 2
+        lo, hi = np.percentile(spread, (tail, 100 - tail))
     basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n,
                    None if per_param is None else 10 ** per_param)
     return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),
@@ -265,3 +293,135 @@ def _basis(fam: str | None, level: str | None, fam_text: str, params: float | No
         scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
     return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
             f"log devices, MoE, tokens per param); 85% band from leave-one-out refits")
+
+
+# --- the job-keyed prior: one closed form a sheet writes natively ----------------------------------
+
+KEYED = "prior:job"   # utilization="prior:job": each job's own prior (job_prior); "prior": every run's
+JOB_BAND = "loo"      # its band: constant multipliers (ridge.constant_band), so low/high = expected x constants
+JOB_METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices, MoE "
+              "and log10 tokens per param; band: expected x constant factors, the percentiles of the leave-one-out "
+              "residuals at 0.85 (1 + 1/n)")
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """The job-keyed prior as numbers: log u = intercept + family effect + params·(log10 active
+    params − 10) + devices·(log10 devices − 3) + moe·[MoE] + tokens·(log10 tokens per active
+    param − 2); expected = exp(log u), low = expected·exp(band_low), high = expected·exp(band_high)
+    (`*_unknown`: a device whose family is unknown: its effect is the runs' mean, its band wider)."""
+
+    intercept: float
+    family: tuple[tuple[str, float], ...]   # every family of NAMES with its level's effect (baseline 0)
+    unknown_family: float
+    params: float
+    devices: float
+    moe: float
+    tokens: float
+    band_low: float
+    band_high: float
+    band_low_unknown: float
+    band_high_unknown: float
+    goodput: float
+    n_runs: int
+
+    def effect(self, fam: str | None) -> float:
+        return dict(self.family).get(fam, self.unknown_family) if fam is not None else self.unknown_family
+
+    @property
+    def devices_exponent(self) -> float:
+        """b in expected = A · devices^b (the devices coefficient over ln 10)."""
+        return self.devices / math.log(10)
+
+    @property
+    def tokens_exponent(self) -> float:
+        """c in expected = A · tokens^c at fixed active params (the tokens coefficient over ln 10)."""
+        return self.tokens / math.log(10)
+
+
+@functools.lru_cache(maxsize=4)
+def coefficients(goodput: float = GOODPUT) -> Coefficients:
+    """The packaged runs' job-keyed prior (constant band) as named numbers."""
+    model = fit_model(load_runs(), None, goodput, band=JOB_BAND)
+    fit = model.fit
+    beta, cols = fit.beta, ridge.columns(fit.families)
+    dummies = dict(zip(fit.families, beta[cols["family"]], strict=True))
+    unknown = float(fit.means[cols["family"]] @ beta[cols["family"]])
+    cover = COVERAGE * (1 + 1 / fit.n)
+    lo, hi = ridge.constant_band(fit, cover)
+    lo_u, hi_u = ridge.constant_band(fit, cover, frozenset({"family"}))
+    effects = tuple((f, float(dummies.get(model.level(f), 0.0))) for f in sorted(NAMES))
+    return Coefficients(float(beta[0]), effects, unknown, float(beta[cols["params"]]), float(beta[cols["devices"]]),
+                        float(beta[cols["moe"]]), float(beta[cols["tokens"]]), lo, hi, lo_u, hi_u, goodput, fit.n)
+
+
+def _families(device: Any, table: DeviceTable | None) -> Any:
+    """The family of each device name (None where unknown or a number), one look-up per distinct name."""
+    if isinstance(device, str):
+        return _device_family(device, table)[0]
+    if isinstance(device, np.ndarray) and device.dtype.kind in "UO":
+        names = {d: _device_family(str(d), table)[0] for d in np.unique(device)}
+        return np.vectorize(lambda d: names[d] or "", otypes=[object])(device)
+    return None
+
+
+def job_prior(device: Any, *, active_params: Any, devices: Any = 1, moe: Any = False, tokens: Any,
+              table: DeviceTable | None = None, goodput: float = GOODPUT) -> UtilizationPrior:
+    """Each job's own prior (Coefficients): low / expected / high utilization elementwise (numpy
+    broadcasting over active params, devices, MoE flags, tokens and device names), the same
+    arithmetic for a scalar as for each element of an array (scalar questions cached)."""
+    key = (device, active_params, devices, moe, tokens, goodput)
+    if table is None and all(type(k) in (str, float, int, bool) for k in key):
+        return _job_prior_cached(*key)
+    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
+
+
+@functools.lru_cache(maxsize=4096)
+def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
+                      goodput: float) -> UtilizationPrior:
+    return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
+
+
+def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
+               goodput: float) -> UtilizationPrior:
+    c = coefficients(goodput)
+    fam = _families(device, table)
+    p = np.asarray(positive("active_params", active_params), dtype=np.float64)
+    n = np.asarray(whole("devices", devices), dtype=np.float64)
+    tok = np.asarray(positive("tokens", tokens), dtype=np.float64)
+    m = np.asarray(moe, dtype=np.float64) if not isinstance(moe, (str, bool)) else float(flag("moe", moe))
+    if isinstance(fam, np.ndarray):
+        effect = np.vectorize(lambda f: c.effect(f or None), otypes=[np.float64])(fam)
+        known = fam != ""
+    else:
+        effect, known = np.float64(c.effect(fam)), np.bool_(fam is not None)
+    log_u = (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
+             + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
+    lo = np.where(known, c.band_low, c.band_low_unknown)
+    hi = np.where(known, c.band_high, c.band_high_unknown)
+    exp = np.exp(log_u)
+    low, high = exp * np.exp(lo), exp * np.exp(hi)
+    if np.ndim(log_u) == 0:
+        low, exp, high = float(low), float(exp), float(high)
+    return UtilizationPrior(low, exp, high, goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
+
+
+def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
+    """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
+    tail = (f"ridge regression over {c.n_runs} published runs (family, log params, log devices, MoE, tokens per "
+            "param); 85% band: constant leave-one-out factors")   # addin/functions/prior_native.TAIL
+    scalar = not isinstance(fam, np.ndarray) and all(np.ndim(x) == 0 for x in (p, n, m, tok))
+    if scalar:
+        fam_text = "" if fam is not None else (_device_family(device, None)[1] if isinstance(device, str)
+                                               else "Published (family of the device unknown)")
+        head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, float(p), float(n),
+                      bool(m), c.n_runs, float(tok / p))
+        return head.split(": ")[0] + ": " + tail
+    fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
+        [NAMES[fam]] if fam else [])
+    size = _decade(float(np.min(p)), "", _SIZES) + (
+        "" if np.min(p) == np.max(p) else " to " + _decade(float(np.max(p)), "", _SIZES))
+    return f"each job's own runs ({'/'.join(fams) or 'unknown family'}, {size} params): {tail}"
+
+
+_SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))

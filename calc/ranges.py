@@ -21,21 +21,30 @@ import numpy as np
 
 from .checks import TrainingBudgetError, at_least, positive, show, whole
 from .devices import DeviceTable, catalog
-from .prior import UtilizationPrior, utilization_prior
+from .prior import KEYED, UtilizationPrior, job_prior
 from .schedule import kwh, price_per_device_hour, train_hours
 
 LABELS = ("low", "expected", "high")
 
 
 def wants_prior(utilization: Any) -> bool:
-    """True for utilization="prior" or a UtilizationPrior (a range is asked for)."""
+    """True for utilization="prior", "prior:job" (each job's own prior) or a UtilizationPrior (a range)."""
     return isinstance(utilization, UtilizationPrior) or (isinstance(utilization, str)
-                                                         and utilization.strip().lower() == "prior")
+                                                         and utilization.strip().lower() in ("prior", KEYED))
 
 
-def resolve(utilization: Any) -> UtilizationPrior:
-    """The prior `utilization` names: "prior" (all runs) or a UtilizationPrior given."""
-    return utilization if isinstance(utilization, UtilizationPrior) else utilization_prior()
+def resolve(utilization: Any, params: Any, tokens: Any, device: Any, devices: Any = 1,
+            table: DeviceTable | None = None) -> UtilizationPrior:
+    """The prior `utilization` names: a UtilizationPrior given, else ("prior", "prior:job") the job's
+    own (calc.prior.job_prior of a dense job: active = total parameters), as calc.budget's."""
+    if isinstance(utilization, UtilizationPrior):
+        return utilization
+    return job_prior(device, active_params=params, devices=devices, moe=False, tokens=tokens, table=table)
+
+
+def _factors(prior: UtilizationPrior) -> np.ndarray:
+    """hour_factors on a trailing axis of 3 (a job-keyed prior of arrays holds them on the first)."""
+    return np.moveaxis(np.asarray(prior.hour_factors()), 0, -1)
 
 
 SIXTEEN_BIT = ("bf16", "fp16")
@@ -59,7 +68,7 @@ def over_prior(fn: Callable[..., Any], params: Any, tokens: Any, device: Any, *,
                **kwargs: Any) -> np.ndarray:
     """`fn(..., utilization=1.0, ...)` on the 16-bit row (prior_device) times the prior's
     (low, expected, high) factors."""
-    factors = resolve(utilization).hour_factors()
+    factors = _factors(resolve(utilization, params, tokens, device, kwargs.get("devices", 1), kwargs.get("table")))
     device = prior_device(device, kwargs.get("table"))
     base = np.asarray(fn(params, tokens, device, utilization=1.0, **kwargs), dtype=np.float64)
     return base[..., None] * factors
@@ -72,7 +81,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     """Hours, device-hours, USD and kWh as ranges (trailing axis: low, expected, high).
 
     One utilization-1.0 pass; `usd` appears when a price is given (a number or "provider:plan"),
-    `kwh` when the device has watts (or `watts` is given). `prior` defaults to all runs (as calc.budget's); the
+    `kwh` when the device has watts (or `watts` is given). `prior` defaults to the job's own (as calc.budget's); the
     prior's utilizations are the range, so a `utilization` is refused (train_hours takes one).
     """
     if "utilization" in flops_options:
@@ -83,7 +92,7 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     if prior is not None and not isinstance(prior, UtilizationPrior):
         raise TrainingBudgetError(f"prior must be a UtilizationPrior from calc.utilization_prior() or None "
                                   f"(got {show(prior)})")
-    factors = (utilization_prior() if prior is None else prior).hour_factors()
+    factors = _factors(resolve(prior, params, tokens, device, devices, table))
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
     dh = hours * np.asarray(whole("devices", devices))

@@ -59,8 +59,17 @@ class Fit:
         return len(self.points)
 
 
+FEATURES = ("family", "params", "devices", "moe", "tokens")
+
+
 def _columns(families: tuple[str, ...]) -> int:
     return 1 + len(families) + 4   # intercept, family dummies, params, devices, MoE, tokens per param
+
+
+def columns(families: tuple[str, ...]) -> dict[str, slice | int]:
+    """Where each feature sits in a design row."""
+    k = len(families)
+    return {"family": slice(1, 1 + k), "params": 1 + k, "devices": 2 + k, "moe": 3 + k, "tokens": 4 + k}
 
 
 def row(point: Point, families: tuple[str, ...], means: np.ndarray | None = None,
@@ -89,11 +98,16 @@ def row(point: Point, families: tuple[str, ...], means: np.ndarray | None = None
     return x
 
 
-def fit(points: list[Point], y: np.ndarray, baseline: str, penalty: float | None = None) -> Fit:
-    """Ridge fit of `y` (log utilization) on `points`; `baseline` is the family without a dummy."""
+def fit(points: list[Point], y: np.ndarray, baseline: str, penalty: float | None = None,
+        dropped: frozenset[str] = frozenset()) -> Fit:
+    """Ridge fit of `y` (log utilization) on `points`; `baseline` is the family without a dummy.
+    Features named in `dropped` are left out of the model (their columns are zero and their
+    coefficients 0), e.g. {"tokens"} for the four-feature model of the runs-2026 reference."""
     present = sorted({p.family for p in points if p.family is not None})
     families = tuple(f for f in present if f != baseline)
     X = np.array([row(p, families) for p in points])
+    for name in dropped:
+        X[:, columns(families)[name]] = 0.0
     P = np.full(X.shape[1], float(PENALTY if penalty is None else penalty))
     P[0] = 0.0
     inv = np.linalg.inv(X.T @ X + np.diag(P))
@@ -116,8 +130,16 @@ def loo_residuals(model: Fit, hidden: frozenset[str] = frozenset()) -> np.ndarra
     X = model.X
     if hidden:
         X = X.copy()
-        k = len(model.families)
-        cols = {"family": slice(1, 1 + k), "params": 1 + k, "devices": 2 + k, "moe": 3 + k, "tokens": 4 + k}
+        cols = columns(model.families)
         for name in hidden:
             X[:, cols[name]] = model.means[cols[name]]
     return model.y - np.einsum("ij,ij->i", X, model.loo_beta)
+
+
+def constant_band(model: Fit, level: float, hidden: frozenset[str] = frozenset()) -> tuple[float, float]:
+    """(q_lo, q_hi): the lower and upper `level`-central percentiles (numpy's "linear" quantile,
+    Hyndman & Fan 1996 definition 7) of the leave-one-out residuals (loo_residuals), so the band
+    exp(pred + q_lo) .. exp(pred + q_hi) is the prediction times two constants."""
+    tail = 100 * (1 - min(1.0, level)) / 2
+    lo, hi = np.percentile(loo_residuals(model, hidden), (tail, 100 - tail))
+    return float(lo), float(hi)

@@ -55,14 +55,14 @@ def test_points_equal_the_point_functions(job):
 def test_ranges_equal_train_range():
     for device in DEVICES:
         b = budget(Job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
-        p = calc.utilization_prior()  # every job's default prior: all runs
+        p = calc.prior.job_prior(device, active_params=13e9, devices=64, tokens=1e12)  # the job's own prior
         r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
         for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
                           (b.energy_kwh, "kwh")):
             assert isinstance(span, Span) and span.low <= span.expected <= span.high
             assert span.as_tuple() == pytest.approx(tuple(r[key]))
         assert b.utilization.as_tuple() == (p.low, p.expected, p.high) and b.goodput == p.goodput
-        assert b.prior == p and "published runs" in b.utilization_basis
+        assert b.prior == p and "published runs" in b.utilization_basis and b.utilization_basis == f"prior: {p.basis}"
 
 
 def test_arrays_of_jobs_equal_the_jobs_one_by_one():
@@ -151,10 +151,13 @@ def test_job_and_budget_are_frozen():
         b.job.params = 1.0  # type: ignore[misc]
 
 
-def test_a_narrowed_prior_is_the_jobs_when_given_and_all_runs_otherwise():
+def test_a_given_prior_wins_else_the_jobs_own():
     mixtral = calc.model_preset("Mixtral 8x7B")
     asked = calc.utilization_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True)
     job = Job(model=mixtral, devices=64, expert_parallel=8, utilization=asked)
     assert budget(job).prior is asked and asked.basis in budget(job).utilization_basis
-    assert budget(job.with_(utilization="prior")).prior == calc.utilization_prior()
+    own = calc.prior.job_prior(H100, active_params=mixtral.params().active, devices=64, moe=True, tokens=job.tokens)
+    assert budget(job.with_(utilization="prior")).prior == own   # Mixtral: fewer active than total, MoE
+    every = calc.utilization_prior()
+    assert budget(job.with_(utilization=every)).prior is every
 

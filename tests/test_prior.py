@@ -216,3 +216,83 @@ def test_tokens_need_active_params_to_count():
     many = calc.utilization_prior(H100, active_params=8e9, devices=1024, tokens=15e12)
     few = calc.utilization_prior(H100, active_params=8e9, devices=1024, tokens=160e9)
     assert many.expected != few.expected and "tokens/param" in many.basis
+
+
+def test_constant_band_is_the_leave_one_out_residual_percentiles_times_the_prediction():
+    """band "loo": low/high = expected x exp(percentile of the LOO residuals y_i - x_i beta_-i)
+    at 0.85 (1 + 1/n), recomputed from explicit refits; the same two factors for any job."""
+    model = prior.fit_model(runs.load_runs(), band="loo")
+    fit = model.fit
+    X = np.array([ridge.row(p, fit.families) for p in fit.points])
+    resid = []
+    for i in range(fit.n):
+        keep = np.arange(fit.n) != i
+        resid.append(fit.y[i] - X[i] @ _ols(X[keep], fit.y[keep], ridge.PENALTY))
+    tail = 100 * (1 - 0.85 * (1 + 1 / fit.n)) / 2
+    lo, hi = np.percentile(resid, (tail, 100 - tail))
+    ratios = set()
+    for dev, n, params in ((H100, 2048, 70e9), (A100, 64, 7e9), ("hopper", 16384, 405e9)):
+        p = prior._prior(model, prior.family(dev), "", params, n, False, 15e12)
+        assert (p.low / p.expected, p.high / p.expected) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
+        ratios.add(round(p.high / p.low, 12))
+    assert len(ratios) == 1
+
+
+def test_dropping_the_tokens_feature_zeroes_its_coefficient_and_ignores_tokens():
+    model = prior.fit_model(runs.load_runs(), dropped=frozenset({"tokens"}))
+    fit = model.fit
+    assert fit.beta[ridge.columns(fit.families)["tokens"]] == 0.0
+    a = prior._prior(model, "hopper", "", 70e9, 2048, False, 15e12)
+    b = prior._prior(model, "hopper", "", 70e9, 2048, False, 1e12)
+    assert a.expected == b.expected and a.low == b.low
+    with pytest.raises(calc.TrainingBudgetError, match="band"):
+        prior.fit_model(runs.load_runs(), band="p90")
+
+
+def test_backtest_scores_both_bands_from_each_fold_only():
+    """The constant band is scored like the jackknife+: each fold's factors from its own runs;
+    same expected values (same model), different bands; the global prior is worse than both."""
+    jk, loo = calc.backtest(), run_backtest(band="loo")
+    assert (jk.band, loo.band) == ("jackknife+", "loo")
+    assert [r.expected for r in jk.rows] == pytest.approx([r.expected for r in loo.rows], rel=1e-12)
+    assert [r.width for r in jk.rows] != pytest.approx([r.width for r in loo.rows], rel=1e-6)
+    first = runs.load_runs()[0]
+    model = prior.fit_model(runs.load_runs()[1:], band="loo")
+    p = prior._prior(model, "ampere", "", first.flops_params, first.devices, first.moe, first.tokens)
+    assert loo.rows[0].width == pytest.approx(p.high / p.low, rel=1e-12)
+    glob = run_backtest(method="global")
+    assert loo.median_error() < glob.median_error() and loo.inside_fraction() > glob.inside_fraction()
+
+
+def test_job_prior_is_the_constant_band_model_and_its_coefficients():
+    """job_prior = the ridge model with the constant band (fit_model(band="loo")) at the same
+    question; its Coefficients rebuild it by hand: exp(b0 + effect + b_p (log p - 10) + ...)."""
+    model = prior.fit_model(runs.load_runs(), band="loo")
+    c = prior.coefficients()
+    for dev, p_, n, moe, tok in ((H100, 70e9, 2048, False, 15e12), (A100, 7e9, 64, False, 1e12),
+                                 ("B200, BF16 tensor core, dense", 37e9, 2048, True, 14.8e12)):
+        got = prior.job_prior(dev, active_params=p_, devices=n, moe=moe, tokens=tok)
+        want = prior._prior(model, prior.family(dev), "", p_, n, moe, tok)
+        assert (got.low, got.expected, got.high) == pytest.approx((want.low, want.expected, want.high), rel=1e-12)
+        log_u = (c.intercept + c.effect(prior.family(dev)) + c.params * (math.log10(p_) - 10)
+                 + c.devices * (math.log10(n) - 3) + c.moe * moe + c.tokens * (math.log10(tok / p_) - 2))
+        assert got.expected == pytest.approx(math.exp(log_u), rel=1e-12)
+        assert got.high / got.expected == pytest.approx(math.exp(c.band_high), rel=1e-12)
+    assert c.effect("blackwell") == c.effect("hopper") != 0.0   # no Blackwell runs: the nearest generation
+    unknown = prior.job_prior(500.0, active_params=7e9, devices=8, tokens=1e12)
+    assert unknown.high / unknown.low == pytest.approx(math.exp(c.band_high_unknown - c.band_low_unknown))
+    assert unknown.high / unknown.low > math.exp(c.band_high - c.band_low)   # a vaguer question, a wider band
+
+
+def test_job_prior_of_arrays_equals_each_job_alone():
+    devs = np.array([H100, A100, H100, "TPU v4"])
+    params = np.array([7e9, 70e9, 405e9, 8e9])
+    n = np.array([64.0, 1024.0, 16384.0, 8.0])
+    moe = np.array([False, True, False, False])
+    arr = prior.job_prior(devs, active_params=params, devices=n, moe=moe, tokens=2e12)
+    for i in range(4):
+        one = prior.job_prior(str(devs[i]), active_params=float(params[i]), devices=float(n[i]),
+                              moe=bool(moe[i]), tokens=2e12)
+        assert (arr.low[i], arr.expected[i], arr.high[i]) == (one.low, one.expected, one.high)
+    assert "Hopper" in one.basis or "TPU" in one.basis
+    assert "Ampere/Hopper/TPU" in arr.basis

@@ -10,8 +10,9 @@ from trainbudget.calc import ranges
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
-def _factors():
-    p = calc.utilization_prior()
+def _factors(params=7e9, tokens=1e12, devices=8, device=None):
+    """The job's own prior's hour factors (calc.prior.job_prior of a dense job), recomputed."""
+    p = calc.prior.job_prior(device or H100, active_params=params, devices=devices, tokens=tokens)
     return np.array([1 / (p.high * p.goodput), 1 / (p.expected * p.goodput), 1 / (p.low * p.goodput)])
 
 
@@ -103,3 +104,32 @@ def test_readme_range_transcript_is_real_output():
     args = ("estimate", "--range", "--params", "70B", "--tokens", "2T", "--device", H100, "--devices", "512",
             "--price", "2.5")
     assert run_cli(*args, check=True).stdout.strip() in (ROOT / "README.md").read_text("utf-8")
+
+
+def test_job_keyed_prior_through_budget_array_equals_scalar():
+    """utilization="prior:job": each job's own prior; an array of jobs equals the jobs one by one,
+    bit for bit, and an MoE job (fewer active than total parameters) reads as MoE."""
+    from trainbudget.calc import prior
+    h100 = "H100 SXM, BF16 tensor core, dense"
+    params = np.array([7e9, 70e9, 405e9])
+    n = np.array([64.0, 2048.0, 16384.0])
+    arr = calc.budget(calc.Job(params=params, tokens=15e12, device=h100, devices=n, utilization="prior:job",
+                               price=2.0))
+    for i in range(3):
+        one = calc.budget(calc.Job(params=float(params[i]), tokens=15e12, device=h100, devices=float(n[i]),
+                                   utilization="prior:job", price=2.0))
+        for name in ("hours", "device_hours", "cost_usd"):
+            a, b = getattr(arr, name), getattr(one, name)
+            assert (a.low[i], a.expected[i], a.high[i]) == (b.low, b.expected, b.high)
+    p = prior.job_prior(h100, active_params=70e9, devices=2048, moe=False, tokens=15e12)
+    one = calc.budget(calc.Job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job"))
+    assert one.utilization.as_tuple() == (p.low, p.expected, p.high) and one.utilization_basis == f"prior: {p.basis}"
+    moe = calc.budget(calc.Job(params=47e9, active_params=13e9, tokens=1e12, device=h100, devices=512,
+                               utilization="prior:job"))
+    assert moe.prior.expected == prior.job_prior(h100, active_params=13e9, devices=512, moe=True,
+                                                 tokens=1e12).expected
+    assert moe.prior.expected != prior.job_prior(h100, active_params=13e9, devices=512, moe=False,
+                                                 tokens=1e12).expected
+    g = calc.budget(calc.Job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job",
+                             goodput=0.8))
+    assert g.hours.expected == pytest.approx(one.hours.expected * 0.9 / 0.8, rel=1e-12)

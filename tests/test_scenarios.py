@@ -247,9 +247,9 @@ def test_new_sheets_formulas_short_and_folded(built):
 
 def test_prior_cells_are_named_and_sourced(built):
     wb = openpyxl.load_workbook(built.path)
-    p = calc.utilization_prior()
-    for name, want in (("Util_low", p.low), ("Util_expected", p.expected), ("Util_high", p.high),
-                       ("Goodput", calc.prior.GOODPUT)):
+    c = calc.prior.coefficients()
+    for name, want in (("Prior_intercept", c.intercept), ("Prior_devices", c.devices), ("Prior_band_high", c.band_high),
+                       ("Goodput", calc.prior.GOODPUT)):  # Util_low / _expected / _high: native formulas of these
         sheet, cell = _name_ref(wb, name)
         assert math.isclose(wb[sheet][cell].value, want, rel_tol=1e-15)
     notes = " ".join(str(c.value) for row in wb["Budget"].iter_rows() for c in row if isinstance(c.value, str))

@@ -1,7 +1,8 @@
 """The Budget's "Deadline and budget" block, after the ranges: a deadline in days and money in USD
 in, the devices that finish by the deadline and the tokens the money buys out, each at the Budget's
-utilization and as low / expected / high from the published runs' prior (Util_high, Util_expected,
-Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device).
+utilization and as low / expected / high from the job's own prior (Util_high, Util_expected,
+Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device); that prior moves
+with the devices and the tokens (calc.prior.Coefficients), so those rows are prior_native's closed forms.
 
 Formulas are the registry's TRAIN_DEVICES_FOR_DAYS and TRAIN_TOKENS_FOR_BUDGET native forms over
 the named inputs; the devices that hold the model states are plan_native.states_devices (ZeRO-3 in
@@ -18,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plan, ranges
-from ..functions import native, plan_native
+from ..functions import native, plan_native, prior_native
 from ..functions.registry import BY_NAME
 from . import styles
 from .cached_cells import CachedCells, style, text
@@ -29,6 +30,7 @@ USD_DEFAULT = 1e6
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
+ONE_DEVICE_HOURS = "(Hours_at_100*Devices_count)"  # device-hours at 100% on the prior's row (ranges_block)
 EXPRS = {"params": "Params", "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
          "usd_per_device_hour": "Price_used", "devices": "Devices_count"}
 
@@ -86,11 +88,12 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     ]
     three = plan.devices_for_days(v["params"], v["tokens"], v["device"], days, utilization="prior", case=None,
                                   zero_stage=3, **job)
-    for j, case in enumerate(ranges.LABELS):
-        rows.append((None, f"Devices for the deadline, {case}",
-                     f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', f'({BY_CASE[case]}*Goodput)', prior_rate)},"
-                     "Deadline_states)", float(three[j]), styles.COUNT,
-                     "published runs' utilization x goodput" if case == "expected" else ""))
+    for j, case in enumerate(ranges.LABELS):  # the job's own prior moves with the device count: closed form
+        n = prior_native.devices_for_days(ONE_DEVICE_HOURS, BY_CASE[case], "Devices_count", "Goodput", "Deadline_days")
+        rows.append((None, f"Devices for the deadline, {case}", f"MAX({n},Deadline_states)",
+                     float(three[j]), styles.COUNT,
+                     "the job's own prior x goodput, its utilization moving with the devices" if case == "expected"
+                     else ""))
     rows.append((None, "Tokens for the budget", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS"),
                  plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
                                         utilization=v["utilization"], devices=v["devices"], **job),
@@ -98,8 +101,10 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     tokens = plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
                                     utilization="prior", devices=v["devices"], **job)
     by_tokens = {"low": "Util_low", "expected": "Util_expected", "high": "Util_high"}  # most tokens: high u
-    for j, case in enumerate(ranges.LABELS):
+    for j, case in enumerate(ranges.LABELS):  # and with the tokens per parameter: closed form
+        cost = f"Price_used*{ONE_DEVICE_HOURS}/({by_tokens[case]}*Goodput)"
         rows.append((None, f"Tokens for the budget, {case}",
-                     _native("TRAIN_TOKENS_FOR_BUDGET", f"({by_tokens[case]}*Goodput)", prior_rate),
-                     float(tokens[j]), styles.COUNT, ""))
+                     prior_native.tokens_for_budget("Budget_USD", cost, "Tokens"), float(tokens[j]), styles.COUNT,
+                     "the job's own prior x goodput, its utilization moving with the tokens" if case == "expected"
+                     else ""))
     return rows

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import pieces
+from ..functions import pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
@@ -94,7 +94,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     """The block from row last + 2; returns its last row."""
     r = last + 2
     r = _price_and_currency(ws, cached, table, v, r)
-    r = _prior(ws, cached, r + 1)
+    r = _prior(ws, cached, r + 1, v, table)
     return _ranges(ws, cached, table, v, r + 1)
 
 
@@ -164,25 +164,73 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
     return r + len(rows)
 
 
-def _prior(ws: Worksheet, cached: CachedCells, r: int) -> int:
-    """The prior's utilizations and goodput as sourced named cells (values computed at build)."""
-    p = prior.utilization_prior()
+def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table: calc.DeviceTable) -> int:
+    """The job's own prior (calc.prior.job_prior, as calc.budget's ranges use it): the sourced
+    coefficients as named constant cells, then Util_expected / Util_low / Util_high as native
+    formulas of the Budget's inputs (prior_native's pieces), its basis in one line, and Goodput."""
+    p = budget(v, table, utilization="prior").prior
+    c = prior.coefficients()
+    fam = prior._families(v["device"], table)
+    hardware = table.get(v["device"]).hardware or v["device"]
+    long, pos = prior_native.positions(hardware)
     runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
-    text(ws, f"A{r}", "Utilization from published runs", styles.HEADING)
-    rows = (("Util_low", "Utilization, low (the band's slow edge)", p.low, "the slow case: most hours"),
-            ("Util_expected", "Utilization, expected", p.expected, p.basis[:250]),
-            ("Util_high", "Utilization, high (the band's fast edge)", p.high, "the fast case: fewest hours"),
-            ("Goodput", "Goodput (effective training time)", p.goodput,
-             "Llama 3 paper, arXiv:2407.21783, section 3.3.4: above 90% effective training time"))
-    for i, (name, label, value, note) in enumerate(rows, start=r + 1):
+    text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
+    rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
+        ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware_of_device", "Device"),
+         hardware, None, "its family by calc.prior.FAMILIES' name prefixes"),
+        ("Prior_pos_long", "Its longest family prefix (position; 0: none)",
+         prior_native.prefix_position_long("Prior_hardware"), long, "0", ""),
+        ("Prior_pos", "Its family prefix (position in the table below; 0: none)",
+         prior_native.prefix_position("Prior_hardware", "Prior_pos_long"), pos, "0",
+         "the longest prefix of the table below it starts with"),
+        ("Prior_family", "Device family", prior_native.family_label("Prior_pos", "Device"),
+         p.basis.split(" dense runs")[0], None, "no family: the runs' mean, a wider band"),
+        ("Prior_effect", "Family effect (log utilization vs Ampere)", prior_native.family_effect("Prior_pos"),
+         c.effect(fam), "0.0000", "the table below"),
+        ("Util_expected", "Utilization, expected",
+         prior_native.expected("Prior_effect", "Params", "Devices_count", "Tokens"), p.expected, "0.0%",
+         "the job's parameters (dense: active = total), devices and tokens per parameter"),
+        ("Util_low", "Utilization, low (the band's slow edge)",
+         prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
+        ("Util_high", "Utilization, high (the band's fast edge)",
+         prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
+        ("Prior_basis", "Basis", prior_native.basis("Prior_family"),
+         f"{p.basis.split(' dense runs')[0]} dense runs like this job: {p.basis.split(': ', 1)[1]}", None,
+         "which runs the prior describes (the command line adds the job's decades)"),
+    ]
+    for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
-        style(ws[f"B{i}"], "0.0%").value = value
+        cached.formula(ws, f"B{i}", formula, value, fmt)
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
-    note = r + len(rows) + 1
-    cell = text(ws, f"A{note}", f"Percentiles ({prior.METHOD}) of the utilizations of {p.n_runs} published runs "
-                                f"({p.basis}; Runs sheet; hours over goodput where hours are reported): "
-                                + ", ".join(runs) + ".", styles.NOTE)
+    g = r + len(rows) + 1
+    text(ws, f"A{g}", "Goodput (effective training time)")
+    style(ws[f"B{g}"], "0.0%").value = p.goodput
+    note_cell(ws, f"C{g}", "Llama 3 paper, arXiv:2407.21783, section 3.3.4: above 90% effective training time")
+    _name(ws, "Goodput", f"B{g}")
+    i = g
+    for i, (name, value, note) in enumerate(prior_native.coefficient_rows(), start=g + 1):
+        text(ws, f"A{i}", name.replace("_", " "))
+        style(ws[f"B{i}"], "0.0000").value = value
+        note_cell(ws, f"C{i}", note)
+        _name(ws, name, f"B{i}")
+    t = i + 2
+    text(ws, f"A{t}", "Device family prefix (Hardware starts with)", styles.BOLD)
+    text(ws, f"B{t}", "Family effect", styles.BOLD)
+    text(ws, f"C{t}", "Family (calc.prior.FAMILIES; no runs: the nearest generation)", styles.BOLD)
+    pfx = prior_native.prefix_rows()
+    for k, (pre, effect, name) in enumerate(pfx, start=t + 1):
+        text(ws, f"A{k}", pre)
+        style(ws[f"B{k}"], "0.0000").value = effect
+        text(ws, f"C{k}", name)
+    for col, name in (("A", prior_native.PREFIXES), ("B", prior_native.PREFIX_EFFECTS),
+                      ("C", prior_native.PREFIX_FAMILIES)):
+        ws.parent.defined_names[name] = DefinedName(
+            name, attr_text=f"'{ws.title}'!${col}${t + 1}:${col}${t + len(pfx)}")
+    note = t + len(pfx) + 1
+    cell = text(ws, f"A{note}", f"Prior: {prior.JOB_METHOD}, over {c.n_runs} published runs (Runs sheet; hours "
+                                "over goodput where whole-run hours are reported): " + ", ".join(runs) + ".",
+                styles.NOTE)
     cell.alignment = styles.WRAP
     ws.merge_cells(f"A{note}:C{note}")
     ws.row_dimensions[note].height = 12 * (1 + len(cell.value) // 170)

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plans
-from ..functions import native, pieces
+from ..functions import native, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, ranges_block, styles
 from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
@@ -43,10 +43,11 @@ INPUTS = (("name", "Plan", None), ("params", "Model parameters", styles.COUNT),
 FIRST = 5  # first input row
 ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
 HELPERS = ("hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts", "hours_100", "provider",
-           "plan", "plan_col", "price_date", "price_found", "price_used")
+           "plan", "plan_col", "price_date", "price_found", "price_used", "prior_hardware", "prior_pos_long",
+           "prior_pos", "prior_effect", "util_expected", "util_low", "util_high")
 HELPER_FIRST = ROW["pue"] + 2
 ROW.update({name: HELPER_FIRST + i for i, name in enumerate(HELPERS)})
-RESULT_FIRST = ROW["price_used"] + 2
+RESULT_FIRST = ROW[HELPERS[-1]] + 2
 FIGURES = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
            ("usd", "Cost", ranges_block.CURRENCY_FORMAT), ("kwh", "Energy", styles.KWH))
 CASES = ("low", "expected", "high")
@@ -56,7 +57,7 @@ for _k, (_fig, *_) in enumerate(FIGURES):
 LAST = RESULT_FIRST + 3 * len(FIGURES)
 EXCEL_EPOCH = calc.prices.dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
 DATE_OR_NONE = '[=0]"none";yyyy-mm-dd'
-UTIL = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours at high utilization
+UTIL = {"low": "util_high", "expected": "util_expected", "high": "util_low"}  # low hours at high utilization
 
 
 def formulas(c: str) -> dict[str, str]:
@@ -79,10 +80,18 @@ def formulas(c: str) -> dict[str, str]:
          "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
          "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
          "price_found": pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date")),
-         "price_used": pieces.plan_price_used(price, at("price_found"), pieces.named_row_price(dev))}
+         "price_used": pieces.plan_price_used(price, at("price_found"), pieces.named_row_price(dev)),
+         # the plan's own prior (calc.prior.job_prior of a dense job, as calc.budget's)
+         "prior_hardware": prior_native.hardware_or_name(at("hardware"), dev),
+         "prior_pos_long": prior_native.prefix_position_long(at("prior_hardware")),
+         "prior_pos": prior_native.prefix_position(at("prior_hardware"), at("prior_pos_long")),
+         "prior_effect": prior_native.family_effect(at("prior_pos")),
+         "util_expected": prior_native.expected(at("prior_effect"), at("params"), at("devices"), at("tokens")),
+         "util_low": prior_native.edge(at("util_expected"), at("prior_pos"), "low"),
+         "util_high": prior_native.edge(at("util_expected"), at("prior_pos"), "high")}
     f = {k: pieces.blank_if(dev, v) for k, v in f.items()}
     for case in CASES:
-        f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, UTIL[case], case != "expected", dev)
+        f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, at(UTIL[case]), case != "expected", dev)
         hours = at(f"hours_{case}")
         f[f"device_hours_{case}"] = pieces.blank_if(hours, pieces.times(hours, at("devices")))
         dh = at(f"device_hours_{case}")
@@ -115,6 +124,13 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable) -> dict[str,
         best, _ = calc.prices.lookup(price, used, table)
         out["price_date"] = (calc.prices.dt.date.fromisoformat(best.as_of) - EXCEL_EPOCH).days
         out["price_found"] = row["usd_per_device_hour"]
+    p = calc.prior.job_prior(device, active_params=params, devices=devices, moe=False, tokens=tokens, table=table)
+    fam = calc.prior._families(device, table)
+    hardware = d.hardware or device
+    long, pos = prior_native.positions(hardware)
+    out.update({"prior_hardware": hardware, "prior_pos_long": long, "prior_pos": pos,
+                "prior_effect": calc.prior.coefficients().effect(fam), "util_expected": p.expected, "util_low": p.low,
+                "util_high": p.high})
     for fig, *_ in FIGURES:
         for case in CASES:
             key = f"{fig}_{case}" if ranged else fig
@@ -126,7 +142,8 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     """Inputs, helper rows, results and the chart; landscape, one page wide."""
     text(ws, "A1", "Scenarios: plans side by side", styles.TITLE)
     text(ws, "A2", 'Each column is a plan. Utilization "prior" gives low / expected / high from the published '
-                   "runs (Budget sheet: Util_low, Util_expected, Util_high, Goodput) on the device's 16-bit row; a "
+                   "runs like the plan (its own prior: the Budget sheet's Prior_ coefficients, Goodput) on the "
+                   "device's 16-bit row; a "
                    "share gives one figure. Price: a number (USD per device-hour) or provider:plan "
                    f"(plans: {', '.join(prices_sheet.PLANS)}) from the Prices sheet.", styles.NOTE)
     text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate). The chart draws the plans of columns "
@@ -139,10 +156,16 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
               "rate": "Rate (TFLOP/s)", "watts": "Power (W)", "hours_100": "Hours at 100% utilization",
               "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
               "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
-              "price_used": "Price used (USD per device-hour)"}
+              "price_used": "Price used (USD per device-hour)",
+              "prior_hardware": "Prior: hardware read", "prior_pos_long": "Prior: longest family prefix (0: none)",
+              "prior_pos": "Prior: family prefix (Budget's table; 0: none)",
+              "prior_effect": "Prior: family effect (log utilization)",
+              "util_expected": "Utilization, expected (the plan's own prior)", "util_low": "Utilization, low",
+              "util_high": "Utilization, high"}
     fmts = {"rate": styles.TFLOPS, "watts": '#,##0 "W"', "hours_100": styles.HOURS, "prior_row": "0",
             "plan_col": "0", "price_date": DATE_OR_NONE, "price_found": styles.USD_RATE,
-            "price_used": styles.USD_RATE}
+            "price_used": styles.USD_RATE, "prior_effect": "0.0000", "prior_pos_long": "0", "prior_pos": "0",
+            "util_expected": "0.0%", "util_low": "0.0%", "util_high": "0.0%"}
     for name, label, _ in INPUTS:
         text(ws, f"A{ROW[name]}", label, styles.BOLD)
     for name in HELPERS:

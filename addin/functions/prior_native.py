@@ -1,0 +1,183 @@
+"""Native-Excel pieces of the job-keyed utilization prior (calc.prior.job_prior), written once here.
+
+The prior is a closed form a spreadsheet computes with EXP, LOG10, LEFT, UPPER, IF and OR only
+(no lookup table, no array idiom, nothing the e-mail copy must rewrite):
+    log u = Prior_intercept + family effect + Prior_params·(LOG10(active) − 10)
+            + Prior_devices·(LOG10(devices) − 3) + Prior_moe·MoE + Prior_tokens·(LOG10(tokens/active) − 2)
+    expected = EXP(log u); low = expected·EXP(band low); high = expected·EXP(band high)
+The family effect is read off the device's Hardware text by calc.prior.FAMILIES' prefixes (a small
+sourced table on the Budget sheet: prefix, effect, family; MATCH of LEFT(hardware, n) for each
+prefix length n, longest first, which is calc's first-match order), so a user's measured Devices
+row is read as calc reads it; no match: the runs' mean effect and the wider band (calc: unknown). The numbers are the
+defined names of `coefficient_rows()` (calc.prior.coefficients(), a sheet writes them as sourced
+constant cells). Devices for a deadline, with utilization ∝ devices^b (b = Prior_devices / LN(10)):
+n = ROUNDUP((device-hours at one device and its utilization / (24 · days))^(1 / (1 + b))), as
+calc.plan.devices_for's closed form.
+"""
+
+from __future__ import annotations
+
+from ...calc import prior
+from . import native
+
+PREFIX = "Prior_"
+EXACT = "(1-1E-12)"
+
+
+def _effect_name(family: str) -> str:
+    return f"{PREFIX}fx_{family}"
+
+
+def coefficient_rows() -> list[tuple[str, float, str]]:
+    """(defined name, value, note) of every number the native prior reads."""
+    c = prior.coefficients()
+    source = (f"calc.prior.coefficients(): ridge fit over {c.n_runs} published runs (Runs sheet); "
+              "bench/backtest.py scores it")
+    rows = [(f"{PREFIX}intercept", c.intercept, f"log utilization at 10B active, 1,000 devices, dense, "
+                                                f"100 tokens/param, Ampere; {source}"),
+            (f"{PREFIX}params", c.params, "per decade of active parameters (log10 active - 10)"),
+            (f"{PREFIX}devices", c.devices, "per decade of devices (log10 devices - 3)"),
+            (f"{PREFIX}moe", c.moe, "a mixture of experts (fewer active than total parameters)"),
+            (f"{PREFIX}tokens", c.tokens, "per decade of tokens per active parameter (log10 - 2)"),
+            (f"{PREFIX}band_low", c.band_low, "log of low / expected: leave-one-out residuals' lower percentile "
+                                              "at 0.85 (1 + 1/n)"),
+            (f"{PREFIX}band_high", c.band_high, "log of high / expected: the upper percentile"),
+            (f"{PREFIX}band_low_unknown", c.band_low_unknown, "the same, device family unknown"),
+            (f"{PREFIX}band_high_unknown", c.band_high_unknown, "the same, device family unknown"),
+            (f"{PREFIX}fx_unknown", c.unknown_family, "family effect where the hardware matches no family "
+                                                      "(the runs' mean)")]
+    model = prior._packaged(prior.GOODPUT)
+    for fam, effect in c.family:
+        level = model.level(fam)
+        note = f"{prior.NAMES[fam]}: log utilization vs Ampere" + (
+            "" if level == fam else f" (no runs: as {prior.NAMES[level]})")
+        rows.append((_effect_name(fam), effect, note))
+    return rows
+
+
+TAIL = ("ridge regression over {n} published runs (family, log params, log devices, MoE, tokens per param); "
+        "85% band: constant leave-one-out factors")   # calc.prior._job_basis's tail
+
+
+def hardware_or_name(hardware: str, name: str) -> str:
+    """The text the family is read from: the row's Hardware, else its name (calc.prior.family)."""
+    return f'IF({hardware}="",{name},{hardware})'
+
+
+PREFIXES = f"{PREFIX}pfx"                # the prefix table's columns (defined names of A1 ranges)
+PREFIX_EFFECTS = f"{PREFIX}pfx_fx"
+PREFIX_FAMILIES = f"{PREFIX}pfx_family"
+
+
+def prefix_lengths() -> tuple[int, ...]:
+    """The prefixes' lengths, longest first. Longest-first matching is calc.prior.family's
+    first-match-wins order on FAMILIES (tests/test_libreoffice_prior.py checks it)."""
+    return tuple(sorted({len(p) for p, _ in prior.FAMILIES}, reverse=True))
+
+
+def prefix_rows() -> list[tuple[str, float, str]]:
+    """(prefix, family effect, how the basis names the family) for each of calc.prior.FAMILIES."""
+    c, model = prior.coefficients(), prior._packaged(prior.GOODPUT)
+    rows = []
+    for prefix, fam in prior.FAMILIES:
+        level = model.level(fam)
+        name = prior.NAMES[fam] if level == fam else f"{prior.NAMES[fam]} (no runs; as {prior.NAMES[level]})"
+        rows.append((prefix, c.effect(fam), name))
+    return rows
+
+
+def _matches(hardware: str, lengths: tuple[int, ...], otherwise: str) -> str:
+    formula = otherwise
+    for n in reversed(lengths):
+        formula = f"IFERROR(MATCH(LEFT({hardware},{n}),{PREFIXES},0),{formula})"
+    return formula
+
+
+def prefix_position_long(hardware: str) -> str:
+    """Position in the prefix table of the longest prefixes (the first half of the lengths) that
+    `hardware` starts with; 0: none of those."""
+    lengths = prefix_lengths()
+    return _matches(hardware, lengths[:len(lengths) // 2], "0")
+
+
+def prefix_position(hardware: str, long: str) -> str:
+    """Position of the longest prefix `hardware` starts with, given prefix_position_long in `long`; 0: none."""
+    lengths = prefix_lengths()
+    return f"IF({long}>0,{long},{_matches(hardware, lengths[len(lengths) // 2:], '0')})"
+
+
+def positions(hardware: str) -> tuple[int, int]:
+    """What prefix_position_long and prefix_position give for the text `hardware` (cached values)."""
+    lengths = prefix_lengths()
+    texts = [p.upper() for p, _ in prior.FAMILIES]
+    def first(ns: tuple[int, ...]) -> int:
+        for n in ns:
+            if hardware[:n].upper() in texts:
+                return texts.index(hardware[:n].upper()) + 1
+        return 0
+    long = first(lengths[:len(lengths) // 2])
+    return long, long or first(lengths[len(lengths) // 2:])
+
+
+def family_effect(position: str) -> str:
+    """The family's effect at the prefix position (0: the runs' mean)."""
+    return f"IF({position}>0,INDEX({PREFIX_EFFECTS},{position}),{PREFIX}fx_unknown)"
+
+
+def family_label(position: str, device: str) -> str:
+    """How calc's basis names the family (calc.prior._basis): "Hopper", "Blackwell (no runs; as
+    Hopper)", or "Published (family of <device> unknown)"."""
+    return f'IF({position}>0,INDEX({PREFIX_FAMILIES},{position}),"Published (family of "&{device}&" unknown)")'
+
+
+def basis(family: str) -> str:
+    """The basis line (calc.prior.job_basis_line): the family's dense runs like this job, and how."""
+    return f'{family}&" dense runs like this job: {TAIL.format(n=prior.coefficients().n_runs)}"'
+
+
+def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:
+    """log u of the job (calc.prior.job_prior's sum, in its order)."""
+    a = native.wrap(active)
+    return (f"{PREFIX}intercept+{native.wrap(effect)}+{PREFIX}params*(LOG10({a})-10)"
+            f"+{PREFIX}devices*(LOG10({native.wrap(devices)})-3)+{PREFIX}moe*{native.wrap(moe)}"
+            f"+{PREFIX}tokens*(LOG10({native.wrap(tokens)}/{a})-2)")
+
+
+def expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:
+    """Expected utilization: EXP(log u)."""
+    return f"EXP({log_expected(effect, active, devices, tokens, moe)})"
+
+
+def edge(expected_util: str, position: str, case: str) -> str:
+    """The band's `case` ("low" or "high") edge: expected times EXP of the band's constant (the
+    wider one where the family prefix `position` is 0: unknown)."""
+    return (f"{native.wrap(expected_util)}*EXP(IF({position}>0,{PREFIX}band_{case},"
+            f"{PREFIX}band_{case}_unknown))")
+
+
+def devices_exponent() -> str:
+    """b in utilization ∝ devices^b."""
+    return f"({PREFIX}devices/LN(10))"
+
+
+def devices_for_days(hours_one_device_at_100: str, utilization: str, devices: str, goodput: str, days: str) -> str:
+    """Fewest devices finishing within `days` when `utilization` (at `devices`) scales as devices^b:
+    n = ROUNDUP((H1 · devices^b / (u · goodput · 24 · days))^(1/(1+b))), H1 the hours on one device
+    at 100%; at least 1 (calc.plan.devices_for)."""
+    b = devices_exponent()
+    k = f"{native.wrap(hours_one_device_at_100)}*{native.wrap(devices)}^{b}"
+    return (f"MAX(ROUNDUP(({k}/({native.wrap(utilization)}*{native.wrap(goodput)}*24*{native.wrap(days)}))"
+            f"^(1/(1+{b}))*{EXACT},0),1)")
+
+
+def tokens_exponent() -> str:
+    """c in utilization ∝ tokens^c at fixed parameters."""
+    return f"({PREFIX}tokens/LN(10))"
+
+
+def tokens_for_budget(usd: str, cost_at_tokens: str, tokens: str) -> str:
+    """Most whole tokens `usd` buys when `cost_at_tokens` (the cost of `tokens` tokens at the prior's
+    utilization there) grows as tokens^(1 - c): INT(tokens · (usd / cost)^(1/(1 - c))), as
+    calc.plan.tokens_for's closed form (INT: see plan_native.tokens_for_budget)."""
+    c = tokens_exponent()
+    return f"INT({native.wrap(tokens)}*({native.wrap(usd)}/{native.wrap(cost_at_tokens)})^(1/(1-{c})))"
