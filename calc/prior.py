@@ -13,23 +13,22 @@ in the back-test the last moves inside 83% -> 85%, error 15.5% -> 13.6%, band x2
 Device generation is the factor that matters: a Hopper run reaches about x0.57 of an Ampere
 run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
 bandwidth 1.6x). Families with no runs take the nearest generation's level (NEAREST). `expected`
-is exp(prediction). The band is the jackknife+ interval (Barber, Candes, Ramdas & Tibshirani
-2021, "Predictive inference with the jackknife+", Annals of Statistics 49(1), §2): the lower and
-upper percentiles (numpy's "linear" quantile: Hyndman & Fan 1996, definition 7) of ŷ₋ᵢ(x) + Rᵢ
-over the training runs, ŷ₋ᵢ the model fitted without run i and Rᵢ its residual on run i; the
-percentiles sit at the finite-sample level 0.85·(1 + 1/n) (about 87% for 40 runs, the conformal
-correction), so the band targets 85% coverage and widens where the job is far from the runs.
+is exp(prediction). The band (BAND = "loo") is expected times two constants: the lower and upper
+percentiles (numpy's "linear" quantile: Hyndman & Fan 1996, definition 7) of the leave-one-out
+residuals y_i - x_i·beta_-i at the finite-sample level 0.85·(1 + 1/n) (about 87% for 41 runs, the
+conformal correction), so a spreadsheet writes it natively and every door gives one band. The
+jackknife+ interval (Barber, Candes, Ramdas & Tibshirani 2021, Annals of Statistics 49(1), §2:
+percentiles of y_hat_-i(x) + R_i over the refits, so it widens far from the runs) is an option.
 What the planner does not give (device, size, scale, MoE, tokens) is set to the runs' mean and
 the band's residuals are computed the same way, so a vaguer question gets a wider band;
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
 Every range (calc.budget's utilization "prior", train_range, the planner, the workbook) uses the
-job-keyed prior (job_prior; "prior:job" is the same), the same ridge model
-with a band a spreadsheet can write natively: expected = exp(beta · x), low and high = expected
-times two constants, the percentiles of the leave-one-out residuals at 0.85·(1 + 1/n) (band "loo",
-Coefficients). Back-test on the 41 main runs (bench/backtest.py --compare; inside / median error
-/ median band): jackknife+ 85% / 13.6% / x2.20 (meets the goals); constant band 85% / 13.6% /
-x2.26 (misses the band goal by x0.06); without tokens per param 83% / 15.5% / x2.25 and x2.34;
-the all-runs prior asked nothing (today's default for every range) 83% / 19.5% / x2.50.
+job-keyed prior (job_prior; "prior:job" is the same): the same model and band, as named numbers
+(Coefficients) for the workbook's native cells. Back-test on the 41 main runs
+(bench/backtest.py --compare; inside / median error / median band): the shipped constant band
+85% / 13.6% / x2.26 (misses the band goal by x0.06); jackknife+ 85% / 13.6% / x2.20 (meets it);
+without tokens per param 83% / 15.5% / x2.25 and x2.34;
+the all-runs prior asked nothing (the default of every range before 2026-12) 83% / 19.5% / x2.50.
 Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
 
 Goodput (effective training time): Llama Team 2024, "The Llama 3 Herd of Models",
@@ -58,10 +57,14 @@ from .schedule import SECONDS_PER_HOUR, TERA
 GOODPUT = 0.90          # Llama 3 paper, arXiv:2407.21783, §3.3.4: > 90% effective training time
 COVERAGE = 0.85         # the band's target; its percentiles sit at the finite-sample level COVERAGE·(1 + 1/n)
 METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices, MoE "
-          "and log10 tokens per param; band: jackknife+ of the leave-one-out refits at 85% coverage")
+          "and log10 tokens per param; band: expected x constant factors, the percentiles of the leave-one-out "
+          "residuals at 0.85 (1 + 1/n)")
 BASELINE = "ampere"     # the family the others are measured against (the most runs)
 COMPARABLE_PEAKS = ("bf16", "fp16")
-BAND = "jackknife+"     # the shipped band's method (BANDS)
+# The shipped band's method (BANDS): the constant one, so that utilization_prior, every range
+# (job_prior) and the workbook's native cells give one band for one job. jackknife+ stays an
+# option (fit_model(band="jackknife+")): it meets the band goal (x2.20) where this one is x2.26.
+BAND = "loo"
 DROPPED: frozenset[str] = frozenset()   # features the shipped model leaves out
 
 # Device families by the hardware name's start (architecture generation); first match wins,
@@ -292,16 +295,14 @@ def _basis(fam: str | None, level: str | None, fam_text: str, params: float | No
     if per_param is not None:
         scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
     return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
-            f"log devices, MoE, tokens per param); 85% band from leave-one-out refits")
+            f"log devices, MoE, tokens per param); 85% band: constant leave-one-out factors")
 
 
 # --- the job-keyed prior: one closed form a sheet writes natively ----------------------------------
 
 KEYED = "prior:job"   # utilization="prior:job": each job's own prior (job_prior); "prior": every run's
 JOB_BAND = "loo"      # its band: constant multipliers (ridge.constant_band), so low/high = expected x constants
-JOB_METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices, MoE "
-              "and log10 tokens per param; band: expected x constant factors, the percentiles of the leave-one-out "
-              "residuals at 0.85 (1 + 1/n)")
+JOB_METHOD = METHOD   # one model, one band: utilization_prior and job_prior
 
 
 @dataclass(frozen=True)

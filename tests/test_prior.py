@@ -170,18 +170,21 @@ def test_backtest_is_leave_one_out_from_the_other_runs_only():
     assert s["median_width"] == pytest.approx(float(np.median([r.high / r.low for r in rows])))
 
 
-def test_backtest_meets_the_goals_together():
-    """Issue 18's goals on every main run: >= 85% inside, <= 15% median error, <= x2.2 median
-    band, together; and better than the shipped global percentiles on all three. The margins are
-    thin (35 of 41 inside; the band penalty and level were chosen on this back-test)."""
-    ridge_bt, global_bt = calc.backtest(), run_backtest(method="global")
-    assert ridge_bt.inside_fraction() >= GOALS["inside_fraction"]
-    assert ridge_bt.median_error() <= GOALS["median_error"]
-    assert ridge_bt.median_width() <= GOALS["median_width"]
-    assert ridge_bt.meets_goals()
-    assert ridge_bt.inside_fraction() > global_bt.inside_fraction()
-    assert ridge_bt.median_error() < global_bt.median_error()
-    assert ridge_bt.median_width() < global_bt.median_width()
+def test_backtest_of_the_shipped_band_and_of_jackknife_plus():
+    """Issue 18's goals on every main run: >= 85% inside, <= 15% median error, <= x2.2 median band.
+    The shipped band (constant leave-one-out factors, the one a sheet writes natively, so every
+    door gives one band) meets the first two and beats the global percentiles on both (85% inside
+    against 76%); its median band is x2.26, over the goal and about the global one's x2.24.
+    The jackknife+ band (an option: a percentile over every
+    refit per job, which no cell can write without array formulas) meets all three. The margins
+    are thin (35 of 41 inside; the band penalty and level were chosen on this back-test)."""
+    shipped, global_bt = calc.backtest(), run_backtest(method="global")
+    assert shipped.band == prior.BAND == "loo"
+    assert shipped.inside_fraction() >= GOALS["inside_fraction"]
+    assert shipped.median_error() <= GOALS["median_error"]
+    assert shipped.inside_fraction() > global_bt.inside_fraction()
+    assert shipped.median_error() < global_bt.median_error()
+    assert calc.backtest(band="jackknife+").meets_goals()
 
 
 def test_sensitivity_runs_scored_out_of_sample():
@@ -204,7 +207,8 @@ def test_band_is_the_jackknife_plus_of_explicit_refits():
         keep = np.arange(fit.n) != i
         b = _ols(X[keep], fit.y[keep], ridge.PENALTY)
         values.append(x @ b + (fit.y[i] - X[i] @ b))
-    p = calc.utilization_prior("hopper", active_params=70e9, devices=2048, moe=False, tokens=15e12)
+    model = prior.fit_model(runs.load_runs(), band="jackknife+")
+    p = prior._prior(model, "hopper", "", 70e9, 2048, False, 15e12)
     tail = 100 * (1 - 0.85 * (1 + 1 / fit.n)) / 2
     lo, hi = np.percentile(values, [tail, 100 - tail])
     assert (p.low, p.high) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
@@ -252,7 +256,7 @@ def test_dropping_the_tokens_feature_zeroes_its_coefficient_and_ignores_tokens()
 def test_backtest_scores_both_bands_from_each_fold_only():
     """The constant band is scored like the jackknife+: each fold's factors from its own runs;
     same expected values (same model), different bands; the global prior is worse than both."""
-    jk, loo = calc.backtest(), run_backtest(band="loo")
+    jk, loo = calc.backtest(band="jackknife+"), run_backtest()
     assert (jk.band, loo.band) == ("jackknife+", "loo")
     assert [r.expected for r in jk.rows] == pytest.approx([r.expected for r in loo.rows], rel=1e-12)
     assert [r.width for r in jk.rows] != pytest.approx([r.width for r in loo.rows], rel=1e-6)
@@ -262,6 +266,15 @@ def test_backtest_scores_both_bands_from_each_fold_only():
     assert loo.rows[0].width == pytest.approx(p.high / p.low, rel=1e-12)
     glob = run_backtest(method="global")
     assert loo.median_error() < glob.median_error() and loo.inside_fraction() > glob.inside_fraction()
+
+
+def test_utilization_prior_gives_the_band_every_range_uses():
+    """One job, one band: calc.utilization_prior at a job's question equals the Budget's prior."""
+    for dev, p_, n, tok in ((H100, 70e9, 2048, 15e12), (A100, 7e9, 64, 1e12), (H100, 405e9, 16384, 15.6e12)):
+        asked = calc.utilization_prior(dev, active_params=p_, devices=n, moe=False, tokens=tok)
+        b = calc.budget(calc.Job(params=p_, tokens=tok, device=dev, devices=n, utilization="prior"))
+        got = (float(b.utilization.low), float(b.utilization.expected), float(b.utilization.high))
+        assert got == pytest.approx((asked.low, asked.expected, asked.high), rel=1e-12)
 
 
 def test_job_prior_is_the_constant_band_model_and_its_coefficients():
