@@ -208,6 +208,27 @@ def fraction(name: str, value: Any) -> Number:
     return _rule(name, value, lambda v: 0 < v <= 1, lambda a: (a <= 0) | (a > 1), "must be in (0, 1]")
 
 
+_BLOCK = 1 << 15  # elements per block: 256 KiB of float64, a buffer that stays in cache
+
+
+def integral(arr: np.ndarray) -> bool:
+    """Whether every element of a float array is a whole number (NaN and infinities are not).
+
+    Checked in blocks through one small buffer, so a 1e6-element array costs two passes in
+    cache rather than two 8 MB temporaries (np.array_equal(np.floor(a), a))."""
+    flat = arr.reshape(-1)
+    if flat.size <= _BLOCK:
+        return bool(np.array_equal(np.floor(flat), flat))
+    buf, same = np.empty(_BLOCK), np.empty(_BLOCK, dtype=bool)
+    for i in range(0, flat.size, _BLOCK):
+        x = flat[i:i + _BLOCK]
+        b, eq = buf[:x.size], same[:x.size]
+        np.floor(x, out=b)
+        if not np.equal(b, x, out=eq).all():
+            return False
+    return True
+
+
 def whole(name: str, value: Any, minimum: int = 1) -> Number:
     """`value` as a float (or float64 array) of whole numbers >= `minimum` (device counts, layers)."""
     t = type(value)
@@ -216,7 +237,7 @@ def whole(name: str, value: Any, minimum: int = 1) -> Number:
     if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
         arr = value.astype(np.float64, copy=False)
         lo, hi = float(arr.min()), float(arr.max())  # NaN propagates to both
-        if minimum <= lo and hi < _INF and np.array_equal(np.floor(arr), arr):
+        if minimum <= lo and hi < _INF and integral(arr):
             return arr
     return _rule(name, value, lambda v: v >= minimum and v.is_integer(),
                  lambda a: (a < minimum) | (a != np.floor(a)), f"must be a whole number >= {minimum}",
@@ -227,6 +248,11 @@ def whole_in(name: str, value: Any, allowed: tuple[int, ...]) -> Number:
     """`value` as a float (or float64 array) whose every element is one of the whole numbers `allowed`."""
     if type(value) in (int, float) and value in allowed:
         return float(value)
+    if (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size
+            and allowed == tuple(range(allowed[0], allowed[-1] + 1))):  # a run of whole numbers:
+        lo, hi = float(value.min()), float(value.max())               # no numpy.isin pass
+        if allowed[0] <= lo and hi <= allowed[-1] and integral(value):
+            return value.astype(np.float64, copy=False)
     rule = "must be " + ", ".join(map(str, allowed[:-1])) + f" or {allowed[-1]}"
     return _rule(name, value, lambda v: v in allowed, lambda a: ~np.isin(a, allowed), rule, interval=False)
 

@@ -1,0 +1,112 @@
+"""Arithmetic helpers that take a float or an array and give the same value either way.
+
+calc writes each formula once, for a Python float (an Excel cell: plain Python, no numpy call)
+and for arrays of jobs (numpy, whole-array passes). These helpers are what lets one expression
+serve both: a Python float goes through Python's arithmetic, an array through numpy's, with
+the same IEEE result element by element. On arrays they save passes, since on this class of
+machine an array pass that allocates its result costs about twice one that writes in place:
+- `skip` identities (x / 1.0, x - 0.0, x + 0.0 are x exactly);
+- `times` / `plus` / `over` write into a `fresh` array (one this code made, no one else holds)
+  rather than allocate;
+- `shard` is x / (d where on, else 1), numpy.where's result without its mask machinery;
+- `peak` is the largest element of a non-negative figure: one reduction that also says whether
+  every element is finite, so products with known finite factors need no check of their own.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+SAFE = 1e300  # a bound below float64's largest (1.8e308): products under it cannot overflow
+
+
+def is_fresh(x: Any, *held: Any) -> bool:
+    """Whether `x` is an array that may be written in place: not one of `held` (inputs, shared parts)."""
+    return isinstance(x, np.ndarray) and x.ndim > 0 and all(x is not h for h in held)
+
+
+def _into(x: Any, other: Any) -> bool:
+    """Whether x op other keeps x's shape (so the result may go into x)."""
+    shape = np.shape(other)
+    return shape == () or shape == x.shape or _shape(x.shape, shape) == x.shape
+
+
+def _shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shapes broadcast together, or None where they do not (numpy's own op then says so)."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
+def times(x: Any, c: Any, fresh: bool = False) -> Any:
+    """x · c (into x when x is `fresh` and keeps its shape)."""
+    if fresh and _into(x, c):
+        return np.multiply(x, c, out=x)
+    return x * c
+
+
+def plus(x: Any, y: Any, fresh: bool = False) -> Any:
+    """x + y (into x when x is `fresh` and keeps its shape; y = 0.0 gives x)."""
+    if type(y) is float and y == 0.0:
+        return x
+    if fresh and _into(x, y):
+        return np.add(x, y, out=x)
+    return x + y
+
+
+def sum_into(buf: Any, x: Any, y: Any) -> Any:
+    """x + y, into `buf` (an array no one else holds, or None) when it has the result's shape."""
+    if buf is not None and _shape(np.shape(x), np.shape(y)) == buf.shape:
+        return np.add(x, y, out=buf)
+    return x + y
+
+
+def minus(x: Any, y: Any) -> Any:
+    """x - y (y = 0.0 gives x)."""
+    return x if type(y) is float and y == 0.0 else x - y
+
+
+def over(x: Any, d: Any, fresh: bool = False) -> Any:
+    """x / d (d = 1.0 gives x; into x when x is `fresh` and keeps its shape)."""
+    if type(d) is float and d == 1.0:
+        return x
+    if fresh and _into(x, d):
+        return np.divide(x, d, out=x)
+    return x / d
+
+
+def ratio(x: Any, d: Any, fresh: bool = False) -> Any:
+    """x / d (into d when d is `fresh` and keeps its shape)."""
+    if fresh and _into(d, x):
+        return np.divide(x, d, out=d)
+    return x / d
+
+
+def shard(x: Any, on: Any, d: Any) -> Any:
+    """x / d where `on`, else x (numpy.where(on, d, 1.0) as the divisor; d >= 1, a whole count).
+
+    On arrays: max(d · on, 1) is d where on and 1 elsewhere, exactly (d >= 1), then one divide
+    into that buffer: three passes, one allocation."""
+    if on is True or on is False:
+        return over(x, d) if on else x
+    div = np.multiply(d, on)
+    if not isinstance(div, np.ndarray) or not div.ndim or not _into(div, x):
+        return x / np.maximum(div, 1.0)
+    np.maximum(div, 1.0, out=div)
+    return np.divide(x, div, out=div)
+
+
+def peak(x: Any) -> float:
+    """The largest element of a non-negative figure (a float as it is); inf or nan when not all finite."""
+    if type(x) is float:
+        return x
+    return float(np.max(x)) if np.size(x) else 0.0
+
+
+def finite_below(bound: float) -> bool:
+    """Whether `bound` (a peak times known factors) is a finite number under SAFE."""
+    return bound < SAFE and not math.isnan(bound)
