@@ -6,8 +6,8 @@ serve both: a Python float goes through Python's arithmetic, an array through nu
 the same IEEE result element by element. On arrays they save passes, since on this class of
 machine an array pass that allocates its result costs about twice one that writes in place:
 - `skip` identities (x / 1.0, x - 0.0, x + 0.0 are x exactly);
-- `times` / `plus` / `over` write into a `fresh` array (one this code made, no one else holds)
-  rather than allocate;
+- `times` / `plus` / `over` / `ratio` / `sum_into` write into a `fresh` array (one this code
+  made, that no one else holds) rather than allocate;
 - `shard` is x / (d where on, else 1), numpy.where's result without its mask machinery;
 - `peak` is the largest element of a non-negative figure: one reduction that also says whether
   every element is finite, so products with known finite factors need no check of their own.
@@ -21,11 +21,6 @@ from typing import Any
 import numpy as np
 
 SAFE = 1e300  # a bound below float64's largest (1.8e308): products under it cannot overflow
-
-
-def is_fresh(x: Any, *held: Any) -> bool:
-    """Whether `x` is an array that may be written in place: not one of `held` (inputs, shared parts)."""
-    return isinstance(x, np.ndarray) and x.ndim > 0 and all(x is not h for h in held)
 
 
 def _into(x: Any, other: Any) -> bool:
@@ -43,45 +38,40 @@ def _shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def times(x: Any, c: Any, fresh: bool = False) -> Any:
-    """x · c (into x when x is `fresh` and keeps its shape)."""
-    if fresh and _into(x, c):
+    """x · c (into x when x is a `fresh` array that keeps its shape)."""
+    if fresh and isinstance(x, np.ndarray) and x.ndim and _into(x, c):
         return np.multiply(x, c, out=x)
     return x * c
 
 
 def plus(x: Any, y: Any, fresh: bool = False) -> Any:
-    """x + y (into x when x is `fresh` and keeps its shape; y = 0.0 gives x)."""
+    """x + y (y = 0.0 gives x; into x when x is a `fresh` array that keeps its shape)."""
     if type(y) is float and y == 0.0:
         return x
-    if fresh and _into(x, y):
+    if fresh and isinstance(x, np.ndarray) and x.ndim and _into(x, y):
         return np.add(x, y, out=x)
     return x + y
 
 
 def sum_into(buf: Any, x: Any, y: Any) -> Any:
     """x + y, into `buf` (an array no one else holds, or None) when it has the result's shape."""
-    if buf is not None and _shape(np.shape(x), np.shape(y)) == buf.shape:
+    if isinstance(buf, np.ndarray) and buf.ndim and _shape(np.shape(x), np.shape(y)) == buf.shape:
         return np.add(x, y, out=buf)
     return x + y
 
 
-def minus(x: Any, y: Any) -> Any:
-    """x - y (y = 0.0 gives x)."""
-    return x if type(y) is float and y == 0.0 else x - y
-
-
 def over(x: Any, d: Any, fresh: bool = False) -> Any:
-    """x / d (d = 1.0 gives x; into x when x is `fresh` and keeps its shape)."""
+    """x / d (d = 1.0 gives x; into x when x is a `fresh` array that keeps its shape)."""
     if type(d) is float and d == 1.0:
         return x
-    if fresh and _into(x, d):
+    if fresh and isinstance(x, np.ndarray) and x.ndim and _into(x, d):
         return np.divide(x, d, out=x)
     return x / d
 
 
 def ratio(x: Any, d: Any, fresh: bool = False) -> Any:
-    """x / d (into d when d is `fresh` and keeps its shape)."""
-    if fresh and _into(d, x):
+    """x / d (into d when d is a `fresh` array that keeps its shape)."""
+    if fresh and isinstance(d, np.ndarray) and d.ndim and _into(d, x):
         return np.divide(x, d, out=d)
     return x / d
 

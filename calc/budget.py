@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .arith import finite_below, is_fresh, over, times
+from .arith import SAFE, finite_below, over, times
 from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from .checks import (
     ResultOverflowError,
@@ -185,12 +185,20 @@ def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, Utilization
     return u, "given", fraction("goodput", job.goodput), "given", None, None
 
 
+_LABELS: dict[float, str] = {}  # a given price's label, worded once per price
+
+
 def _price(job: Job, device: Any, table: DeviceTable, watts: Any
            ) -> tuple[Any, str, str | None, str | None, int | None]:
     """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
     price = job.price
     if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
-        return price, f"{price:g} USD per device-hour (given)", "given", None, None
+        label = _LABELS.get(price)
+        if label is None:
+            if len(_LABELS) > 1024:
+                _LABELS.clear()
+            label = _LABELS[price] = f"{price:g} USD per device-hour (given)"
+        return price, label, "given", None, None
     if isinstance(price, Owned):
         if watts is None:
             raise TrainingBudgetError(f"owned hardware: device {show(device)} has no watts for the energy share")
@@ -276,22 +284,22 @@ def budget(job: Job) -> Budget:
               else over(hours_at(flops, rate, u, n, check=False), g))
     device_hours1 = hours1 * n
     top = _top(factors)
-    hours = _over(hours1, factors, top, consume=True)
+    hours = _over(hours1, factors, top, True)
     usd, label, source, as_of, age = _price(job, device, table, watts)
     pue = _pue(job)
     try:
-        cost = None if usd is None else _over(device_hours1 * usd, factors, top, consume=True)
+        cost = None if usd is None else _over(device_hours1 * usd, factors, top, True)
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
     energy = None if watts is None else _over(kwh(watts, device_hours1, pue, check=False), factors, top,
-                                              consume=True)
+                                              True)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
     return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
                   layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
-                  days=_days(hours), device_hours=_over(device_hours1, factors, top, consume=True),
+                  days=_days(hours), device_hours=_over(device_hours1, factors, top, True),
                   cost_usd=cost, energy_kwh=energy, utilization=u, utilization_basis=u_basis, goodput=g,
                   goodput_basis=g_basis, usd_per_device_hour=usd, price_label=label, price_source=source,
                   price_as_of=as_of, price_age_days=age, pue=pue, prior=prior)
@@ -330,13 +338,18 @@ def _top(factors: Any) -> float:
 
 def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
     """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
-    (an overflowing product refused). An array whose elements sum below arith.SAFE / the largest
-    factor (>= 1) cannot overflow, point or products, so one reduction checks all four; with
-    `consume` the point's own buffer takes the last product."""
+    (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
+    factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
+    reduction (an array) checks all four; with `consume` the point's own (new) buffer takes the
+    last product."""
     if factors is None:
         return out(point)
     f0, f1, f2 = factors
-    if type(point) is not float and is_fresh(point) and finite_below(float(np.add.reduce(point, axis=None)) * top):
+    if type(point) is float:
+        if point * top < SAFE:  # NaN and infinities fail it
+            return Span(point * f0, point * f1, point * f2)
+    elif (isinstance(point, np.ndarray) and point.ndim
+          and finite_below(float(np.add.reduce(point, axis=None)) * top)):
         return Span(point * f0, point * f1, times(point, f2, consume))
     point = out(point)
     return Span(out(point * f0), out(point * f1), out(point * f2))

@@ -232,9 +232,12 @@ def integral(arr: np.ndarray) -> bool:
 def whole(name: str, value: Any, minimum: int = 1) -> Number:
     """`value` as a float (or float64 array) of whole numbers >= `minimum` (device counts, layers)."""
     t = type(value)
-    if (t is int and minimum <= value < 2**53) or (t is float and value >= minimum and value.is_integer()):
+    if t is float:
+        if value >= minimum and value.is_integer():  # NaN and infinities are not whole
+            return value
+    elif t is int and minimum <= value < 2**53:
         return float(value)
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+    elif isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
         arr = value.astype(np.float64, copy=False)
         lo, hi = float(arr.min()), float(arr.max())  # NaN propagates to both
         if minimum <= lo and hi < _INF and integral(arr):

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .activations import activation_bytes
-from .arith import is_fresh, minus, over, plus, shard, sum_into, times
+from .arith import over, plus, shard, sum_into, times
 from .checks import (
     TrainingBudgetError,
     _index,
@@ -279,28 +279,30 @@ def memory_parts(n: Any, *, kind: str, opt: str, trainable: Any, grad: Any, mast
     per device by part. `dp` the data-parallel size, `t`, `p`, `e` tensor, pipeline and expert
     parallel, `stage` the ZeRO stage, `exp` and `stage_p` expert and first-stage parameters, `act`
     activation bytes per device."""
-    dense = over(plus(over(minus(minus(n, exp), stage_p), p), stage_p), t)  # per device, sharded over dp by ZeRO
-    expert = exp / (t * p * e)                          # per device, sharded over dp / e
+    plain = type(exp) is float and exp == 0.0 and type(stage_p) is float and stage_p == 0.0
+    # per device, sharded over dp by ZeRO ((n - 0 - 0) / p + 0 is n / p exactly: no passes for zeros)
+    dense = over(over(n, p), t) if plain else ((n - exp - stage_p) / p + stage_p) / t
+    expert = 0.0 if plain and exp == 0.0 else exp / (t * p * e)  # per device, sharded over dp / e
     share = _share(kind, n, trainable)                  # trainable fraction
-
-    def per_device(k: int) -> Any:
-        on = stage >= k
-        part = shard(dense, on, dp)
-        return part if type(expert) is float and expert == 0.0 else part + shard(expert, on, dp / e)
-
+    on3, on2, on1 = stage >= 3, stage >= 2, stage >= 1
+    w3, g2, o1 = shard(dense, on3, dp), shard(dense, on2, dp), shard(dense, on1, dp)
+    if not (type(expert) is float and expert == 0.0):
+        w3, g2, o1 = (w3 + shard(expert, on3, dp / e), g2 + shard(expert, on2, dp / e),
+                      o1 + shard(expert, on1, dp / e))
     base = QLORA_BASE_BYTES if kind == "qlora" else WEIGHT_BYTES
     adapters = WEIGHT_BYTES * share if kind in ("lora", "qlora") else 0.0
-    w3, g2, o1 = per_device(3), per_device(2), per_device(1)
-    weights = times(w3, base + adapters, is_fresh(w3, dense, n))
+    weights = times(w3, base + adapters, w3 is not dense and w3 is not n)
     if zero3_buffers:
         weights = weights + pick(stage >= 3, zero3_buffer_bytes(dense + expert, grad), 0.0)
-    gradients = times(g2, grad * share, is_fresh(g2, dense, n))
+    gradients = times(g2, grad * share, g2 is not dense and g2 is not n)
     optimizer_bytes = OPTIMIZER_BYTES[opt] * share * o1
-    master_bytes = times(o1, (MASTER_BYTES if master else 0.0) * share, is_fresh(o1, dense, n))
+    master_bytes = times(o1, (MASTER_BYTES if master else 0.0) * share, o1 is not dense and o1 is not n)
     activations = _spread(act, n)  # broadcast to the common shape
-    total = sum_into(dense if is_fresh(dense, n) else None, weights, gradients)  # dense is spent: reuse it
-    fresh = is_fresh(total)
-    total = plus(plus(plus(total, optimizer_bytes, fresh), master_bytes, fresh), activations, fresh)
+    if type(weights) is float and type(gradients) is float and type(o1) is float and type(activations) is float:
+        return MemoryBreakdown(weights, gradients, optimizer_bytes, master_bytes, activations,
+                               out(weights + gradients + optimizer_bytes + master_bytes + activations))
+    total = sum_into(dense if dense is not n else None, weights, gradients)  # dense is spent: reuse it
+    total = plus(plus(plus(total, optimizer_bytes, True), master_bytes, True), activations, True)
     # Every part is >= 0 and they sum to the total: a finite total means finite parts.
     return MemoryBreakdown(_kept(weights), _kept(gradients), _kept(optimizer_bytes), _kept(master_bytes),
                            _kept(activations), out(total))

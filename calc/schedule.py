@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .arith import is_fresh, over, ratio, times
+from .arith import over, ratio, times
 from .checks import (
     TrainingBudgetError,
     at_least,
@@ -53,15 +53,14 @@ def hours_at(flops: Any, tflops: Any, utilization: Any, devices: Any, check: boo
     """Wall-clock hours: FLOPs / (TFLOP/s · 1e12 · utilization · devices) / 3600 (checked numbers;
     `check` False leaves the overflow check to the caller, e.g. calc.budget's ranges)."""
     rate = tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices
-    hours = ratio(flops, rate, is_fresh(rate, devices, tflops, utilization))
+    hours = ratio(flops, rate, True)  # rate is a new array (or a float)
     return out(hours) if check else hours
 
 
 def kwh(watts: Any, device_hours: Any, pue: Any, check: bool = True) -> Any:
     """Energy in kWh: board watts · device-hours · PUE / 1000 (checked numbers; `check` as hours_at)."""
     energy = np.asarray(watts) * device_hours if not isinstance(watts, float) else watts * device_hours
-    fresh = is_fresh(energy, watts, device_hours)
-    energy = over(times(energy, pue, fresh), 1000.0, fresh)
+    energy = over(times(energy, pue, True), 1000.0, True)  # energy is a new array (or a float)
     return out(energy) if check else energy
 
 
