@@ -42,6 +42,7 @@ from .checks import (
 )
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
+from .frozen import filled
 from .job import Budget, Job, Owned, Span
 from .memory import (
     GRAD_BYTES,
@@ -280,8 +281,8 @@ def budget(job: Job) -> Budget:
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
     # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
     # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
-    hours1 = (hours_at(flops, rate, 1.0, n, check=False) if prior is not None
-              else over(hours_at(flops, rate, u, n, check=False), g))
+    hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
+              else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
     top = _top(factors)
     hours = _over(hours1, factors, top, True)
@@ -292,17 +293,18 @@ def budget(job: Job) -> Budget:
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, check=False), factors, top,
+    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, False), factors, top,
                                               True)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
-    return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
-                  layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
-                  days=_days(hours), device_hours=_over(device_hours1, factors, top, True),
-                  cost_usd=cost, energy_kwh=energy, utilization=u, utilization_basis=u_basis, goodput=g,
-                  goodput_basis=g_basis, usd_per_device_hour=usd, price_label=label, price_source=source,
-                  price_as_of=as_of, price_age_days=age, pue=pue, prior=prior)
+    return filled(Budget, {  # every field of Budget, by name (tests/test_budget.py checks the set)
+        "job": job, "device": device, "flops": flops, "params": total, "active_params": active,
+        "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits, "headroom_bytes": headroom,
+        "hours": hours, "days": _days(hours), "device_hours": _over(device_hours1, factors, top, True),
+        "cost_usd": cost, "energy_kwh": energy, "utilization": u, "utilization_basis": u_basis, "goodput": g,
+        "goodput_basis": g_basis, "usd_per_device_hour": usd, "price_label": label, "price_source": source,
+        "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior})
 
 
 def _flops(total: Any, active: Any, tokens: Any) -> Any:
@@ -327,9 +329,10 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any) -> tuple[Mem
     check_parts(experts, stage, total)
     _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
                                        job.expert_parallel, devices_checked=True)
-    return memory_parts(total, kind=kind, opt=opt, trainable=job.trainable, grad=GRAD_BYTES, master=True,
-                        dp=dp, t=t, p=p, e=e, stage=whole_in("zero_stage", job.zero_stage, ZERO_STAGES),
-                        exp=experts, stage_p=stage, act=act, zero3_buffers=False), dp
+    stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
+    # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
+    return memory_parts(total, kind, opt, job.trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
+                        act, False), dp
 
 
 def _top(factors: Any) -> float:

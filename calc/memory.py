@@ -272,7 +272,7 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                         zero3_buffers=zero3_buffers)
 
 
-def memory_parts(n: Any, *, kind: str, opt: str, trainable: Any, grad: Any, master: bool, dp: Any, t: Any,
+def memory_parts(n: Any, kind: str, opt: str, trainable: Any, grad: Any, master: bool, dp: Any, t: Any,
                  p: Any, e: Any, stage: Any, exp: Any, stage_p: Any, act: Any,
                  zero3_buffers: bool) -> MemoryBreakdown:
     """train_memory's formulas on checked values (train_memory's checks, or calc.budget's): bytes
