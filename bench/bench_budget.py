@@ -7,11 +7,13 @@ layout (and whether it fits), hours, days, device-hours, cost and energy as rang
   train_memory + train_range (what a caller needed before);
 - vector: 1e6 jobs (params, tokens, devices and ZeRO stage varying) in one budget() call against
   train_memory + train_range over the same arrays.
-Run: python bench/bench_budget.py [N] [--before DIR]. Prints figures; asserts nothing (goals, issue 17:
+Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; asserts nothing (goals, issue 17:
 <= 10 us per scalar question, <= 50 ns per job over 1e6 jobs with ranges).
 `--before DIR` also times budget() of another calc folder in the same run (calc imports only
 itself, so a copy loads as its own package), e.g. main's:
     git archive main calc | tar -x -C /tmp/before && python bench/bench_budget.py --before /tmp/before/calc
+`--cpu` times with this process's CPU time (time.process_time) instead of the wall clock: on a
+machine shared with other jobs, wall-clock time counts the time other processes held the CPU.
 The last row is this machine's floor for the vector case: one N-element multiply into a new
 array, and how many of those one budget() call costs.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 import timeit
 from collections.abc import Callable
 from pathlib import Path
@@ -32,23 +35,26 @@ from trainbudget import calc
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
+CLOCK = time.perf_counter  # --cpu: time.process_time, this process's CPU time (a shared, busy machine)
+
+
 def us(fn: Callable[[], object]) -> float:
     """Best-of-7 microseconds per call."""
-    t = timeit.Timer(fn)
+    t = timeit.Timer(fn, timer=CLOCK)
     number, _ = t.autorange()
     return min(t.repeat(7, number)) / number * 1e6
 
 
 def best_s(fn: Callable[[], object], repeat: int = 5) -> float:
     """Best-of-`repeat` seconds of one call."""
-    return min(timeit.repeat(fn, number=1, repeat=repeat))
+    return min(timeit.repeat(fn, number=1, repeat=repeat, timer=CLOCK))
 
 
 def fresh_pass_s(a: np.ndarray, b: np.ndarray) -> float:
     """Best seconds of one a * b into a new array, the arrays kept (as a Budget keeps its figures),
     so each pass pays for fresh memory as budget()'s results do."""
     kept: list[np.ndarray] = []
-    return min(timeit.repeat(lambda: kept.append(a * b), number=1, repeat=25))
+    return min(timeit.repeat(lambda: kept.append(a * b), number=1, repeat=25, timer=CLOCK))
 
 
 def load_calc(folder: str) -> ModuleType:
@@ -111,6 +117,9 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--cpu" in args:
+        args.remove("--cpu")
+        CLOCK = time.process_time
     at = args.index("--before") if "--before" in args else -1
     folder = args[at + 1] if at >= 0 else None
     rest = [a for i, a in enumerate(args) if at < 0 or i not in (at, at + 1)]
