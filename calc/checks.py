@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .arith import integral
+
 
 class TrainingBudgetError(ValueError):
     """Bad input to a TrainingBudget function; the message names the argument and the value.
@@ -206,27 +208,6 @@ def fraction(name: str, value: Any) -> Number:
     if type(value) is float and 0.0 < value <= 1.0:
         return value
     return _rule(name, value, lambda v: 0 < v <= 1, lambda a: (a <= 0) | (a > 1), "must be in (0, 1]")
-
-
-_BLOCK = 1 << 15  # elements per block: 256 KiB of float64, a buffer that stays in cache
-
-
-def integral(arr: np.ndarray) -> bool:
-    """Whether every element of a float array is a whole number (NaN and infinities are not).
-
-    Checked in blocks through one small buffer, so a 1e6-element array costs two passes in
-    cache rather than two 8 MB temporaries (np.array_equal(np.floor(a), a))."""
-    flat = arr.reshape(-1)
-    if flat.size <= _BLOCK:
-        return bool(np.array_equal(np.floor(flat), flat))
-    buf, same = np.empty(_BLOCK), np.empty(_BLOCK, dtype=bool)
-    for i in range(0, flat.size, _BLOCK):
-        x = flat[i:i + _BLOCK]
-        b, eq = buf[:x.size], same[:x.size]
-        np.floor(x, out=b)
-        if not np.equal(b, x, out=eq).all():
-            return False
-    return True
 
 
 def whole(name: str, value: Any, minimum: int = 1) -> Number:

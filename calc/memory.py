@@ -27,14 +27,13 @@ from typing import Any
 import numpy as np
 
 from .activations import activation_bytes
-from .arith import over, plus, shard, sum_into, times
+from .arith import integral, over, plus, shard, sum_into, times
 from .checks import (
     TrainingBudgetError,
     _index,
     broadcasts,
     choice,
     flag,
-    integral,
     non_negative,
     out,
     pick,
