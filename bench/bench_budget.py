@@ -7,15 +7,26 @@ layout (and whether it fits), hours, days, device-hours, cost and energy as rang
   train_memory + train_range (what a caller needed before);
 - vector: 1e6 jobs (params, tokens, devices and ZeRO stage varying) in one budget() call against
   train_memory + train_range over the same arrays.
-Run: python bench/bench_budget.py [N]. Prints figures; asserts nothing (goals, issue 17: <= 10 us
-per scalar question, <= 50 ns per job over 1e6 jobs with ranges).
+Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; asserts nothing (goals, issue 17:
+<= 10 us per scalar question, <= 50 ns per job over 1e6 jobs with ranges).
+`--before DIR` also times budget() of another calc folder in the same run (calc imports only
+itself, so a copy loads as its own package), e.g. main's:
+    git archive main calc | tar -x -C /tmp/before && python bench/bench_budget.py --before /tmp/before/calc
+`--cpu` times with this process's CPU time (time.process_time) instead of the wall clock: on a
+machine shared with other jobs, wall-clock time counts the time other processes held the CPU.
+The last row is this machine's floor for the vector case: one N-element multiply into a new
+array, and how many of those one budget() call costs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+import time
 import timeit
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -24,21 +35,41 @@ from trainbudget import calc
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
+CLOCK = time.perf_counter  # --cpu: time.process_time, this process's CPU time (a shared, busy machine)
+
+
 def us(fn: Callable[[], object]) -> float:
     """Best-of-7 microseconds per call."""
-    t = timeit.Timer(fn)
+    t = timeit.Timer(fn, timer=CLOCK)
     number, _ = t.autorange()
     return min(t.repeat(7, number)) / number * 1e6
 
 
 def best_s(fn: Callable[[], object], repeat: int = 5) -> float:
     """Best-of-`repeat` seconds of one call."""
-    return min(timeit.repeat(fn, number=1, repeat=repeat))
+    return min(timeit.repeat(fn, number=1, repeat=repeat, timer=CLOCK))
 
 
-def scalar_budget() -> calc.Budget:
-    return calc.budget(calc.Job(params=13e9, tokens=1e12, device=H100, devices=64, tensor_parallel=2, zero_stage=3,
-                                utilization="prior", price=2.5, pue=1.2))
+def fresh_pass_s(a: np.ndarray, b: np.ndarray) -> float:
+    """Best seconds of one a * b into a new array, the arrays kept (as a Budget keeps its figures),
+    so each pass pays for fresh memory as budget()'s results do."""
+    kept: list[np.ndarray] = []
+    return min(timeit.repeat(lambda: kept.append(a * b), number=1, repeat=25, timer=CLOCK))
+
+
+def load_calc(folder: str) -> ModuleType:
+    """Another checkout's calc folder as its own package (calc's imports are all relative)."""
+    init = Path(folder) / "__init__.py"
+    spec = importlib.util.spec_from_file_location("calc_before", init, submodule_search_locations=[str(init.parent)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["calc_before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def scalar_budget(c: ModuleType = calc) -> calc.Budget:
+    return c.budget(c.Job(params=13e9, tokens=1e12, device=H100, devices=64, tensor_parallel=2, zero_stage=3,
+                          utilization="prior", price=2.5, pue=1.2))
 
 
 def scalar_today() -> tuple[object, dict]:
@@ -46,17 +77,18 @@ def scalar_today() -> tuple[object, dict]:
     return mem, calc.train_range(13e9, 1e12, H100, devices=64, usd_per_device_hour=2.5, pue=1.2)
 
 
-def main(n: int = 1_000_000) -> None:
+def main(n: int = 1_000_000, before: str | None = None) -> None:
     rng = np.random.default_rng(0)
     params = rng.uniform(1e9, 7e10, n)
     tokens = rng.uniform(1e11, 1e13, n)
     devices = rng.choice([64.0, 128.0, 512.0], n)
     zero = rng.integers(0, 4, n).astype(np.float64)
     prior = calc.utilization_prior()
+    old = load_calc(before) if before else None
 
-    def vector_budget() -> calc.Budget:
-        return calc.budget(calc.Job(params=params, tokens=tokens, device=H100, devices=devices, tensor_parallel=2,
-                                    zero_stage=zero, utilization=prior, price=2.5, pue=1.2))
+    def vector_budget(c: ModuleType = calc, p: object = prior) -> calc.Budget:
+        return c.budget(c.Job(params=params, tokens=tokens, device=H100, devices=devices, tensor_parallel=2,
+                              zero_stage=zero, utilization=p, price=2.5, pue=1.2))
 
     def vector_today() -> tuple[object, dict]:
         mem = calc.train_memory(params, zero_stage=zero, devices=devices, tensor_parallel=2)
@@ -65,12 +97,30 @@ def main(n: int = 1_000_000) -> None:
 
     b, (mem, r) = vector_budget(), vector_today()  # the same figures, and a warm cache
     assert np.allclose(b.cost_usd.expected, r["usd"][:, 1]) and np.allclose(b.memory.total, mem.total)
-    rows = [("scalar question (us per call)", us(scalar_budget), us(scalar_today)),
-            (f"{n:,} jobs with ranges (ns per job)", best_s(vector_budget) / n * 1e9, best_s(vector_today) / n * 1e9)]
-    print(f"{'':40} {'budget()':>10} {'today':>10}   (today: train_memory + train_range)")
-    for label, ours, today in rows:
-        print(f"{label:40} {ours:10.1f} {today:10.1f}")
-
+    cols = ["budget()", "today"]
+    rows = [["scalar question (us per call)", us(scalar_budget), us(scalar_today)],
+            [f"{n:,} jobs with ranges (ns per job)", best_s(vector_budget) / n * 1e9, best_s(vector_today) / n * 1e9]]
+    if old is not None:
+        old_prior = old.utilization_prior()
+        ob = vector_budget(old, old_prior)
+        assert np.array_equal(ob.cost_usd.expected, b.cost_usd.expected)  # the same figures, bit for bit
+        assert np.array_equal(ob.memory.total, b.memory.total)
+        cols.insert(1, "before")
+        rows[0].insert(2, us(lambda: scalar_budget(old)))
+        rows[1].insert(2, best_s(lambda: vector_budget(old, old_prior)) / n * 1e9)
+    print(f"{'':40}" + "".join(f"{c:>10}" for c in cols) + "   (today: train_memory + train_range)")
+    for label, *figures in rows:
+        print(f"{label:40}" + "".join(f"{f:10.1f}" for f in figures))
+    one = fresh_pass_s(params, tokens)
+    print(f"{'floor: one multiply into a new array (ms)':40}{one * 1e3:10.2f}   "
+          f"(budget() costs {best_s(vector_budget) / one:.0f} of them)")
 
 if __name__ == "__main__":
-    main(int(float(sys.argv[1])) if len(sys.argv) > 1 else 1_000_000)
+    args = sys.argv[1:]
+    if "--cpu" in args:
+        args.remove("--cpu")
+        CLOCK = time.process_time
+    at = args.index("--before") if "--before" in args else -1
+    folder = args[at + 1] if at >= 0 else None
+    rest = [a for i, a in enumerate(args) if at < 0 or i not in (at, at + 1)]
+    main(int(float(rest[0])) if rest else 1_000_000, folder)

@@ -23,11 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from .arith import SAFE, finite_below, over, times
 from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from .checks import (
     ResultOverflowError,
     TrainingBudgetError,
     at_least,
+    choice,
     divides,
     fraction,
     non_negative,
@@ -35,11 +37,22 @@ from .checks import (
     positive,
     show,
     whole,
+    whole_in,
 )
 from .devices import DeviceTable, catalog
-from .flops import train_flops
+from .flops import dense_flops, train_flops
+from .frozen import filled
 from .job import Budget, Job, Owned, Span
-from .memory import train_memory
+from .memory import (
+    GRAD_BYTES,
+    METHODS,
+    OPTIMIZERS,
+    ZERO_STAGES,
+    MemoryBreakdown,
+    check_parts,
+    checked_layout,
+    memory_parts,
+)
 from .models import ModelPreset
 from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
 from .prior import GOODPUT, UtilizationPrior, job_prior
@@ -182,12 +195,20 @@ def _out_float(x: Any) -> Any:
     return float(x) if np.ndim(x) == 0 else x
 
 
+_LABELS: dict[float, str] = {}  # a given price's label, worded once per price
+
+
 def _price(job: Job, device: Any, table: DeviceTable, watts: Any
            ) -> tuple[Any, str, str | None, str | None, int | None]:
     """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
     price = job.price
     if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
-        return price, f"{price:g} USD per device-hour (given)", "given", None, None
+        label = _LABELS.get(price)
+        if label is None:
+            if len(_LABELS) > 1024:
+                _LABELS.clear()
+            label = _LABELS[price] = f"{price:g} USD per device-hour (given)"
+        return price, label, "given", None, None
     if isinstance(price, Owned):
         if watts is None:
             raise TrainingBudgetError(f"owned hardware: device {show(device)} has no watts for the energy share")
@@ -227,6 +248,32 @@ def _pue(job: Job) -> Any:
     return at_least("pue", job.pue, 1.0)
 
 
+# --- the device -----------------------------------------------------------------------------------
+
+_DEVICES: dict[tuple[int, str, bool], tuple[DeviceTable, Any, Any, Any, Any, Any]] = {}
+
+
+def _device(device: Any, table: DeviceTable, ranged: bool) -> tuple[Any, Any, Any, Any, Any]:
+    """(the device the figures are for, the chosen row (its price is the job's), usable bytes,
+    TFLOP/s, watts) of `job.device` in `table`; for a range the figures' row is the prior's
+    16-bit row (prior_device). A name is looked up once per table (device
+    tables are frozen rows); numbers and arrays of names go through the table each time."""
+    if not isinstance(device, str):
+        named = prior_device(device, table) if ranged else device
+        usable = usable_bytes_of(_column(device, table, "memory_gib"))
+        return named, device, usable, table.value(named, "tflops"), _column(named, table, "watts")
+    key = (id(table), device, ranged)
+    hit = _DEVICES.get(key)
+    if hit is None or hit[0] is not table:
+        if len(_DEVICES) > 1024:
+            _DEVICES.clear()
+        given = table.get(device)
+        row = table.get(prior_device(device, table)) if ranged else given
+        hit = _DEVICES[key] = (table, row.name, given.name, usable_bytes_of(given.memory_gib), row.tflops,
+                               row.watts)
+    return hit[1], hit[2], hit[3], hit[4], hit[5]
+
+
 # --- the composer --------------------------------------------------------------------------------
 
 def budget(job: Job) -> Budget:
@@ -237,54 +284,97 @@ def budget(job: Job) -> Budget:
     tokens = positive("tokens", job.tokens)
     n = whole("devices", job.devices)
     u, u_basis, g, g_basis, prior, factors = _utilization(job, active)
-    named = table.get(job.device) if isinstance(job.device, str) else None
-    device = prior_device(job.device, table) if prior is not None else job.device
-    row = (named if device is job.device else table.get(device)) if named is not None else None
-    device = row.name if row is not None else device
-    flops = train_flops(total, tokens, active_params=None if active is total else active)
-    layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
-              "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel}
-    memory = train_memory(total, method=job.method, optimizer=job.optimizer, trainable=job.trainable,
-                          zero_stage=job.zero_stage, devices=n, activations=job.activations,
-                          expert_params=experts, stage_params=stage, **layout)
-    layout["data_parallel"] = n / (whole("tensor_parallel", job.tensor_parallel)  # checked by train_memory
-                                   * whole("pipeline_parallel", job.pipeline_parallel)
-                                   * whole("context_parallel", job.context_parallel))
-    usable = usable_bytes_of(named.memory_gib if named is not None else _column(job.device, table, "memory_gib"))
+    device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
+    flops = _flops(total, active, tokens)
+    memory, dp = _memory(job, total, experts, stage, n)
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
-    rate = row.tflops if row is not None else table.value(device, "tflops")
-    watts = row.watts if row is not None else _column(device, table, "watts")
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
     # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
     # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
-    hours1 = hours_at(flops, rate, 1.0, n) if prior is not None else hours_at(flops, rate, u, n) / g
+    hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
+              else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
+    top = _top(factors)
+    hours = _over(hours1, factors, top, True)
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
-    usd, label, source, as_of, age = _price(job, named.name if named is not None else device, table, watts)
+    usd, label, source, as_of, age = _price(job, chosen, table, watts)
     pue = _pue(job)
     try:
-        cost = None if usd is None else _over(out(device_hours1 * usd), factors)
+        cost = None if usd is None else _over(device_hours1 * usd, factors, top, True)
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    hours = _over(hours1, factors)
-    return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
-                  layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
-                  days=_apply(hours, lambda h: h / 24), device_hours=_over(device_hours1, factors), cost_usd=cost,
-                  energy_kwh=None if watts is None else _over(kwh(watts, device_hours1, pue), factors),
-                  utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
-                  usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
-                  price_age_days=age, pue=pue, prior=prior)
+    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, False), factors, top,
+                                              True)
+    layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
+              "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
+              "data_parallel": dp}
+    return filled(Budget, {  # every field of Budget, by name (tests/test_budget.py checks the set)
+        "job": job, "device": device, "flops": flops, "params": total, "active_params": active,
+        "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits, "headroom_bytes": headroom,
+        "hours": hours, "days": _days(hours), "device_hours": _over(device_hours1, factors, top, True),
+        "cost_usd": cost, "energy_kwh": energy, "utilization": u, "utilization_basis": u_basis, "goodput": g,
+        "goodput_basis": g_basis, "usd_per_device_hour": usd, "price_label": label, "price_source": source,
+        "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior})
 
 
-def _over(point: Any, factors: Any) -> Any:
-    """A point as it is, or a Span of the point times each of the prior's three factors (an
-    overflowing product refused)."""
+def _flops(total: Any, active: Any, tokens: Any) -> Any:
+    """Training FLOPs: 6 · N · D on the active parameters (calc.flops; its active_params check, and
+    its overflow error naming the inputs out of range)."""
+    try:
+        if active is total:
+            return dense_flops(total, tokens)
+        if type(active) is float and type(total) is float and active <= total:
+            return dense_flops(active, tokens)
+    except ResultOverflowError:
+        pass  # train_flops says which inputs are out of range
+    return train_flops(total, tokens, active_params=None if active is total else active)
+
+
+def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any) -> tuple[MemoryBreakdown, Any]:
+    """Bytes per device on the layout, and the data-parallel size: calc.memory's formulas
+    (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them."""
+    kind = choice("method", job.method, METHODS)
+    opt = choice("optimizer", job.optimizer, OPTIMIZERS)
+    act = non_negative("activations", job.activations)
+    check_parts(experts, stage, total)
+    _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
+                                       job.expert_parallel, devices_checked=True)
+    stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
+    # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
+    return memory_parts(total, kind, opt, job.trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
+                        act, False), dp
+
+
+def _top(factors: Any) -> float:
+    """The largest of the prior's hour factors (each a float, or an array for a job-keyed prior)."""
     if factors is None:
-        return point
-    return Span(out(point * factors[0]), out(point * factors[1]), out(point * factors[2]))
+        return 1.0
+    return max(f if type(f) is float else float(np.max(f)) for f in factors)
 
 
-def _apply(x: Any, fn: Any) -> Any:
-    return Span(fn(x.low), fn(x.expected), fn(x.high)) if isinstance(x, Span) else fn(x)
+def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
+    """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
+    (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
+    factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
+    reduction (an array) checks all four; with `consume` the point's own (new) buffer takes the
+    last product."""
+    if factors is None:
+        return out(point)
+    f0, f1, f2 = factors
+    if type(point) is float:
+        if point * top < SAFE:  # NaN and infinities fail it
+            return Span(point * f0, point * f1, point * f2)
+    elif (isinstance(point, np.ndarray) and point.ndim
+          and finite_below(float(np.add.reduce(point, axis=None)) * top)):
+        return Span(point * f0, point * f1, times(point, f2, consume))
+    point = out(point)
+    return Span(out(point * f0), out(point * f1), out(point * f2))
+
+
+def _days(hours: Any) -> Any:
+    """Hours / 24, a point or each of a Span's three."""
+    if isinstance(hours, Span):
+        return Span(hours.low / 24, hours.expected / 24, hours.high / 24)
+    return hours / 24

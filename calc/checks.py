@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .arith import integral
+
 
 class TrainingBudgetError(ValueError):
     """Bad input to a TrainingBudget function; the message names the argument and the value.
@@ -211,12 +213,15 @@ def fraction(name: str, value: Any) -> Number:
 def whole(name: str, value: Any, minimum: int = 1) -> Number:
     """`value` as a float (or float64 array) of whole numbers >= `minimum` (device counts, layers)."""
     t = type(value)
-    if (t is int and minimum <= value < 2**53) or (t is float and value >= minimum and value.is_integer()):
+    if t is float:
+        if value >= minimum and value.is_integer():  # NaN and infinities are not whole
+            return value
+    elif t is int and minimum <= value < 2**53:
         return float(value)
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+    elif isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
         arr = value.astype(np.float64, copy=False)
         lo, hi = float(arr.min()), float(arr.max())  # NaN propagates to both
-        if minimum <= lo and hi < _INF and np.array_equal(np.floor(arr), arr):
+        if minimum <= lo and hi < _INF and integral(arr):
             return arr
     return _rule(name, value, lambda v: v >= minimum and v.is_integer(),
                  lambda a: (a < minimum) | (a != np.floor(a)), f"must be a whole number >= {minimum}",
@@ -227,6 +232,11 @@ def whole_in(name: str, value: Any, allowed: tuple[int, ...]) -> Number:
     """`value` as a float (or float64 array) whose every element is one of the whole numbers `allowed`."""
     if type(value) in (int, float) and value in allowed:
         return float(value)
+    if (isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size
+            and allowed == tuple(range(allowed[0], allowed[-1] + 1))):  # a run of whole numbers:
+        lo, hi = float(value.min()), float(value.max())               # no numpy.isin pass
+        if allowed[0] <= lo and hi <= allowed[-1] and integral(value):
+            return value.astype(np.float64, copy=False)
     rule = "must be " + ", ".join(map(str, allowed[:-1])) + f" or {allowed[-1]}"
     return _rule(name, value, lambda v: v in allowed, lambda a: ~np.isin(a, allowed), rule, interval=False)
 

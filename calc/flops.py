@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .arith import times
 from .checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
 
 RECOMPUTE = ("none", "selective", "op", "full")
@@ -77,20 +78,27 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
                 f"input_embedding must be < the parameters counted (got input_embedding={show(input_embedding)})")
         n = n - emb
     d = positive("tokens", tokens)
-    per_token = _DENSE_PER_TOKEN[mode] * n
     shape = (n_layers, d_model, seq_len)
-    if any(v is not None for v in shape):
-        if any(v is None for v in shape):
+    if all(v is None for v in shape):
+        if any(v is not None for v in (n_heads, head_dim, window, window_layers)):
             raise TrainingBudgetError(
-                "n_layers, d_model and seq_len go together (got "
-                f"n_layers={show(n_layers)}, d_model={show(d_model)}, seq_len={show(seq_len)})")
-        per_token = per_token + _ATTENTION_PER_TOKEN[mode] * _attention(
-            n_layers, d_model, seq_len, n_heads, head_dim, window, window_layers)
-    elif any(v is not None for v in (n_heads, head_dim, window, window_layers)):
+                "n_heads, head_dim, window and window_layers need n_layers, d_model and seq_len "
+                f"(got n_heads={show(n_heads)}, head_dim={show(head_dim)}, window={show(window)})")
+        return dense_flops(n, d, mode)
+    if any(v is None for v in shape):
         raise TrainingBudgetError(
-            "n_heads, head_dim, window and window_layers need n_layers, d_model and seq_len "
-            f"(got n_heads={show(n_heads)}, head_dim={show(head_dim)}, window={show(window)})")
+            "n_layers, d_model and seq_len go together (got "
+            f"n_layers={show(n_layers)}, d_model={show(d_model)}, seq_len={show(seq_len)})")
+    per_token = _DENSE_PER_TOKEN[mode] * n + _ATTENTION_PER_TOKEN[mode] * _attention(
+        n_layers, d_model, seq_len, n_heads, head_dim, window, window_layers)
     return out(per_token * d)
+
+
+def dense_flops(params: Any, tokens: Any, recompute: str = "none") -> Any:
+    """The dense part on checked numbers: 6 · params · tokens FLOPs (8 under full recompute;
+    Kaplan et al. 2020, see the module doc), the formula train_flops and calc.budget share."""
+    per_token = _DENSE_PER_TOKEN[recompute] * params
+    return out(times(per_token, tokens, True))  # per_token is a new array (or a float)
 
 
 def _attention(n_layers: Any, d_model: Any, seq_len: Any, n_heads: Any, head_dim: Any,

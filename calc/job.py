@@ -10,11 +10,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .devices import DeviceTable
+from .frozen import fast_init
 from .memory import MemoryBreakdown
 from .models import ModelPreset
 from .prior import UtilizationPrior
 
 
+@fast_init
 @dataclass(frozen=True)
 class Span:
     """A figure as low / expected / high (low <= expected <= high), each a float or an array."""
@@ -46,6 +48,7 @@ class Owned:
         return f"owned {self.capex_usd:g} USD over {self.life_years:g} y"
 
 
+@fast_init
 @dataclass(frozen=True, eq=False)
 class Job:
     """A training job's inputs (numbers may be numpy arrays; they broadcast).
@@ -90,6 +93,7 @@ class Job:
         return replace(self, **changes)
 
 
+@fast_init
 @dataclass(frozen=True, eq=False)
 class Budget:
     """The figures of one job (or arrays of jobs) and the provenance of every assumption.

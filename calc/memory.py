@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .activations import activation_bytes
+from .arith import integral, over, plus, shard, sum_into, times
 from .checks import (
     TrainingBudgetError,
     _index,
@@ -41,6 +42,7 @@ from .checks import (
     whole,
     whole_in,
 )
+from .frozen import fast_init
 
 METHODS = ("full", "lora", "qlora", "inference")
 
@@ -72,6 +74,7 @@ ZERO3_PREFETCH_BUCKET_SIZE = 5e7  # stage3_prefetch_bucket_size
 ZERO3_REDUCE_BUCKET_SIZE = 5e8    # reduce_bucket_size
 
 
+@fast_init
 @dataclass(frozen=True)
 class MemoryBreakdown:
     """Bytes per device by part (floats, or arrays when inputs were arrays); GB = 1e9 bytes."""
@@ -142,26 +145,55 @@ def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parall
     data / expert ranks (Rajbhandari et al. 2022, "DeepSpeed-MoE", arXiv:2201.05596, §5;
     Megatron-Core MoE docs, "expert parallelism").
     """
-    n = whole("devices", devices)
+    return checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel, expert_parallel)[-1]
+
+
+def checked_layout(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
+                   context_parallel: Any = 1, expert_parallel: Any = 1,
+                   devices_checked: bool = False) -> tuple[Any, ...]:
+    """(devices, tensor, pipeline, context, expert, data parallel), each checked (layout_data_parallel);
+    `devices_checked`: `devices` is already whole("devices", ...)'s result."""
+    n = devices if devices_checked else whole("devices", devices)
     t = whole("tensor_parallel", tensor_parallel)
     p = whole("pipeline_parallel", pipeline_parallel)
     c = whole("context_parallel", context_parallel)
     e = whole("expert_parallel", expert_parallel)
     split = t * p * c
-    bad = _mod(n, split) != 0
-    if _any(bad):
-        at, got = _first(bad, devices=n, tensor_parallel=t, pipeline_parallel=p, context_parallel=c)
+    dp, bad = _quotient(n, split)
+    if bad:
+        at, got = _first(_mod(n, split) != 0, devices=n, tensor_parallel=t, pipeline_parallel=p,
+                         context_parallel=c)
         raise TrainingBudgetError(
             f"devices{at} must be divisible by tensor_parallel · pipeline_parallel · context_parallel "
             f"(got {got})")
-    dp = n / split
-    bad = _mod(dp, e) != 0
-    if _any(bad):
-        at, got = _first(bad, expert_parallel=e, data_parallel=dp)
+    if _quotient(dp, e)[1]:
+        at, got = _first(_mod(dp, e) != 0, expert_parallel=e, data_parallel=dp)
         raise TrainingBudgetError(
             f"expert_parallel{at} must divide the data-parallel size devices / (tensor · pipeline · "
             f"context) (got {got})")
-    return dp
+    return n, t, p, c, e, dp
+
+
+def _quotient(a: Any, b: Any) -> tuple[Any, bool]:
+    """(a / b, whether some a is not a multiple of b) for whole numbers. Below 2^53 a / b is a
+    whole number exactly when b divides a (a non-multiple is at least 1/b from one, more than
+    half a unit in the last place), so arrays need a floor, not numpy.mod's slow remainder."""
+    if type(a) is float and type(b) is float:
+        return a / b, a % b != 0
+    if type(b) is float and b == 1.0 and isinstance(a, np.ndarray) and a.ndim:
+        return a, False
+    q = a / b
+    if np.size(a) and float(np.max(a)) < 2.0 ** 53:
+        return q, not integral(np.asarray(q))
+    return q, _any(_mod(a, b) != 0)
+
+
+def check_parts(exp: Any, stage_p: Any, n: Any) -> None:
+    """Refuse expert_params + stage_params above params (checked numbers)."""
+    bad = exp + stage_p > n
+    if _any(bad):
+        at, got = _first(bad, expert_params=exp, stage_params=stage_p, params=n)
+        raise TrainingBudgetError(f"expert_params{at} + stage_params{at} must be <= params{at} (got {got})")
 
 
 def _zero_stage(zero_stage: Any) -> np.ndarray:
@@ -231,35 +263,70 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     zero3_buffers = flag("zero3_buffers", zero3_buffers)
     exp = non_negative("expert_params", expert_params)
     stage_p = non_negative("stage_params", stage_params)
-    bad = exp + stage_p > n
-    if _any(bad):
-        at, got = _first(bad, expert_params=exp, stage_params=stage_p, params=n)
-        raise TrainingBudgetError(f"expert_params{at} + stage_params{at} must be <= params{at} (got {got})")
-    dp = layout_data_parallel(devices, tensor_parallel, pipeline_parallel, context_parallel,
-                              expert_parallel)
-    t, p, e = _float(tensor_parallel), _float(pipeline_parallel), _float(expert_parallel)
-    stage = _zero_stage(zero_stage)
-    dense = ((n - exp - stage_p) / p + stage_p) / t     # per device, sharded over dp by ZeRO
-    expert = exp / (t * p * e)                          # per device, sharded over dp / e
-    share = _trainable(kind, n, trainable) / n          # trainable fraction
+    check_parts(exp, stage_p, n)
+    _, t, p, _, e, dp = checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel,
+                                       expert_parallel)
+    return memory_parts(n, kind=kind, opt=opt, trainable=trainable, grad=grad, master=master, dp=dp, t=t,
+                        p=p, e=e, stage=_zero_stage(zero_stage), exp=exp, stage_p=stage_p, act=act,
+                        zero3_buffers=zero3_buffers)
 
-    def per_device(k: int) -> np.ndarray:
-        on = stage >= k
-        return dense / pick(on, dp, 1.0) + expert / pick(on, dp / e, 1.0)
 
+def memory_parts(n: Any, kind: str, opt: str, trainable: Any, grad: Any, master: bool, dp: Any, t: Any,
+                 p: Any, e: Any, stage: Any, exp: Any, stage_p: Any, act: Any,
+                 zero3_buffers: bool) -> MemoryBreakdown:
+    """train_memory's formulas on checked values (train_memory's checks, or calc.budget's): bytes
+    per device by part. `dp` the data-parallel size, `t`, `p`, `e` tensor, pipeline and expert
+    parallel, `stage` the ZeRO stage, `exp` and `stage_p` expert and first-stage parameters, `act`
+    activation bytes per device."""
+    plain = type(exp) is float and exp == 0.0 and type(stage_p) is float and stage_p == 0.0
+    # per device, sharded over dp by ZeRO ((n - 0 - 0) / p + 0 is n / p exactly: no passes for zeros)
+    dense = over(over(n, p), t) if plain else ((n - exp - stage_p) / p + stage_p) / t
+    expert = 0.0 if plain and exp == 0.0 else exp / (t * p * e)  # per device, sharded over dp / e
+    share = _share(kind, n, trainable)                  # trainable fraction
+    on3, on2, on1 = stage >= 3, stage >= 2, stage >= 1
+    w3, g2, o1 = shard(dense, on3, dp), shard(dense, on2, dp), shard(dense, on1, dp)
+    if not (type(expert) is float and expert == 0.0):
+        w3, g2, o1 = (w3 + shard(expert, on3, dp / e), g2 + shard(expert, on2, dp / e),
+                      o1 + shard(expert, on1, dp / e))
     base = QLORA_BASE_BYTES if kind == "qlora" else WEIGHT_BYTES
     adapters = WEIGHT_BYTES * share if kind in ("lora", "qlora") else 0.0
-    w3, g2, o1 = per_device(3), per_device(2), per_device(1)
-    weights = (base + adapters) * w3
+    weights = times(w3, base + adapters, w3 is not dense and w3 is not n)
     if zero3_buffers:
         weights = weights + pick(stage >= 3, zero3_buffer_bytes(dense + expert, grad), 0.0)
-    gradients = grad * share * g2
+    gradients = times(g2, grad * share, g2 is not dense and g2 is not n)
     optimizer_bytes = OPTIMIZER_BYTES[opt] * share * o1
-    master_bytes = (MASTER_BYTES if master else 0.0) * share * o1
-    activations = act + 0.0 * n  # broadcast to the common shape
-    total = weights + gradients + optimizer_bytes + master_bytes + activations
-    return MemoryBreakdown(out(weights), out(gradients), out(optimizer_bytes), out(master_bytes),
-                           out(activations), out(total))
+    master_bytes = times(o1, (MASTER_BYTES if master else 0.0) * share, o1 is not dense and o1 is not n)
+    activations = _spread(act, n)  # broadcast to the common shape
+    if type(weights) is float and type(gradients) is float and type(o1) is float and type(activations) is float:
+        return MemoryBreakdown(weights, gradients, optimizer_bytes, master_bytes, activations,
+                               out(weights + gradients + optimizer_bytes + master_bytes + activations))
+    total = sum_into(dense if dense is not n else None, weights, gradients)  # dense is spent: reuse it
+    total = plus(plus(plus(total, optimizer_bytes, True), master_bytes, True), activations, True)
+    # Every part is >= 0 and they sum to the total: a finite total means finite parts.
+    return MemoryBreakdown(_kept(weights), _kept(gradients), _kept(optimizer_bytes), _kept(master_bytes),
+                           _kept(activations), out(total))
+
+
+def _share(kind: str, n: Any, trainable: Any) -> Any:
+    """The trainable fraction: _trainable / n, which is exactly 1 for full and 0 for inference."""
+    if kind == "full":
+        return 1.0
+    if kind == "inference":
+        return 0.0
+    return _trainable(kind, n, trainable) / n
+
+
+def _spread(act: Any, n: Any) -> Any:
+    """act + 0.0 · n: `act` at the shape of act and n together (a read-only view, not a copy)."""
+    if type(act) is float and type(n) is float:
+        return act
+    shape = np.broadcast_shapes(np.shape(act), np.shape(n))
+    return out(act) if shape == () else np.broadcast_to(np.asarray(act, dtype=np.float64), shape)
+
+
+def _kept(x: Any) -> Any:
+    """A part as a result (a float, or an array), checked through the total."""
+    return x if type(x) is float or (isinstance(x, np.ndarray) and x.ndim) else out(x)
 
 
 def _shape_activations(activations: Any, shape: dict[str, Any], **options: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .arith import over, ratio, times
 from .capacity import reserve_bytes
 from .checks import (
     TrainingBudgetError,
@@ -49,15 +50,19 @@ def _points_only(utilization: Any) -> None:
             "from the published runs use calc.train_range(...) or calc.budget(Job(..., utilization='prior'))")
 
 
-def hours_at(flops: Any, tflops: Any, utilization: Any, devices: Any) -> Any:
-    """Wall-clock hours: FLOPs / (TFLOP/s · 1e12 · utilization · devices) / 3600 (checked numbers)."""
-    return out(flops / (tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices))
+def hours_at(flops: Any, tflops: Any, utilization: Any, devices: Any, check: bool = True) -> Any:
+    """Wall-clock hours: FLOPs / (TFLOP/s · 1e12 · utilization · devices) / 3600 (checked numbers;
+    `check` False leaves the overflow check to the caller, e.g. calc.budget's ranges)."""
+    rate = tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices
+    hours = ratio(flops, rate, True)  # rate is a new array (or a float)
+    return out(hours) if check else hours
 
 
-def kwh(watts: Any, device_hours: Any, pue: Any) -> Any:
-    """Energy in kWh: board watts · device-hours · PUE / 1000 (checked numbers)."""
-    return out(np.asarray(watts) * device_hours * pue / 1000.0) if not isinstance(watts, float) \
-        else out(watts * device_hours * pue / 1000.0)
+def kwh(watts: Any, device_hours: Any, pue: Any, check: bool = True) -> Any:
+    """Energy in kWh: board watts · device-hours · PUE / 1000 (checked numbers; `check` as hours_at)."""
+    energy = np.asarray(watts) * device_hours if not isinstance(watts, float) else watts * device_hours
+    energy = over(times(energy, pue, True), 1000.0, True)  # energy is a new array (or a float)
+    return out(energy) if check else energy
 
 
 def device_tflops(device: Any, *, table: DeviceTable | None = None) -> np.ndarray | float:

@@ -156,8 +156,66 @@ def test_a_given_prior_wins_else_the_jobs_own():
     asked = calc.utilization_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True)
     job = Job(model=mixtral, devices=64, expert_parallel=8, utilization=asked)
     assert budget(job).prior is asked and asked.basis in budget(job).utilization_basis
-    own = calc.prior.job_prior(H100, active_params=mixtral.params().active, devices=64, moe=True, tokens=job.tokens)
+    own = calc.prior.job_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True,
+                               tokens=job.tokens)
     assert budget(job.with_(utilization="prior")).prior == own   # Mixtral: fewer active than total, MoE
     every = calc.utilization_prior()
     assert budget(job.with_(utilization=every)).prior is every
 
+
+
+def _figures(b: calc.Budget) -> dict[str, object]:
+    """Every figure of a Budget by name (a Span's three as name.low, ...; memory by part)."""
+    out: dict[str, object] = {f"memory.{k}": v for k, v in b.memory.as_dict().items()}
+    for name in ("flops", "params", "active_params", "usable_bytes", "fits", "headroom_bytes", "hours", "days",
+                 "device_hours", "cost_usd", "energy_kwh", "utilization", "goodput", "usd_per_device_hour", "pue"):
+        v = getattr(b, name)
+        if isinstance(v, Span):
+            out.update({f"{name}.low": v.low, f"{name}.expected": v.expected, f"{name}.high": v.high})
+        else:
+            out[name] = v
+    out["data_parallel"] = b.layout["data_parallel"]
+    return out
+
+
+GROUPS = [(H100, "full", "adamw", "prior"), ("B200, BF16 tensor core, dense", "lora", "sgd", "given"),
+          ("H200 SXM, FP8 tensor core, dense", "qlora", "adamw_8bit", "prior"),
+          ("MI300X, BF16 matrix, dense", "full", "lion", "given"), (H100, "inference", "adamw", "narrowed")]
+
+
+@pytest.mark.parametrize(("device", "method", "optimizer", "mode"), GROUPS)
+def test_random_scalar_jobs_equal_one_array_call_element_by_element(device, method, optimizer, mode):
+    """The scalar path (Python floats) and the array path (numpy) are one set of formulas: every
+    figure of every job agrees, element by element, to 1e-12 relative (in practice bit for bit)."""
+    rng = np.random.default_rng(len(device) + len(method))
+    n = 24
+    tp = rng.choice([1.0, 2.0, 4.0], n)
+    cols = {"params": rng.uniform(1e8, 8e10, n), "tokens": rng.uniform(1e9, 1e13, n),
+            "devices": tp * rng.choice([1.0, 3.0, 8.0, 64.0], n), "tensor_parallel": tp,
+            "zero_stage": rng.integers(0, 4, n).astype(float), "activations": rng.choice([0.0, 2e9, 7.5e9], n),
+            "price": rng.uniform(0.0, 9.0, n), "pue": rng.uniform(1.0, 1.6, n)}
+    if method in ("lora", "qlora"):
+        cols["trainable"] = rng.choice([0.004, 0.02, 3e7], n)
+    if mode == "given":
+        cols["utilization"], cols["goodput"] = rng.uniform(0.05, 1.0, n), rng.uniform(0.5, 1.0, n)
+    fixed = {"device": device, "method": method, "optimizer": optimizer}
+    if mode == "narrowed":
+        fixed["utilization"] = calc.utilization_prior(device, devices=64)
+    elif mode == "prior":
+        fixed["utilization"] = "prior"
+    many = _figures(budget(Job(**fixed, **cols)))
+    for i in range(n):
+        one = _figures(budget(Job(**fixed, **{k: float(v[i]) for k, v in cols.items()})))
+        assert one.keys() == many.keys()
+        for name, value in one.items():
+            got = np.broadcast_to(many[name], (n,))[i] if many[name] is not None else None
+            assert (got is None) == (value is None), name
+            if value is not None:
+                assert isinstance(value, (float, bool)), (name, type(value))
+                assert got == pytest.approx(value, rel=1e-12, abs=0.0), (name, i)
+
+
+def test_a_budget_holds_every_field_once():
+    b = budget(Job(params=7e9, utilization="prior", price=2.0))
+    assert set(vars(b)) == {f.name for f in dataclasses.fields(calc.Budget)}
+    assert dataclasses.replace(b, cost_usd=None).cost_usd is None and b.cost_usd is not None
