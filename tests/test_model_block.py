@@ -149,8 +149,9 @@ def test_blocks_equal_calc(recalculated, case):
     for part, value in want.items():
         assert _close(parts[part], value / GB), (label, part, parts[part], value / GB)
     assert ws[f"B{total_row - 8}"].value == "divides"
-    device_gb = calc.layouts.GIB * calc.catalog().value(v["device"], "memory_gib") / GB
-    assert _close(ws[f"B{total_row + 1}"].value, device_gb - mem.total / GB)
+    usable_gb = calc.usable_bytes(v["device"]) / GB   # the one usable-memory rule, as budget() and fit
+    assert ws[f"A{total_row + 1}"].value == "Left free of usable memory (GB)"
+    assert _close(ws[f"B{total_row + 1}"].value, usable_gb - mem.total / GB)
     note = ws["C" + budget_sheet.REF["params"].replace("$", "")[1:]].value
     assert note.startswith(f"from the architecture below: {p.total:,.0f}")
     default = budget_sheet.DEFAULT_PARAMS  # the preset's own count: the defaults agree

@@ -84,7 +84,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: d
     shape = dict(calc.models.model_preset(PRESET).shape)
     arch_end, arch = _architecture(ws, cached, top, shape)
     end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
-                  GIB * table.value(budget["device"], "memory_gib") / GB)
+                  calc.capacity.usable_bytes_of(table.value(budget["device"], "memory_gib")) / GB)
     ws.print_area = f"{area}:K{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
 
@@ -158,7 +158,7 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
 
 
 def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape: dict[str, Any],
-            budget: dict[str, Any], device_gb: float) -> int:
+            budget: dict[str, Any], usable_gb: float) -> int:
     """Tensor/pipeline/expert inputs, data parallel and memory per device by part for the
     architecture's model, with the Budget's devices, optimizer, ZeRO stage and activations."""
     text(ws, f"A{top}", "Layout: memory per device for the architecture above", styles.HEADING)
@@ -213,14 +213,14 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     last_part = first + len(rows) - 1
     rows.append(("Layout_total_GB", "Total per device on this layout (GB)",
                  pieces.total([f"B{r}" for r in range(last_part - 4, last_part + 1)]), mem.total / GB, styles.GB))
-    # The device's memory as physical bytes: its "80GB" of HBM is 80 GiB (calc.layouts.fit_layouts).
-    rows.append((None, "Left free on the device (GB)", pieces.free_gb("Memory_GiB", "Layout_total_GB"),
-                 device_gb - mem.total / GB, styles.GB))
+    # Usable memory (calc/capacity.py: capacity less max(3 GiB, 5%)), as budget(), fit and plan judge it.
+    rows.append((None, "Left free of usable memory (GB)", pieces.free_gb("Usable_GiB", "Layout_total_GB"),
+                 usable_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
     text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
     text(ws, f"C{first + 2}", "before ZeRO; the first pipeline stage keeps the input embedding whole",
          styles.NOTE)
-    text(ws, f"C{end}", "device memory read as GiB, as trainbudget fit does; negative: does not fit",
+    text(ws, f"C{end}", "usable memory (Usable_GiB) as trainbudget fit counts it; negative: does not fit",
          styles.NOTE)
     return end
 
