@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-PIECE = 8 << 20  # bytes searched at a time; a piece ends at a row's end, so no cell is cut
+PIECE = 2 << 20  # bytes searched at a time; a piece ends at a row's end, so no cell is cut
 _PREFIXED = re.compile(rb":(?:f|v|c|is|row)[\s/>]")  # a prefixed cell element: read element by element
 _V_ATTRS = re.compile(rb"<v\s")  # a value element with attributes (xml:space, a namespace)
 _ERROR_SIGN = re.compile(rb"<v>(?:#|Err:|&)")  # a cached value that reads (or may read) as an error
