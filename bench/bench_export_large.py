@@ -1,14 +1,15 @@
-"""Benchmark (issue 19): `export` of the template with one extra sheet of N rows (5 columns: inline
-text, three numbers, a plain formula with its cached value), for N = 200,000 and 1,100,000.
-Prints seconds and the exporting process's peak RSS (LibreOffice, a child process, is not
-counted); asserts nothing. Goals: a 200k-row workbook in under 300 MB; 1.1M rows within 60 s
-and 500 MB.
+"""Benchmark (issue 19): `export` and `verify --no-recalc` of the template with one extra sheet of
+N rows (5 columns: inline text, three numbers, a plain formula with its cached value), for
+N = 200,000 and 1,100,000. Prints seconds and each process's peak RSS (LibreOffice, a child
+process of export, is not counted) and the load average; asserts nothing. Goals: a 200k-row
+workbook in under 300 MB; 1.1M rows within 60 s and 500 MB.
 
     python bench/bench_export_large.py [ROWS ...]
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -26,6 +27,14 @@ from pathlib import Path
 from trainbudget.addin.export import mailcopy
 start = time.perf_counter()
 mailcopy.export(Path(sys.argv[1]), Path(sys.argv[2]))
+print(f"{time.perf_counter() - start:.1f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+"""
+VERIFY = """
+import resource, sys, time
+from pathlib import Path
+from trainbudget.addin.verify import check
+start = time.perf_counter()
+check.verify(Path(sys.argv[1]), recalc=False)
 print(f"{time.perf_counter() - start:.1f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
 """
 
@@ -68,11 +77,13 @@ def main(sizes: list[int]) -> None:
         built = template.build(Path(tmp) / "TrainingBudget.xlsm").path
         for n in sizes:
             src = with_extra_sheet(built, Path(tmp) / f"big{n}.xlsm", n)
-            proc = subprocess.run([sys.executable, "-c", MEASURE, str(src), str(Path(tmp) / f"big{n}.xlsx")],
-                                  capture_output=True, text=True, check=True)
-            seconds, mib = proc.stdout.split()[-2:]
             size_mb = src.stat().st_size / 1e6
-            print(f"export, {n:>9,} extra rows ({size_mb:.0f} MB file): {seconds} s, peak RSS {mib} MiB")
+            for what, code, args in (("verify --no-recalc", VERIFY, [str(src)]),
+                                     ("export", MEASURE, [str(src), str(Path(tmp) / f"big{n}.xlsx")])):
+                proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+                seconds, mib = proc.stdout.split()[-2:]
+                print(f"{what}, {n:>9,} extra rows ({size_mb:.0f} MB file): {seconds} s, peak RSS {mib} MiB "
+                      f"(load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

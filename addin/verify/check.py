@@ -12,7 +12,8 @@ Findings are errors (exit 1) or warnings (reported, exit 0).
 
 Large workbooks: openpyxl loads only the sheets checked cell by cell (a copy of the package in
 memory whose other sheets are empty); every sheet's formulas and cached values are read as a
-stream (ooxml.xmlcells.stream), so a sheet of a million rows costs no tree and no openpyxl cells.
+stream (ooxml.xmlcells.stream), so a sheet of a million rows costs no tree and no openpyxl cells;
+a sheet that a C-speed search of its bytes proves has nothing to find (quick.plain) is skipped.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..functions.registry import FUNCTIONS
 from ..ooxml import package, xmlcells
 from ..template import budget_sheet, devices_table, scenarios, sheets
 from ..template.cached_cells import CachedCells
-from . import formula_text, inputs, macros
+from . import formula_text, inputs, macros, quick
 from .problems import Problem, errors, grouped
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
@@ -234,7 +235,7 @@ def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_
     these: no engine runs them)."""
     problems, ours, errors, texts = [], set(), [], []
     for sheet, part in by_sheet.items():
-        if part not in parts:
+        if part not in parts or quick.plain(parts[part], values):  # provably nothing to find: skipped
             continue
         shared: dict[str, bool] = {}
         for c in xmlcells.stream(part, parts[part], formulas_only=True):
@@ -267,6 +268,8 @@ def _recalculated_errors(path: Path, ours: set[tuple[str, str]]) -> list[Problem
         parts = package.read_parts(engine.recalculate(path, Path(tmp)))
     found = []
     for sheet, part in _sheet_parts(parts).items():
+        if quick.plain(parts.get(part, b"")):  # no value there can be an error
+            continue
         for c in xmlcells.stream(part, parts.get(part, b"<worksheet/>"), formulas_only=True):
             if c.has_formula and (sheet, c.ref) not in ours and _is_error(c):
                 found.append(Problem(f"{sheet}!{c.ref}", f"recalculated result is an error: {c.value}", kind=ERRORS))
