@@ -417,7 +417,7 @@ def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coeff
                                                else "Published (family of the device unknown)")
         head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, float(p), float(n),
                       bool(m), c.n_runs, float(tok / p))
-        return head.split(": ")[0] + ": " + tail
+        return head.split(": ")[0] + _beyond(c.goodput, float(p), float(n), float(tok / p)) + ": " + tail
     fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
         [NAMES[fam]] if fam else [])
     size = _decade(float(np.min(p)), "", _SIZES) + (
@@ -426,3 +426,32 @@ def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coeff
 
 
 _SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+
+
+@functools.lru_cache(maxsize=4)
+def _spans(goodput: float) -> dict[str, tuple[float, float]]:
+    """The (min, max) the fitted runs span: active params, devices, tokens per active param."""
+    pts = _packaged(goodput).fit.points
+    out = {}
+    for key, attr in (("params", "log_params"), ("devices", "log_devices"), ("tokens/param", "log_tokens_per_param")):
+        logs = [getattr(q, attr) for q in pts if getattr(q, attr) is not None]
+        out[key] = (10 ** min(logs), 10 ** max(logs))
+    return out
+
+
+def _beyond(goodput: float, params: float, devices: float, per_param: float) -> str:
+    """' (extrapolated: the runs span ...)' for each of the job's figures outside the runs' range, else ''."""
+    names = {"params": _SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
+    out = []
+    for key, value in (("params", params), ("devices", devices), ("tokens/param", per_param)):
+        lo, hi = _spans(goodput)[key]
+        if not lo * 0.999 <= value <= hi * 1.001:
+            out.append(f"{_short(lo, names[key])}-{_short(hi, names[key])} {key}")
+    return f" (extrapolated: the runs span {', '.join(out)})" if out else ""
+
+
+def _short(value: float, names: tuple[tuple[float, str], ...]) -> str:
+    for scale, suffix in names:
+        if value >= scale:
+            return f"{value / scale:.2g}{suffix}"
+    return f"{value:.2g}"

@@ -309,3 +309,12 @@ def test_job_prior_of_arrays_equals_each_job_alone():
         assert (arr.low[i], arr.expected[i], arr.high[i]) == (one.low, one.expected, one.high)
     assert "Hopper" in one.basis or "TPU" in one.basis
     assert "Ampere/Hopper/TPU" in arr.basis
+
+
+def test_the_basis_says_when_a_job_is_beyond_the_runs():
+    """A fine-tune on 8 devices with 0.14 tokens per parameter lies outside every run the prior
+    was fitted on (16 devices and 0.5 tokens/param at the least): the basis says it extrapolates."""
+    inside = prior.job_prior(H100, active_params=7e9, devices=64, tokens=1e12).basis
+    outside = prior.job_prior(H100, active_params=7e9, devices=8, tokens=1e9).basis
+    assert "extrapolated" not in inside
+    assert "extrapolated: the runs span 16-16k devices, 0.51-4.8k tokens/param" in outside
