@@ -54,7 +54,7 @@ DEVICES_NEEDED_NOTE = f"counted against usable memory: {USABLE_WORDS}"
 HELPERS = (
     ("Rate_TFLOPS", "Device rate (TFLOP/s)", native.lookup("Device", "tflops"), styles.TFLOPS),
     ("Memory_GiB", "Device memory (GiB)", native.lookup("Device", "memory_gib"), styles.GIB),
-    ("Usable_GiB", f"Usable memory (GiB): {USABLE_WORDS}", native.fold.fold(native.usable_gib("Memory_GiB")),
+    ("Usable_GiB", "Usable memory (GiB), less reserve", native.fold.fold(native.usable_gib("Memory_GiB")),
      styles.GIB),
     ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
