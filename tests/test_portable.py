@@ -22,7 +22,7 @@ from tests import xlsx_edit
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.export import mailcopy, stream
 from trainbudget.addin.functions import portable, rewrite
-from trainbudget.addin.ooxml import package, partedit, xmlcells
+from trainbudget.addin.ooxml import package, partedit, sheetrefs, xmlcells
 
 FP8 = "H100 SXM, FP8 tensor core, dense"
 # name of an input (a defined name, or (sheet, row label, column)) -> the value typed there
@@ -281,7 +281,7 @@ def test_large_sheets_are_copied_byte_for_byte_and_not_recalculated(built, soffi
     after = package.read_parts(out)
     sheets = package.sheet_parts(after)
     assert after[sheets["Extra"]] == data and after[sheets["Lookup"]] == read_by_budget
-    assert given[sheets["Extra"]] == stream.EMPTY_SHEET  # nothing reads it: LibreOffice never loads its rows
+    assert given[sheets["Extra"]] == sheetrefs.EMPTY_SHEET  # nothing reads it: LibreOffice never loads its rows
     assert given[sheets["Lookup"]] == read_by_budget  # Budget!H1 reads it
     cached, formula_cells = read_cells(out)
     assert cached[("Budget", "H1")] == 10 and cached[("Extra", "B3000")] == 6000

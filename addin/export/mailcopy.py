@@ -25,7 +25,7 @@ from pathlib import Path
 from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, rewrite
-from ..ooxml import comments, macrofree, package, partedit, xmlcells
+from ..ooxml import comments, macrofree, package, partedit, sheetrefs, xmlcells
 from ..template import devices_table
 from . import charts, evaluate, portable, stream
 
@@ -81,7 +81,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         parts = comments.add_notes(parts, sheet, cell_notes)
     with tempfile.TemporaryDirectory(prefix="tb-export-") as tmp:
         interim = Path(tmp) / "interim.xlsx"
-        given, emptied = stream.for_recalculation(parts, copied)
+        given, emptied = sheetrefs.for_recalculation(parts, copied)
         package.write_package(given, interim)
         del given
         by_sheet = package.sheet_parts(parts)

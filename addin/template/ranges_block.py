@@ -195,8 +195,9 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
         ("Prior_basis", "Basis", prior_native.basis("Prior_family"),
-         f"{p.basis.split(' dense runs')[0]} dense runs like this job: {p.basis.split(': ', 1)[1]}", None,
-         "which runs the prior describes (the command line adds the job's decades)"),
+         f"{p.basis.split(' dense runs')[0]} dense runs like this job: {prior_native.TAIL.format(n=p.n_runs)}",
+         None, "which runs the prior describes (the command line adds the job's decades, and says when the job "
+               "lies beyond the runs)"),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)

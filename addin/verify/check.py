@@ -31,7 +31,7 @@ from ... import calc
 from .. import libreoffice as engine
 from ..functions import native, portable, rewrite
 from ..functions.registry import FUNCTIONS
-from ..ooxml import package, xmlcells
+from ..ooxml import package, sheetrefs, xmlcells
 from ..template import budget_sheet, devices_table, scenarios, sheets
 from ..template.cached_cells import CachedCells
 from . import formula_text, inputs, macros, quick
@@ -233,9 +233,12 @@ def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_
     external references, unknown functions); with `values`, formula cells without a cached value and
     results that are errors (cached, or recalculated by LibreOffice; add-in cells are left out of
     these: no engine runs them)."""
-    problems, ours, errors, texts = [], set(), [], []
+    problems, ours, errors, texts, plain = [], set(), [], [], set()
     for sheet, part in by_sheet.items():
-        if part not in parts or quick.plain(parts[part], values):  # provably nothing to find: skipped
+        if part not in parts:
+            continue
+        if quick.plain(parts[part], values):  # provably nothing to find: skipped
+            plain.add(sheet)
             continue
         shared: dict[str, bool] = {}
         for c in xmlcells.stream(part, parts[part], formulas_only=True):
@@ -251,10 +254,10 @@ def _results(path: Path, parts: dict[str, bytes], by_sheet: dict[str, str], use_
             if c.type != "str" and not c.value:
                 problems.append(Problem(f"{sheet}!{c.ref}", "no cached value: Protected View and previews show "
                                         "a blank", kind=UNCACHED, fix=UNCACHED_FIX))
-            elif not use_engine and not mine and _is_error(c):
+            elif not mine and _is_error(c):
                 errors.append(Problem(f"{sheet}!{c.ref}", f"cached result is an error: {c.value}", kind=ERRORS))
     if use_engine:
-        errors = _recalculated_errors(path, ours)
+        errors = _recalculated_errors(path, parts, plain, ours, errors)
     return texts + problems + errors
 
 
@@ -263,9 +266,28 @@ def _is_error(c: xmlcells.StreamCell) -> bool:
             and c.value != native.DOES_NOT_FIT)
 
 
-def _recalculated_errors(path: Path, ours: set[tuple[str, str]]) -> list[Problem]:
+def _recalculated_errors(path: Path, parts: dict[str, bytes], plain: set[str], ours: set[tuple[str, str]],
+                         cached: list[Problem]) -> list[Problem]:
+    """Formula cells whose LibreOffice-recalculated result is an error (add-in cells left out).
+
+    A `plain` sheet (its cached values hold no error, quick.plain) that no other sheet or defined
+    name reads is given to LibreOffice empty (ooxml.sheetrefs, as export does), so a million rows
+    that only travel along are not recalculated: such a sheet is judged on its cached values. If
+    LibreOffice's output is too large to read within the package layer's bounds, every sheet is
+    judged on its cached values (`cached`), and a warning says so."""
     with tempfile.TemporaryDirectory(prefix="tb-verify-") as tmp:
-        parts = package.read_parts(engine.recalculate(path, Path(tmp)))
+        given, emptied = sheetrefs.for_recalculation(parts, plain) if plain else (parts, set())
+        source = path
+        if emptied:
+            source = Path(tmp) / ("interim" + path.suffix.lower())
+            package.write_package(given, source)
+        del given
+        (Path(tmp) / "lo").mkdir()
+        try:
+            parts = package.read_parts(engine.recalculate(source, Path(tmp) / "lo"))
+        except package.BadWorkbookError as e:
+            why = f"not recalculated (LibreOffice's copy cannot be read within bounds: {e})"
+            return [*cached, Problem("workbook", why + "; cached results checked instead", severity="warning")]
     found = []
     for sheet, part in _sheet_parts(parts).items():
         if quick.plain(parts.get(part, b"")):  # no value there can be an error
