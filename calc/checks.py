@@ -336,6 +336,23 @@ def _shaped(bound: inspect.BoundArguments) -> list[tuple[str, tuple[int, ...]]]:
     return shaped
 
 
+def agree(**named: Any) -> None:
+    """Refuse arguments (lists, tuples or arrays; scalars and None always agree) whose shapes do not
+    broadcast together, naming the first two: for arguments a mode leaves unused, whose shapes no
+    arithmetic would otherwise meet. A scalar call costs one type test per argument."""
+    shaped = []
+    for k, v in named.items():
+        if isinstance(v, (np.ndarray, list, tuple)):
+            try:
+                shaped.append((k, np.shape(v)))
+            except ValueError:  # ragged: its own check says so
+                continue
+    if len(shaped) > 1:
+        error = _mismatch(shaped)
+        if error is not None:
+            raise error
+
+
 def _mismatch(shaped: list[tuple[str, tuple[int, ...]]]) -> TrainingBudgetError | None:
     for i, (b, sb) in enumerate(shaped):
         for a, sa in shaped[:i]:

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, positive, show, whole
+from .checks import TrainingBudgetError, at_least, broadcasts, positive, show, whole
+from .checks import out as _out
 from .devices import DeviceTable, catalog
 from .prior import KEYED, UtilizationPrior, job_prior
 from .schedule import kwh, price_per_device_hour, train_hours
@@ -74,6 +75,7 @@ def over_prior(fn: Callable[..., Any], params: Any, tokens: Any, device: Any, *,
     return base[..., None] * factors
 
 
+@broadcasts
 def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
                 prior: UtilizationPrior | None = None, usd_per_device_hour: Any = None,
                 pue: Any = 1.0, watts: Any = None, table: DeviceTable | None = None,
@@ -95,16 +97,18 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     factors = _factors(resolve(prior, params, tokens, device, devices, table))
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
-    dh = hours * np.asarray(whole("devices", devices))
-    out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
-    if usd_per_device_hour is not None:
-        price = np.asarray(price_per_device_hour(device, usd_per_device_hour, table=table))
-        out["usd"] = (dh * price)[..., None] * factors
-    w = positive("watts", watts) if watts is not None else _watts(device, table)
-    if w is not None:
-        p = at_least("pue", pue, 1.0)
-        out["kwh"] = (dh * np.asarray(kwh(w, 1.0, p)))[..., None] * factors  # kWh per device-hour x device-hours
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, by name
+        dh = hours * np.asarray(whole("devices", devices))
+        out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
+        if usd_per_device_hour is not None:
+            price = np.asarray(price_per_device_hour(device, usd_per_device_hour, table=table))
+            out["usd"] = (dh * price)[..., None] * factors
+        w = positive("watts", watts) if watts is not None else _watts(device, table)
+        if w is not None:
+            p = at_least("pue", pue, 1.0)
+            out["kwh"] = (dh * np.asarray(kwh(w, 1.0, p)))[..., None] * factors  # kWh per device-hour x device-hours
+    # a range has a trailing axis of 3, so each stays an array; ResultOverflowError (named by @broadcasts)
+    return {k: _out(v) for k, v in out.items()}
 
 
 def _watts(device: Any, table: DeviceTable | None) -> Any:
