@@ -174,8 +174,9 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     shared = whole("n_shared_experts", n_shared_experts, minimum=0)
     moe_l = L if moe_layers is None else whole("moe_layers", moe_layers, minimum=0)
     if type(E) is float and E == 1.0:
-        agree(n_layers=n_layers, d_model=d_model, n_heads=n_heads, seq_len=seq_len, micro_batch=micro_batch,
-              top_k=top_k, moe_ffn_dim=moe_ffn_dim, n_shared_experts=n_shared_experts, moe_layers=moe_layers)
+        agree(("n_layers", "d_model", "n_heads", "seq_len", "micro_batch", "top_k", "moe_ffn_dim",
+               "n_shared_experts", "moe_layers"),
+              (n_layers, d_model, n_heads, seq_len, micro_batch, top_k, moe_ffn_dim, n_shared_experts, moe_layers))
         base = dense_layer
     else:
         n_moe = pick(E > 1, moe_l, 0.0)

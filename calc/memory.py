@@ -214,6 +214,11 @@ def zero3_buffer_bytes(params_per_device: Any, grad_bytes: Any = GRAD_BYTES,
             + _float(grad_bytes) * _minimum(reduce_bucket_size, params_per_device))
 
 
+_AGREE = ("params", "trainable", "grad_bytes", "zero_stage", "devices", "activations", "tensor_parallel",
+          "pipeline_parallel", "expert_parallel", "context_parallel", "expert_params", "stage_params", "vocab",
+          "micro_batches")  # train_memory's numeric arguments, in agree()'s order
+
+
 @broadcasts
 def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                  trainable: Any = None, grad_bytes: Any = GRAD_BYTES, master: bool = True,
@@ -277,10 +282,9 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     check_parts(exp, stage_p, n)
     _, t, p, _, e, dp = checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel,
                                        expert_parallel)
-    agree(params=params, trainable=trainable, grad_bytes=grad_bytes, zero_stage=zero_stage, devices=devices,
-          activations=activations, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
-          expert_parallel=expert_parallel, context_parallel=context_parallel, expert_params=expert_params,
-          stage_params=stage_params, vocab=vocab, micro_batches=micro_batches)
+    agree(_AGREE, (params, trainable, grad_bytes, zero_stage, devices, activations, tensor_parallel,
+                   pipeline_parallel, expert_parallel, context_parallel, expert_params, stage_params, vocab,
+                   micro_batches))
     return memory_parts(n, kind=kind, opt=opt, trainable=trainable, grad=grad, master=master, dp=dp, t=t,
                         p=p, e=e, stage=_zero_stage(zero_stage), exp=exp, stage_p=stage_p, act=act,
                         zero3_buffers=zero3_buffers)

@@ -178,9 +178,10 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     """
     cap = (GIB * _table(table).value(device, "memory_gib") if memory_gib is None
            else GIB * positive("memory_gib", memory_gib))
-    agree(params=params, zero_stage=zero_stage, trainable=trainable, activations=activations,
-          memory_gib=memory_gib, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
-          expert_parallel=expert_parallel, context_parallel=context_parallel, reserve_gib=reserve_gib)
+    agree(("params", "zero_stage", "trainable", "activations", "memory_gib", "tensor_parallel", "pipeline_parallel",
+           "expert_parallel", "context_parallel", "reserve_gib"),
+          (params, zero_stage, trainable, activations, memory_gib, tensor_parallel, pipeline_parallel,
+           expert_parallel, context_parallel, reserve_gib))
     e = whole("expert_parallel", expert_parallel)
     split = (whole("tensor_parallel", tensor_parallel) * whole("pipeline_parallel", pipeline_parallel)
              * whole("context_parallel", context_parallel))
