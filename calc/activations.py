@@ -80,7 +80,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import broadcasts, choice, divides, flag, out, pick, whole
+from .checks import agree, broadcasts, choice, divides, flag, out, pick, whole
 
 LOSS_BYTES_PER_LOGIT = {"standard": 12.0, "parallel": 16.0, "fused": 2.0}  # sources: module doc
 LOSSES = tuple(LOSS_BYTES_PER_LOGIT)
@@ -132,9 +132,9 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     MLP with dropout): 34·s·b·h + 5·a·s²·b per layer. Give `n_kv_heads`, `head_dim`,
     `ffn_dim`, `gated_mlp`, `dropout=False`, and for a mixture of experts `n_experts`, `top_k`,
     `moe_ffn_dim`, `n_shared_experts`, `moe_layers` (how many layers are MoE; default all) for
-    a modern model. `recompute`: "none", "selective" (Korthikanti §5), "op" (torchtitan's
-    op-level policy) or "full". `loss` "standard" (12 B per logit element), "parallel"
-    (16 B, PyTorch's loss_parallel) or "fused" (2 B).
+    a modern model (with n_experts 1 those four are checked, not used). `recompute`: "none",
+    "selective" (Korthikanti §5), "op" (torchtitan's op-level policy) or "full". `loss`
+    "standard" (12 B per logit element), "parallel" (16 B, PyTorch's loss_parallel) or "fused" (2 B).
     `virtual_stages`: interleaved pipeline stages per device (1: plain 1F1B).
     """
     mode = choice("recompute", recompute, RECOMPUTE)
@@ -168,13 +168,18 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     t_s = t if sp else 1.0
     E = whole("n_experts", n_experts)
     kept, overlap = _op_kept(sb, h, q, kv, a, t, t_s, sp, gated, 1.0, f)
+    # the mixture-of-experts arguments are checked for a dense model too (n_experts 1), unused there
+    k = whole("top_k", top_k)
+    fe = _width("moe_ffn_dim", moe_ffn_dim, f)
+    shared = whole("n_shared_experts", n_shared_experts, minimum=0)
+    moe_l = L if moe_layers is None else whole("moe_layers", moe_layers, minimum=0)
     if type(E) is float and E == 1.0:
+        agree(("n_layers", "d_model", "n_heads", "seq_len", "micro_batch", "top_k", "moe_ffn_dim",
+               "n_shared_experts", "moe_layers"),
+              (n_layers, d_model, n_heads, seq_len, micro_batch, top_k, moe_ffn_dim, n_shared_experts, moe_layers))
         base = dense_layer
     else:
-        k = whole("top_k", top_k)
-        fe = _width("moe_ffn_dim", moe_ffn_dim, f)
-        shared = whole("n_shared_experts", n_shared_experts, minimum=0)
-        n_moe = pick(E > 1, L if moe_layers is None else whole("moe_layers", moe_layers, minimum=0), 0.0)
+        n_moe = pick(E > 1, moe_l, 0.0)
         moe_mlp = k * (2.0 * h + inner * fe) + shared * inner * fe
         moe_layer = _layer(sb, h, q, kv, moe_mlp, a, s, t, sp, drop, scores=False)
         base = (n_moe * moe_layer + (L - n_moe) * dense_layer) / L   # mean over the stack

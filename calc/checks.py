@@ -336,6 +336,30 @@ def _shaped(bound: inspect.BoundArguments) -> list[tuple[str, tuple[int, ...]]]:
     return shaped
 
 
+_PLAIN = frozenset((float, int, bool, str, type(None)))  # types that carry no shape
+
+
+def agree(names: tuple[str, ...], values: tuple[Any, ...]) -> None:
+    """Refuse arguments `values` (named by `names`; lists, tuples or arrays) whose shapes do not
+    broadcast together, naming the first two: for arguments a mode leaves unused, whose shapes no
+    arithmetic would otherwise meet. A call of plain scalars costs one type test per argument."""
+    for v in values:
+        if type(v) not in _PLAIN:
+            break
+    else:
+        return
+    shaped = []
+    for k, v in zip(names, values, strict=True):
+        if isinstance(v, (np.ndarray, list, tuple)):
+            try:
+                shaped.append((k, np.shape(v)))
+            except ValueError:  # ragged: its own check says so
+                continue
+    error = _mismatch(shaped)
+    if error is not None:
+        raise error
+
+
 def _mismatch(shaped: list[tuple[str, tuple[int, ...]]]) -> TrainingBudgetError | None:
     for i, (b, sb) in enumerate(shaped):
         for a, sa in shaped[:i]:

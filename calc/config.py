@@ -111,6 +111,8 @@ def _read(path: Any) -> dict[str, Any]:
         data = json.loads(read_text(p, "config", MAX_CONFIG_BYTES))
     except RecursionError:
         raise TrainingBudgetError(f"config {str(p)!r} is nested too deeply to be a config.json") from None
+    except TrainingBudgetError:  # read_text's own words (not a regular file, too large, not UTF-8)
+        raise
     except ValueError as e:
         raise TrainingBudgetError(f"config {str(p)!r} is not JSON: {e}") from None
     if not isinstance(data, dict):

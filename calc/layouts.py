@@ -29,6 +29,7 @@ virtual stages, then the fewest bytes per device.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -172,7 +173,11 @@ def _capacity(device: Any, table: DeviceTable, memory_gib: Any, reserve_gib: Any
         if not isinstance(device, str):
             raise TrainingBudgetError(f"device must be a device name (got {show(device)})")
         gib = float(table.value(device, "memory_gib"))
-    return gib * GIB, float(reserve_bytes(gib * GIB, reserve_gib))
+    capacity, reserve = gib * GIB, float(reserve_bytes(gib * GIB, reserve_gib))
+    for name, value, got in (("memory_gib", capacity, memory_gib), ("reserve_gib", reserve, reserve_gib)):
+        if not value < math.inf:  # GiB beyond float64 as bytes
+            raise TrainingBudgetError(f"{name} (got {show(got)}) out of range: its bytes overflow float64")
+    return capacity, reserve
 
 
 def _activation_shape(shape: dict[str, Any]) -> dict[str, Any]:
@@ -254,6 +259,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     preset = resolve_model(model)
     shape = preset.shape
     n = _count("devices", devices)
+    if trainable is not None:  # lora and qlora only; checked whatever the method
+        positive("trainable", trainable)
     seq = _count("seq_len", seq_len, limit=2 ** 30)
     o = {"seq_len": seq, "sequence_parallel": sequence_parallel, "flash_attention": flash_attention,
          "optimizer": choice("optimizer", optimizer, OPTIMIZERS), "grad_bytes": positive("grad_bytes", grad_bytes),

@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from .activations import activation_bytes
+from .activations import RECOMPUTE, activation_bytes
 from .arith import integral, over, plus, shard, sum_into, times
 from .checks import (
     TrainingBudgetError,
     _index,
+    agree,
     broadcasts,
     choice,
     flag,
@@ -213,6 +214,11 @@ def zero3_buffer_bytes(params_per_device: Any, grad_bytes: Any = GRAD_BYTES,
             + _float(grad_bytes) * _minimum(reduce_bucket_size, params_per_device))
 
 
+_AGREE = ("params", "trainable", "grad_bytes", "zero_stage", "devices", "activations", "tensor_parallel",
+          "pipeline_parallel", "expert_parallel", "context_parallel", "expert_params", "stage_params", "vocab",
+          "micro_batches")  # train_memory's numeric arguments, in agree()'s order
+
+
 @broadcasts
 def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                  trainable: Any = None, grad_bytes: Any = GRAD_BYTES, master: bool = True,
@@ -244,15 +250,25 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     `activations`: bytes per device (see `activation_bytes`); or give the activation shape
     (`n_layers`, `d_model`, `n_heads`, `seq_len`, `micro_batch`, with `recompute`,
     `flash_attention`, `vocab`, `micro_batches`) and they come from `activation_bytes` on this
-    layout's tensor, pipeline, context and `sequence_parallel` settings (not both).
+    layout's tensor, pipeline, context and `sequence_parallel` settings (not both). Without the
+    shape those options are checked, not used; so is `trainable` for full and inference.
     """
     kind = choice("method", method, METHODS)
     opt = choice("optimizer", optimizer, OPTIMIZERS)
     n = positive("params", params)
     grad = positive("grad_bytes", grad_bytes)
+    if trainable is not None:  # used by lora and qlora only; checked whatever the method
+        positive("trainable", trainable)
     shape = {"n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "seq_len": seq_len,
              "micro_batch": micro_batch}
-    if any(v is not None for v in shape.values()):
+    if all(v is None for v in shape.values()):  # no activation shape: its options are checked, unused
+        flag("sequence_parallel", sequence_parallel)
+        flag("flash_attention", flash_attention)
+        choice("recompute", recompute, RECOMPUTE)
+        for name, value in (("vocab", vocab), ("micro_batches", micro_batches)):
+            if value is not None:
+                whole(name, value)
+    else:
         activations = _shape_activations(
             activations, shape, recompute=recompute, tensor_parallel=tensor_parallel,
             sequence_parallel=sequence_parallel, flash_attention=flash_attention,
@@ -266,6 +282,9 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     check_parts(exp, stage_p, n)
     _, t, p, _, e, dp = checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel,
                                        expert_parallel)
+    agree(_AGREE, (params, trainable, grad_bytes, zero_stage, devices, activations, tensor_parallel,
+                   pipeline_parallel, expert_parallel, context_parallel, expert_params, stage_params, vocab,
+                   micro_batches))
     return memory_parts(n, kind=kind, opt=opt, trainable=trainable, grad=grad, master=master, dp=dp, t=t,
                         p=p, e=e, stage=_zero_stage(zero_stage), exp=exp, stage_p=stage_p, act=act,
                         zero3_buffers=zero3_buffers)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, fraction, non_negative, out, positive, show
+from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, show
 
 HOURS_PER_YEAR = 8760.0  # 365 × 24
 
@@ -44,6 +44,7 @@ PURCHASE_USD: dict[str, tuple[float, str, str]] = {
 }
 
 
+@broadcasts
 def owned_usd_per_device_hour(capex_usd: Any, *, life_years: Any = 5, residual: Any = 0.0, watts: Any,
                               usd_per_kwh: Any, pue: Any = PUE_INDUSTRY, occupancy: Any = 1.0,
                               hosting_usd_per_year: Any = 0.0) -> Any:

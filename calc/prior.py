@@ -276,13 +276,14 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
 
 
 def _decade(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> str:
-    lo = 10 ** math.floor(math.log10(value))
+    lo = 10.0 ** math.floor(math.log10(value))  # a float: 1e308's decade ends beyond float64
     def text(v: float) -> str:
         for scale, suffix in names:
             if v >= scale:
                 return f"{v / scale:g}{suffix}"
         return f"{v:g}"
-    return f"{text(lo)}-{text(lo * 10)}{unit}"
+    hi = lo * 10.0
+    return f"{text(lo)}-{text(hi)}{unit}" if hi < math.inf else f"{text(lo)} or more{unit}"
 
 
 def _basis(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,

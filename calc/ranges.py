@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, positive, show, whole
+from .checks import ResultOverflowError, TrainingBudgetError, at_least, broadcasts, positive, show, whole
 from .devices import DeviceTable, catalog
 from .prior import KEYED, UtilizationPrior, job_prior
 from .schedule import kwh, price_per_device_hour, train_hours
@@ -74,6 +74,7 @@ def over_prior(fn: Callable[..., Any], params: Any, tokens: Any, device: Any, *,
     return base[..., None] * factors
 
 
+@broadcasts
 def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
                 prior: UtilizationPrior | None = None, usd_per_device_hour: Any = None,
                 pue: Any = 1.0, watts: Any = None, table: DeviceTable | None = None,
@@ -95,15 +96,21 @@ def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
     factors = _factors(resolve(prior, params, tokens, device, devices, table))
     device = prior_device(device, table)
     hours = np.asarray(train_hours(params, tokens, device, devices=devices, table=table, **flops_options))
-    dh = hours * np.asarray(whole("devices", devices))
-    out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
-    if usd_per_device_hour is not None:
-        price = np.asarray(price_per_device_hour(device, usd_per_device_hour, table=table))
-        out["usd"] = (dh * price)[..., None] * factors
+    n = np.asarray(whole("devices", devices))
+    price = (None if usd_per_device_hour is None
+             else np.asarray(price_per_device_hour(device, usd_per_device_hour, table=table)))
     w = positive("watts", watts) if watts is not None else _watts(device, table)
-    if w is not None:
-        p = at_least("pue", pue, 1.0)
-        out["kwh"] = (dh * np.asarray(kwh(w, 1.0, p)))[..., None] * factors  # kWh per device-hour x device-hours
+    per_dh = None if w is None else np.asarray(kwh(w, 1.0, at_least("pue", pue, 1.0)))  # kWh per device-hour
+    try:  # finite inputs overflow only in a product: refused (the argument named by @broadcasts), never inf
+        with np.errstate(over="raise", invalid="raise"):
+            dh = hours * n
+            out = {"hours": hours[..., None] * factors, "device_hours": dh[..., None] * factors}
+            if price is not None:
+                out["usd"] = (dh * price)[..., None] * factors
+            if per_dh is not None:
+                out["kwh"] = (dh * per_dh)[..., None] * factors
+    except FloatingPointError:
+        raise ResultOverflowError("the result overflows float64") from None
     return out
 
 

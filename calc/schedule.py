@@ -17,6 +17,7 @@ from .arith import over, ratio, times
 from .capacity import reserve_bytes
 from .checks import (
     TrainingBudgetError,
+    agree,
     at_least,
     broadcasts,
     fraction,
@@ -177,6 +178,10 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     """
     cap = (GIB * _table(table).value(device, "memory_gib") if memory_gib is None
            else GIB * positive("memory_gib", memory_gib))
+    agree(("params", "zero_stage", "trainable", "activations", "memory_gib", "tensor_parallel", "pipeline_parallel",
+           "expert_parallel", "context_parallel", "reserve_gib"),
+          (params, zero_stage, trainable, activations, memory_gib, tensor_parallel, pipeline_parallel,
+           expert_parallel, context_parallel, reserve_gib))
     e = whole("expert_parallel", expert_parallel)
     split = (whole("tensor_parallel", tensor_parallel) * whole("pipeline_parallel", pipeline_parallel)
              * whole("context_parallel", context_parallel))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .checks import TrainingBudgetError
 
@@ -19,19 +19,41 @@ from .checks import TrainingBudgetError
 MAX_TEXT_BYTES = 16 * 2**20
 
 
+def open_regular(path: Any, what: str) -> BinaryIO:
+    """`path` opened for binary reading if it is a regular file; TrainingBudgetError otherwise.
+
+    O_NONBLOCK: opening a FIFO with no writer returns at once (a plain open() waits for one
+    forever); the fstat of the open file then refuses it, so nothing blocks and nothing races."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
+    f = open(fd, "rb")  # noqa: SIM115 (the caller closes it)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise TrainingBudgetError(f"{what} {p}: not a regular file")
+    return f
+
+
+def size_text(n: int) -> str:
+    """A byte limit as a reader sees it: 16 MiB, or 1,000,000 bytes (0.95 MiB) when not a whole MiB."""
+    if n % 2**20 == 0:
+        return f"{n // 2**20} MiB"
+    return f"{n:,} bytes ({n / 2**20:.2g} MiB)"
+
+
 def read_text(path: Any, what: str, max_bytes: int = MAX_TEXT_BYTES) -> str:
     """The text of the regular file `path` (UTF-8, a leading BOM dropped); `what` names the file
     in messages (e.g. "--catalog"). TrainingBudgetError for anything else."""
     p = Path(path)
-    try:
-        with open(p, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise TrainingBudgetError(f"{what} {p}: not a regular file")
+    with open_regular(p, what) as f:
+        try:
             data = f.read(max_bytes + 1)
-    except OSError as e:
-        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
+        except OSError as e:
+            raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
     if len(data) > max_bytes:
-        raise TrainingBudgetError(f"{what} {p} is larger than {max_bytes // 2**20} MiB")
+        raise TrainingBudgetError(f"{what} {p} is larger than {size_text(max_bytes)}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
 
 import numpy as np
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke, run_cli
 from trainbudget import calc
 from trainbudget.addin.cli import render
 from trainbudget.addin.measure import backends
@@ -288,3 +289,27 @@ def test_measure_seconds_bounded(seconds, tmp_path):
 def test_measure_api_refuses_unbounded_time(seconds):
     with pytest.raises(calc.TrainingBudgetError, match="seconds must be > 0 and at most 3600"):
         measure.measure(backends.numpy_backend(), "fp64", seconds=seconds, sizes=(64,))
+
+
+# --- issue 19: file options never block and say their limit right ------------------------------
+
+@pytest.mark.parametrize("args", [("devices", "--catalog", "{fifo}"),
+                                  ("estimate", "--catalog", "{fifo}", "--params", "7e9", "--tokens", "1e12")])
+def test_a_fifo_catalog_is_refused_without_blocking(tmp_path, args):
+    fifo = tmp_path / "devices.csv"
+    os.mkfifo(fifo)
+    proc = invoke(*[a.replace("{fifo}", str(fifo)) for a in args])  # a plain open() would wait forever
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr, proc.stderr
+
+
+def test_config_size_refusal_names_the_limit(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"pad": "' + "x" * calc.config.MAX_CONFIG_BYTES + '"}')
+    message = _message(lambda: calc.load_config(path))
+    assert "larger than 1,000,000 bytes (0.95 MiB)" in message and "not JSON" not in message
+
+
+@pytest.mark.parametrize("kwargs", [{"active_params": 1e308}, {"devices": 1e308}])
+def test_prior_of_extreme_jobs_says_its_decade(kwargs):
+    prior = calc.utilization_prior(H100, **kwargs)  # the basis's decade once ended in an OverflowError
+    assert "or more" in prior.basis and math.isfinite(prior.expected)

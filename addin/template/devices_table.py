@@ -108,12 +108,11 @@ def load_catalog(path: Any) -> calc.DeviceTable:
     Devices table). A binary or undecodable file is a TrainingBudgetError naming it."""
     from pathlib import Path
 
+    from ...calc.textfile import open_regular
+
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError as e:
-        raise calc.TrainingBudgetError(f"--catalog {path}: cannot be read ({e.strerror or e})") from None
+    with open_regular(path, "--catalog") as f:  # a FIFO or device refused, never waited on
+        head = f.read(8)
     if path.suffix.lower() in (".xlsm", ".xlsx") or head.startswith((b"PK\x03\x04", bytes.fromhex("D0CF11E0"))):
         return table_from_workbook(path)
     from ...calc.textfile import read_text
