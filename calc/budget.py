@@ -172,23 +172,51 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
             float(shape.get("n_experts", 1)))
 
 
-def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None, Any]:
-    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors) for `job`."""
+_Terms = tuple[Any, str, Any, str, "UtilizationPrior | None", Any, float]
+_JOB_TERMS: dict[tuple[Any, ...], _Terms] = {}  # a scalar job's prior terms, by the inputs that key them
+
+
+def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Terms:
+    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors, the
+    largest factor) for `job` (`active`, `total`, `tokens`, `n`: its checked counts). A scalar job's
+    own prior ("prior" / "prior:job" on a named device of the packaged catalog, the prior's
+    goodput) is worked out once per (utilization text, device, active, MoE, devices, tokens), the
+    inputs job_prior keys it by."""
+    util = job.utilization
+    if type(util) is str and type(active) is float and type(total) is float and type(n) is float:
+        key = (util, job.device, active, active < total, n, tokens)
+        hit = _JOB_TERMS.get(key)
+        if hit is not None and job.goodput is None and job.table is None:
+            return hit
+        cache = (job.goodput is None and job.table is None and type(job.device) is str and type(tokens) is float
+                 and wants_prior(util))
+        terms = _utilization_terms(job, active)
+        if cache:
+            if len(_JOB_TERMS) > 4096:
+                _JOB_TERMS.clear()
+            _JOB_TERMS[key] = terms
+        return terms
+    return _utilization_terms(job, active)
+
+
+def _utilization_terms(job: Job, active: Any) -> _Terms:
+    """_utilization's terms, worked out."""
     util = job.utilization
     if type(util) is not float and wants_prior(util):
         prior = _prior_for(job, active)
         span, basis, factors = _prior_terms(prior)
         if job.goodput is None:
-            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors
+            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors, _top(factors)
         g = fraction("goodput", job.goodput)
         f = [1.0 / (np.asarray(u) * g) for u in (prior.high, prior.expected, prior.low)]  # hour_factors at g
-        return span, basis, g, "given", prior, tuple(_out_float(x) for x in f)
+        factors = tuple(_out_float(x) for x in f)
+        return span, basis, g, "given", prior, factors, _top(factors)
     if isinstance(util, str):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
     u = fraction("utilization", util)
     if job.goodput is None:
-        return u, "given", 1.0, NO_GOODPUT, None, None
-    return u, "given", fraction("goodput", job.goodput), "given", None, None
+        return u, "given", 1.0, NO_GOODPUT, None, None, 1.0
+    return u, "given", fraction("goodput", job.goodput), "given", None, None, 1.0
 
 
 def _out_float(x: Any) -> Any:
@@ -280,13 +308,18 @@ def budget(job: Job) -> Budget:
     """The one composer: `job`'s FLOPs, memory on the layout (fits, headroom), hours, days,
     device-hours, cost (USD), energy (kWh), each a point or a Span, with their provenance."""
     table = catalog() if job.table is None else job.table
-    total, active, experts, stage = _counts(job)
-    tokens = positive("tokens", job.tokens)
-    n = whole("devices", job.devices)
-    u, u_basis, g, g_basis, prior, factors = _utilization(job, active)
+    plain = _plain(job)
+    if plain is None:
+        total, active, experts, stage = _counts(job)
+        tokens = positive("tokens", job.tokens)
+        n = whole("devices", job.devices)
+    else:
+        total, tokens, n = plain[0], plain[1], plain[2]
+        active, experts, stage = total, 0.0, 0.0
+    u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
     device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
     flops = _flops(total, active, tokens)
-    memory, dp = _memory(job, total, experts, stage, n)
+    memory, dp = _memory(job, total, experts, stage, n, plain)
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
@@ -295,11 +328,12 @@ def budget(job: Job) -> Budget:
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
-    top = _top(factors)
     hours = _over(hours1, factors, top, True)
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
-    pue = _pue(job)
+    pue = job.pue
+    if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
+        pue = _pue(job)
     try:
         cost = None if usd is None else _over(device_hours1 * usd, factors, top, True)
     except ResultOverflowError:
@@ -319,6 +353,33 @@ def budget(job: Job) -> Budget:
         "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior})
 
 
+_INF = math.inf
+_WHOLE_INT = 2 ** 53  # whole(): an int below 2^53 is a whole float exactly
+
+
+def _plain(job: Job) -> tuple[float, ...] | None:
+    """The common scalar question's checked numbers, or None (then the general path checks each
+    input, in its order, and words any error). (params, tokens, devices, tensor, pipeline,
+    context, expert parallel, ZeRO stage, activations bytes) as floats, for a job of `params`
+    (no model, no active_params), Python numbers and canonical method / optimizer names. Each
+    test is the fast path of the check that the general path runs (positive, whole, whole_in,
+    non_negative, choice in calc/checks.py), so both give the same values."""
+    params, tokens, act, zero = job.params, job.tokens, job.activations, job.zero_stage
+    if (job.model is not None or job.active_params is not None or type(params) is not float
+            or not 0.0 < params < _INF or type(tokens) is not float or not 0.0 < tokens < _INF
+            or type(act) is not float or not 0.0 <= act < _INF or type(zero) not in (int, float)
+            or zero not in ZERO_STAGES or type(job.method) is not str or job.method not in METHODS
+            or type(job.optimizer) is not str or job.optimizer not in OPTIMIZERS):
+        return None
+    sizes = (job.devices, job.tensor_parallel, job.pipeline_parallel, job.context_parallel, job.expert_parallel)
+    for x in sizes:
+        kind = type(x)
+        if not ((kind is int and 1 <= x < _WHOLE_INT) or (kind is float and x >= 1.0 and x.is_integer())):
+            return None
+    n, t, p, c, e = sizes
+    return (params, tokens, float(n), float(t), float(p), float(c), float(e), float(zero), act)
+
+
 def _flops(total: Any, active: Any, tokens: Any) -> Any:
     """Training FLOPs: 6 · N · D on the active parameters (calc.flops; its active_params check, and
     its overflow error naming the inputs out of range)."""
@@ -332,16 +393,23 @@ def _flops(total: Any, active: Any, tokens: Any) -> Any:
     return train_flops(total, tokens, active_params=None if active is total else active)
 
 
-def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any) -> tuple[MemoryBreakdown, Any]:
+def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
+            plain: tuple[float, ...] | None = None) -> tuple[MemoryBreakdown, Any]:
     """Bytes per device on the layout, and the data-parallel size: calc.memory's formulas
-    (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them."""
-    kind = choice("method", job.method, METHODS)
-    opt = choice("optimizer", job.optimizer, OPTIMIZERS)
-    act = non_negative("activations", job.activations)
-    check_parts(experts, stage, total)
-    _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
-                                       job.expert_parallel, devices_checked=True)
-    stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
+    (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
+    `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
+    if plain is not None:
+        kind, opt, act, stage_k = job.method, job.optimizer, plain[8], plain[7]
+        _, t, p, _, e, dp = checked_layout(n, plain[3], plain[4], plain[5], plain[6], devices_checked=True,
+                                           sizes_checked=True)
+    else:
+        kind = choice("method", job.method, METHODS)
+        opt = choice("optimizer", job.optimizer, OPTIMIZERS)
+        act = non_negative("activations", job.activations)
+        check_parts(experts, stage, total)
+        _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
+                                           job.expert_parallel, devices_checked=True)
+        stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
     # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
     return memory_parts(total, kind, opt, job.trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
                         act, False), dp
