@@ -63,6 +63,7 @@ __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "bu
 
 # Usable device memory: one rule, calc/capacity.py (capacity less the larger of 3 GiB and 5%).
 GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
+_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/job.py)
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
@@ -183,20 +184,19 @@ def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Ter
     goodput) is worked out once per (utilization text, device, active, MoE, devices, tokens), the
     inputs job_prior keys it by."""
     util = job.utilization
-    if type(util) is str and type(active) is float and type(total) is float and type(n) is float:
-        key = (util, job.device, active, active < total, n, tokens)
-        hit = _JOB_TERMS.get(key)
-        if hit is not None and job.goodput is None and job.table is None:
-            return hit
-        cache = (job.goodput is None and job.table is None and type(job.device) is str and type(tokens) is float
-                 and wants_prior(util))
-        terms = _utilization_terms(job, active)
-        if cache:
+    if (type(util) is not str or type(active) is not float or type(total) is not float or type(n) is not float
+            or type(tokens) is not float or type(job.device) is not str or job.goodput is not None
+            or job.table is not None):
+        return _utilization_terms(job, active)
+    key = (util, job.device, active, active < total, n, tokens)
+    hit = _JOB_TERMS.get(key)
+    if hit is None:
+        hit = _utilization_terms(job, active)
+        if wants_prior(util):
             if len(_JOB_TERMS) > 4096:
                 _JOB_TERMS.clear()
-            _JOB_TERMS[key] = terms
-        return terms
-    return _utilization_terms(job, active)
+            _JOB_TERMS[key] = hit
+    return hit
 
 
 def _utilization_terms(job: Job, active: Any) -> _Terms:
@@ -433,7 +433,7 @@ def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
     f0, f1, f2 = factors
     if type(point) is float:
         if point * top < SAFE:  # NaN and infinities fail it
-            return Span(point * f0, point * f1, point * f2)
+            return _tuple_new(Span, (point * f0, point * f1, point * f2))
     elif (isinstance(point, np.ndarray) and point.ndim
           and finite_below(float(np.add.reduce(point, axis=None)) * top)):
         return Span(point * f0, point * f1, times(point, f2, consume))
@@ -444,5 +444,6 @@ def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
 def _days(hours: Any) -> Any:
     """Hours / 24, a point or each of a Span's three."""
     if isinstance(hours, Span):
-        return Span(hours.low / 24, hours.expected / 24, hours.high / 24)
+        low, expected, high = hours
+        return _tuple_new(Span, (low / 24, expected / 24, high / 24))
     return hours / 24
