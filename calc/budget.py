@@ -314,7 +314,7 @@ def budget(job: Job) -> Budget:
         tokens = positive("tokens", job.tokens)
         n = whole("devices", job.devices)
     else:
-        total, tokens, n = plain[0], plain[1], plain[2]
+        total, n, tokens = plain[0], plain[1], plain[8]
         active, experts, stage = total, 0.0, 0.0
     u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
     device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
@@ -359,8 +359,8 @@ _WHOLE_INT = 2 ** 53  # whole(): an int below 2^53 is a whole float exactly
 
 def _plain(job: Job) -> tuple[float, ...] | None:
     """The common scalar question's checked numbers, or None (then the general path checks each
-    input, in its order, and words any error). (params, tokens, devices, tensor, pipeline,
-    context, expert parallel, ZeRO stage, activations bytes) as floats, for a job of `params`
+    input, in its order, and words any error). (params, devices, tensor, pipeline, context,
+    expert parallel, ZeRO stage, activations bytes, tokens) as floats, for a job of `params`
     (no model, no active_params), Python numbers and canonical method / optimizer names. Each
     test is the fast path of the check that the general path runs (positive, whole, whole_in,
     non_negative, choice in calc/checks.py), so both give the same values."""
@@ -377,7 +377,7 @@ def _plain(job: Job) -> tuple[float, ...] | None:
         if not ((kind is int and 1 <= x < _WHOLE_INT) or (kind is float and x >= 1.0 and x.is_integer())):
             return None
     n, t, p, c, e = sizes
-    return (params, tokens, float(n), float(t), float(p), float(c), float(e), float(zero), act)
+    return (params, float(n), float(t), float(p), float(c), float(e), float(zero), act, tokens)
 
 
 def _flops(total: Any, active: Any, tokens: Any) -> Any:
@@ -393,14 +393,27 @@ def _flops(total: Any, active: Any, tokens: Any) -> Any:
     return train_flops(total, tokens, active_params=None if active is total else active)
 
 
+# A scalar job's memory (a frozen MemoryBreakdown) and data-parallel size by (method, optimizer, trainable,
+# _plain's numbers): the same layout asked again (a workbook recalculating, a sweep over tokens or prices)
+# is one look-up. Only checked Python floats and names key it, so an input that would be refused never hits.
+_MEMORY: dict[tuple[Any, ...], tuple[MemoryBreakdown, Any]] = {}
+
+
 def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             plain: tuple[float, ...] | None = None) -> tuple[MemoryBreakdown, Any]:
     """Bytes per device on the layout, and the data-parallel size: calc.memory's formulas
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
     `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
+    trainable = job.trainable
+    key = None
     if plain is not None:
-        kind, opt, act, stage_k = job.method, job.optimizer, plain[8], plain[7]
-        _, t, p, _, e, dp = checked_layout(n, plain[3], plain[4], plain[5], plain[6], devices_checked=True,
+        if trainable is None or type(trainable) is float:
+            key = (job.method, job.optimizer, trainable, plain[:8])  # not the tokens
+            hit = _MEMORY.get(key)
+            if hit is not None:
+                return hit
+        kind, opt, act, stage_k = job.method, job.optimizer, plain[7], plain[6]
+        _, t, p, _, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
                                            sizes_checked=True)
     else:
         kind = choice("method", job.method, METHODS)
@@ -411,8 +424,13 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
                                            job.expert_parallel, devices_checked=True)
         stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
     # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
-    return memory_parts(total, kind, opt, job.trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
+    made = memory_parts(total, kind, opt, trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
                         act, False), dp
+    if key is not None and (act != 0.0 or math.copysign(1.0, act) > 0.0):  # -0.0 bytes: its sign is kept
+        if len(_MEMORY) > 4096:
+            _MEMORY.clear()
+        _MEMORY[key] = made
+    return made
 
 
 def _top(factors: Any) -> float:
