@@ -407,12 +407,13 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     trainable = job.trainable
     key = None
     if plain is not None:
-        if trainable is None or type(trainable) is float:
+        act = plain[7]
+        if (trainable is None or type(trainable) is float) and (act != 0.0 or math.copysign(1.0, act) > 0.0):
             key = (job.method, job.optimizer, trainable, plain[:8])  # not the tokens
             hit = _MEMORY.get(key)
             if hit is not None:
                 return hit
-        kind, opt, act, stage_k = job.method, job.optimizer, plain[7], plain[6]
+        kind, opt, stage_k = job.method, job.optimizer, plain[6]
         _, t, p, _, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
                                            sizes_checked=True)
     else:
@@ -426,7 +427,7 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
     made = memory_parts(total, kind, opt, trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
                         act, False), dp
-    if key is not None and (act != 0.0 or math.copysign(1.0, act) > 0.0):  # -0.0 bytes: its sign is kept
+    if key is not None:  # (not -0.0 activations: it equals 0.0 as a key, and its MemoryBreakdown keeps the sign)
         if len(_MEMORY) > 4096:
             _MEMORY.clear()
         _MEMORY[key] = made
