@@ -41,7 +41,6 @@ from .checks import (
 )
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
-from .frozen import filled
 from .job import Budget, Job, Owned, Span
 from .memory import (
     GRAD_BYTES,
@@ -344,13 +343,14 @@ def budget(job: Job) -> Budget:
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
-    return filled(Budget, {  # every field of Budget, by name (tests/test_budget.py checks the set)
-        "job": job, "device": device, "flops": flops, "params": total, "active_params": active,
-        "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits, "headroom_bytes": headroom,
-        "hours": hours, "days": _days(hours), "device_hours": _over(device_hours1, factors, top, True),
-        "cost_usd": cost, "energy_kwh": energy, "utilization": u, "utilization_basis": u_basis, "goodput": g,
-        "goodput_basis": g_basis, "usd_per_device_hour": usd, "price_label": label, "price_source": source,
-        "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior})
+    # Budget's 26 fields in their declared order, by position (a positional call binds faster than
+    # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
+    return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
+                  memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
+                  hours, _days(hours), _over(device_hours1, factors, top, True),  # hours, days, device_hours
+                  cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
+                  usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
+                  pue, prior)
 
 
 _INF = math.inf

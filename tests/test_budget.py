@@ -263,3 +263,24 @@ def test_the_scalar_pass_keeps_canonicalising_names_and_the_sign_of_zero():
     assert budget(job.with_(method=" Full", optimizer="AdamW")).memory == budget(job).memory
     assert np.copysign(1.0, budget(job.with_(activations=-0.0)).memory.activations) == -1.0
     assert np.copysign(1.0, budget(job).memory.activations) == 1.0
+
+
+def test_every_field_of_a_budget_holds_its_own_figure():
+    """budget() fills Budget by position: each field, by name, is the figure it names."""
+    job = SCALAR_JOBS[0]
+    b = budget(job)
+    prior = calc.prior.job_prior(H100, active_params=13e9, devices=64, tokens=1e12)
+    assert b.job is job and b.device == H100 and b.flops == 6 * 13e9 * 1e12
+    assert b.params == 13e9 and b.active_params == 13e9 and b.prior == prior
+    assert b.memory.total == calc.train_memory(13e9, zero_stage=3, devices=64, tensor_parallel=2).total
+    assert b.layout == {"tensor_parallel": 2, "pipeline_parallel": 1, "expert_parallel": 1, "context_parallel": 1,
+                        "data_parallel": 32.0}
+    assert b.usable_bytes == usable_bytes(H100) and b.headroom_bytes == b.usable_bytes - b.memory.total
+    assert b.fits is True
+    assert b.days.expected == b.hours.expected / 24 and b.device_hours.low == pytest.approx(b.hours.low * 64)
+    assert b.cost_usd.high == pytest.approx(b.device_hours.high * 2.5)
+    assert b.energy_kwh.expected == pytest.approx(b.device_hours.expected * 700 * 1.2 / 1000)
+    assert b.utilization == Span(prior.low, prior.expected, prior.high) and "prior" in b.utilization_basis
+    assert b.goodput == prior.goodput and "Llama 3" in b.goodput_basis
+    assert (b.usd_per_device_hour, b.price_label, b.price_source, b.price_as_of, b.price_age_days, b.pue) == (
+        2.5, "2.5 USD per device-hour (given)", "given", None, None, 1.2)
