@@ -11,9 +11,14 @@ three factors (calc/ranges.py's convention: low <= expected <= high; low hours c
 prior's high utilization).
 
 Units: bytes, counts, hours, USD, kWh; device memory is a capacity in GiB (a vendor's "80GB" of
-HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py. Every numeric field of a
-`Job` may be a numpy array; arrays broadcast like numpy and the `Budget`'s figures are arrays of
-that shape.
+HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py, the device-row and price
+terms in calc/rows.py. Every numeric field of a `Job` may be a numpy array; arrays broadcast like
+numpy and the `Budget`'s figures are arrays of that shape.
+
+Speed (issue 17, bench/bench_budget.py): a scalar job of Python numbers is checked in one pass
+(`_plain`, each test the check's own fast path; anything else takes the general checks, which word
+the errors), and its prior's terms and its layout's memory are kept per job key, so the same
+question asked again (a workbook recalculating) is a few look-ups; the formulas are the same ones.
 """
 
 from __future__ import annotations

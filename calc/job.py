@@ -30,9 +30,9 @@ class Span(tuple):
     def __new__(cls, low: Any, expected: Any, high: Any) -> Span:
         return _tuple_new(cls, (low, expected, high))
 
-    low = property(itemgetter(0), doc="The low figure (from the prior's high utilization).")
+    low = property(itemgetter(0), doc="The low figure.")
     expected = property(itemgetter(1), doc="The expected figure.")
-    high = property(itemgetter(2), doc="The high figure (from the prior's low utilization).")
+    high = property(itemgetter(2), doc="The high figure.")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
