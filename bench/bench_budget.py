@@ -4,7 +4,9 @@ The question: a 13B full fine-tune on 1T tokens, 64 H100s, TP 2, ZeRO 3, at the 
 (low / expected / high), priced at 2.5 USD per device-hour, PUE 1.2: memory per device on the
 layout (and whether it fits), hours, days, device-hours, cost and energy as ranges.
 - scalar: `budget(Job(...))` (the Job built inside the timing, as a door does) against
-  train_memory + train_range (what a caller needed before);
+  train_memory + train_range (what a caller needed before); the same question again (a workbook
+  recalculating: budget()'s per-key caches of the job's prior and the layout's memory answer it),
+  and a new question each call (a parameter count never asked before: nothing cached);
 - vector: 1e6 jobs (params, tokens, devices and ZeRO stage varying) in one budget() call against
   train_memory + train_range over the same arrays.
 Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; asserts nothing (goals, issue 17:
@@ -72,6 +74,17 @@ def scalar_budget(c: ModuleType = calc) -> calc.Budget:
                           utilization="prior", price=2.5, pue=1.2))
 
 
+def fresh_questions(c: ModuleType = calc) -> Callable[[], calc.Budget]:
+    """The scalar question with a parameter count never asked before on each call: no cache of
+    budget() (the job's prior, the layout's memory) or of calc.prior.job_prior can answer it."""
+    count = iter(range(1, 1 << 62))
+
+    def ask() -> calc.Budget:
+        return c.budget(c.Job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tensor_parallel=2,
+                              zero_stage=3, utilization="prior", price=2.5, pue=1.2))
+    return ask
+
+
 def scalar_today() -> tuple[object, dict]:
     mem = calc.train_memory(13e9, zero_stage=3, devices=64, tensor_parallel=2)
     return mem, calc.train_range(13e9, 1e12, H100, devices=64, usd_per_device_hour=2.5, pue=1.2)
@@ -99,6 +112,7 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
     assert np.allclose(b.cost_usd.expected, r["usd"][:, 1]) and np.allclose(b.memory.total, mem.total)
     cols = ["budget()", "today"]
     rows = [["scalar question (us per call)", us(scalar_budget), us(scalar_today)],
+            ["scalar, a new question each call (us)", us(fresh_questions()), float("nan")],
             [f"{n:,} jobs with ranges (ns per job)", best_s(vector_budget) / n * 1e9, best_s(vector_today) / n * 1e9]]
     if old is not None:
         old_prior = old.utilization_prior()
@@ -107,10 +121,11 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
         assert np.array_equal(ob.memory.total, b.memory.total)
         cols.insert(1, "before")
         rows[0].insert(2, us(lambda: scalar_budget(old)))
-        rows[1].insert(2, best_s(lambda: vector_budget(old, old_prior)) / n * 1e9)
+        rows[1].insert(2, us(fresh_questions(old)))
+        rows[2].insert(2, best_s(lambda: vector_budget(old, old_prior)) / n * 1e9)
     print(f"{'':40}" + "".join(f"{c:>10}" for c in cols) + "   (today: train_memory + train_range)")
     for label, *figures in rows:
-        print(f"{label:40}" + "".join(f"{f:10.1f}" for f in figures))
+        print(f"{label:40}" + "".join(f"{f:10.1f}" if f == f else f"{'-':>10}" for f in figures))
     one = fresh_pass_s(params, tokens)
     print(f"{'floor: one multiply into a new array (ms)':40}{one * 1e3:10.2f}   "
           f"(budget() costs {best_s(vector_budget) / one:.0f} of them)")

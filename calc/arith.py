@@ -41,7 +41,7 @@ def _shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
 
 def times(x: Any, c: Any, fresh: bool = False) -> Any:
     """x · c (into x when x is a `fresh` array that keeps its shape)."""
-    if fresh and isinstance(x, np.ndarray) and x.ndim and _into(x, c):
+    if fresh and type(x) is not float and isinstance(x, np.ndarray) and x.ndim and _into(x, c):
         return np.multiply(x, c, out=x)
     return x * c
 
@@ -84,6 +84,8 @@ def shard(x: Any, on: Any, d: Any) -> Any:
     On arrays: max(d · on, 1) is d where on and 1 elsewhere, exactly (d >= 1), then one divide
     into that buffer: three passes, one allocation."""
     if on is True or on is False:
+        if on and type(x) is float and type(d) is float:
+            return x / d  # over(x, d): x / 1.0 is x exactly, so no identity test on floats
         return over(x, d) if on else x
     div = np.multiply(d, on)
     if not isinstance(div, np.ndarray) or not div.ndim or not _into(div, x):

@@ -11,9 +11,14 @@ three factors (calc/ranges.py's convention: low <= expected <= high; low hours c
 prior's high utilization).
 
 Units: bytes, counts, hours, USD, kWh; device memory is a capacity in GiB (a vendor's "80GB" of
-HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py. Every numeric field of a
-`Job` may be a numpy array; arrays broadcast like numpy and the `Budget`'s figures are arrays of
-that shape.
+HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py, the device-row and price
+terms in calc/rows.py. Every numeric field of a `Job` may be a numpy array; arrays broadcast like
+numpy and the `Budget`'s figures are arrays of that shape.
+
+Speed (issue 17, bench/bench_budget.py): a scalar job of Python numbers is checked in one pass
+(`_plain`, each test the check's own fast path; anything else takes the general checks, which word
+the errors), and its prior's terms and its layout's memory are kept per job key, so the same
+question asked again (a workbook recalculating) is a few look-ups; the formulas are the same ones.
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from .checks import (
     ResultOverflowError,
     TrainingBudgetError,
-    at_least,
     choice,
     divides,
     fraction,
@@ -41,7 +45,6 @@ from .checks import (
 )
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
-from .frozen import filled
 from .job import Budget, Job, Owned, Span
 from .memory import (
     GRAD_BYTES,
@@ -54,15 +57,19 @@ from .memory import (
     memory_parts,
 )
 from .models import ModelPreset
-from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
 from .prior import GOODPUT, UtilizationPrior, job_prior
-from .ranges import prior_device, wants_prior
+from .ranges import wants_prior
+from .rows import device_terms as _device
+from .rows import price_terms as _price
+from .rows import pue_terms as _pue
+from .rows import row_column as _column
 from .schedule import hours_at, kwh
 
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
 # Usable device memory: one rule, calc/capacity.py (capacity less the larger of 3 GiB and 5%).
 GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
+_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/job.py)
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
@@ -70,16 +77,6 @@ def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
     """Bytes a training job may use on `device`: memory_gib · 2^30 less the reserve (the larger of
     RESERVE_GIB and RESERVE_SHARE of the capacity, calc/capacity.py); None when the row has no memory."""
     return usable_bytes_of(_column(device, catalog() if table is None else table, "memory_gib"))
-
-
-def _column(device: Any, table: DeviceTable, column: str) -> Any:
-    """A device row's `column` (arrays of names too), or None where the row has none."""
-    if isinstance(device, str):
-        return getattr(table.get(device), column)
-    try:
-        return table.value(device, column)
-    except TrainingBudgetError:
-        return None
 
 
 # --- the prior -----------------------------------------------------------------------------------
@@ -172,106 +169,54 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
             float(shape.get("n_experts", 1)))
 
 
-def _utilization(job: Job, active: Any) -> tuple[Any, str, Any, str, UtilizationPrior | None, Any]:
-    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors) for `job`."""
+_Terms = tuple[Any, str, Any, str, "UtilizationPrior | None", Any, float]
+_JOB_TERMS: dict[tuple[Any, ...], _Terms] = {}  # a scalar job's prior terms, by the inputs that key them
+
+
+def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Terms:
+    """(utilization or Span, basis, goodput, goodput basis, prior, the range's hour factors, the
+    largest factor) for `job` (`active`, `total`, `tokens`, `n`: its checked counts). A scalar job's
+    own prior ("prior" / "prior:job" on a named device of the packaged catalog, the prior's
+    goodput) is worked out once per (utilization text, device, active, MoE, devices, tokens), the
+    inputs job_prior keys it by."""
+    util = job.utilization
+    if (type(util) is not str or type(active) is not float or type(total) is not float or type(n) is not float
+            or type(tokens) is not float or type(job.device) is not str or job.goodput is not None
+            or job.table is not None):
+        return _utilization_terms(job, active)
+    key = (util, job.device, active, active < total, n, tokens)
+    hit = _JOB_TERMS.get(key)
+    if hit is None:
+        hit = _utilization_terms(job, active)
+        if wants_prior(util):
+            if len(_JOB_TERMS) > 4096:
+                _JOB_TERMS.clear()
+            _JOB_TERMS[key] = hit
+    return hit
+
+
+def _utilization_terms(job: Job, active: Any) -> _Terms:
+    """_utilization's terms, worked out."""
     util = job.utilization
     if type(util) is not float and wants_prior(util):
         prior = _prior_for(job, active)
         span, basis, factors = _prior_terms(prior)
         if job.goodput is None:
-            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors
+            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors, _top(factors)
         g = fraction("goodput", job.goodput)
         f = [1.0 / (np.asarray(u) * g) for u in (prior.high, prior.expected, prior.low)]  # hour_factors at g
-        return span, basis, g, "given", prior, tuple(_out_float(x) for x in f)
+        factors = tuple(_out_float(x) for x in f)
+        return span, basis, g, "given", prior, factors, _top(factors)
     if isinstance(util, str):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
     u = fraction("utilization", util)
     if job.goodput is None:
-        return u, "given", 1.0, NO_GOODPUT, None, None
-    return u, "given", fraction("goodput", job.goodput), "given", None, None
+        return u, "given", 1.0, NO_GOODPUT, None, None, 1.0
+    return u, "given", fraction("goodput", job.goodput), "given", None, None, 1.0
 
 
 def _out_float(x: Any) -> Any:
     return float(x) if np.ndim(x) == 0 else x
-
-
-_LABELS: dict[float, str] = {}  # a given price's label, worded once per price
-
-
-def _price(job: Job, device: Any, table: DeviceTable, watts: Any
-           ) -> tuple[Any, str, str | None, str | None, int | None]:
-    """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
-    price = job.price
-    if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
-        label = _LABELS.get(price)
-        if label is None:
-            if len(_LABELS) > 1024:
-                _LABELS.clear()
-            label = _LABELS[price] = f"{price:g} USD per device-hour (given)"
-        return price, label, "given", None, None
-    if isinstance(price, Owned):
-        if watts is None:
-            raise TrainingBudgetError(f"owned hardware: device {show(device)} has no watts for the energy share")
-        pue = PUE_INDUSTRY if price.pue is None else price.pue
-        usd = owned_usd_per_device_hour(price.capex_usd, life_years=price.life_years, watts=watts,
-                                        usd_per_kwh=price.usd_per_kwh, pue=pue, occupancy=price.occupancy)
-        return usd, price.label(), "owned: calc/owned.py", None, None
-    if price is None:
-        usd = _column(device, table, "usd_per_device_hour")
-        if usd is None:
-            return None, "no price", None, None, None
-        return usd, "the device row's own price", "device row", _as_of(device, table), None
-    if isinstance(price, str):
-        from .prices import check_text, lookup
-        check_text("usd_per_device_hour", price)
-        if not isinstance(device, str):
-            raise TrainingBudgetError(f"price {show(price)} needs one device name, not {show(device)}")
-        table.get(device)  # an unknown device is named as such, not blamed on the price
-        row, plan = lookup(price, device, table)
-        return (row.usd[plan], f"{row.provider}:{plan} {row.offering}", row.source, row.as_of,
-                row.age_days(job.today))
-    if isinstance(price, (bool, np.bool_)):
-        raise TrainingBudgetError(f"price must be USD per device-hour or PROVIDER:PLAN (got {show(price)})")
-    usd = non_negative("usd_per_device_hour", price)
-    return usd, f"{show(usd) if isinstance(usd, float) else 'given'} USD per device-hour (given)", "given", None, None
-
-
-def _as_of(device: Any, table: DeviceTable) -> str | None:
-    return table.get(device).as_of or None if isinstance(device, str) else None
-
-
-def _pue(job: Job) -> Any:
-    if job.pue is None:
-        if isinstance(job.price, Owned):
-            return PUE_INDUSTRY if job.price.pue is None else job.price.pue
-        return 1.0
-    return at_least("pue", job.pue, 1.0)
-
-
-# --- the device -----------------------------------------------------------------------------------
-
-_DEVICES: dict[tuple[int, str, bool], tuple[DeviceTable, Any, Any, Any, Any, Any]] = {}
-
-
-def _device(device: Any, table: DeviceTable, ranged: bool) -> tuple[Any, Any, Any, Any, Any]:
-    """(the device the figures are for, the chosen row (its price is the job's), usable bytes,
-    TFLOP/s, watts) of `job.device` in `table`; for a range the figures' row is the prior's
-    16-bit row (prior_device). A name is looked up once per table (device
-    tables are frozen rows); numbers and arrays of names go through the table each time."""
-    if not isinstance(device, str):
-        named = prior_device(device, table) if ranged else device
-        usable = usable_bytes_of(_column(device, table, "memory_gib"))
-        return named, device, usable, table.value(named, "tflops"), _column(named, table, "watts")
-    key = (id(table), device, ranged)
-    hit = _DEVICES.get(key)
-    if hit is None or hit[0] is not table:
-        if len(_DEVICES) > 1024:
-            _DEVICES.clear()
-        given = table.get(device)
-        row = table.get(prior_device(device, table)) if ranged else given
-        hit = _DEVICES[key] = (table, row.name, given.name, usable_bytes_of(given.memory_gib), row.tflops,
-                               row.watts)
-    return hit[1], hit[2], hit[3], hit[4], hit[5]
 
 
 # --- the composer --------------------------------------------------------------------------------
@@ -280,13 +225,18 @@ def budget(job: Job) -> Budget:
     """The one composer: `job`'s FLOPs, memory on the layout (fits, headroom), hours, days,
     device-hours, cost (USD), energy (kWh), each a point or a Span, with their provenance."""
     table = catalog() if job.table is None else job.table
-    total, active, experts, stage = _counts(job)
-    tokens = positive("tokens", job.tokens)
-    n = whole("devices", job.devices)
-    u, u_basis, g, g_basis, prior, factors = _utilization(job, active)
+    plain = _plain(job)
+    if plain is None:
+        total, active, experts, stage = _counts(job)
+        tokens = positive("tokens", job.tokens)
+        n = whole("devices", job.devices)
+    else:
+        total, n, tokens = plain[0], plain[1], plain[8]
+        active, experts, stage = total, 0.0, 0.0
+    u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
     device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
     flops = _flops(total, active, tokens)
-    memory, dp = _memory(job, total, experts, stage, n)
+    memory, dp = _memory(job, total, experts, stage, n, plain)
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
@@ -295,11 +245,12 @@ def budget(job: Job) -> Budget:
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
-    top = _top(factors)
     hours = _over(hours1, factors, top, True)
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
-    pue = _pue(job)
+    pue = job.pue
+    if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
+        pue = _pue(job)
     try:
         cost = None if usd is None else _over(device_hours1 * usd, factors, top, True)
     except ResultOverflowError:
@@ -310,13 +261,41 @@ def budget(job: Job) -> Budget:
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
-    return filled(Budget, {  # every field of Budget, by name (tests/test_budget.py checks the set)
-        "job": job, "device": device, "flops": flops, "params": total, "active_params": active,
-        "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits, "headroom_bytes": headroom,
-        "hours": hours, "days": _days(hours), "device_hours": _over(device_hours1, factors, top, True),
-        "cost_usd": cost, "energy_kwh": energy, "utilization": u, "utilization_basis": u_basis, "goodput": g,
-        "goodput_basis": g_basis, "usd_per_device_hour": usd, "price_label": label, "price_source": source,
-        "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior})
+    # Budget's 26 fields in their declared order, by position (a positional call binds faster than
+    # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
+    return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
+                  memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
+                  hours, _days(hours), _over(device_hours1, factors, top, True),  # hours, days, device_hours
+                  cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
+                  usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
+                  pue, prior)
+
+
+_INF = math.inf
+_WHOLE_INT = 2 ** 53  # whole(): an int below 2^53 is a whole float exactly
+
+
+def _plain(job: Job) -> tuple[float, ...] | None:
+    """The common scalar question's checked numbers, or None (then the general path checks each
+    input, in its order, and words any error). (params, devices, tensor, pipeline, context,
+    expert parallel, ZeRO stage, activations bytes, tokens) as floats, for a job of `params`
+    (no model, no active_params), Python numbers and canonical method / optimizer names. Each
+    test is the fast path of the check that the general path runs (positive, whole, whole_in,
+    non_negative, choice in calc/checks.py), so both give the same values."""
+    params, tokens, act, zero = job.params, job.tokens, job.activations, job.zero_stage
+    if (job.model is not None or job.active_params is not None or type(params) is not float
+            or not 0.0 < params < _INF or type(tokens) is not float or not 0.0 < tokens < _INF
+            or type(act) is not float or not 0.0 <= act < _INF or type(zero) not in (int, float)
+            or zero not in ZERO_STAGES or type(job.method) is not str or job.method not in METHODS
+            or type(job.optimizer) is not str or job.optimizer not in OPTIMIZERS):
+        return None
+    sizes = (job.devices, job.tensor_parallel, job.pipeline_parallel, job.context_parallel, job.expert_parallel)
+    for x in sizes:
+        kind = type(x)
+        if not ((kind is int and 1 <= x < _WHOLE_INT) or (kind is float and x >= 1.0 and x.is_integer())):
+            return None
+    n, t, p, c, e = sizes
+    return (params, float(n), float(t), float(p), float(c), float(e), float(zero), act, tokens)
 
 
 def _flops(total: Any, active: Any, tokens: Any) -> Any:
@@ -332,19 +311,45 @@ def _flops(total: Any, active: Any, tokens: Any) -> Any:
     return train_flops(total, tokens, active_params=None if active is total else active)
 
 
-def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any) -> tuple[MemoryBreakdown, Any]:
+# A scalar job's memory (a frozen MemoryBreakdown) and data-parallel size by (method, optimizer, trainable,
+# _plain's numbers): the same layout asked again (a workbook recalculating, a sweep over tokens or prices)
+# is one look-up. Only checked Python floats and names key it, so an input that would be refused never hits.
+_MEMORY: dict[tuple[Any, ...], tuple[MemoryBreakdown, Any]] = {}
+
+
+def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
+            plain: tuple[float, ...] | None = None) -> tuple[MemoryBreakdown, Any]:
     """Bytes per device on the layout, and the data-parallel size: calc.memory's formulas
-    (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them."""
-    kind = choice("method", job.method, METHODS)
-    opt = choice("optimizer", job.optimizer, OPTIMIZERS)
-    act = non_negative("activations", job.activations)
-    check_parts(experts, stage, total)
-    _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
-                                       job.expert_parallel, devices_checked=True)
-    stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
+    (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
+    `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
+    trainable = job.trainable
+    key = None
+    if plain is not None:
+        act = plain[7]
+        if (trainable is None or type(trainable) is float) and (act != 0.0 or math.copysign(1.0, act) > 0.0):
+            key = (job.method, job.optimizer, trainable, plain[:8])  # not the tokens
+            hit = _MEMORY.get(key)
+            if hit is not None:
+                return hit
+        kind, opt, stage_k = job.method, job.optimizer, plain[6]
+        _, t, p, _, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
+                                           sizes_checked=True)
+    else:
+        kind = choice("method", job.method, METHODS)
+        opt = choice("optimizer", job.optimizer, OPTIMIZERS)
+        act = non_negative("activations", job.activations)
+        check_parts(experts, stage, total)
+        _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
+                                           job.expert_parallel, devices_checked=True)
+        stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
     # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
-    return memory_parts(total, kind, opt, job.trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
+    made = memory_parts(total, kind, opt, trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
                         act, False), dp
+    if key is not None:  # (not -0.0 activations: it equals 0.0 as a key, and its MemoryBreakdown keeps the sign)
+        if len(_MEMORY) > 4096:
+            _MEMORY.clear()
+        _MEMORY[key] = made
+    return made
 
 
 def _top(factors: Any) -> float:
@@ -365,7 +370,7 @@ def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
     f0, f1, f2 = factors
     if type(point) is float:
         if point * top < SAFE:  # NaN and infinities fail it
-            return Span(point * f0, point * f1, point * f2)
+            return _tuple_new(Span, (point * f0, point * f1, point * f2))
     elif (isinstance(point, np.ndarray) and point.ndim
           and finite_below(float(np.add.reduce(point, axis=None)) * top)):
         return Span(point * f0, point * f1, times(point, f2, consume))
@@ -376,5 +381,6 @@ def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
 def _days(hours: Any) -> Any:
     """Hours / 24, a point or each of a Span's three."""
     if isinstance(hours, Span):
-        return Span(hours.low / 24, hours.expected / 24, hours.high / 24)
+        low, expected, high = hours
+        return _tuple_new(Span, (low / 24, expected / 24, high / 24))
     return hours / 24

@@ -6,7 +6,8 @@ USD, kWh; device memory in GiB)."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field, replace
+from dataclasses import FrozenInstanceError, dataclass, field, replace
+from operator import itemgetter
 from typing import Any
 
 from .devices import DeviceTable
@@ -16,21 +17,55 @@ from .models import ModelPreset
 from .prior import UtilizationPrior
 
 
-@fast_init
-@dataclass(frozen=True)
-class Span:
-    """A figure as low / expected / high (low <= expected <= high), each a float or an array."""
+class Span(tuple):
+    """A figure as low / expected / high (low <= expected <= high), each a float or an array.
 
-    low: Any
-    expected: Any
-    high: Any
+    Tuple-backed, so calc.budget builds one in a single C call (tuple.__new__(Span, three), issue
+    17's scalar speed goal) rather than through an __init__: frozen (assignment raises
+    dataclasses.FrozenInstanceError, as a frozen dataclass does), equal only to a Span of equal
+    three, hashed, copied and pickled by its three."""
+
+    __slots__ = ()
+
+    def __new__(cls, low: Any, expected: Any, high: Any) -> Span:
+        return _tuple_new(cls, (low, expected, high))
+
+    low = property(itemgetter(0), doc="The low figure.")
+    expected = property(itemgetter(1), doc="The expected figure.")
+    high = property(itemgetter(2), doc="The high figure.")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is Span:
+            return tuple.__eq__(self, other)
+        return False if isinstance(other, tuple) else NotImplemented  # as a dataclass: not a tuple
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return f"Span(low={self[0]!r}, expected={self[1]!r}, high={self[2]!r})"
+
+    def __getnewargs__(self) -> tuple[Any, Any, Any]:
+        return (self[0], self[1], self[2])
 
     def scaled(self, factor: Any) -> Span:
         """Each of the three times `factor`."""
-        return Span(self.low * factor, self.expected * factor, self.high * factor)
+        return Span(self[0] * factor, self[1] * factor, self[2] * factor)
 
     def as_tuple(self) -> tuple[Any, Any, Any]:
-        return (self.low, self.expected, self.high)
+        return (self[0], self[1], self[2])
+
+
+_tuple_new = tuple.__new__
 
 
 @dataclass(frozen=True)

@@ -151,14 +151,18 @@ def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parall
 
 def checked_layout(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
                    context_parallel: Any = 1, expert_parallel: Any = 1,
-                   devices_checked: bool = False) -> tuple[Any, ...]:
+                   devices_checked: bool = False, sizes_checked: bool = False) -> tuple[Any, ...]:
     """(devices, tensor, pipeline, context, expert, data parallel), each checked (layout_data_parallel);
-    `devices_checked`: `devices` is already whole("devices", ...)'s result."""
+    `devices_checked`: `devices` is already whole("devices", ...)'s result; `sizes_checked`: so are
+    the four parallel sizes (calc.budget's scalar path)."""
     n = devices if devices_checked else whole("devices", devices)
-    t = whole("tensor_parallel", tensor_parallel)
-    p = whole("pipeline_parallel", pipeline_parallel)
-    c = whole("context_parallel", context_parallel)
-    e = whole("expert_parallel", expert_parallel)
+    if sizes_checked:
+        t, p, c, e = tensor_parallel, pipeline_parallel, context_parallel, expert_parallel
+    else:
+        t = whole("tensor_parallel", tensor_parallel)
+        p = whole("pipeline_parallel", pipeline_parallel)
+        c = whole("context_parallel", context_parallel)
+        e = whole("expert_parallel", expert_parallel)
     split = t * p * c
     dp, bad = _quotient(n, split)
     if bad:

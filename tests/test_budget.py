@@ -219,3 +219,68 @@ def test_a_budget_holds_every_field_once():
     b = budget(Job(params=7e9, utilization="prior", price=2.0))
     assert set(vars(b)) == {f.name for f in dataclasses.fields(calc.Budget)}
     assert dataclasses.replace(b, cost_usd=None).cost_usd is None and b.cost_usd is not None
+
+
+SCALAR_JOBS = [Job(params=13e9, tokens=1e12, device=H100, devices=64, tensor_parallel=2, zero_stage=3,
+                   utilization="prior", price=2.5, pue=1.2),
+               Job(params=7e9, tokens=2e11, device="B200, BF16 tensor core, dense", devices=8, method="lora",
+                   trainable=0.02, optimizer="sgd", activations=3e9, utilization=0.4, goodput=0.9),
+               Job(params=70e9, tokens=1e12, device="H200 SXM, FP8 tensor core, dense", devices=512.0,
+                   pipeline_parallel=4, tensor_parallel=8, zero_stage=1.0, utilization="prior:job")]
+
+
+@pytest.mark.parametrize("job", SCALAR_JOBS)
+def test_the_scalar_paths_caches_give_the_general_paths_figures(job):
+    """budget()'s scalar pass (_plain) and its per-key caches (the job's prior terms, the layout's
+    memory) give, bit for bit, what the general path gives: int activations take the general path."""
+    budget_module._MEMORY.clear()
+    budget_module._JOB_TERMS.clear()
+    first, again = _figures(budget(job)), _figures(budget(job))   # worked out, then looked up
+    general = _figures(budget(job.with_(activations=int(job.activations))))
+    assert budget_module._plain(job) is not None and budget_module._plain(job.with_(activations=0)) is None
+    assert budget_module._MEMORY and (job.utilization == 0.4 or budget_module._JOB_TERMS)
+    for name, value in first.items():
+        assert again[name] == value and general[name] == value and type(general[name]) is type(value), name
+    assert budget(job).memory is budget(job).memory   # one frozen MemoryBreakdown per layout key
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    ({"tensor_parallel": True}, "tensor_parallel must be a number, not a boolean"),
+    ({"devices": 64.5}, "devices must be a whole number"),
+    ({"zero_stage": True}, "zero_stage must be a number, not a boolean"),
+    ({"zero_stage": 4}, "zero_stage must be 0, 1, 2 or 3"), ({"tokens": float("inf")}, "tokens"),
+    ({"activations": -1.0}, "activations must be >= 0"), ({"method": "fine"}, "method must be one of"),
+    ({"devices": 63}, "devices must be divisible"), ({"pue": 0.9}, "pue must be >= 1")])
+def test_a_cached_question_does_not_let_a_bad_neighbour_through(change, needle):
+    job = SCALAR_JOBS[0]
+    budget(job)  # its prior terms and memory now cached
+    with pytest.raises(calc.TrainingBudgetError, match=needle):
+        budget(job.with_(**change))
+
+
+def test_the_scalar_pass_keeps_canonicalising_names_and_the_sign_of_zero():
+    job = SCALAR_JOBS[0]
+    assert budget(job.with_(method=" Full", optimizer="AdamW")).memory == budget(job).memory
+    assert np.copysign(1.0, budget(job.with_(activations=-0.0)).memory.activations) == -1.0
+    assert np.copysign(1.0, budget(job).memory.activations) == 1.0
+
+
+def test_every_field_of_a_budget_holds_its_own_figure():
+    """budget() fills Budget by position: each field, by name, is the figure it names."""
+    job = SCALAR_JOBS[0]
+    b = budget(job)
+    prior = calc.prior.job_prior(H100, active_params=13e9, devices=64, tokens=1e12)
+    assert b.job is job and b.device == H100 and b.flops == 6 * 13e9 * 1e12
+    assert b.params == 13e9 and b.active_params == 13e9 and b.prior == prior
+    assert b.memory.total == calc.train_memory(13e9, zero_stage=3, devices=64, tensor_parallel=2).total
+    assert b.layout == {"tensor_parallel": 2, "pipeline_parallel": 1, "expert_parallel": 1, "context_parallel": 1,
+                        "data_parallel": 32.0}
+    assert b.usable_bytes == usable_bytes(H100) and b.headroom_bytes == b.usable_bytes - b.memory.total
+    assert b.fits is True
+    assert b.days.expected == b.hours.expected / 24 and b.device_hours.low == pytest.approx(b.hours.low * 64)
+    assert b.cost_usd.high == pytest.approx(b.device_hours.high * 2.5)
+    assert b.energy_kwh.expected == pytest.approx(b.device_hours.expected * 700 * 1.2 / 1000)
+    assert b.utilization == Span(prior.low, prior.expected, prior.high) and "prior" in b.utilization_basis
+    assert b.goodput == prior.goodput and "Llama 3" in b.goodput_basis
+    assert (b.usd_per_device_hour, b.price_label, b.price_source, b.price_as_of, b.price_age_days, b.pue) == (
+        2.5, "2.5 USD per device-hour (given)", "given", None, None, 1.2)
