@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import ridge
-from .checks import TrainingBudgetError, flag, positive, show, whole
+from .checks import ResultOverflowError, TrainingBudgetError, flag, positive, show, whole
 from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .runs import Run, implied_utilization, load_runs
@@ -221,6 +221,12 @@ def _device_family(device: Any, table: DeviceTable | None) -> tuple[str | None, 
         return None, f"Published (family of {device.strip()} unknown)"
 
 
+@functools.lru_cache(maxsize=1024)
+def _packaged_family(device: str) -> tuple[str | None, str]:
+    """_device_family in the packaged catalog (frozen), once per name."""
+    return _device_family(device, None)
+
+
 def utilization_prior(device: Any = None, *, active_params: Any = None, devices: Any = None, moe: Any = None,
                       tokens: Any = None, runs: Iterable[Run] | None = None, goodput: float = GOODPUT,
                       table: DeviceTable | None = None) -> UtilizationPrior:
@@ -360,7 +366,7 @@ def coefficients(goodput: float = GOODPUT) -> Coefficients:
 def _families(device: Any, table: DeviceTable | None) -> Any:
     """The family of each device name (None where unknown or a number), one look-up per distinct name."""
     if isinstance(device, str):
-        return _device_family(device, table)[0]
+        return _packaged_family(device)[0] if table is None else _device_family(device, table)[0]
     if isinstance(device, np.ndarray) and device.dtype.kind in "UO":
         names = {d: _device_family(str(d), table)[0] for d in np.unique(device)}
         return np.vectorize(lambda d: names[d] or "", otypes=[object])(device)
@@ -388,17 +394,28 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
                goodput: float) -> UtilizationPrior:
     c = coefficients(goodput)
     fam = _families(device, table)
+    if not isinstance(fam, np.ndarray) and all(type(x) in (float, int) for x in (active_params, devices, tokens)):
+        p, n, tok = float(positive("active_params", active_params)), whole("devices", devices), positive("tokens",
+                                                                                                           tokens)
+        m = float(flag("moe", moe)) if isinstance(moe, (str, bool)) else float(moe)
+        _per_param(tok, p, tokens, active_params)
+        known = fam is not None
+        exp = np.exp(_log_u(c, c.effect(fam), p, float(n), m, float(tok)))   # the same ufuncs as for arrays
+        lo, hi = (c.band_low, c.band_high) if known else (c.band_low_unknown, c.band_high_unknown)
+        low, high = float(exp * np.exp(lo)), float(exp * np.exp(hi))
+        return UtilizationPrior(low, float(exp), high, goodput, c.n_runs,
+                                _job_basis(fam, device, p, float(n), m, float(tok), c), JOB_METHOD)
     p = np.asarray(positive("active_params", active_params), dtype=np.float64)
     n = np.asarray(whole("devices", devices), dtype=np.float64)
     tok = np.asarray(positive("tokens", tokens), dtype=np.float64)
+    _per_param(tok, p, tokens, active_params)
     m = np.asarray(moe, dtype=np.float64) if not isinstance(moe, (str, bool)) else float(flag("moe", moe))
     if isinstance(fam, np.ndarray):
         effect = np.vectorize(lambda f: c.effect(f or None), otypes=[np.float64])(fam)
         known = fam != ""
     else:
         effect, known = np.float64(c.effect(fam)), np.bool_(fam is not None)
-    log_u = (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
-             + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
+    log_u = _log_u(c, effect, p, n, m, tok)
     lo = np.where(known, c.band_low, c.band_low_unknown)
     hi = np.where(known, c.band_high, c.band_high_unknown)
     exp = np.exp(log_u)
@@ -408,17 +425,45 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
     return UtilizationPrior(low, exp, high, goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
 
 
+def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
+    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs."""
+    return (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
+            + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
+
+
+def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
+    """Tokens per parameter, a feature of the prior, must be a finite number."""
+    if type(tok) is float and type(p) is float:
+        if tok / p < math.inf:
+            return
+        raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
+                                  f"active_params {show(active_params)})")
+    with np.errstate(over="ignore"):
+        if not np.all(np.isfinite(tok / p)):
+            raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
+                                      f"active_params {show(active_params)})")
+
+
 def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
     """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
     tail = (f"ridge regression over {c.n_runs} published runs (family, log params, log devices, MoE, tokens per "
             "param); 85% band: constant leave-one-out factors")   # addin/functions/prior_native.TAIL
-    scalar = not isinstance(fam, np.ndarray) and all(np.ndim(x) == 0 for x in (p, n, m, tok))
+    scalar = not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok))
     if scalar:
-        fam_text = "" if fam is not None else (_device_family(device, None)[1] if isinstance(device, str)
+        fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
                                                else "Published (family of the device unknown)")
-        head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, float(p), float(n),
-                      bool(m), c.n_runs, float(tok / p))
-        return head.split(": ")[0] + _beyond(c.goodput, float(p), float(n), float(tok / p)) + ": " + tail
+        values = (float(p), float(n), float(tok / p))
+        # the text depends on each figure's decade and on which lie beyond the runs: worked out once per key
+        key = (fam, fam_text, bool(m), c.n_runs, c.goodput, *(math.floor(math.log10(v)) for v in values),
+               _beyond(c.goodput, *values))
+        hit = _BASES.get(key)
+        if hit is None:
+            if len(_BASES) > 4096:
+                _BASES.clear()
+            head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, values[0],
+                          values[1], bool(m), c.n_runs, values[2])
+            hit = _BASES[key] = head.split(": ")[0] + key[-1] + ": " + tail
+        return hit
     fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
         [NAMES[fam]] if fam else [])
     size = _decade(float(np.min(p)), "", _SIZES) + (
@@ -427,6 +472,7 @@ def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coeff
 
 
 _SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+_BASES: dict[tuple, str] = {}
 
 
 @functools.lru_cache(maxsize=4)
