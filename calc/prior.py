@@ -281,15 +281,24 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
                             model.goodput, model.fit.n, basis)
 
 
+# How the basis line ends: the model and its band (addin/functions/prior_native writes it natively).
+BASIS_TAIL = ("ridge regression over {n} published runs (family, log params, log devices, MoE, tokens per param); "
+              "85% band: constant leave-one-out factors")
+
+
+def _scaled(value: float, names: tuple[tuple[float, str], ...], spec: str = "g") -> str:
+    """`value` in the largest unit of `names` it reaches ((1e9, "B"): 7e9 -> "7B")."""
+    for scale, suffix in names:
+        if value >= scale:
+            return f"{value / scale:{spec}}{suffix}"
+    return f"{value:{spec}}"
+
+
 def _decade(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> str:
     lo = 10.0 ** math.floor(math.log10(value))  # a float: 1e308's decade ends beyond float64
-    def text(v: float) -> str:
-        for scale, suffix in names:
-            if v >= scale:
-                return f"{v / scale:g}{suffix}"
-        return f"{v:g}"
     hi = lo * 10.0
-    return f"{text(lo)}-{text(hi)}{unit}" if hi < math.inf else f"{text(lo)} or more{unit}"
+    text = _scaled(lo, names)
+    return f"{text}-{_scaled(hi, names)}{unit}" if hi < math.inf else f"{text} or more{unit}"
 
 
 def _basis(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,
@@ -301,8 +310,7 @@ def _basis(fam: str | None, level: str | None, fam_text: str, params: float | No
     scale = "" if n_dev is None else " on " + _decade(n_dev, " devices", ((1e3, "k"),))
     if per_param is not None:
         scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
-    return (f"{who}{kind} runs{size}{scale}: ridge regression over {n} published runs (family, log params, "
-            f"log devices, MoE, tokens per param); 85% band: constant leave-one-out factors")
+    return f"{who}{kind} runs{size}{scale}: " + BASIS_TAIL.format(n=n)
 
 
 # --- the job-keyed prior: one closed form a sheet writes natively ----------------------------------
@@ -434,20 +442,18 @@ def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> An
 def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
     """Tokens per parameter, a feature of the prior, must be a finite number."""
     if type(tok) is float and type(p) is float:
-        if tok / p < math.inf:
-            return
+        finite = tok / p < math.inf   # a float quotient overflows to inf, it does not raise
+    else:
+        with np.errstate(over="ignore"):
+            finite = bool(np.all(np.isfinite(tok / p)))
+    if not finite:
         raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
                                   f"active_params {show(active_params)})")
-    with np.errstate(over="ignore"):
-        if not np.all(np.isfinite(tok / p)):
-            raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
-                                      f"active_params {show(active_params)})")
 
 
 def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
     """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
-    tail = (f"ridge regression over {c.n_runs} published runs (family, log params, log devices, MoE, tokens per "
-            "param); 85% band: constant leave-one-out factors")   # addin/functions/prior_native.TAIL
+    tail = BASIS_TAIL.format(n=c.n_runs)
     scalar = not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok))
     if scalar:
         fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
@@ -493,12 +499,5 @@ def _beyond(goodput: float, params: float, devices: float, per_param: float) -> 
     for key, value in (("params", params), ("devices", devices), ("tokens/param", per_param)):
         lo, hi = _spans(goodput)[key]
         if not lo * 0.999 <= value <= hi * 1.001:
-            out.append(f"{_short(lo, names[key])}-{_short(hi, names[key])} {key}")
+            out.append(f"{_scaled(lo, names[key], '.2g')}-{_scaled(hi, names[key], '.2g')} {key}")
     return f" (extrapolated: the runs span {', '.join(out)})" if out else ""
-
-
-def _short(value: float, names: tuple[tuple[float, str], ...]) -> str:
-    for scale, suffix in names:
-        if value >= scale:
-            return f"{value / scale:.2g}{suffix}"
-    return f"{value:.2g}"

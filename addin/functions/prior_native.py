@@ -55,8 +55,7 @@ def coefficient_rows() -> list[tuple[str, float, str]]:
     return rows
 
 
-TAIL = ("ridge regression over {n} published runs (family, log params, log devices, MoE, tokens per param); "
-        "85% band: constant leave-one-out factors")   # calc.prior._job_basis's tail
+TAIL = prior.BASIS_TAIL   # how calc's basis line ends
 
 
 def hardware_or_name(hardware: str, name: str) -> str:

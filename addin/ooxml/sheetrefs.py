@@ -57,4 +57,5 @@ def for_recalculation(parts: dict[str, bytes], copied: set[str]) -> tuple[dict[s
     sheets = package.sheet_parts(parts)
     emptied = {s for s in copied if not has_table(parts[sheets[s]])}
     emptied -= referenced_sheets(parts, emptied) if emptied else set()
-    return {n: (EMPTY_SHEET if n in {sheets[s] for s in emptied} else d) for n, d in parts.items()}, emptied
+    blank = {sheets[s] for s in emptied}
+    return {n: (EMPTY_SHEET if n in blank else d) for n, d in parts.items()}, emptied
