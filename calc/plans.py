@@ -19,11 +19,13 @@ from typing import Any
 from .budget import Budget, Job, Owned, Span, budget
 from .checks import TrainingBudgetError, show
 from .devices import DeviceTable, catalog
+from .models import ModelPreset, model_preset
 from .owned import PUE_INDUSTRY
 from .units import parse_count, parse_number, parse_share
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
-SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own")
+SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own", "model",
+                    "active_params")   # model: a preset name (calc.models) in place of params
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
 __all__ = ["FIGURES", "SCENARIO_COLUMNS", "Owned", "parse_own", "parse_price", "plan_row", "scenario_jobs",
@@ -114,15 +116,40 @@ def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilizatio
             raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(unknown)} "
                                       f"(known: {', '.join(SCENARIO_COLUMNS)})")
         r = {k: v for k, v in rec.items() if k is not None and v is not None and str(v).strip() != ""}
-        for need in ("params", "tokens", "device"):
+        for need in ("tokens", "device"):
             if need not in r:
                 raise TrainingBudgetError(f"{where}: {need} is required")
-        yield base.with_(params=parse_count(f"{where}: params", r["params"]),
+        params, active, preset = _model(where, r)
+        yield base.with_(params=params, active_params=active, model=preset,
                          tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
                          devices=_devices(where, r.get("devices", 1)),
                          utilization=_utilization(where, r.get("utilization"), utilization),
                          price=_price(where, r, price, own, usd_per_kwh, occupancy, pue),
-                         name=str(r.get("name", "")), model=None)
+                         name=str(r.get("name", "")))
+
+
+def _model(where: str, r: Mapping[str, Any]) -> tuple[float | None, float | None, ModelPreset | None]:
+    """(params, active_params, preset) of a row: params (with active_params for a mixture of
+    experts) or a model preset's name, which gives both and the shape."""
+    if "model" in r:
+        for other in ("params", "active_params"):
+            if other in r:
+                raise TrainingBudgetError(f"{where}: give params or model, not both (the model gives its "
+                                          f"parameters; got {other} {show(r[other])})")
+        try:
+            return None, None, model_preset(r["model"])
+        except TrainingBudgetError as e:
+            raise TrainingBudgetError(f"{where}: {e}") from None
+    if "params" not in r:
+        raise TrainingBudgetError(f"{where}: params (or model) is required")
+    params = parse_count(f"{where}: params", r["params"])
+    if "active_params" not in r:
+        return params, None, None
+    active = parse_count(f"{where}: active_params", r["active_params"])
+    if active > params:
+        raise TrainingBudgetError(f"{where}: active_params {show(r['active_params'])} is more than params "
+                                  f"{show(r['params'])}")
+    return params, active, None
 
 
 def _devices(where: str, value: Any) -> float:

@@ -166,6 +166,38 @@ def test_scenario_cells_take_the_command_lines_syntax(tmp_path):
                                                             utilization=0.4, devices=8))
 
 
+def test_a_scenario_row_names_a_model_or_its_active_params(tmp_path):
+    """A model column (a preset in place of params) and an active_params column (a mixture of
+    experts): each row is the same job as the command line's --model, or a Job with active_params."""
+    path = tmp_path / "plans.csv"
+    path.write_text("name,model,params,active_params,tokens,device,devices,utilization\n"
+                    f'M,Mixtral 8x7B,,,1T,"{H100}",64,40%\n'
+                    f'E,,46.7B,12.9B,1T,"{H100}",64,40%\n', "utf-8")
+    (m, e) = _json("--scenarios", str(path), "--zero-stage", "3")["rows"]
+    (cli_m,) = _json("--model", "Mixtral 8x7B", "--tokens", "1T", "--device", H100, "--devices", "64",
+                     "--utilization", "40%", "--zero-stage", "3")["rows"]
+    assert m["hours"] == cli_m["hours"] and m["memory_per_device_gib"] == cli_m["memory_per_device_gib"]
+    want = calc.budget(calc.Job(params=46.7e9, active_params=12.9e9, tokens=1e12, devices=64, zero_stage=3,
+                                utilization=0.4))
+    assert e["active_params"] == 12.9e9 and e["hours"] == pytest.approx(want.hours)
+    assert e["hours"] < 0.3 * calc.budget(want.job.with_(active_params=None)).hours  # not read as dense
+
+
+@pytest.mark.parametrize(("row", "needle"), [
+    ('M,Mixtral 8x7B,46.7B,,1T,{d},8,0.4', "scenario 1: give params or model, not both"),
+    ('M,Llama 9,,,1T,{d},8,0.4', "scenario 1: model must be one of"),
+    ('M,,7B,8B,1T,{d},8,0.4', "scenario 1: active_params '8B' is more than params '7B'"),
+    ('M,,,,1T,{d},8,0.4', "scenario 1: params (or model) is required"),
+])
+def test_bad_model_cells_name_the_row(tmp_path, row, needle):
+    path = tmp_path / "plans.csv"
+    path.write_text("name,model,params,active_params,tokens,device,devices,utilization\n"
+                    + row.format(d=f'"{H100}"') + "\n", "utf-8")
+    proc = invoke("estimate", "--scenarios", str(path))
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 # ---- item 6: one row schema, exact numbers, valid JSON ---------------------------------------------------
 
 KEYS = {"hours", "days", "device_hours", "cost_usd", "energy_kwh", "memory_per_device_gib", "fits",
@@ -256,7 +288,7 @@ def test_scenarios_refuse_options_they_replace(tmp_path):
     path = tmp_path / "plans.csv"
     path.write_text(f'name,params,tokens,device,devices,utilization\nA,7B,1T,"{H100}",8,0.4\n', "utf-8")
     proc = invoke("estimate", "--scenarios", str(path), "--params", "13B")
-    assert proc.returncode == 2 and "--params do(es) not apply with --scenarios" in proc.stderr
+    assert proc.returncode == 2 and "--params does not apply with --scenarios" in proc.stderr
 
 
 def test_a_fifo_scenarios_file_is_refused_without_blocking(tmp_path):

@@ -96,7 +96,8 @@ _OPTIONS = (
                  help="For --own: share of the year the devices train."),
     click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
                  help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own "
-                      "(cells as on the command line: 7B, 40%, prior, aws:on_demand)."),
+                      "and optionally active_params (a mixture of experts) or model (a preset in place of "
+                      "params); cells as on the command line: 7B, 40%, prior, aws:on_demand."),
     click.option("--json", "as_json", is_flag=True, help="Print JSON."),
     click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
     model_layout.CATALOG,

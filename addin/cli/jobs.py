@@ -78,8 +78,9 @@ def check(o: Options) -> None:
         if o.device_names:
             given.append("--device")
         if given:
-            raise Error(f"{', '.join(given)} do(es) not apply with --scenarios: each row of the file gives "
-                        "params, tokens, device and devices")
+            verb = "does" if len(given) == 1 else "do"
+            raise Error(f"{', '.join(given)} {verb} not apply with --scenarios: each row of the file gives "
+                        "params (or a model column), tokens, device and devices")
     if o.n_devices is not None:
         whole("--devices", o.n_devices)
     if o.utilization is not None:
