@@ -3,15 +3,18 @@
 Samples: each `use="main"` run in `data/runs.csv` gives one utilization, a share of the
 16-bit (BF16/FP16) dense peak, so all are comparable (DeepSeek-V3 is about 0.19 of the H800's
 FP8 peak and 0.39 of its BF16 peak):
-- reported whole-run device-hours: implied utilization / goodput (hours include restarts);
-- steady-state hours (derived from throughput, as LLaMA's Table 15): implied utilization;
+- reported device-hours: the implied utilization; whole-run hours (restarts included) and
+  steady-state hours (derived from throughput, as LLaMA's Table 15) are kept apart by the
+  model's scope column, whose coefficient is log goodput, fitted (GOODPUT = 0.79 on the 41 runs;
+  the Llama 3 paper, arXiv:2407.21783 §3.3.4, states "higher than 90% effective training time"
+  over a 54-day snapshot: LLAMA3_GOODPUT, assumed here before 2026-12);
 - only an MFU (steady state): that MFU (on the 6·N·D basis, see calc/runs.py).
 
-Model (calc/ridge.py): ridge regression of log utilization on the device family, log10 active
-parameters, log10 devices, MoE and log10 tokens per active parameter (a planner knows all five;
-in the back-test the last moves inside 83% -> 85%, error 15.5% -> 13.6%, band x2.25 -> x2.20).
-Device generation is the factor that matters: a Hopper run reaches about x0.57 of an Ampere
-run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
+Model (calc/ridge.py): Huber-weighted ridge regression of log utilization on the device family,
+log10 active parameters, log10 devices, MoE and log10 tokens per active parameter (a planner
+knows all five) and the scope; a question is steady-state utilization and its hours divide by
+goodput. Device generation is the factor that matters: a Hopper run reaches about x0.57 of an
+Ampere run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
 bandwidth 1.6x). Families with no runs take the nearest generation's level (NEAREST). `expected`
 is exp(prediction). The band (BAND = "loo") is expected times two constants: the lower and upper
 percentiles (numpy's "linear" quantile: Hyndman & Fan 1996, definition 7) of the leave-one-out
@@ -24,16 +27,13 @@ the band's residuals are computed the same way, so a vaguer question gets a wide
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
 Every range (calc.budget's utilization "prior", train_range, the planner, the workbook) uses the
 job-keyed prior (job_prior; "prior:job" is the same): the same model and band, as named numbers
-(Coefficients) for the workbook's native cells. Back-test on the 41 main runs
-(bench/backtest.py --compare; inside / median error / median band): the shipped constant band
-85% / 13.6% / x2.26 (misses the band goal by x0.06); jackknife+ 85% / 13.6% / x2.20 (meets it);
-without tokens per param 83% / 15.5% / x2.25 and x2.34;
-the all-runs prior asked nothing (the default of every range before 2026-12) 83% / 19.5% / x2.50.
+(Coefficients) for the workbook's native cells. Back-test on the 41 main runs (bench/backtest.py
+--compare; inside / median error / median band; each fold fits its own goodput and band):
+the shipped constant band 85% / 14.2% / x2.09 (meets the three goals); jackknife+ 85% / 14.2% /
+x2.02; without tokens per param 83% / 14.1% / x2.32 (x2.24 jackknife+); the global p10/p50/p90
+of 2026-11 (goodput 0.90) 76% / 18.9% / x2.24. Before 2026-12-01 (plain ridge, goodput 0.90
+assumed): 85% / 13.6% / x2.26. Every variant tried, with its figures: bench/backtest.py.
 Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
-
-Goodput (effective training time): Llama Team 2024, "The Llama 3 Herd of Models",
-arXiv:2407.21783, §3.3.4: "higher than 90% effective training time" over a 54-day snapshot with
-466 job interruptions. So reported whole-run device-hours = compute hours / 0.90.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ from .priormodel import (
     DROPPED,
     FAMILIES,
     GOODPUT,
+    GOODPUT_BASIS,
+    LLAMA3_GOODPUT,
     METHOD,
     NAMES,
     NEAREST,
@@ -95,13 +97,12 @@ from .priormodel import (
 )
 from .runs import Run, load_runs
 
-__all__ = ["BAND", "BANDS", "BASELINE", "BASIS_TAIL", "COMPARABLE_PEAKS", "COVERAGE", "DROPPED", "FAMILIES",
-           "GOODPUT", "JOB_BAND", "JOB_METHOD", "KEYED", "METHOD", "NAMES", "NEAREST", "_BASES", "_SIZES",
-           "Coefficients", "Model", "UtilizationPrior", "_basis", "_beyond", "_decade", "_device_family",
-           "_families", "_job_basis", "_job_prior", "_job_prior_cached", "_log_u", "_packaged",
-           "_packaged_family", "_per_param", "_prior", "_scaled", "_spans", "coefficients",
-           "compute_device_hours", "family", "fit_model", "job_prior", "run_point", "run_utilization",
-           "utilization_prior"]
+__all__ = ["BAND", "BANDS", "BASELINE", "BASIS_TAIL", "COMPARABLE_PEAKS", "COVERAGE", "DROPPED", "FAMILIES", "GOODPUT",
+           "GOODPUT_BASIS", "LLAMA3_GOODPUT", "JOB_BAND", "JOB_METHOD", "KEYED", "METHOD", "NAMES", "NEAREST",
+           "_BASES", "_SIZES", "Coefficients", "Model", "UtilizationPrior", "_basis", "_beyond", "_decade",
+           "_device_family", "_families", "_job_basis", "_job_prior", "_job_prior_cached", "_log_u", "_packaged",
+           "_packaged_family", "_per_param", "_prior", "_scaled", "_spans", "coefficients", "compute_device_hours",
+           "family", "fit_model", "job_prior", "run_point", "run_utilization", "utilization_prior"]
 
 
 def _one(name: str, value: Any, check) -> float | None:
