@@ -16,8 +16,9 @@ Robust weights W (Huber 1964, "Robust estimation of a location parameter", Annal
 Mathematical Statistics 35(1)): iteratively reweighted least squares with w = min(1, c·s/|e|),
 c = 1.345 (the textbook constant: 95% efficiency at normal errors; Holland & Welsch 1977,
 Communications in Statistics 6(9)) and s the residuals' median absolute deviation / 0.6745
-(Hampel 1974), so a run the sources cannot explain (Llama 3 8B's 0.15, runs-2026 reference)
-weighs less on the fit than the runs that agree. The weights make beta nonlinear in y, so each
+(Hampel 1974, "The influence curve and its role in robust estimation", JASA 69(346)), so a
+run the sources cannot explain (Llama 3 8B's 0.15, runs-2026 reference) weighs less on the fit
+than the runs that agree. The weights make beta nonlinear in y, so each
 leave-one-out fit is an explicit refit without the row (ROBUST False: ridge by the closed
 form below, exact for fixed weights).
 
@@ -43,7 +44,7 @@ DEVICES_CENTRE = 3.0    # log10 devices: 1,000
 TOKENS_CENTRE = 2.0     # log10 tokens per active parameter: 100 (Chinchilla's optimum is about 20)
 PENALTY = 0.3           # lambda, on log10 units and 0/1 flags; chosen on the back-test of the plain ridge
                         # (of 0.03, 0.1, 0.3 and 1 only 0.3 met two goals); the robust fit meets all three
-                        # at 0.1, 0.3 and 1 (bench/backtest.py --compare)
+                        # at 0.1, 0.3 and 1 (bench/backtest.py's docstring lists every variant)
 HUBER_C = 1.345         # Huber's tuning constant in units of s (Holland & Welsch 1977: 95% normal efficiency)
 ROBUST = True           # Huber-weighted (IRLS); False: plain ridge
 
