@@ -65,7 +65,7 @@ class UtilizationPrior:
     """Utilization (share of the 16-bit dense peak during compute time) and goodput.
 
     `expected` is the model's prediction for the job `basis` describes; `low` and `high` bound
-    its nominal 85% jackknife+ band over the `n_runs` runs it was fitted on.
+    its 85% band (BAND) over the `n_runs` runs it was fitted on.
     """
 
     low: float
