@@ -197,8 +197,8 @@ def _packaged_family(device: str) -> tuple[str | None, str]:
 
 
 # How the basis line ends: the model and its band (addin/functions/prior_native writes it natively).
-BASIS_TAIL = ("Huber-weighted ridge regression over {n} published runs (family, log params, log devices, MoE, "
-              "tokens per param; goodput fitted on whole-run hours); 85% band: constant leave-one-out factors")
+BASIS_TAIL = ("robust ridge regression over {n} published runs (family, log params, log devices, MoE, tokens "
+              "per param, scope); 85% band: constant leave-one-out factors")   # the workbook's formula: <= 200
 
 
 def _scaled(value: float, names: tuple[tuple[float, str], ...], spec: str = "g") -> str:

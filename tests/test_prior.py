@@ -140,10 +140,9 @@ def test_families_without_runs_take_the_nearest_generation():
 
 def test_basis_is_one_line_naming_the_job():
     p = calc.utilization_prior("hopper", active_params=70e9, devices=2048, moe=False)
-    assert p.basis.startswith("Hopper dense runs of 10B-100B on 1k-10k devices: Huber-weighted ridge regression "
-                              "over 41")
+    assert p.basis.startswith("Hopper dense runs of 10B-100B on 1k-10k devices: robust ridge regression over 41")
     t = calc.utilization_prior("hopper", active_params=70e9, devices=2048, moe=False, tokens=15e12)
-    assert t.basis.startswith("Hopper dense runs of 10B-100B on 1k-10k devices, 100-1k tokens/param: Huber-weighted")
+    assert t.basis.startswith("Hopper dense runs of 10B-100B on 1k-10k devices, 100-1k tokens/param: robust ridge")
     assert "\n" not in p.basis and calc.utilization_prior().basis.startswith("Published runs:")
     assert set(p.as_dict()) == {"low", "expected", "high", "goodput", "n_runs", "basis", "method"}
 
