@@ -5,7 +5,8 @@ leave-one-out residuals inside that fold, so a run never informs its own band), 
 a planner would ask (`utilization_prior` with the run's device, active params, devices where
 published and MoE), and compare the predicted device-hours with what the run gives:
 - a run with reported hours: those hours; predicted = compute hours / goodput for whole-run
-  hours, compute hours for steady-state hours (kind "hours");
+  hours (the goodput that fold fitted: ridge.Fit.goodput), compute hours for steady-state hours
+  (kind "hours");
 - a run with only an MFU: the compute hours that MFU implies (kind "mfu").
 Per set: the share inside the low-high band, the median relative error
 |expected - observed| / observed, and the median band width high/low hours.
@@ -102,6 +103,7 @@ def _utilizations(model: Model, run: Run, table: DeviceTable | None, method: str
 
 def _row(run: Run, kind: str, u: tuple[float, float, float], table: DeviceTable | None,
          goodput: float) -> BacktestRow:
+    """`goodput`: what whole-run hours are divided by (the fold's fitted one for the ridge)."""
     base = compute_device_hours(run, 1.0, table)           # hours at utilization 1, no downtime
     if run.device_hours is not None:
         observed = run.device_hours
@@ -129,11 +131,12 @@ def backtest(runs: Iterable[Run] | None = None, table: DeviceTable | None = None
         others = pool[:i] + pool[i + 1:]
         model = fit_model(others, table, goodput, band, dropped) if method == "ridge" else None
         kind = "hours" if run.device_hours is not None else "mfu"
-        rows.append(_row(run, kind, _utilizations(model, run, table, method, others, goodput), table, goodput))
+        g = goodput if model is None else model.fit.goodput
+        rows.append(_row(run, kind, _utilizations(model, run, table, method, others, goodput), table, g))
     full = fit_model(pool, table, goodput, band, dropped) if method == "ridge" else None
     for run in pool:
         if run.use == "sensitivity" and run_utilization(run, table, goodput) is not None:
             rows.append(_row(run, "sensitivity", _utilizations(full, run, table, method, pool, goodput),
-                             table, goodput))
+                             table, goodput if full is None else full.fit.goodput))
     return Backtest(tuple(rows), method, band if method == "ridge" else "p10-p90")
 

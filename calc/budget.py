@@ -57,7 +57,7 @@ from .memory import (
     memory_parts,
 )
 from .models import ModelPreset
-from .prior import GOODPUT, UtilizationPrior, job_prior
+from .prior import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
 from .ranges import wants_prior
 from .rows import device_terms as _device
 from .rows import price_terms as _price
@@ -68,7 +68,7 @@ from .schedule import hours_at, kwh
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
 # Usable device memory: one rule, calc/capacity.py (capacity less the larger of 3 GiB and 5%).
-GOODPUT_SOURCE = "Llama 3 paper, arXiv:2407.21783 §3.3.4"  # the prior's goodput (calc.prior.GOODPUT)
+GOODPUT_SOURCE = GOODPUT_BASIS  # the prior's goodput (calc.prior.GOODPUT): fitted on the runs
 _tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/job.py)
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 

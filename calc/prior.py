@@ -3,15 +3,18 @@
 Samples: each `use="main"` run in `data/runs.csv` gives one utilization, a share of the
 16-bit (BF16/FP16) dense peak, so all are comparable (DeepSeek-V3 is about 0.19 of the H800's
 FP8 peak and 0.39 of its BF16 peak):
-- reported whole-run device-hours: implied utilization / goodput (hours include restarts);
-- steady-state hours (derived from throughput, as LLaMA's Table 15): implied utilization;
+- reported device-hours: the implied utilization; whole-run hours (restarts included) and
+  steady-state hours (derived from throughput, as LLaMA's Table 15) are kept apart by the
+  model's scope column, whose coefficient is log goodput, fitted (GOODPUT = 0.79 on the 41 runs;
+  the Llama 3 paper, arXiv:2407.21783 §3.3.4, states "higher than 90% effective training time"
+  over a 54-day snapshot: LLAMA3_GOODPUT, assumed here before 2026-12);
 - only an MFU (steady state): that MFU (on the 6·N·D basis, see calc/runs.py).
 
-Model (calc/ridge.py): ridge regression of log utilization on the device family, log10 active
-parameters, log10 devices, MoE and log10 tokens per active parameter (a planner knows all five;
-in the back-test the last moves inside 83% -> 85%, error 15.5% -> 13.6%, band x2.25 -> x2.20).
-Device generation is the factor that matters: a Hopper run reaches about x0.57 of an Ampere
-run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
+Model (calc/ridge.py): Huber-weighted ridge regression of log utilization on the device family,
+log10 active parameters, log10 devices, MoE and log10 tokens per active parameter (a planner
+knows all five) and the scope; a question is steady-state utilization and its hours divide by
+goodput. Device generation is the factor that matters: a Hopper run reaches about x0.57 of an
+Ampere run's share of its own peak (the H100's 16-bit peak rose 3.2x over the A100's, its memory
 bandwidth 1.6x). Families with no runs take the nearest generation's level (NEAREST). `expected`
 is exp(prediction). The band (BAND = "loo") is expected times two constants: the lower and upper
 percentiles (numpy's "linear" quantile: Hyndman & Fan 1996, definition 7) of the leave-one-out
@@ -24,175 +27,82 @@ the band's residuals are computed the same way, so a vaguer question gets a wide
 `utilization_prior()` with no arguments is the prior of "a published run" in general.
 Every range (calc.budget's utilization "prior", train_range, the planner, the workbook) uses the
 job-keyed prior (job_prior; "prior:job" is the same): the same model and band, as named numbers
-(Coefficients) for the workbook's native cells. Back-test on the 41 main runs
-(bench/backtest.py --compare; inside / median error / median band): the shipped constant band
-85% / 13.6% / x2.26 (misses the band goal by x0.06); jackknife+ 85% / 13.6% / x2.20 (meets it);
-without tokens per param 83% / 15.5% / x2.25 and x2.34;
-the all-runs prior asked nothing (the default of every range before 2026-12) 83% / 19.5% / x2.50.
+(Coefficients) for the workbook's native cells. Back-test on the 41 main runs (bench/backtest.py
+--compare; inside / median error / median band; each fold fits its own goodput and band):
+the shipped constant band 85% / 14.2% / x2.09 (meets the three goals); jackknife+ 85% / 14.2% /
+x2.02; without tokens per param 83% / 14.1% / x2.32 (x2.24 jackknife+); the global p10/p50/p90
+of 2026-11 (goodput 0.90) 76% / 18.9% / x2.24. Before 2026-12-01 (plain ridge, goodput 0.90
+assumed): 85% / 13.6% / x2.26. Every variant tried, with its figures: bench/backtest.py.
 Low utilization means MORE hours: hours run (1/(high·g), 1/(expected·g), 1/(low·g)).
-
-Goodput (effective training time): Llama Team 2024, "The Llama 3 Herd of Models",
-arXiv:2407.21783, §3.3.4: "higher than 90% effective training time" over a 54-day snapshot with
-466 job interruptions. So reported whole-run device-hours = compute hours / 0.90.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import ridge
-from .checks import ResultOverflowError, TrainingBudgetError, flag, positive, show, whole
-from .devices import DeviceTable, catalog
-from .flops import train_flops
-from .runs import Run, implied_utilization, load_runs
-from .schedule import SECONDS_PER_HOUR, TERA
+from .checks import TrainingBudgetError, flag, positive, show, whole
+from .devices import DeviceTable
+from .jobprior import (
+    _BASES,
+    _SIZES,
+    JOB_BAND,
+    JOB_METHOD,
+    KEYED,
+    Coefficients,
+    _beyond,
+    _families,
+    _job_basis,
+    _job_prior,
+    _job_prior_cached,
+    _log_u,
+    _per_param,
+    _spans,
+    coefficients,
+    job_prior,
+)
+from .priormodel import (
+    BAND,
+    BANDS,
+    BASELINE,
+    BASIS_TAIL,
+    COMPARABLE_PEAKS,
+    COVERAGE,
+    DROPPED,
+    FAMILIES,
+    GOODPUT,
+    GOODPUT_BASIS,
+    LLAMA3_GOODPUT,
+    METHOD,
+    NAMES,
+    NEAREST,
+    Model,
+    UtilizationPrior,
+    _basis,
+    _decade,
+    _device_family,
+    _packaged,
+    _packaged_family,
+    _scaled,
+    compute_device_hours,
+    family,
+    fit_model,
+    run_point,
+    run_utilization,
+)
+from .runs import Run, load_runs
 
-GOODPUT = 0.90          # Llama 3 paper, arXiv:2407.21783, §3.3.4: > 90% effective training time
-COVERAGE = 0.85         # the band's target; its percentiles sit at the finite-sample level COVERAGE·(1 + 1/n)
-METHOD = ("ridge regression of log utilization on device family, log10 active params, log10 devices, MoE "
-          "and log10 tokens per param; band: expected x constant factors, the percentiles of the leave-one-out "
-          "residuals at 0.85 (1 + 1/n)")
-BASELINE = "ampere"     # the family the others are measured against (the most runs)
-COMPARABLE_PEAKS = ("bf16", "fp16")
-# The shipped band's method (BANDS): the constant one, so that utilization_prior, every range
-# (job_prior) and the workbook's native cells give one band for one job. jackknife+ stays an
-# option (fit_model(band="jackknife+")): it meets the band goal (x2.20) where this one is x2.26.
-BAND = "loo"
-DROPPED: frozenset[str] = frozenset()   # features the shipped model leaves out
-
-# Device families by the hardware name's start (architecture generation); first match wins,
-# so "L40S" is tried before "L4" and "MI35" before "MI3".
-FAMILIES = (("A100", "ampere"), ("H100", "hopper"), ("H200", "hopper"), ("H800", "hopper"),
-            ("GB200", "blackwell"), ("GB300", "blackwell"), ("B200", "blackwell"), ("B300", "blackwell"),
-            ("RTX PRO 6000", "blackwell"), ("RTX 5090", "blackwell"), ("V100", "volta"), ("TPU", "tpu"),
-            ("MI35", "cdna4"), ("MI3", "cdna3"), ("L40S", "ada"), ("L4", "ada"), ("RTX 4090", "ada"),
-            ("Gaudi", "gaudi"), ("Trainium", "trainium"), ("M3 Ultra", "apple"), ("M4", "apple"))
-NAMES = {"ampere": "Ampere", "hopper": "Hopper", "blackwell": "Blackwell", "volta": "Volta", "tpu": "TPU",
-         "cdna3": "CDNA 3", "cdna4": "CDNA 4", "ada": "Ada", "gaudi": "Gaudi", "trainium": "Trainium",
-         "apple": "Apple"}
-# A family without runs takes the level of the nearest generation (runs-2026 reference: Blackwell
-# -> Hopper, MI300 -> Hopper): parts of 2022-2025 with 4th/5th-generation matrix units and a
-# peak-to-bandwidth ratio near the H100's go to Hopper; Volta, TPU and Apple go to Ampere.
-NEAREST = {"blackwell": "hopper", "cdna3": "hopper", "cdna4": "hopper", "ada": "hopper", "gaudi": "hopper",
-           "trainium": "hopper", "volta": "ampere", "tpu": "ampere", "apple": "ampere", "hopper": "ampere",
-           "ampere": "hopper"}
-
-
-@dataclass(frozen=True)
-class UtilizationPrior:
-    """Utilization (share of the 16-bit dense peak during compute time) and goodput.
-
-    `expected` is the model's prediction for the job `basis` describes; `low` and `high` bound
-    its nominal 85% jackknife+ band over the `n_runs` runs it was fitted on.
-    """
-
-    low: float
-    expected: float
-    high: float
-    goodput: float
-    n_runs: int
-    basis: str
-    method: str = METHOD
-
-    def hour_factors(self) -> np.ndarray:
-        """Multipliers of a utilization-1.0 figure for (low, expected, high) hours: 1/(u·goodput);
-        for a job-keyed prior of arrays, the three on the leading axis."""
-        return 1.0 / (np.array([self.high, self.expected, self.low], dtype=np.float64) * self.goodput)
-
-    def as_dict(self) -> dict[str, float | int | str]:
-        return {"low": self.low, "expected": self.expected, "high": self.high, "goodput": self.goodput,
-                "n_runs": self.n_runs, "basis": self.basis, "method": self.method}
-
-
-def family(name: str, table: DeviceTable | None = None) -> str:
-    """The family ('ampere', 'hopper', 'tpu', ...) of a device name, hardware name or family."""
-    text = name.strip()
-    if text.lower() in NAMES:
-        return text.lower()
-    with contextlib.suppress(TrainingBudgetError):
-        text = (catalog() if table is None else table).get(text).hardware or text
-    for prefix, fam in FAMILIES:
-        if text.upper().startswith(prefix.upper()):
-            return fam
-    raise TrainingBudgetError(f"family: no device family for {show(name)} (known: {', '.join(sorted(NAMES))})")
-
-
-def run_utilization(run: Run, table: DeviceTable | None = None, goodput: float = GOODPUT) -> float | None:
-    """A run's utilization sample: implied (/ goodput for whole-run hours) where hours are
-    published, else its MFU; None for a run measured against a peak that is not 16-bit."""
-    if run.peak_precision not in COMPARABLE_PEAKS:
-        return None
-    implied = implied_utilization(run, table)
-    if implied is not None:
-        return implied / goodput if run.hours_scope == "whole-run" else implied
-    return run.reported_mfu
-
-
-def compute_device_hours(run: Run, utilization: float, table: DeviceTable | None = None) -> float:
-    """Device-hours of compute (no downtime) for `run` at `utilization` of its device's peak."""
-    peak = (catalog() if table is None else table).get(run.device).tflops * TERA
-    return float(train_flops(run.flops_params, run.tokens)) / (peak * utilization * SECONDS_PER_HOUR)
-
-
-def run_point(run: Run, table: DeviceTable | None = None) -> ridge.Point:
-    """What the model knows of a published run."""
-    return ridge.Point(family(run.device, table), math.log10(run.flops_params),
-                       None if run.devices is None else math.log10(run.devices), run.moe,
-                       math.log10(run.tokens / run.flops_params))
-
-
-BANDS = ("jackknife+", "loo")   # the band's method: per-question jackknife+, or constant LOO multipliers
-
-
-@dataclass(frozen=True)
-class Model:
-    """The fitted prior: the ridge fit, its goodput, the band's method (BANDS) and the features
-    left out of the model (ridge.FEATURES)."""
-
-    fit: ridge.Fit
-    goodput: float
-    band: str = "jackknife+"
-    dropped: frozenset[str] = frozenset()
-
-    def level(self, fam: str | None) -> str | None:
-        """`fam`, or the nearest generation with runs (None: unknown family)."""
-        seen = set()
-        while fam is not None and fam != self.fit.baseline and fam not in self.fit.families:
-            if fam in seen or fam not in NEAREST:
-                return self.fit.baseline
-            seen.add(fam)
-            fam = NEAREST[fam]
-        return fam
-
-
-def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: float = GOODPUT,
-              band: str | None = None, dropped: frozenset[str] | None = None) -> Model:
-    """The prior's model fitted on the `use="main"` runs among `runs` that give a sample; `band`
-    (BANDS) and `dropped` features default to the shipped model's (BAND, DROPPED)."""
-    points, ys = [], []
-    for r in runs:
-        if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None:
-            points.append(run_point(r, table))
-            ys.append(math.log(u))
-    if len(points) < 8:
-        raise TrainingBudgetError(f"utilization_prior needs at least 8 runs with hours or MFU (got {len(points)})")
-    band = BAND if band is None else band
-    dropped = DROPPED if dropped is None else frozenset(dropped)
-    if band not in BANDS:
-        raise TrainingBudgetError(f"band must be one of {', '.join(BANDS)} (got {show(band)})")
-    return Model(ridge.fit(points, np.array(ys), BASELINE, dropped=dropped), goodput, band, dropped)
-
-
-@functools.lru_cache(maxsize=4)
-def _packaged(goodput: float) -> Model:
-    return fit_model(load_runs(), None, goodput)
+__all__ = ["BAND", "BANDS", "BASELINE", "BASIS_TAIL", "COMPARABLE_PEAKS", "COVERAGE", "DROPPED", "FAMILIES", "GOODPUT",
+           "GOODPUT_BASIS", "LLAMA3_GOODPUT", "JOB_BAND", "JOB_METHOD", "KEYED", "METHOD", "NAMES", "NEAREST",
+           "_BASES", "_SIZES", "Coefficients", "Model", "UtilizationPrior", "_basis", "_beyond", "_decade",
+           "_device_family", "_families", "_job_basis", "_job_prior", "_job_prior_cached", "_log_u", "_packaged",
+           "_packaged_family", "_per_param", "_prior", "_scaled", "_spans", "coefficients", "compute_device_hours",
+           "family", "fit_model", "job_prior", "run_point", "run_utilization", "utilization_prior"]
 
 
 def _one(name: str, value: Any, check) -> float | None:
@@ -203,28 +113,6 @@ def _one(name: str, value: Any, check) -> float | None:
         raise TrainingBudgetError(f"utilization_prior: {name} must be one number (got {show(value)})")
     got = check(name, value)
     return float(np.reshape(got, -1)[0]) if isinstance(got, np.ndarray) else float(got)
-
-
-def _device_family(device: Any, table: DeviceTable | None) -> tuple[str | None, str]:
-    """(family or None, how the basis names it) for `device`: a name, a family, a rate or None."""
-    if device is None:
-        return None, "Published"
-    if isinstance(device, (bool, np.bool_)) or not isinstance(device, (str, int, float, np.floating, np.integer)):
-        raise TrainingBudgetError(f"utilization_prior: device must be a device name or family (got {show(device)})")
-    if not isinstance(device, str):
-        positive("device", device)
-        return None, f"Published (family of a {show(device)} TFLOP/s device unknown)"
-    try:
-        return family(device, table), ""
-    except TrainingBudgetError:
-        (catalog() if table is None else table).get(device)  # unknown name: the closest known ones
-        return None, f"Published (family of {device.strip()} unknown)"
-
-
-@functools.lru_cache(maxsize=1024)
-def _packaged_family(device: str) -> tuple[str | None, str]:
-    """_device_family in the packaged catalog (frozen), once per name."""
-    return _device_family(device, None)
 
 
 def utilization_prior(device: Any = None, *, active_params: Any = None, devices: Any = None, moe: Any = None,
@@ -279,225 +167,3 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
                    None if per_param is None else 10 ** per_param)
     return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),
                             model.goodput, model.fit.n, basis)
-
-
-# How the basis line ends: the model and its band (addin/functions/prior_native writes it natively).
-BASIS_TAIL = ("ridge regression over {n} published runs (family, log params, log devices, MoE, tokens per param); "
-              "85% band: constant leave-one-out factors")
-
-
-def _scaled(value: float, names: tuple[tuple[float, str], ...], spec: str = "g") -> str:
-    """`value` in the largest unit of `names` it reaches ((1e9, "B"): 7e9 -> "7B")."""
-    for scale, suffix in names:
-        if value >= scale:
-            return f"{value / scale:{spec}}{suffix}"
-    return f"{value:{spec}}"
-
-
-def _decade(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> str:
-    lo = 10.0 ** math.floor(math.log10(value))  # a float: 1e308's decade ends beyond float64
-    hi = lo * 10.0
-    text = _scaled(lo, names)
-    return f"{text}-{_scaled(hi, names)}{unit}" if hi < math.inf else f"{text} or more{unit}"
-
-
-def _basis(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,
-           is_moe: bool | None, n: int, per_param: float | None = None) -> str:
-    """One line: which runs the prior describes, then how it was made."""
-    who = fam_text or (NAMES[fam] if fam == level else f"{NAMES[fam]} (no runs; as {NAMES[level]})")
-    kind = {None: "", True: " MoE", False: " dense"}[is_moe]
-    size = "" if params is None else " of " + _decade(params, "", ((1e12, "T"), (1e9, "B"), (1e6, "M")))
-    scale = "" if n_dev is None else " on " + _decade(n_dev, " devices", ((1e3, "k"),))
-    if per_param is not None:
-        scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
-    return f"{who}{kind} runs{size}{scale}: " + BASIS_TAIL.format(n=n)
-
-
-# --- the job-keyed prior: one closed form a sheet writes natively ----------------------------------
-
-KEYED = "prior:job"   # utilization="prior:job": each job's own prior (job_prior); "prior": every run's
-JOB_BAND = "loo"      # its band: constant multipliers (ridge.constant_band), so low/high = expected x constants
-JOB_METHOD = METHOD   # one model, one band: utilization_prior and job_prior
-
-
-@dataclass(frozen=True)
-class Coefficients:
-    """The job-keyed prior as numbers: log u = intercept + family effect + params·(log10 active
-    params − 10) + devices·(log10 devices − 3) + moe·[MoE] + tokens·(log10 tokens per active
-    param − 2); expected = exp(log u), low = expected·exp(band_low), high = expected·exp(band_high)
-    (`*_unknown`: a device whose family is unknown: its effect is the runs' mean, its band wider)."""
-
-    intercept: float
-    family: tuple[tuple[str, float], ...]   # every family of NAMES with its level's effect (baseline 0)
-    unknown_family: float
-    params: float
-    devices: float
-    moe: float
-    tokens: float
-    band_low: float
-    band_high: float
-    band_low_unknown: float
-    band_high_unknown: float
-    goodput: float
-    n_runs: int
-
-    def effect(self, fam: str | None) -> float:
-        return dict(self.family).get(fam, self.unknown_family) if fam is not None else self.unknown_family
-
-    @property
-    def devices_exponent(self) -> float:
-        """b in expected = A · devices^b (the devices coefficient over ln 10)."""
-        return self.devices / math.log(10)
-
-    @property
-    def tokens_exponent(self) -> float:
-        """c in expected = A · tokens^c at fixed active params (the tokens coefficient over ln 10)."""
-        return self.tokens / math.log(10)
-
-
-@functools.lru_cache(maxsize=4)
-def coefficients(goodput: float = GOODPUT) -> Coefficients:
-    """The packaged runs' job-keyed prior (constant band) as named numbers."""
-    model = fit_model(load_runs(), None, goodput, band=JOB_BAND)
-    fit = model.fit
-    beta, cols = fit.beta, ridge.columns(fit.families)
-    dummies = dict(zip(fit.families, beta[cols["family"]], strict=True))
-    unknown = float(fit.means[cols["family"]] @ beta[cols["family"]])
-    cover = COVERAGE * (1 + 1 / fit.n)
-    lo, hi = ridge.constant_band(fit, cover)
-    lo_u, hi_u = ridge.constant_band(fit, cover, frozenset({"family"}))
-    effects = tuple((f, float(dummies.get(model.level(f), 0.0))) for f in sorted(NAMES))
-    return Coefficients(float(beta[0]), effects, unknown, float(beta[cols["params"]]), float(beta[cols["devices"]]),
-                        float(beta[cols["moe"]]), float(beta[cols["tokens"]]), lo, hi, lo_u, hi_u, goodput, fit.n)
-
-
-def _families(device: Any, table: DeviceTable | None) -> Any:
-    """The family of each device name (None where unknown or a number), one look-up per distinct name."""
-    if isinstance(device, str):
-        return _packaged_family(device)[0] if table is None else _device_family(device, table)[0]
-    if isinstance(device, np.ndarray) and device.dtype.kind in "UO":
-        names = {d: _device_family(str(d), table)[0] for d in np.unique(device)}
-        return np.vectorize(lambda d: names[d] or "", otypes=[object])(device)
-    return None
-
-
-def job_prior(device: Any, *, active_params: Any, devices: Any = 1, moe: Any = False, tokens: Any,
-              table: DeviceTable | None = None, goodput: float = GOODPUT) -> UtilizationPrior:
-    """Each job's own prior (Coefficients): low / expected / high utilization elementwise (numpy
-    broadcasting over active params, devices, MoE flags, tokens and device names), the same
-    arithmetic for a scalar as for each element of an array (scalar questions cached)."""
-    key = (device, active_params, devices, moe, tokens, goodput)
-    if table is None and all(type(k) in (str, float, int, bool) for k in key):
-        return _job_prior_cached(*key)
-    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
-
-
-@functools.lru_cache(maxsize=4096)
-def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
-                      goodput: float) -> UtilizationPrior:
-    return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
-
-
-def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
-               goodput: float) -> UtilizationPrior:
-    c = coefficients(goodput)
-    fam = _families(device, table)
-    if not isinstance(fam, np.ndarray) and all(type(x) in (float, int) for x in (active_params, devices, tokens)):
-        p, n, tok = float(positive("active_params", active_params)), whole("devices", devices), positive("tokens",
-                                                                                                           tokens)
-        m = float(flag("moe", moe)) if isinstance(moe, (str, bool)) else float(moe)
-        _per_param(tok, p, tokens, active_params)
-        known = fam is not None
-        exp = np.exp(_log_u(c, c.effect(fam), p, float(n), m, float(tok)))   # the same ufuncs as for arrays
-        lo, hi = (c.band_low, c.band_high) if known else (c.band_low_unknown, c.band_high_unknown)
-        low, high = float(exp * np.exp(lo)), float(exp * np.exp(hi))
-        return UtilizationPrior(low, float(exp), high, goodput, c.n_runs,
-                                _job_basis(fam, device, p, float(n), m, float(tok), c), JOB_METHOD)
-    p = np.asarray(positive("active_params", active_params), dtype=np.float64)
-    n = np.asarray(whole("devices", devices), dtype=np.float64)
-    tok = np.asarray(positive("tokens", tokens), dtype=np.float64)
-    _per_param(tok, p, tokens, active_params)
-    m = np.asarray(moe, dtype=np.float64) if not isinstance(moe, (str, bool)) else float(flag("moe", moe))
-    if isinstance(fam, np.ndarray):
-        effect = np.vectorize(lambda f: c.effect(f or None), otypes=[np.float64])(fam)
-        known = fam != ""
-    else:
-        effect, known = np.float64(c.effect(fam)), np.bool_(fam is not None)
-    log_u = _log_u(c, effect, p, n, m, tok)
-    lo = np.where(known, c.band_low, c.band_low_unknown)
-    hi = np.where(known, c.band_high, c.band_high_unknown)
-    exp = np.exp(log_u)
-    low, high = exp * np.exp(lo), exp * np.exp(hi)
-    if np.ndim(log_u) == 0:
-        low, exp, high = float(low), float(exp), float(high)
-    return UtilizationPrior(low, exp, high, goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
-
-
-def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
-    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs."""
-    return (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
-            + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
-
-
-def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
-    """Tokens per parameter, a feature of the prior, must be a finite number."""
-    if type(tok) is float and type(p) is float:
-        finite = tok / p < math.inf   # a float quotient overflows to inf, it does not raise
-    else:
-        with np.errstate(over="ignore"):
-            finite = bool(np.all(np.isfinite(tok / p)))
-    if not finite:
-        raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
-                                  f"active_params {show(active_params)})")
-
-
-def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
-    """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
-    tail = BASIS_TAIL.format(n=c.n_runs)
-    scalar = not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok))
-    if scalar:
-        fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
-                                               else "Published (family of the device unknown)")
-        values = (float(p), float(n), float(tok / p))
-        # the text depends on each figure's decade and on which lie beyond the runs: worked out once per key
-        key = (fam, fam_text, bool(m), c.n_runs, c.goodput, *(math.floor(math.log10(v)) for v in values),
-               _beyond(c.goodput, *values))
-        hit = _BASES.get(key)
-        if hit is None:
-            if len(_BASES) > 4096:
-                _BASES.clear()
-            head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, values[0],
-                          values[1], bool(m), c.n_runs, values[2])
-            hit = _BASES[key] = head.split(": ")[0] + key[-1] + ": " + tail
-        return hit
-    fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
-        [NAMES[fam]] if fam else [])
-    size = _decade(float(np.min(p)), "", _SIZES) + (
-        "" if np.min(p) == np.max(p) else " to " + _decade(float(np.max(p)), "", _SIZES))
-    return f"each job's own runs ({'/'.join(fams) or 'unknown family'}, {size} params): {tail}"
-
-
-_SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
-_BASES: dict[tuple, str] = {}
-
-
-@functools.lru_cache(maxsize=4)
-def _spans(goodput: float) -> dict[str, tuple[float, float]]:
-    """The (min, max) the fitted runs span: active params, devices, tokens per active param."""
-    pts = _packaged(goodput).fit.points
-    out = {}
-    for key, attr in (("params", "log_params"), ("devices", "log_devices"), ("tokens/param", "log_tokens_per_param")):
-        logs = [getattr(q, attr) for q in pts if getattr(q, attr) is not None]
-        out[key] = (10 ** min(logs), 10 ** max(logs))
-    return out
-
-
-def _beyond(goodput: float, params: float, devices: float, per_param: float) -> str:
-    """' (extrapolated: the runs span ...)' for each of the job's figures outside the runs' range, else ''."""
-    names = {"params": _SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
-    out = []
-    for key, value in (("params", params), ("devices", devices), ("tokens/param", per_param)):
-        lo, hi = _spans(goodput)[key]
-        if not lo * 0.999 <= value <= hi * 1.001:
-            out.append(f"{_scaled(lo, names[key], '.2g')}-{_scaled(hi, names[key], '.2g')} {key}")
-    return f" (extrapolated: the runs span {', '.join(out)})" if out else ""

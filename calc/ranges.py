@@ -5,7 +5,7 @@ low <= expected <= high always (low hours come from the prior's HIGH utilization
 gives shape (3,); an array of N jobs gives (N, 3). Hours, device-hours, cost and energy are all
 proportional to 1/utilization, so each is computed once at utilization 1.0 and multiplied by
 the prior's three factors 1/(u · goodput): reported device-hours include downtime
-(prior.GOODPUT, Llama 3 paper §3.3.4). Energy counts every device-hour at board power,
+(prior.GOODPUT, fitted on the runs). Energy counts every device-hour at board power,
 downtime included (an upper bound for the downtime share).
 
 The prior's utilizations are shares of a 16-bit (BF16/FP16) dense peak: use a device's BF16

@@ -132,4 +132,4 @@ def test_job_keyed_prior_through_budget_array_equals_scalar():
                                                  tokens=1e12).expected
     g = calc.budget(calc.Job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job",
                              goodput=0.8))
-    assert g.hours.expected == pytest.approx(one.hours.expected * 0.9 / 0.8, rel=1e-12)
+    assert g.hours.expected == pytest.approx(one.hours.expected * prior.GOODPUT / 0.8, rel=1e-12)

@@ -207,7 +207,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
     style(ws[f"B{g}"], "0.0%").value = p.goodput
-    note_cell(ws, f"C{g}", "Llama 3 paper, arXiv:2407.21783, section 3.3.4: above 90% effective training time")
+    note_cell(ws, f"C{g}", prior.GOODPUT_BASIS)
     _name(ws, "Goodput", f"B{g}")
     i = g
     for i, (name, value, note) in enumerate(prior_native.coefficient_rows(), start=g + 1):

@@ -1,0 +1,220 @@
+"""The job-keyed prior (calc.prior describes the model): each job's own low / expected / high
+utilization as one closed form in log space (Coefficients), so a sheet writes it natively
+(addin/functions/prior_native.py); calc.prior re-exports every name here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import ridge
+from .checks import ResultOverflowError, flag, positive, show, whole
+from .devices import DeviceTable
+from .priormodel import (
+    BASIS_TAIL,
+    COVERAGE,
+    GOODPUT,
+    METHOD,
+    NAMES,
+    UtilizationPrior,
+    _basis,
+    _decade,
+    _device_family,
+    _packaged,
+    _packaged_family,
+    _scaled,
+    fit_model,
+)
+from .runs import load_runs
+
+KEYED = "prior:job"   # utilization="prior:job": each job's own prior (job_prior); "prior": every run's
+JOB_BAND = "loo"      # its band: constant multipliers (ridge.constant_band), so low/high = expected x constants
+JOB_METHOD = METHOD   # one model, one band: utilization_prior and job_prior
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """The job-keyed prior as numbers: log u = intercept + family effect + params·(log10 active
+    params − 10) + devices·(log10 devices − 3) + moe·[MoE] + tokens·(log10 tokens per active
+    param − 2); expected = exp(log u), low = expected·exp(band_low), high = expected·exp(band_high)
+    (`*_unknown`: a device whose family is unknown: its effect is the runs' mean, its band wider)."""
+
+    intercept: float
+    family: tuple[tuple[str, float], ...]   # every family of NAMES with its level's effect (baseline 0)
+    unknown_family: float
+    params: float
+    devices: float
+    moe: float
+    tokens: float
+    band_low: float
+    band_high: float
+    band_low_unknown: float
+    band_high_unknown: float
+    goodput: float
+    n_runs: int
+
+    def effect(self, fam: str | None) -> float:
+        return dict(self.family).get(fam, self.unknown_family) if fam is not None else self.unknown_family
+
+    @property
+    def devices_exponent(self) -> float:
+        """b in expected = A · devices^b (the devices coefficient over ln 10)."""
+        return self.devices / math.log(10)
+
+    @property
+    def tokens_exponent(self) -> float:
+        """c in expected = A · tokens^c at fixed active params (the tokens coefficient over ln 10)."""
+        return self.tokens / math.log(10)
+
+
+@functools.lru_cache(maxsize=4)
+def coefficients(goodput: float = GOODPUT) -> Coefficients:
+    """The packaged runs' job-keyed prior (constant band) as named numbers."""
+    model = fit_model(load_runs(), None, goodput, band=JOB_BAND)
+    fit = model.fit
+    beta, cols = fit.beta, ridge.columns(fit.families)
+    dummies = dict(zip(fit.families, beta[cols["family"]], strict=True))
+    unknown = float(fit.means[cols["family"]] @ beta[cols["family"]])
+    cover = COVERAGE * (1 + 1 / fit.n)
+    lo, hi = ridge.constant_band(fit, cover)
+    lo_u, hi_u = ridge.constant_band(fit, cover, frozenset({"family"}))
+    effects = tuple((f, float(dummies.get(model.level(f), 0.0))) for f in sorted(NAMES))
+    return Coefficients(float(beta[0]), effects, unknown, float(beta[cols["params"]]), float(beta[cols["devices"]]),
+                        float(beta[cols["moe"]]), float(beta[cols["tokens"]]), lo, hi, lo_u, hi_u, goodput, fit.n)
+
+
+def _families(device: Any, table: DeviceTable | None) -> Any:
+    """The family of each device name (None where unknown or a number), one look-up per distinct name."""
+    if isinstance(device, str):
+        return _packaged_family(device)[0] if table is None else _device_family(device, table)[0]
+    if isinstance(device, np.ndarray) and device.dtype.kind in "UO":
+        names = {d: _device_family(str(d), table)[0] for d in np.unique(device)}
+        return np.vectorize(lambda d: names[d] or "", otypes=[object])(device)
+    return None
+
+
+def job_prior(device: Any, *, active_params: Any, devices: Any = 1, moe: Any = False, tokens: Any,
+              table: DeviceTable | None = None, goodput: float = GOODPUT) -> UtilizationPrior:
+    """Each job's own prior (Coefficients): low / expected / high utilization elementwise (numpy
+    broadcasting over active params, devices, MoE flags, tokens and device names), the same
+    arithmetic for a scalar as for each element of an array (scalar questions cached)."""
+    key = (device, active_params, devices, moe, tokens, goodput)
+    if table is None and all(type(k) in (str, float, int, bool) for k in key):
+        return _job_prior_cached(*key)
+    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
+
+
+@functools.lru_cache(maxsize=4096)
+def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
+                      goodput: float) -> UtilizationPrior:
+    return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
+
+
+def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
+               goodput: float) -> UtilizationPrior:
+    c = coefficients(goodput)
+    fam = _families(device, table)
+    if not isinstance(fam, np.ndarray) and all(type(x) in (float, int) for x in (active_params, devices, tokens)):
+        p, n, tok = float(positive("active_params", active_params)), whole("devices", devices), positive("tokens",
+                                                                                                           tokens)
+        m = float(flag("moe", moe)) if isinstance(moe, (str, bool)) else float(moe)
+        _per_param(tok, p, tokens, active_params)
+        known = fam is not None
+        exp = np.exp(_log_u(c, c.effect(fam), p, float(n), m, float(tok)))   # the same ufuncs as for arrays
+        lo, hi = (c.band_low, c.band_high) if known else (c.band_low_unknown, c.band_high_unknown)
+        low, high = float(exp * np.exp(lo)), float(exp * np.exp(hi))
+        return UtilizationPrior(low, float(exp), high, goodput, c.n_runs,
+                                _job_basis(fam, device, p, float(n), m, float(tok), c), JOB_METHOD)
+    p = np.asarray(positive("active_params", active_params), dtype=np.float64)
+    n = np.asarray(whole("devices", devices), dtype=np.float64)
+    tok = np.asarray(positive("tokens", tokens), dtype=np.float64)
+    _per_param(tok, p, tokens, active_params)
+    m = np.asarray(moe, dtype=np.float64) if not isinstance(moe, (str, bool)) else float(flag("moe", moe))
+    if isinstance(fam, np.ndarray):
+        effect = np.vectorize(lambda f: c.effect(f or None), otypes=[np.float64])(fam)
+        known = fam != ""
+    else:
+        effect, known = np.float64(c.effect(fam)), np.bool_(fam is not None)
+    log_u = _log_u(c, effect, p, n, m, tok)
+    lo = np.where(known, c.band_low, c.band_low_unknown)
+    hi = np.where(known, c.band_high, c.band_high_unknown)
+    exp = np.exp(log_u)
+    low, high = exp * np.exp(lo), exp * np.exp(hi)
+    if np.ndim(log_u) == 0:
+        low, exp, high = float(low), float(exp), float(high)
+    return UtilizationPrior(low, exp, high, goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
+
+
+def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
+    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs."""
+    return (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
+            + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
+
+
+def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
+    """Tokens per parameter, a feature of the prior, must be a finite number."""
+    if type(tok) is float and type(p) is float:
+        finite = tok / p < math.inf   # a float quotient overflows to inf, it does not raise
+    else:
+        with np.errstate(over="ignore"):
+            finite = bool(np.all(np.isfinite(tok / p)))
+    if not finite:
+        raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
+                                  f"active_params {show(active_params)})")
+
+
+def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
+    """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
+    tail = BASIS_TAIL.format(n=c.n_runs)
+    scalar = not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok))
+    if scalar:
+        fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
+                                               else "Published (family of the device unknown)")
+        values = (float(p), float(n), float(tok / p))
+        # the text depends on each figure's decade and on which lie beyond the runs: worked out once per key
+        key = (fam, fam_text, bool(m), c.n_runs, c.goodput, *(math.floor(math.log10(v)) for v in values),
+               _beyond(c.goodput, *values))
+        hit = _BASES.get(key)
+        if hit is None:
+            if len(_BASES) > 4096:
+                _BASES.clear()
+            head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, values[0],
+                          values[1], bool(m), c.n_runs, values[2])
+            hit = _BASES[key] = head.split(": ")[0] + key[-1] + ": " + tail
+        return hit
+    fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
+        [NAMES[fam]] if fam else [])
+    size = _decade(float(np.min(p)), "", _SIZES) + (
+        "" if np.min(p) == np.max(p) else " to " + _decade(float(np.max(p)), "", _SIZES))
+    return f"each job's own runs ({'/'.join(fams) or 'unknown family'}, {size} params): {tail}"
+
+
+_SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+_BASES: dict[tuple, str] = {}
+
+
+@functools.lru_cache(maxsize=4)
+def _spans(goodput: float) -> dict[str, tuple[float, float]]:
+    """The (min, max) the fitted runs span: active params, devices, tokens per active param."""
+    pts = _packaged(goodput).fit.points
+    out = {}
+    for key, attr in (("params", "log_params"), ("devices", "log_devices"), ("tokens/param", "log_tokens_per_param")):
+        logs = [getattr(q, attr) for q in pts if getattr(q, attr) is not None]
+        out[key] = (10 ** min(logs), 10 ** max(logs))
+    return out
+
+
+def _beyond(goodput: float, params: float, devices: float, per_param: float) -> str:
+    """' (extrapolated: the runs span ...)' for each of the job's figures outside the runs' range, else ''."""
+    names = {"params": _SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
+    out = []
+    for key, value in (("params", params), ("devices", devices), ("tokens/param", per_param)):
+        lo, hi = _spans(goodput)[key]
+        if not lo * 0.999 <= value <= hi * 1.001:
+            out.append(f"{_scaled(lo, names[key], '.2g')}-{_scaled(hi, names[key], '.2g')} {key}")
+    return f" (extrapolated: the runs span {', '.join(out)})" if out else ""
