@@ -22,6 +22,7 @@ from .arith import integral
 from .errors import SHOWN_CHARS as SHOWN_CHARS  # re-exported (with the next names): moved to calc.errors
 from .errors import Number as Number
 from .errors import ResultOverflowError as ResultOverflowError
+from .errors import ResultUnderflowError as ResultUnderflowError
 from .errors import TrainingBudgetError as TrainingBudgetError
 from .errors import UnknownDeviceError as UnknownDeviceError
 from .errors import _index

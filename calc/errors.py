@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -34,8 +35,17 @@ class ResultOverflowError(TrainingBudgetError):
     """A result too large for float64: it would be infinity (or NaN)."""
 
 
+class ResultUnderflowError(ResultOverflowError):
+    """A figure that is > 0 by its formula (FLOPs, hours) came out below float64's least normal number
+    (0 included): a silent 0 refused. A ResultOverflowError too, so one `except` catches both."""
+
+
 SHOWN_CHARS = 60  # longest value text a message shows; longer text is cut with an ellipsis
 Number = float | np.ndarray
+_INF = math.inf
+# The least normal float64, 2.2250738585072014e-308 (IEEE 754 binary64; numpy.finfo(float64).tiny): a figure
+# that must be > 0 (FLOPs, hours) and comes out below it has underflowed (to 0, or to a subnormal that lost digits).
+TINY = float(np.finfo(np.float64).tiny)
 
 
 def show(value: Any) -> str:
@@ -88,6 +98,23 @@ def out(value: Any, finite: bool = True) -> Number:
             raise ResultOverflowError(f"the result{_index(arr.shape, flat)} overflows float64 "
                            f"(got {show(arr.reshape(-1)[flat])})")
     return float(arr) if arr.ndim == 0 else arr
+
+
+def out_positive(value: Any, what: str = "result") -> Number:
+    """`out` for a figure that is > 0 by its formula (FLOPs, hours): one that underflowed below TINY
+    (to 0: a silent 0 hours) is refused as `ResultUnderflowError`, as one that overflowed is."""
+    if type(value) is float:
+        if TINY <= value < _INF:
+            return value
+        if value - value == 0.0:
+            raise ResultUnderflowError(f"the {what} underflows float64 (got {show(value)})")
+        return out(value)
+    arr = out(value)  # finite: one reduction finds an underflow, only a failure locates it
+    if np.size(arr) and float(np.min(arr)) < TINY:
+        flat = int(np.argmax(np.asarray(arr) < TINY)) if np.ndim(arr) else 0
+        raise ResultUnderflowError(f"the {what}{_index(np.shape(arr), flat)} underflows float64 "
+                                  f"(got {show(np.asarray(arr).reshape(-1)[flat])})")
+    return arr
 
 
 F = TypeVar("F", bound=Callable[..., Any])

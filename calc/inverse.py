@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .budget import Job, Span, budget, usable_bytes
-from .checks import TrainingBudgetError, positive, show, whole
+from .checks import ResultOverflowError, ResultUnderflowError, TrainingBudgetError, positive, show, whole
 from .devices import DeviceTable, catalog
 from .prior import coefficients
 from .ranges import wants_prior
@@ -85,7 +85,12 @@ def _round_up(n: Any, step: Any) -> Any:
 def _meets(job: Job, n: Any, step: Any, limit_hours: Any, case: str | None, memory: bool) -> Any:
     """Where the Budget at n devices (inf: none) trains within the limit (and fits, with `memory`)."""
     finite = np.isfinite(n)
-    b = budget(job.with_(devices=_out(np.where(finite, n, step))))
+    try:
+        b = budget(job.with_(devices=_out(np.where(finite, n, step))))
+    except ResultUnderflowError as e:  # the count the deadline asks for makes the hours underflow
+        days = float(np.min(limit_hours)) / HOURS_PER_DAY
+        raise ResultUnderflowError(f"days (got {show(days)}) out of range: it needs {show(float(np.max(n)))} "
+                                   f"devices, where {e}") from None
     ok = np.asarray(pick(b.hours, case)) <= np.asarray(limit_hours) * (1 + EXACT)
     if memory and b.fits is not None:
         ok = ok & np.asarray(b.fits)
@@ -119,20 +124,30 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     if b:  # hours(n) = one / n · (step / n)^b, the job-keyed prior's expected = A · n^b: solve for n
         n_time = np.ceil((one * step ** b / limit) ** (1.0 / (1.0 + b)) * (1 - EXACT))
     else:
-        n_time = np.ceil(one / limit * (1 - EXACT))
+        with np.errstate(over="ignore"):
+            n_time = np.ceil(one / limit * (1 - EXACT))
+    if not np.all(np.isfinite(n_time)):  # (inf for "never fits" comes from memory, never from time)
+        raise ResultOverflowError(f"days (got {show(float(np.min(limit)) / HOURS_PER_DAY)}) out of range: the devices "
+                                  "it needs overflow float64")
     n_memory = _memory_devices(job, table) if memory else 1.0
     n = _round_up(np.maximum(np.maximum(n_time, n_memory), 1.0), step)
     ok = _meets(job, n, step, limit, case, memory)
     for _ in range(MAX_STEPS):  # only a prior that changes with the device count gets here
         if np.all(ok | ~np.isfinite(n)):
             break
-        n = np.where(ok, n, n + step)
+        n = np.where(ok, n, n + _advance(n, step))
         ok = _meets(job, n, step, limit, case, memory)
     if b:  # the closed form rounded up: one step fewer must not meet it either
         fewer = ok & (n - step >= np.maximum(n_memory, 1.0)) & _meets(job, np.maximum(n - step, step), step, limit,
                                                                       case, memory)
         n = np.where(fewer, n - step, n)
     return _out(np.where(ok, n, np.inf))
+
+
+def _advance(n: Any, step: Any) -> Any:
+    """The next count to try past n: one step, or (past about 1e11 devices, where the closed form's
+    relative EXACT shave exceeds a step and 64 steps cannot make it up) steps worth 4 · EXACT of n."""
+    return np.maximum(step, _round_up(n * (4 * EXACT), step))
 
 
 def _devices_exponent(job: Job) -> float:
@@ -164,7 +179,9 @@ def _whole_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
         limit = np.asarray(limit, dtype=np.float64)[..., None]
     else:
         per = np.asarray(pick(per, {"low": "high", "high": "low"}.get(case, case)), dtype=np.float64)
-    tokens = np.floor(limit / per)
+    with np.errstate(over="ignore", divide="ignore"):
+        tokens = np.floor(limit / per)
+    _finite_tokens(tokens, figure, limit, per)
     tokens = tokens - (tokens * per > limit)  # a last-digit rounding never overspends
     if np.any(tokens < 1):
         raise TrainingBudgetError(f"{figure}: the limit {show(limit)} buys less than one token")
@@ -185,7 +202,9 @@ def _keyed_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
         if value is None:
             raise TrainingBudgetError(f"device {show(job.device)} has no price: give a price per device-hour")
         return np.asarray(pick(value, flipped), dtype=np.float64)
-    tokens = np.floor(d0 * (np.asarray(limit, dtype=np.float64) / at(d0)) ** (1.0 / (1.0 - c)))
+    with np.errstate(over="ignore", divide="ignore"):
+        tokens = np.floor(d0 * (np.asarray(limit, dtype=np.float64) / at(d0)) ** (1.0 / (1.0 - c)))
+    _finite_tokens(tokens, figure, limit)
     if np.any(tokens < 1):
         raise TrainingBudgetError(f"{figure}: the limit {show(limit)} buys less than one token")
     for _ in range(4):  # a last-digit rounding never overspends
@@ -194,6 +213,17 @@ def _keyed_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
             break
         tokens = np.where(over, tokens - np.maximum(1.0, np.floor(tokens * 1e-15)), tokens)
     return _out(tokens)
+
+
+def _finite_tokens(tokens: Any, figure: str, limit: Any, per: Any = None) -> None:
+    """Refuse a token count beyond float64 (a huge limit, or a price or hours per token near 0)."""
+    if not np.all(np.isfinite(tokens)):
+        name = {"cost_usd": "usd", "hours": "days"}.get(figure, figure)
+        given = limit if figure != "hours" else np.asarray(limit) / HOURS_PER_DAY
+        raise ResultOverflowError(f"{name} (got {show(float(np.max(given)))}) out of range: the tokens it buys "
+                                  f"overflow float64 (the {figure} per token"
+                                  + ("" if per is None else f", {show(float(np.min(per)))},")
+                                  + " is too small for the limit)")
 
 
 def tokens_for(job: Job, usd: Any, *, case: str | None = None) -> Any:
