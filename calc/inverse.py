@@ -16,6 +16,7 @@ Units: days, hours, USD, counts. calc.plan (ranked plans) builds on this module 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,8 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     n_memory = _memory_devices(job, table) if memory else 1.0
     n = _round_up(np.maximum(np.maximum(n_time, n_memory), 1.0), step)
     ok = _meets(job, n, step, limit, case, memory)
+    if b and not np.all(ok | ~np.isfinite(n)):
+        n, ok = _bisect(job, n, ok, np.ceil(one / limit * (1 - EXACT)), step, limit, case, memory)
     for _ in range(MAX_STEPS):  # only a prior that changes with the device count gets here
         if np.all(ok | ~np.isfinite(n)):
             break
@@ -142,6 +145,27 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
                                                                       case, memory)
         n = np.where(fewer, n - step, n)
     return _out(np.where(ok, n, np.inf))
+
+
+def _bisect(job: Job, n: Any, ok: Any, bound: Any, step: Any, limit: Any, case: str | None,
+            memory: bool) -> tuple[Any, Any]:
+    """Where the closed form's count n falls short (the prior capped at 100% of peak stops growing as
+    devices^b, calc.prior.UtilizationPrior), the fewest step multiples in (n, hi] that meet the
+    deadline, by bisection: utilization never falls as devices rise, so `bound` (the count at the
+    utilization of one step, hours ∝ 1 / n) is enough, and meeting it is monotone in the count."""
+    hi = _round_up(np.maximum(bound, n), step)
+    todo = ~ok & np.isfinite(n) & _meets(job, hi, step, limit, case, memory)
+    lo = n
+    for _ in range(2100):  # a float64 interval halves at most ~2,100 times
+        wide = todo & (hi - lo > _advance(hi, step))
+        if not np.any(wide):
+            break
+        mid = _round_up(lo + np.floor((hi - lo) / (2 * step)) * step, step)
+        mid = np.where(wide & (mid > lo) & (mid < hi), mid, hi)
+        good = _meets(job, np.where(wide, mid, hi), step, limit, case, memory)
+        hi = np.where(wide & good, mid, hi)
+        lo = np.where(wide & ~good, mid, lo)
+    return np.where(todo, hi, n), ok | todo
 
 
 def _advance(n: Any, step: Any) -> Any:
@@ -207,12 +231,34 @@ def _keyed_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
     _finite_tokens(tokens, figure, limit)
     if np.any(tokens < 1):
         raise TrainingBudgetError(f"{figure}: the limit {show(limit)} buys less than one token")
+    tokens = _capped_tokens(at, d0, tokens, np.asarray(limit, dtype=np.float64))
     for _ in range(4):  # a last-digit rounding never overspends
         over = at(tokens) > limit
         if not np.any(over):
             break
         tokens = np.where(over, tokens - np.maximum(1.0, np.floor(tokens * 1e-15)), tokens)
     return _out(tokens)
+
+
+def _capped_tokens(at: Callable[[Any], Any], d0: Any, tokens: Any, limit: Any) -> Any:
+    """Where the closed form's tokens overspend (the prior capped at 100% of peak stops growing as
+    tokens^c, calc.prior.UtilizationPrior), the most whole tokens within the limit by bisection from
+    the count at D0's utilization held (the figure then linear in tokens: a count within the limit
+    where utilization never falls as tokens rise); elsewhere the closed form's."""
+    over = at(tokens) > limit * (1 + EXACT)
+    if not np.any(over):
+        return tokens
+    lo = np.minimum(np.floor(d0 * limit / at(d0)), tokens)
+    todo = over & (at(np.where(over, lo, 1.0)) <= limit)
+    hi = tokens
+    for _ in range(2100):  # a float64 interval halves at most ~2,100 times
+        wide = todo & (hi - lo > np.maximum(1.0, hi * (4 * EXACT)))
+        if not np.any(wide):
+            break
+        mid = np.where(wide, np.floor((lo + hi) / 2), lo)
+        good = at(mid) <= limit
+        lo, hi = np.where(wide & good, mid, lo), np.where(wide & ~good, mid, hi)
+    return np.where(todo, lo, tokens)
 
 
 def _finite_tokens(tokens: Any, figure: str, limit: Any, per: Any = None) -> None:

@@ -6,6 +6,11 @@
    the rate (TFLOP/s x utilization x devices) overflow and the hours 0; params and tokens of 1e-300 made
    the FLOPs 0; a huge budget (or a price near 0) bought inf tokens. Property tests over the whole float64
    range: every answer is a finite positive number or a TrainingBudgetError.
+3. The utilization prior never exceeds 100% of the peak: an absurd job (far outside the runs) was
+   predicted above 1 (1 param on 1e286 devices: 31,445x peak, hours below the 100%-utilization hours).
+   Now expected = min(1, model), the band its constant factors around it, low and high at most 1, the
+   basis says "capped"; the workbook's native prior (prior_native) caps the same way (LibreOffice);
+   devices for a deadline and tokens for a budget stay exact where the cap stops the devices^b growth.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests import test_libreoffice_prior as lo_prior
 from tests.conftest import invoke
 from trainbudget import calc
+from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.udf import udfs
-from trainbudget.calc import plan
+from trainbudget.calc import plan, prior
 from trainbudget.calc.errors import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,3 +186,104 @@ def test_tokens_for_a_budget_are_finite_whole_or_refused(params, usd, price):
 def test_devices_for_days_are_finite_whole_or_refused(params, tokens, days):
     got = _answer_or_refusal(lambda: plan.devices_for_days(params, tokens, H100, days))
     assert got is None or (np.isfinite(got).all() and (got >= 1).all()), (params, tokens, days, got)
+
+
+# --- 3. the prior is capped at 100% of the peak --------------------------------------------------
+
+A100 = "A100 SXM 80GB, BF16 tensor core, dense"
+ABSURD = [  # (device, active params, devices, tokens): the model's expected or high above 1
+    (H100, 1.0, 1e286, 1.0), (H100, 1e14, 1e4, 1e18), (H100, 1e14, 1e4, 1e17), (A100, 1e13, 1e5, 1e16)]
+
+
+@pytest.mark.parametrize(("device", "active", "devices", "tokens"), ABSURD)
+def test_no_prior_exceeds_the_peak(device, active, devices, tokens):
+    for p in (prior.job_prior(device, active_params=active, devices=devices, tokens=tokens),
+              calc.utilization_prior(device, active_params=active, devices=devices, tokens=tokens)):
+        assert 0 < p.low <= p.expected <= p.high <= 1.0, p
+        assert ("capped at 100% of peak" in p.basis) == (p.high == 1.0), p.basis
+        assert p.basis.endswith(prior.BASIS_TAIL.format(n=p.n_runs))
+    assert prior.job_prior(device, active_params=active, devices=devices, tokens=tokens).high == 1.0
+
+
+def test_the_cap_keeps_the_band_around_the_capped_expected():
+    c = prior.coefficients()
+    p = prior.job_prior(H100, active_params=1.0, devices=1e286, tokens=1.0)  # the model: 31,445 x peak
+    assert p.expected == 1.0 and p.high == 1.0 and p.low == pytest.approx(math.exp(c.band_low), rel=1e-12)
+    assert "the model gives 3.14e+04 x peak" in p.basis
+    q = prior.job_prior(H100, active_params=1e14, devices=1e4, tokens=1e17)  # only the band's high binds
+    assert q.high == 1.0 and q.expected < 1.0 and q.low == pytest.approx(q.expected * math.exp(c.band_low))
+    assert "band capped at 100% of peak" in q.basis
+
+
+def test_an_array_prior_is_capped_elementwise():
+    p = prior.job_prior(H100, active_params=[7e9, 1e14], devices=[1024, 1e4], tokens=[1e12, 1e17])
+    one = prior.job_prior(H100, active_params=7e9, devices=1024, tokens=1e12)
+    assert p.high[1] == 1.0 and p.high[0] == pytest.approx(one.high) and p.expected[0] == pytest.approx(one.expected)
+    assert "capped at 100% of peak where the model gives more" in p.basis
+
+
+def test_a_prior_below_the_peak_is_untouched():
+    p = prior.job_prior(H100, active_params=7e9, devices=1024, tokens=1e12)
+    c = prior.coefficients()
+    assert p.high < 1 and "capped" not in p.basis
+    assert p.high == pytest.approx(p.expected * math.exp(c.band_high), rel=1e-12)
+
+
+@pytest.mark.parametrize(("active", "tokens"), [(1e14, 1e17), (1e15, 1e19)])
+def test_hours_never_beat_the_hours_at_the_peak(active, tokens):
+    job = calc.Job(params=active, tokens=tokens, device=H100, devices=1024, utilization="prior")
+    b, at_peak = calc.budget(job), calc.budget(job.with_(utilization=1.0))
+    assert min(b.hours.as_tuple()) >= at_peak.hours / prior.GOODPUT * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("case", ["low", "expected", "high"])
+def test_devices_for_days_are_the_fewest_where_the_prior_is_capped(case):
+    job = calc.Job(params=1e14, tokens=1e17, device=H100, utilization="prior")  # capped at every count
+    n = plan.devices_for(job, 30.0, case=case, memory=False)
+    assert math.isfinite(n)  # the closed form (utilization growing as devices^b) fell short: inf before
+    hours = [getattr(calc.budget(job.with_(devices=k)).hours, case) for k in (n, n - 1)]
+    assert hours[0] <= 24 * 30.0 * (1 + 1e-12) < hours[1]
+
+
+@pytest.mark.parametrize("case", ["low", "expected", "high"])
+def test_tokens_for_a_budget_never_overspend_where_the_prior_is_capped(case):
+    job = calc.Job(params=1e14, tokens=1e17, device=H100, devices=1024, utilization="prior", price=2.0)
+    usd = 1e15
+    t = plan.tokens_for(job, usd, case=case)
+    spent = {"low": "high", "high": "low"}.get(case, case)  # the most tokens come from the low cost
+    cost = [getattr(calc.budget(job.with_(tokens=k)).cost_usd, spent) for k in (t, t * (1 + 1e-9))]
+    assert cost[0] <= usd < cost[1]  # was 1.30 x the budget for the high case
+
+
+def test_the_native_prior_is_capped_as_calc_in_libreoffice(soffice, tmp_path):
+    table = calc.catalog()
+    jobs = []
+    for device, active, devices, tokens in [*ABSURD[1:], (H100, 7e9, 1024, 1e12)]:
+        d = table.get(device)
+        jobs.append({"device": device, "hardware": d.hardware, "active": active, "devices": devices,
+                     "tokens": tokens, "moe": False, "days": 30.0, "usd": 1e6,
+                     "hours1": float(calc.train_hours(active, tokens, d.tflops, utilization=1.0))})
+    path = tmp_path / "capped.xlsx"
+    lo_prior._workbook(path, jobs)
+    rows = lo_prior._read(engine.convert([path], "xlsx", tmp_path / "lo")[0])
+    capped = 0
+    for job, row in zip(jobs, rows, strict=True):
+        want = prior.job_prior(job["device"], active_params=job["active"], devices=job["devices"],
+                               tokens=job["tokens"])
+        for k in ("expected", "low", "high"):
+            assert row[k] == pytest.approx(getattr(want, k), rel=1e-9), (job, k, row[k])
+            assert row[k] <= 1.0
+        capped += want.high == 1.0
+    assert capped == len(ABSURD) - 1
+
+
+@SETTINGS
+@given(magnitude, magnitude, count)
+def test_ranges_are_finite_positive_and_never_beat_the_peak_or_refused(params, tokens, devices):
+    got = _answer_or_refusal(lambda: calc.train_range(params, tokens, H100, devices=devices)["hours"])
+    at_peak = _answer_or_refusal(lambda: calc.train_hours(params, tokens, H100, devices=devices))
+    assert got is None or (np.isfinite(got).all() and (got >= at_peak * (1 - 1e-12)).all()), (params, tokens, got)
+    job = calc.Job(params=params, tokens=tokens, device=H100, devices=devices, utilization="prior")
+    b = _answer_or_refusal(lambda: calc.budget(job).hours.as_tuple())
+    assert b is None or (np.isfinite(b).all() and (b >= TINY).all()), (params, tokens, devices, b)
+
