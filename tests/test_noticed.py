@@ -11,6 +11,9 @@
    Now expected = min(1, model), the band its constant factors around it, low and high at most 1, the
    basis says "capped"; the workbook's native prior (prior_native) caps the same way (LibreOffice);
    devices for a deadline and tokens for a budget stay exact where the cap stops the devices^b growth.
+4. The sheets' price rule is written once (pieces.price_rule): price_used (the price) and price_source
+   (whose price) are built from it, as compare_price / compare_source from pieces.compare_rule; the
+   formulas are the same text as before, so the LibreOffice price tests hold.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from tests import test_libreoffice_prior as lo_prior
 from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
+from trainbudget.addin.functions import pieces
 from trainbudget.addin.udf import udfs
 from trainbudget.calc import plan, prior
 from trainbudget.calc.errors import TINY
@@ -287,3 +291,34 @@ def test_ranges_are_finite_positive_and_never_beat_the_peak_or_refused(params, t
     b = _answer_or_refusal(lambda: calc.budget(job).hours.as_tuple())
     assert b is None or (np.isfinite(b).all() and (b >= TINY).all()), (params, tokens, devices, b)
 
+
+# --- 4. one price rule, two renderings -------------------------------------------------------------
+
+def _recording(monkeypatch, name: str) -> list[dict]:
+    calls: list[dict] = []
+    real = getattr(pieces, name)
+    monkeypatch.setattr(pieces, name, lambda *a, **k: calls.append(k) or real(*a, **k))
+    return calls
+
+
+def test_price_used_and_price_source_are_one_rule(monkeypatch):
+    calls = _recording(monkeypatch, "price_rule")
+    used = pieces.price_used("Provider", "Price_found", "Price_per_hour", "Row_price")
+    source = pieces.price_source("Provider", "Plan", "Price_found", "Price_per_hour", "Row_price")
+    assert len(calls) == 2 and calls[0].keys() == calls[1].keys()  # each case given once, by both
+    # the same branches: with each case's rendering blanked out, the two formulas are one text
+    for formula, cases in ((used, calls[0]), (source, calls[1])):
+        assert formula == pieces.price_rule("Provider", "Price_found", "Price_per_hour", "Row_price", **cases)
+    skeleton = {k: f"<{k}>" for k in calls[0]}
+    text = pieces.price_rule("P", "F", "T", "O", **skeleton)
+    assert all(text.count(mark) == 1 for mark in skeleton.values())  # every case rendered, once
+    assert calls[0]["provider_price"] == "Price_found" and calls[1]["typed_price"] == f'"{pieces.TYPED}"'
+    assert calls[0]["no_price"] == calls[1]["no_price"] == f'"{pieces.NO_PRICE}"'
+
+
+def test_a_comparison_rows_price_and_source_are_one_rule(monkeypatch):
+    calls = _recording(monkeypatch, "compare_rule")
+    pieces.compare_price("Name", "Chosen", "Used", "Own")
+    pieces.compare_source("Name", "Chosen", "Source", "Own")
+    assert len(calls) == 2 and calls[0].keys() == calls[1].keys()
+    assert (calls[0]["chosen_value"], calls[1]["chosen_value"]) == ("Used", "Source")
