@@ -27,6 +27,7 @@ from .devices import DeviceTable, catalog
 from .prior import coefficients
 from .ranges import wants_prior
 from .schedule import devices_needed
+from .stages import busiest_params
 
 CASES = ("low", "expected", "high")  # of the answer's hours: "high" is the slow case (most hours)
 HOURS_PER_DAY = 24.0
@@ -67,7 +68,8 @@ def _memory_devices(job: Job, table: DeviceTable) -> Any:
         b, shape = job.model.params(), job.model.shape
         experts = float(b.experts) if shape.get("n_experts", 1) > 1 else 0.0
         stage = float(shape["vocab"] * shape["d_model"])
-        params = float(b.total)
+        params, experts = busiest_params(float(b.total), experts, stage, shape["n_layers"],
+                                         whole("pipeline_parallel", job.pipeline_parallel))
     else:
         params = positive("params", job.params)
     return devices_needed(params, job.device, method=job.method, optimizer=job.optimizer,

@@ -14,26 +14,34 @@
 4. The sheets' price rule is written once (pieces.price_rule): price_used (the price) and price_source
    (whose price) are built from it, as compare_price / compare_source from pieces.compare_rule; the
    formulas are the same text as before, so the LibreOffice price tests hold.
+5. Uneven pipeline stages (80 layers on PP 3: 27/27/26, legal): calc.budget split the layers evenly
+   (26.7 a stage), below the busiest stage that calc.fit_layouts counts. Now every door gives the
+   largest stage's memory per device (calc.stages: Budget, estimate's text, JSON and CSV, the
+   workbook's layout block) and says the stages are uneven.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
 from pathlib import Path
 
 import numpy as np
+import openpyxl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import test_libreoffice_prior as lo_prior
+from tests import xlsx_edit
 from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import pieces
+from trainbudget.addin.template import budget_sheet, model_block
 from trainbudget.addin.udf import udfs
-from trainbudget.calc import plan, prior
+from trainbudget.calc import plan, prior, stages
 from trainbudget.calc.errors import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,3 +330,78 @@ def test_a_comparison_rows_price_and_source_are_one_rule(monkeypatch):
     pieces.compare_source("Name", "Chosen", "Source", "Own")
     assert len(calls) == 2 and calls[0].keys() == calls[1].keys()
     assert (calls[0]["chosen_value"], calls[1]["chosen_value"]) == ("Used", "Source")
+
+
+# --- 5. uneven pipeline stages: the largest stage's memory, said so --------------------------------
+
+L70 = calc.model_preset("Llama 3.1 70B")  # 80 layers
+
+
+def _job(pp: float, **options) -> calc.Job:
+    return calc.Job(model=L70, tokens=1e12, device=H100, devices=8 * pp, tensor_parallel=8.0, pipeline_parallel=pp,
+                    **options)
+
+
+def test_stages_are_listed_with_the_extra_layers_first():
+    assert stages.stage_layers(80, 3) == [27, 27, 26] and stages.stage_layers(126, 16)[:2] == [8, 8]
+    assert sum(stages.stage_layers(126, 16)) == 126 and stages.stage_layers(80, 4) == [20] * 4
+
+
+def test_the_budget_counts_the_busiest_stage_as_fit_does():
+    b = calc.budget(_job(3.0))
+    lay = calc.fit_layouts(L70, H100, 24, memory_gib=1000, zero_stages=(0,), context_parallel=1)
+    i = int(np.flatnonzero((np.asarray(lay.tensor) == 8) & (np.asarray(lay.pipeline) == 3))[0])
+    assert b.memory.weights == pytest.approx(float(np.asarray(lay.weights)[i]), rel=1e-12)
+    shape = L70.shape
+    embedding = shape["vocab"] * shape["d_model"]
+    p = L70.params()
+    even = calc.train_memory(p.total, devices=24, tensor_parallel=8, pipeline_parallel=3, stage_params=embedding)
+    busiest = calc.train_memory(embedding + (p.total - embedding) * 27 * 3 / 80, devices=24, tensor_parallel=8,
+                                pipeline_parallel=3, stage_params=embedding)
+    assert b.memory.total == pytest.approx(busiest.total, rel=1e-12) and b.memory.total > even.total * 1.01
+
+
+def test_even_stages_are_the_same_floats_as_before():
+    b = calc.budget(_job(4.0))
+    p, shape = L70.params(), L70.shape
+    m = calc.train_memory(p.total, devices=32, tensor_parallel=8, pipeline_parallel=4,
+                          stage_params=shape["vocab"] * shape["d_model"])
+    assert b.memory.total == m.total
+
+
+def test_estimate_says_the_stages_are_uneven_and_prints_the_largest():
+    args = ("estimate", "--model", "Llama 3.1 70B", "--tokens", "1T", "--devices", "24", "--tp", "8", "--pp", "3",
+            "--device", H100)
+    want = float(calc.budget(_job(3.0)).memory.total) / calc.schedule.GIB
+    text = invoke(*args, check=True).stdout
+    assert f"{want:,.1f} GiB per device" in text and "uneven stages 27/27/26 layers: memory of the largest" in text
+    row = json.loads(invoke(*args, "--json", check=True).stdout)["rows"][0]
+    assert row["pipeline_stage_layers"] == "27/27/26" and row["memory_per_device_gib"] == pytest.approx(want)
+    csv_text = invoke(*args, "--csv", check=True).stdout
+    assert "pipeline_stage_layers" in csv_text.splitlines()[0] and ",27/27/26," in csv_text
+    even = invoke(*args[:-4], "--pp", "4", "--devices", "32", "--device", H100, check=True).stdout
+    assert "uneven" not in even
+
+
+def test_the_layout_block_counts_the_largest_stage_in_libreoffice(soffice, built, tmp_path):
+    names = {n: d.attr_text.split("!")[-1].replace("$", "")
+             for n, d in openpyxl.load_workbook(built.path).defined_names.items()}
+    shape = L70.shape
+    fields = {name: field for name, _, field, _ in model_block.ARCH_INPUTS}
+    layout = {"Tensor_parallel": 8, "Pipeline_parallel": 3, "Expert_parallel": 1}
+    path = tmp_path / "pp3.xlsm"
+    path.write_bytes(built.path.read_bytes())
+    edits = {**{n: shape[f] for n, f in fields.items()}, **layout, budget_sheet.NAMES["devices"]: 24}
+    for name, value in edits.items():
+        xlsx_edit.edit_cell(path, "Budget", names[name],
+                            lambda s, cell, v=value: s.set_constant(cell, v, cell.get("s")))
+    ws = openpyxl.load_workbook(engine.convert([path], "xlsx", tmp_path / "out")[0],
+                                              data_only=True)["Budget"]
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    want = calc.budget(calc.Job(model=L70, tokens=1e12, device=H100, devices=24.0, tensor_parallel=8.0,
+                                pipeline_parallel=3.0, optimizer=v["optimizer"], zero_stage=v["zero_stage"],
+                                activations=v["activations"] * 1e9)).memory
+    total_row = int(names["Layout_total_GB"][1:])
+    assert ws[f"B{total_row}"].value == pytest.approx(want.total / 1e9, rel=1e-9)
+    assert ws[f"B{total_row - 5}"].value == pytest.approx(want.weights / 1e9, rel=1e-9)
+    assert ws[f"B{total_row - 8}"].value == pieces.UNEVEN == "uneven stages"

@@ -277,10 +277,27 @@ def or_blank(formula: str) -> str:
 
 # --- the layout block -----------------------------------------------------------------------------
 
-def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, layers: str) -> str:
-    """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP, layers by PP."""
-    return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})+MOD({layers},{pp})>0,"
-            '"does not divide","divides")')
+def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, stage_scale: str) -> str:
+    """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP; pipeline
+    stages may be uneven (layers not divided by PP, `stage_scale` = busiest_scale above 1: 80 on 3
+    is 27/27/26, calc.stages), said as "uneven stages" (memory per device is then the largest's)."""
+    return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})>0,"
+            f'"does not divide",IF({stage_scale}>1,"{UNEVEN}","divides"))')
+
+
+UNEVEN = "uneven stages"
+
+
+def busiest_stage_params(params: str, stage_params: str, scale: str) -> str:
+    """Parameters as if every pipeline stage held the busiest stage's ROUNDUP(layers / PP) layers
+    (the first-stage `stage_params` whole; `scale` is busiest_scale), so that the even split gives
+    that stage's share: calc.stages.busiest_params."""
+    return f"{native.wrap(stage_params)}+({native.wrap(params)}-{native.wrap(stage_params)})*{native.wrap(scale)}"
+
+
+def busiest_scale(layers: str, pp: str) -> str:
+    """ROUNDUP(layers / PP) · PP / layers (calc.stages.busiest_scale): 1 where PP divides the layers."""
+    return f"(ROUNDUP({layers}/{pp},0)*{pp}/{layers})"
 
 
 def params_note(arch: str, params: str) -> str:
