@@ -176,7 +176,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     dp = calc.memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
     stage = pieces.product(["Arch_vocab", "Arch_width"])
-    exprs = {"params": "Layout_params", "expert_params": "Arch_expert_params*Layout_stage_scale",
+    exprs = {"params": "Layout_params", "expert_params": pieces.times("Arch_expert_params", "Layout_stage_scale"),
              "stage_params": stage,
              "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
              "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
