@@ -64,6 +64,7 @@ from .rows import price_terms as _price
 from .rows import pue_terms as _pue
 from .rows import row_column as _column
 from .schedule import hours_at, kwh
+from .stages import busiest_params
 
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
@@ -342,6 +343,8 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
         _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
                                            job.expert_parallel, devices_checked=True)
         stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
+        if job.model is not None and job.model.shape:  # uneven pipeline stages: the busiest stage's bytes
+            total, experts = busiest_params(total, experts, stage, job.model.shape["n_layers"], p)
     # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
     made = memory_parts(total, kind, opt, trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
                         act, False), dp

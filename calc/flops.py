@@ -33,6 +33,7 @@ import numpy as np
 
 from .arith import times
 from .checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
+from .errors import out_positive
 
 RECOMPUTE = ("none", "selective", "op", "full")
 
@@ -91,14 +92,14 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
             f"n_layers={show(n_layers)}, d_model={show(d_model)}, seq_len={show(seq_len)})")
     per_token = _DENSE_PER_TOKEN[mode] * n + _ATTENTION_PER_TOKEN[mode] * _attention(
         n_layers, d_model, seq_len, n_heads, head_dim, window, window_layers)
-    return out(per_token * d)
+    return out_positive(per_token * d, "FLOPs figure")
 
 
 def dense_flops(params: Any, tokens: Any, recompute: str = "none") -> Any:
     """The dense part on checked numbers: 6 · params · tokens FLOPs (8 under full recompute;
     Kaplan et al. 2020, see the module doc), the formula train_flops and calc.budget share."""
     per_token = _DENSE_PER_TOKEN[recompute] * params
-    return out(times(per_token, tokens, True))  # per_token is a new array (or a float)
+    return out_positive(times(per_token, tokens, True), "FLOPs figure")  # per_token is a new array (or a float)
 
 
 def _attention(n_layers: Any, d_model: Any, seq_len: Any, n_heads: Any, head_dim: Any,

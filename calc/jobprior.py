@@ -15,6 +15,7 @@ import numpy as np
 from . import ridge
 from .checks import ResultOverflowError, flag, positive, show, whole
 from .devices import DeviceTable
+from .errors import TINY
 from .priormodel import (
     BASIS_TAIL,
     COVERAGE,
@@ -157,15 +158,18 @@ def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> An
 
 
 def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
-    """Tokens per parameter, a feature of the prior, must be a finite number."""
+    """Tokens per parameter, a feature of the prior (its log), must be a finite number > 0: a quotient
+    that overflows to inf or underflows to 0 (or a subnormal: 1e-231 tokens on 1e93 parameters) is refused."""
     if type(tok) is float and type(p) is float:
-        finite = tok / p < math.inf   # a float quotient overflows to inf, it does not raise
+        q = tok / p   # a float quotient overflows to inf (underflows to 0), it does not raise
+        big, small = not q < math.inf, q < TINY
     else:
-        with np.errstate(over="ignore"):
-            finite = bool(np.all(np.isfinite(tok / p)))
-    if not finite:
-        raise ResultOverflowError(f"tokens per parameter overflows float64 (tokens {show(tokens)}, "
-                                  f"active_params {show(active_params)})")
+        with np.errstate(over="ignore", under="ignore"):
+            q = tok / p
+        big, small = not bool(np.all(np.isfinite(q))), bool(np.any(q < TINY))
+    if big or small:
+        raise ResultOverflowError(f"tokens per parameter {'overflows' if big else 'underflows'} float64 (tokens "
+                                  f"{show(tokens)}, active_params {show(active_params)})")
 
 
 def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:

@@ -42,6 +42,7 @@ from .config import load_config
 from .devices import DeviceTable, catalog
 from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
 from .models import ModelPreset, model_params, model_preset
+from .stages import busiest_scale
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
 RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.flops)
@@ -209,7 +210,7 @@ def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple,
     b = model_params(**shape)
     moe = shape.get("n_experts", 1) > 1
     stage_p = float(shape["vocab"] * shape["d_model"])
-    scale = L_eff / L
+    scale = busiest_scale(L, P)                        # calc.stages: as calc.budget counts the busiest stage
     act_opts = _activation_shape(shape)
     if moe:
         n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))

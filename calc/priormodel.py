@@ -76,6 +76,32 @@ class UtilizationPrior:
     basis: str
     method: str = METHOD
 
+    def __post_init__(self) -> None:
+        """Cap at 100% of the peak, which no run can exceed (an absurd job, far outside the runs, can be
+        predicted above it): expected = min(1, model); where the model's expected is above 1 the band is
+        its constant factors around the capped 1 (low = model low / model expected); low and high at most
+        1; the basis says so. Elementwise for a job-keyed prior of arrays."""
+        low, e, high = self.low, self.expected, self.high
+        if type(e) is float and type(high) is float:  # the scalar question: one comparison when nothing binds
+            if high <= 1.0:
+                return
+            over = e > 1.0
+            new = (low / e if over else min(low, 1.0), 1.0 if over else e, 1.0)
+            note = (f" (capped at 100% of peak: the model gives {e:.3g} x peak)" if over
+                    else " (band capped at 100% of peak)")
+        else:
+            a_low, a_e, a_high = (np.asarray(v, dtype=np.float64) for v in (low, e, high))
+            if not np.any(a_high > 1.0):
+                return
+            over = a_e > 1.0
+            new = (np.where(over, a_low / a_e, np.minimum(a_low, 1.0)), np.minimum(a_e, 1.0), np.minimum(a_high, 1.0))
+            new = tuple(float(v) if np.ndim(v) == 0 else v for v in new)
+            note = " (capped at 100% of peak where the model gives more)"
+        tail = ": " + BASIS_TAIL.format(n=self.n_runs)  # the note goes before how the prior was made
+        basis = (self.basis[:-len(tail)] + note + tail) if self.basis.endswith(tail) else self.basis + note
+        for name, value in zip(("low", "expected", "high", "basis"), (*new, basis), strict=True):
+            object.__setattr__(self, name, value)
+
     def hour_factors(self) -> np.ndarray:
         """Multipliers of a utilization-1.0 figure for (low, expected, high) hours: 1/(u·goodput);
         for a job-keyed prior of arrays, the three on the leading axis."""

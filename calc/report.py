@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import devices as _devices
 from . import runs as _runs
 from .budget import Budget, Job, Span, budget
@@ -16,6 +18,7 @@ from .devices import DeviceTable, catalog
 from .flops import train_flops
 from .memory import train_memory
 from .schedule import GB, GIB, train_hours
+from .stages import stage_layers
 
 # The starting document's scenario and its four rates, in its order: a 7B full fine-tune on
 # 1B tokens, on two matmul rates measured on an Apple M3 Ultra and on the H100 SXM's dense peaks.
@@ -115,6 +118,7 @@ def budget_row(b: Budget) -> dict[str, Any]:
         "devices": _n(job.devices), "flops": _f(b.flops),
         **{k: _n(lay[k]) for k in ("tensor_parallel", "pipeline_parallel", "expert_parallel",
                                    "context_parallel", "data_parallel")},
+        "pipeline_stage_layers": _stage_layers(job, lay["pipeline_parallel"]),
         "method": job.method, "optimizer": job.optimizer, "zero_stage": _n(job.zero_stage),
         "memory_per_device_gib": float(b.memory.total) / GIB,
         **{f"{part}_gib": float(v) / GIB for part, v in b.memory.as_dict().items() if part != "total"},
@@ -130,6 +134,15 @@ def budget_row(b: Budget) -> dict[str, Any]:
     row.update(usd_per_device_hour=_f(b.usd_per_device_hour), price=b.price_label, price_source=b.price_source,
                price_as_of=b.price_as_of, price_age_days=b.price_age_days, pue=float(b.pue))
     return row
+
+
+def _stage_layers(job: Job, pipeline_parallel: Any) -> str | None:
+    """Layers per pipeline stage of a model with a shape, "27/27/26" where uneven (calc.stages: the
+    memory per device is then the largest stage's); None without a shape or with one stage."""
+    shape = job.model.shape if job.model is not None else None
+    if not shape or np.ndim(pipeline_parallel) or pipeline_parallel == 1:
+        return None
+    return "/".join(map(str, stage_layers(shape["n_layers"], int(pipeline_parallel))))
 
 
 def _put(row: dict[str, Any], key: str, value: Any) -> None:

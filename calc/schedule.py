@@ -30,6 +30,7 @@ from .checks import (
     whole_in,
 )
 from .devices import DeviceTable, catalog
+from .errors import TINY, ResultUnderflowError
 from .flops import train_flops
 from .memory import train_memory
 
@@ -37,6 +38,7 @@ SECONDS_PER_HOUR = 3600.0
 TERA = 1e12  # TFLOP/s -> FLOP/s
 GB = 1e9     # the seed's GB: 10^9 bytes
 GIB = 2.0 ** 30  # a binary gigabyte: what a vendor's "80GB" of HBM holds (see calc.devices)
+_INF = math.inf
 
 
 def _table(table: DeviceTable | None) -> DeviceTable:
@@ -56,7 +58,25 @@ def hours_at(flops: Any, tflops: Any, utilization: Any, devices: Any, check: boo
     `check` False leaves the overflow check to the caller, e.g. calc.budget's ranges)."""
     rate = tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices
     hours = ratio(flops, rate, True)  # rate is a new array (or a float)
+    if type(hours) is float:  # hours are > 0 by the formula: below TINY the rate overflowed or the FLOPs are tiny
+        if hours < TINY:
+            raise _underflow(hours, flops, tflops, utilization, devices)
+    elif np.min(hours, initial=_INF) < TINY:  # (NaN compares False: out, or the caller's check, refuses it)
+        raise _underflow(hours, flops, tflops, utilization, devices)
     return out(hours) if check else hours
+
+
+def _underflow(hours: Any, flops: Any, tflops: Any, utilization: Any, devices: Any) -> ResultUnderflowError:
+    """The refusal of hours that underflowed, naming the first such element's FLOPs, rate, utilization
+    and devices (a device count near float64's largest makes the rate overflow, and hours 0)."""
+    parts = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (hours, flops, tflops, utilization,
+                                                                             devices)))
+    flat = int(np.argmax(parts[0] < TINY)) if parts[0].ndim else 0
+    h, f, r, u, n = (p.reshape(-1)[flat] for p in parts)
+    where = "" if not parts[0].ndim else "[" + ", ".join(map(str, np.unravel_index(flat, parts[0].shape))) + "]"
+    return ResultUnderflowError(
+        f"the hours{where} underflow float64 (got {show(h)}): FLOPs {show(f)} at {show(r)} TFLOP/s x utilization "
+        f"{show(u)} x devices {show(n)}; no training run is that small or that wide")
 
 
 def kwh(watts: Any, device_hours: Any, pue: Any, check: bool = True) -> Any:

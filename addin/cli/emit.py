@@ -15,8 +15,10 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
+
 from ... import calc
-from ...calc import capacity
+from ...calc import capacity, stages
 from ...calc.budget import Budget, Span
 from ...calc.report import budget_row, row_keys
 from . import render as rep
@@ -100,6 +102,16 @@ def layout_words(b: Budget) -> str:
     return " x ".join([*parts, f"DP {int(lay['data_parallel'])}"])
 
 
+def _uneven_words(b: Budget) -> str:
+    """"; uneven stages 27/27/26 layers: memory of the largest" where the pipeline stages differ (calc.stages)."""
+    shape = b.job.model.shape if b.job.model is not None else None
+    p = b.layout["pipeline_parallel"]
+    if not shape or np.ndim(p) or not stages.uneven(shape["n_layers"], p):
+        return ""
+    layers = "/".join(map(str, stages.stage_layers(shape["n_layers"], int(p))))
+    return f"; uneven stages {layers} layers: memory of the largest"
+
+
 def header(b: Budget) -> list[str]:
     """The two opening lines: memory per device on the layout, and compute."""
     job = b.job
@@ -109,7 +121,7 @@ def header(b: Budget) -> list[str]:
     return [f"{_method(job)} of a {name}{rep.format_count(b.params)}{active}: "
             f"{float(b.memory.total) / GIB:,.1f} GiB per device of weights, gradients and optimizer state "
             f"before activations ({job.optimizer}, ZeRO {int(job.zero_stage)}, {layout_words(b)} "
-            f"on {n} device{'s' * (n != 1)})",
+            f"on {n} device{'s' * (n != 1)}{_uneven_words(b)})",
             f"{rep.format_count(job.tokens)} training tokens: {rep.format_flops(b.flops)}"]
 
 

@@ -85,19 +85,28 @@ def named_row_price(device: str) -> str:
     return f'IF({own_price(device)}="","",{own_price(device)})'
 
 
+def price_rule(provider: str, found: str, typed: str, own: str, *, provider_price: str, provider_missing: str,
+               typed_price: str, own_price: str, no_price: str) -> str:
+    """The one price rule, written once: which of the four prices a cell takes, giving for each case the
+    expression it shows (the price itself in `price_used`, whose price it is in `price_source`):
+    a provider chosen -> its price found (`provider_price`) or none (`provider_missing`); else a
+    number typed -> `typed_price`; else the device row's own price (`own_price`), or `no_price` where
+    the row has none. As calc's schedule.price_per_device_hour: a given price wins, else the row's."""
+    return (f'IF({provider}<>"",IF({found}="",{provider_missing},{provider_price}),'
+            f'IF(ISNUMBER({typed}),{typed_price},IF({own}="",{no_price},{own_price})))')
+
+
 def price_used(provider: str, found: str, typed: str, own: str) -> str:
-    """The one price rule: the provider's price when a provider is chosen (none found: no price),
-    else the typed price, else the device row's own price, else no price (as calc's
-    schedule.price_per_device_hour: a given price wins, else the row's)."""
-    return (f'IF({provider}<>"",IF({found}="","{NO_PRICE}",{found}),'
-            f'IF(ISNUMBER({typed}),{typed},IF({own}="","{NO_PRICE}",{own})))')
+    """The price the one rule (price_rule) takes, USD per device-hour, or "no price"."""
+    return price_rule(provider, found, typed, own, provider_price=found, provider_missing=f'"{NO_PRICE}"',
+                      typed_price=typed, own_price=own, no_price=f'"{NO_PRICE}"')
 
 
 def price_source(provider: str, plan: str, found: str, typed: str, own: str) -> str:
-    """Whose price `price_used` took, in words."""
-    return (f'IF({provider}<>"",IF({found}="","no "&{provider}&" price for it",'
-            f'{provider}&" "&{plan}&" price"),IF(ISNUMBER({typed}),"{TYPED}",'
-            f'IF({own}="","{NO_PRICE}","{ROW_PRICE}")))')
+    """Whose price `price_used` took, in words: the same rule (price_rule), each case named."""
+    return price_rule(provider, found, typed, own, provider_price=f'{provider}&" "&{plan}&" price"',
+                      provider_missing=f'"no "&{provider}&" price for it"', typed_price=f'"{TYPED}"',
+                      own_price=f'"{ROW_PRICE}"', no_price=f'"{NO_PRICE}"')
 
 
 def price_note(source: str) -> str:
@@ -109,14 +118,21 @@ def cost(device_hours: str, price: str, rate: str = "USD_rate") -> str:
     return f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")'
 
 
+def compare_rule(name: str, chosen: str, own: str, *, chosen_value: str, own_value: str, no_price: str) -> str:
+    """A comparison row's price rule, written once: the chosen device's row takes what the results
+    show (`chosen_value`); any other row its own price (`own_value`), else `no_price` (a typed price
+    is a price for the chosen device only)."""
+    return f'IF({name}={chosen},{chosen_value},IF({own}="",{no_price},{own_value}))'
+
+
 def compare_price(name: str, chosen: str, used: str, own: str) -> str:
-    """A comparison row's price: the chosen device's row takes the price the results use; any
-    other row its own price, else none (a typed price is a price for the chosen device only)."""
-    return f'IF({name}={chosen},{used},IF({own}="","{NO_PRICE}",{own}))'
+    """A comparison row's price (compare_rule): the price the results use, or the row's own."""
+    return compare_rule(name, chosen, own, chosen_value=used, own_value=own, no_price=f'"{NO_PRICE}"')
 
 
 def compare_source(name: str, chosen: str, source: str, own: str) -> str:
-    return f'IF({name}={chosen},{source},IF({own}="","{NO_PRICE}","{ROW_PRICE}"))'
+    """Whose price compare_price took, in words (compare_rule)."""
+    return compare_rule(name, chosen, own, chosen_value=source, own_value=f'"{ROW_PRICE}"', no_price=f'"{NO_PRICE}"')
 
 
 def nth_name(k: int) -> str:
@@ -261,10 +277,27 @@ def or_blank(formula: str) -> str:
 
 # --- the layout block -----------------------------------------------------------------------------
 
-def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, layers: str) -> str:
-    """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP, layers by PP."""
-    return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})+MOD({layers},{pp})>0,"
-            '"does not divide","divides")')
+def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, stage_scale: str) -> str:
+    """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP; pipeline
+    stages may be uneven (layers not divided by PP, `stage_scale` = busiest_scale above 1: 80 on 3
+    is 27/27/26, calc.stages), said as "uneven stages" (memory per device is then the largest's)."""
+    return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})>0,"
+            f'"does not divide",IF({stage_scale}>1,"{UNEVEN}","divides"))')
+
+
+UNEVEN = "uneven stages"
+
+
+def busiest_stage_params(params: str, stage_params: str, scale: str) -> str:
+    """Parameters as if every pipeline stage held the busiest stage's ROUNDUP(layers / PP) layers
+    (the first-stage `stage_params` whole; `scale` is busiest_scale), so that the even split gives
+    that stage's share: calc.stages.busiest_params."""
+    return f"{native.wrap(stage_params)}+({native.wrap(params)}-{native.wrap(stage_params)})*{native.wrap(scale)}"
+
+
+def busiest_scale(layers: str, pp: str) -> str:
+    """ROUNDUP(layers / PP) · PP / layers (calc.stages.busiest_scale): 1 where PP divides the layers."""
+    return f"(ROUNDUP({layers}/{pp},0)*{pp}/{layers})"
 
 
 def params_note(arch: str, params: str) -> str:

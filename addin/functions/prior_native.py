@@ -4,7 +4,8 @@ The prior is a closed form a spreadsheet computes with EXP, LOG10, LEFT, UPPER, 
 (no lookup table, no array idiom, nothing the e-mail copy must rewrite):
     log u = Prior_intercept + family effect + Prior_params·(LOG10(active) − 10)
             + Prior_devices·(LOG10(devices) − 3) + Prior_moe·MoE + Prior_tokens·(LOG10(tokens/active) − 2)
-    expected = EXP(log u); low = expected·EXP(band low); high = expected·EXP(band high)
+    expected = MIN(1, EXP(log u)); low = MIN(1, expected·EXP(band low)); high = MIN(1, expected·EXP(band high))
+(no run exceeds 100% of the peak: calc.prior.UtilizationPrior caps the same way)
 The family effect is read off the device's Hardware text by calc.prior.FAMILIES' prefixes (a small
 sourced table on the Budget sheet: prefix, effect, family; MATCH of LEFT(hardware, n) for each
 prefix length n, longest first, which is calc's first-match order), so a user's measured Devices
@@ -143,15 +144,16 @@ def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str =
 
 
 def expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:
-    """Expected utilization: EXP(log u)."""
-    return f"EXP({log_expected(effect, active, devices, tokens, moe)})"
+    """Expected utilization: EXP(log u), at most 1 (100% of peak: calc.prior.UtilizationPrior caps it)."""
+    return f"MIN(1,EXP({log_expected(effect, active, devices, tokens, moe)}))"
 
 
 def edge(expected_util: str, position: str, case: str) -> str:
     """The band's `case` ("low" or "high") edge: expected times EXP of the band's constant (the
-    wider one where the family prefix `position` is 0: unknown)."""
-    return (f"{native.wrap(expected_util)}*EXP(IF({position}>0,{PREFIX}band_{case},"
-            f"{PREFIX}band_{case}_unknown))")
+    wider one where the family prefix `position` is 0: unknown), at most 1: calc.prior caps the band at
+    100% of peak, around the capped expected."""
+    return (f"MIN(1,{native.wrap(expected_util)}*EXP(IF({position}>0,{PREFIX}band_{case},"
+            f"{PREFIX}band_{case}_unknown)))")
 
 
 def devices_exponent() -> str:

@@ -175,8 +175,9 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
                                **layout)).memory  # the one composer, on the preset's shape
     dp = calc.memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
-    exprs = {"params": "Arch_params", "expert_params": "Arch_expert_params",
-             "stage_params": pieces.product(["Arch_vocab", "Arch_width"]),
+    stage = pieces.product(["Arch_vocab", "Arch_width"])
+    exprs = {"params": "Layout_params", "expert_params": pieces.times("Arch_expert_params", "Layout_stage_scale"),
+             "stage_params": stage,
              "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
              "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
              "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
@@ -189,16 +190,23 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
         return _render(_swap(registry._layout_part(stage), swaps), H, exprs)
 
     t, pp, e = layout["tensor_parallel"], layout["pipeline_parallel"], layout["expert_parallel"]
+    total, experts = calc.stages.busiest_params(float(arch.total), float(arch.experts), float(embedding),
+                                                arch_shape["n_layers"], float(pp))
     check = pieces.layout_check("Devices_count", "Tensor_parallel", "Pipeline_parallel", "Data_parallel",
-                                "Expert_parallel", "Arch_heads", "Arch_layers")
-    rows = [
+                                "Expert_parallel", "Arch_heads", "Layout_stage_scale")
+    rows = [  # uneven pipeline stages (80 layers on 3: 27/27/26): memory of the busiest (calc.stages)
+        ("Layout_stage_scale", "Busiest stage's layers x PP / layers", pieces.busiest_scale("Arch_layers",
+         "Pipeline_parallel"), float(calc.stages.busiest_scale(arch_shape["n_layers"], float(pp))), "0.0000"),
+        ("Layout_params", "Parameters as the busiest stage holds them (x PP)",
+         pieces.busiest_stage_params("Arch_params", stage, "Layout_stage_scale"), total, styles.COUNT),
         ("Data_parallel", "Data parallel (devices / (TP x PP))", _render(registry._DP, {}, exprs), dp, "0"),
-        (None, "Layout check", check, "divides", None),
+        (None, "Layout check", check, pieces.UNEVEN if calc.stages.uneven(arch_shape["n_layers"], pp) else "divides",
+         None),
         ("Layout_dense", "Dense parameters per device",
          _render(registry._DENSE_DEV, {}, exprs),
-         ((arch.total - arch.experts - embedding) / pp + embedding) / t, styles.COUNT),
+         ((total - experts - embedding) / pp + embedding) / t, styles.COUNT),
         ("Layout_expert", "Expert parameters per device",
-         _render(registry._EXPERT_DEV, {}, exprs), arch.experts / (t * pp * e), styles.COUNT),
+         _render(registry._EXPERT_DEV, {}, exprs), experts / (t * pp * e), styles.COUNT),
         (None, "Weights per device (GB)", pieces.in_gb(pieces.times(repr(calc.memory.WEIGHT_BYTES), part(3))),
          mem.weights / GB, styles.GB),
         (None, "Gradients per device (GB)", pieces.in_gb(pieces.times(repr(calc.memory.GRAD_BYTES), part(2))),
@@ -218,7 +226,9 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
                  usable_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
     text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
-    text(ws, f"C{first + 2}", "before ZeRO; the first pipeline stage keeps the input embedding whole",
+    text(ws, f"C{first}", "above 1: uneven pipeline stages; memory per device is the largest stage's",
+         styles.NOTE)
+    text(ws, f"C{first + 4}", "before ZeRO; the first pipeline stage keeps the input embedding whole",
          styles.NOTE)
     text(ws, f"C{end}", "usable memory (Usable_GiB) as trainbudget fit counts it; negative: does not fit",
          styles.NOTE)
