@@ -17,6 +17,8 @@ calc.plan.devices_for's closed form.
 
 from __future__ import annotations
 
+import math
+
 from ...calc import prior
 from . import native
 
@@ -129,9 +131,78 @@ def family_label(position: str, device: str) -> str:
     return f'IF({position}>0,INDEX({PREFIX_FAMILIES},{position}),"Published (family of "&{device}&" unknown)")'
 
 
-def basis(family: str) -> str:
-    """The basis line (calc.prior.job_basis_line): the family's dense runs like this job, and how."""
-    return f'{family}&" dense runs like this job: {TAIL.format(n=prior.coefficients().n_runs)}"'
+# The basis line's decades and units: calc.prior's (_SIZES for parameters, thousands for devices
+# and tokens per parameter), each unit as (power of ten, suffix), largest first.
+SIZE_UNITS = tuple((round(math.log10(scale)), suffix) for scale, suffix in prior._SIZES)
+COUNT_UNITS = ((3, "k"),)
+SPAN_KEYS = (("params", "active", SIZE_UNITS), ("devices", "devices", COUNT_UNITS),
+             ("tokens/param", "tokens_per_param", COUNT_UNITS))
+SLACK = (0.999, 1.001)   # calc.prior._beyond: a figure within 0.1% of the runs' span is inside it
+
+
+def _span_name(key: str, end: str) -> str:
+    return f"{PREFIX}span_{key}_{end}"
+
+
+def span_rows() -> list[tuple[str, float, str]]:
+    """(defined name, value, note) of the runs' spans (calc.prior._spans: the least and the most of
+    the fitted runs' active parameters, devices and tokens per active parameter)."""
+    spans = prior._spans(prior.GOODPUT)
+    rows = []
+    for key, name, _ in SPAN_KEYS:
+        lo, hi = spans[key]
+        rows += [(_span_name(name, "low"), lo, f"the fewest {key} of the fitted runs (the basis says when a job "
+                                               "lies outside)"),
+                 (_span_name(name, "high"), hi, f"the most {key} of the fitted runs")]
+    return rows
+
+
+def _power_text(k: str, units: tuple[tuple[int, str], ...]) -> str:
+    """10^k as calc.prior._scaled writes it: in the largest unit it reaches ("10B", "1k", "100")."""
+    formula = f"10^{native.wrap(k)}&\"\""
+    for power, suffix in reversed(units):
+        formula = f'IF({k}>={power},10^({k}-{power})&"{suffix}",{formula})'
+    return formula
+
+
+def decade(value: str, units: tuple[tuple[int, str], ...], unit: str = "") -> str:
+    """The decade `value` lies in, as calc.prior._decade: "10B-100B", "1k-10k devices"
+    (10^INT(LOG10(value)) to ten times that; INT rounds down, as math.floor)."""
+    k = f"INT(LOG10({native.wrap(value)}))"
+    return f'{_power_text(k, units)}&"-"&{_power_text(f"({k}+1)", units)}&"{unit}"'
+
+
+def beyond(active: str, devices: str, tokens: str) -> str:
+    """calc.prior._beyond: ' (extrapolated: the runs span 16-16k devices, ...)' naming each figure of
+    the job outside the runs' spans (the named Prior_span_* constants), else ''. No TEXTJOIN: each
+    piece starts with ", " and MID drops the first."""
+    values = {"active": native.wrap(active), "devices": native.wrap(devices),
+              "tokens_per_param": f"{native.wrap(tokens)}/{native.wrap(active)}"}
+    spans = prior._spans(prior.GOODPUT)
+    outside, pieces = [], []
+    for key, name, units in SPAN_KEYS:
+        v = values[name]
+        lo, hi = spans[key]
+        words = (f"{prior._scaled(lo, _scales(units), '.2g')}-{prior._scaled(hi, _scales(units), '.2g')} {key}")
+        test = (f"OR({v}<{_span_name(name, 'low')}*{SLACK[0]!r},{v}>{_span_name(name, 'high')}*{SLACK[1]!r})")
+        outside.append(test)
+        pieces.append(f'IF({test},", {words}","")')
+    return (f'IF(OR({",".join(outside)})," (extrapolated: the runs span "&MID({"&".join(pieces)},3,999)&")","")')
+
+
+def _scales(units: tuple[tuple[int, str], ...]) -> tuple[tuple[float, str], ...]:
+    return tuple((10.0 ** power, suffix) for power, suffix in units)
+
+
+def basis(family: str, active: str, devices: str, tokens: str, moe: str) -> str:
+    """The basis line, as calc.prior.job_prior writes it for one job: "Hopper dense runs of 10B-100B
+    on 1k-10k devices, 100-1k tokens/param: <tail>", with calc's extrapolation note where the job
+    lies outside the runs. `moe`: 1 for a mixture of experts, else 0."""
+    tail = TAIL.format(n=prior.coefficients().n_runs)
+    return (f'{family}&IF({native.wrap(moe)}=1," MoE"," dense")&" runs of "&{decade(active, SIZE_UNITS)}'
+            f'&" on "&{decade(devices, COUNT_UNITS, " devices")}'
+            f'&", "&{decade(f"{native.wrap(tokens)}/{native.wrap(active)}", COUNT_UNITS, " tokens/param")}'
+            f'&{beyond(active, devices, tokens)}&": {tail}"')
 
 
 def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:

@@ -50,7 +50,8 @@ def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
         spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
     else:
         spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
-    return calc.Job(params=v["params"], tokens=v["tokens"], device=v["device"], devices=v["devices"],
+    return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
+                    device=v["device"], devices=v["devices"],
                     method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
                     trainable=v["trainable"], activations=v["activations"] * calc.schedule.GB,
                     utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
@@ -174,6 +175,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     hardware = table.get(v["device"]).hardware or v["device"]
     long, pos = prior_native.positions(hardware)
     runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
+    p_moe = v.get("active_params") is not None and v["active_params"] < v["params"]
     text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
     rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
         ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware_of_device", "Device"),
@@ -184,20 +186,23 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.prefix_position("Prior_hardware", "Prior_pos_long"), pos, "0",
          "the longest prefix of the table below it starts with"),
         ("Prior_family", "Device family", prior_native.family_label("Prior_pos", "Device"),
-         p.basis.split(" dense runs")[0], None, "no family: the runs' mean, a wider band"),
+         prior_native.prefix_rows()[pos - 1][2] if pos else f"Published (family of {v['device']} unknown)", None,
+         "no family: the runs' mean, a wider band"),
+        ("Prior_moe", "Mixture of experts (1: fewer active than total parameters)",
+         pieces.moe_flag("Active_used", "Params"), int(p_moe), "0", "the prior's MoE term"),
         ("Prior_effect", "Family effect (log utilization vs Ampere)", prior_native.family_effect("Prior_pos"),
          c.effect(fam), "0.0000", "the table below"),
         ("Util_expected", "Utilization, expected",
-         prior_native.expected("Prior_effect", "Params", "Devices_count", "Tokens"), p.expected, "0.0%",
-         "the job's parameters (dense: active = total), devices and tokens per parameter"),
+         prior_native.expected("Prior_effect", "Active_used", "Devices_count", "Tokens", "Prior_moe"), p.expected,
+         "0.0%", "the job's active parameters, MoE or not, devices and tokens per active parameter"),
         ("Util_low", "Utilization, low (the band's slow edge)",
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        ("Prior_basis", "Basis", prior_native.basis("Prior_family"),
-         f"{p.basis.split(' dense runs')[0]} dense runs like this job: {prior_native.TAIL.format(n=p.n_runs)}",
-         None, "which runs the prior describes (the command line adds the job's decades, and says when the job "
-               "lies beyond the runs)"),
+        ("Prior_basis", "Basis", prior_native.basis("Prior_family", "Active_used", "Devices_count", "Tokens",
+                                                    "Prior_moe"),
+         p.basis, None, "which runs the prior describes, as the command line says it (and when the job lies "
+                        "beyond the runs)"),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
@@ -210,7 +215,8 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     note_cell(ws, f"C{g}", "Llama 3 paper, arXiv:2407.21783, section 3.3.4: above 90% effective training time")
     _name(ws, "Goodput", f"B{g}")
     i = g
-    for i, (name, value, note) in enumerate(prior_native.coefficient_rows(), start=g + 1):
+    for i, (name, value, note) in enumerate(prior_native.coefficient_rows() + prior_native.span_rows(),
+                                            start=g + 1):
         text(ws, f"A{i}", name.replace("_", " "))
         style(ws[f"B{i}"], "0.0000").value = value
         note_cell(ws, f"C{i}", note)
@@ -253,7 +259,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
                                                                   "Prior_row"), d.name, None),
         ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
             {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
-             "devices": "Devices_count"}, blank_means_default=False),
+             "devices": "Devices_count", "active_params": "Active_used"}, blank_means_default=False),
          float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
     )  # the ranges' cost is at Price_used: the chosen row's price, not its 16-bit row's (as calc.budget)
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
