@@ -157,11 +157,22 @@ def span_rows() -> list[tuple[str, float, str]]:
     return rows
 
 
+def _at_least_one(m: str) -> str:
+    """10^m for a whole m >= 0 as Python's format "g" writes it: "1" to "100000", then "1e+06"."""
+    return f'IF({m}>=6,"1e+"&TEXT({m},"00"),10^{native.wrap(m)}&"")'
+
+
+def _below_one(m: str) -> str:
+    """10^m for a whole m below 0 as format "g" writes it, in text (Gnumeric's 10^-2 is not 0.01
+    exactly, and it shows every digit): "0.1" to "0.0001", then "1e-05"."""
+    return f'IF({m}<-4,"1e-"&TEXT(-{native.wrap(m)},"00"),"0."&REPT("0",-{native.wrap(m)}-1)&"1")'
+
+
 def _power_text(k: str, units: tuple[tuple[int, str], ...]) -> str:
     """10^k as calc.prior._scaled writes it: in the largest unit it reaches ("10B", "1k", "100")."""
-    formula = f"10^{native.wrap(k)}&\"\""
+    formula = f"IF({k}<0,{_below_one(k)},{_at_least_one(k)})"   # below the smallest unit (units start at >= 1e3)
     for power, suffix in reversed(units):
-        formula = f'IF({k}>={power},10^({k}-{power})&"{suffix}",{formula})'
+        formula = f'IF({k}>={power},{_at_least_one(f"{k}-{power}")}&"{suffix}",{formula})'
     return formula
 
 
