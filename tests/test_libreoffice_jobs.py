@@ -162,7 +162,8 @@ def _try(f, *args, **kwargs):
 def calc_job(job: dict, **changes) -> calc.Budget | None:
     """calc.budget of the job as the sheet holds it (None: the provider has no price for it)."""
     price = f"{job['provider']}:{job['plan']}" if job["provider"] else job["usd_per_device_hour"]
-    j = calc.Job(params=job["params"], active_params=job["active_params"], tokens=job["tokens"], device=job["device"], devices=job["devices"],
+    j = calc.Job(params=job["params"], active_params=job["active_params"], tokens=job["tokens"], device=job["device"],
+                 devices=job["devices"],
                  method=job["method"], optimizer=job["optimizer"], zero_stage=job["zero_stage"],
                  trainable=job["trainable"], activations=job["activations"] * 1e9, utilization=job["utilization"],
                  price=price, pue=job["pue"], table=table_of(job)).with_(**changes)

@@ -43,7 +43,8 @@ INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
 FIRST_INPUT = 5
 REF = {name: f"$B${FIRST_INPUT + i}" for i, (name, *_) in enumerate(INPUTS)}
 # Defined names of the inputs, so a result reads =6*Params*Tokens.
-NAMES = {"params": "Params", "active_params": "Active_params", "tokens": "Tokens", "device": "Device", "utilization": "Utilization",
+NAMES = {"params": "Params", "active_params": "Active_params", "tokens": "Tokens", "device": "Device",
+         "utilization": "Utilization",
          "devices": "Devices_count", "usd_per_device_hour": "Price_per_hour", "pue": "PUE_ratio",
          "method": "Method", "optimizer": "Optimizer", "zero_stage": "ZeRO_stage", "trainable": "LoRA_share",
          "activations": "Activations_GB"}
@@ -75,8 +76,8 @@ VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
-ASSUMPTIONS = ("Assumptions: 6 FLOPs per parameter per token (Kaplan et al. 2020); hours at the utilization"
-               " above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter per token (Kaplan et al. 2020; dense: all); hours at"
+               " the utilization above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
 

@@ -26,6 +26,7 @@ from .cached_cells import CachedCells, note_cell, style, text
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
 SIXTEEN_BIT = ranges.SIXTEEN_BIT
+BASIS_CHARS_PER_LINE = 75  # about what columns B and C (widths 30 + 40) hold at the body font
 
 
 def field(device: str, name: str) -> str:
@@ -182,14 +183,15 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          hardware, None, "its family by calc.prior.FAMILIES' name prefixes"),
         ("Prior_pos_long", "Its longest family prefix (position; 0: none)",
          prior_native.prefix_position_long("Prior_hardware"), long, "0", ""),
-        ("Prior_pos", "Its family prefix (position in the table below; 0: none)",
+        ("Prior_pos", "Its family prefix (position below; 0: none)",
          prior_native.prefix_position("Prior_hardware", "Prior_pos_long"), pos, "0",
          "the longest prefix of the table below it starts with"),
         ("Prior_family", "Device family", prior_native.family_label("Prior_pos", "Device"),
          prior_native.prefix_rows()[pos - 1][2] if pos else f"Published (family of {v['device']} unknown)", None,
          "no family: the runs' mean, a wider band"),
-        ("Prior_is_moe", "Mixture of experts (1: fewer active than total parameters)",
-         pieces.moe_flag("Active_used", "Params"), int(p_moe), "0", "the prior's MoE term"),
+        ("Prior_is_moe", "Mixture of experts (1: yes)",
+         pieces.moe_flag("Active_used", "Params"), int(p_moe), "0",
+         "1: fewer active than total parameters (the prior's MoE term)"),
         ("Prior_effect", "Family effect (log utilization vs Ampere)", prior_native.family_effect("Prior_pos"),
          c.effect(fam), "0.0000", "the table below"),
         ("Util_expected", "Utilization, expected",
@@ -199,16 +201,19 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        ("Prior_basis", "Basis", prior_native.basis("Prior_family", "Active_used", "Devices_count", "Tokens",
-                                                    "Prior_is_moe"),
-         p.basis, None, "which runs the prior describes, as the command line says it (and when the job lies "
-                        "beyond the runs)"),
+        ("Prior_basis", "Basis: which runs the prior describes",
+         prior_native.basis("Prior_family", "Active_used", "Devices_count", "Tokens", "Prior_is_moe"),
+         p.basis, None, ""),  # the command line's line; B:C merged and wrapped below
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
-        cached.formula(ws, f"B{i}", formula, value, fmt)
+        cell = cached.formula(ws, f"B{i}", formula, value, fmt)
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
+        if name == "Prior_basis":  # one long line: over B and C, wrapped, the row as tall as it needs
+            cell.alignment = ws[f"A{i}"].alignment = styles.WRAP
+            ws.merge_cells(f"B{i}:C{i}")
+            ws.row_dimensions[i].height = 13 * (1 + len(value) // BASIS_CHARS_PER_LINE)
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
     style(ws[f"B{g}"], "0.0%").value = p.goodput
