@@ -252,8 +252,10 @@ _PARAMS_TOTAL = ("{vocab}*{d_model}*IF({tied_embeddings},1,2)"
                  + "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
                  + "+{d_model}*{n_experts})")
 # active, as DeepSeek and OpenAI publish it: without the untied input table (calc.models)
+# the untied input table: out of the published active count, in the FLOPs' N (calc.models, calc.flops)
+INPUT_TABLE = "IF({tied_embeddings},0,{vocab}*{d_model})"
 _PARAMS_ACTIVE = (_PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
-                  + "-IF({tied_embeddings},0,{vocab}*{d_model})")
+                  + "-" + INPUT_TABLE)
 _LLAMA_8B = ("32", "4096", "32", "8", "128", "14336", "128256")
 _MIXTRAL = ("32", "4096", "32", "8", "128", "14336", "32000", "8", "2")
 
@@ -313,7 +315,7 @@ _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
 )
 
 FUNCTIONS: tuple[ExcelFunction, ...] = (
-    ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens, plus attention when the shape is given",
+    ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens (MoE: active params), plus attention when the shape is given",
                   "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE, ACTIVE),
                   _FLOPS, ("7E9", "1E9")),
     ExcelFunction("TRAIN_BYTES",

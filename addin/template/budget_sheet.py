@@ -25,7 +25,7 @@ DEFAULT_PARAMS = float(calc.models.model_preset(model_block.PRESET).params().tot
 INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
     ("params", "Model parameters", DEFAULT_PARAMS, styles.COUNT, "the architecture below: Llama 3.1 8B"),
     ("active_params", "Active parameters (MoE)", None, styles.COUNT,
-     "blank = all parameters (dense); MoE: those a token runs through (FLOPs, hours, prior); memory: all"),
+     "blank = all (dense); MoE: a token's, input embedding in (FLOPs, hours, prior); memory: all"),
     ("tokens", "Training tokens", 1e9, styles.COUNT, "compute-optimal is about 20 per parameter"),
     ("device", "Device", "H100 SXM, BF16 tensor core, dense", None,
      "a row of the Devices sheet; add your measured rates there"),
