@@ -23,7 +23,8 @@ from trainbudget.calc import plan, prior
 N = 60
 UNKNOWN = "Custom ASIC X1"   # hardware no family prefix matches: calc's family unknown
 COLS = ("hardware", "active", "devices", "tokens", "moe", "long", "position", "effect", "expected", "low", "high",
-        "hours1", "days", "deadline_devices", "family", "usd", "budget_tokens", "basis")
+        "hours1", "days", "deadline_devices", "family", "usd", "budget_tokens", "basis_runs", "basis_scale",
+        "out_params", "out_devices", "out_tokens", "beyond", "basis")
 
 
 def _jobs(seed: int = 20261201) -> list[dict]:
@@ -55,6 +56,12 @@ def _workbook(path, jobs: list[dict]) -> None:
     for col, name in (("E", prior_native.PREFIXES), ("F", prior_native.PREFIX_EFFECTS),
                       ("G", prior_native.PREFIX_FAMILIES)):
         wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!${col}$1:${col}${len(pfx)}")
+    decades = prior_native.decade_rows()
+    for k, row in enumerate(decades, start=1):
+        for col, value in zip("IJK", row, strict=True):
+            ws[f"{col}{k}"] = value
+    for col, name in (("J", prior_native.DECADES_PARAMS), ("K", prior_native.DECADES_COUNTS)):
+        wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!${col}$1:${col}${len(decades)}")
     ws2 = wb.create_sheet("J")
     for r, job in enumerate(jobs, start=2):
         ref = {c: f"{chr(65 + k)}{r}" for k, c in enumerate(COLS)}
@@ -71,8 +78,14 @@ def _workbook(path, jobs: list[dict]) -> None:
                                                            ref["moe"])
         ws2[ref["low"]] = "=" + prior_native.edge(ref["expected"], ref["position"], "low")
         ws2[ref["high"]] = "=" + prior_native.edge(ref["expected"], ref["position"], "high")
-        ws2[ref["basis"]] = "=" + prior_native.basis(ref["family"], ref["active"], ref["devices"], ref["tokens"],
-                                                     ref["moe"])
+        args = (ref["active"], ref["devices"], ref["tokens"])
+        ws2[ref["basis_runs"]] = "=" + prior_native.basis_runs(ref["family"], ref["active"], ref["moe"])
+        ws2[ref["basis_scale"]] = "=" + prior_native.basis_scale(*args)
+        outs = [ref[f"out_{key.split('/')[0]}"] for key, _ in prior_native.SPAN_KEYS]
+        for key, _ in prior_native.SPAN_KEYS:
+            ws2[ref[f"out_{key.split('/')[0]}"]] = "=" + prior_native.outside(key, *args)
+        ws2[ref["beyond"]] = "=" + prior_native.beyond(outs)
+        ws2[ref["basis"]] = "=" + prior_native.basis(ref["basis_runs"], ref["basis_scale"], ref["beyond"])
         ws2[ref["usd"]] = job["usd"]
         cost = f"2.5*{ref['hours1']}/({ref['expected']}*{prior.GOODPUT!r})"  # 2.5 USD per device-hour
         ws2[ref["budget_tokens"]] = "=" + prior_native.tokens_for_budget(ref["usd"], cost, ref["tokens"])

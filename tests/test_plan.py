@@ -244,7 +244,8 @@ def _variant(template, path, inputs, calls=None):
                 refs[name] = sheet.cell(r, c).coordinate
             for c, fname in enumerate(NATIVE, start=len(NATIVE_ARGS) + 1):
                 spec = BY_NAME[fname]
-                sheet.cell(r, c, "=" + spec.native_formula({a.name: refs[a.name] for a in spec.args}))
+                sheet.cell(r, c, "=" + spec.native_formula({a.name: refs[a.name] for a in spec.args
+                                                            if a.name in refs}))
     wb.save(path)
 
 

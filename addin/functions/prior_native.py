@@ -17,8 +17,6 @@ calc.plan.devices_for's closed form.
 
 from __future__ import annotations
 
-import math
-
 from ...calc import prior
 from . import native
 
@@ -131,89 +129,88 @@ def family_label(position: str, device: str) -> str:
     return f'IF({position}>0,INDEX({PREFIX_FAMILIES},{position}),"Published (family of "&{device}&" unknown)")'
 
 
-# The basis line's decades and units: calc.prior's (_SIZES for parameters, thousands for devices
-# and tokens per parameter), each unit as (power of ten, suffix), largest first.
-SIZE_UNITS = tuple((round(math.log10(scale)), suffix) for scale, suffix in prior._SIZES)
-COUNT_UNITS = ((3, "k"),)
-SPAN_KEYS = (("params", "active", SIZE_UNITS), ("devices", "devices", COUNT_UNITS),
-             ("tokens/param", "tokens_per_param", COUNT_UNITS))
+# The basis line (calc.prior.job_prior's, one job): "<family> <dense|MoE> runs of <decade> on
+# <decade> devices, <decade> tokens/param<extrapolation note>: <tail>", in cells of at most 200
+# characters (tests/test_readable.py). A decade is 10^INT(LOG10(x)) to ten times that (INT rounds
+# down, as math.floor); its text is read off a table calc's own formatter wrote (calc.prior._decade,
+# one row per decade exponent), so every engine shows calc's text ("10B-100B", "1k-10k", "0.01-0.1")
+# without turning numbers into text itself (Gnumeric's 10^-2 is not 0.01 exactly, and shows it).
+DECADE_FIRST, DECADE_LAST = -10, 20          # decade exponents the table covers: 1e-10 to 1e21
+COUNT_UNITS = ((1e3, "k"),)                  # calc.prior._basis / _beyond: devices, tokens per param
+DECADES_PARAMS = f"{PREFIX}decades_params"   # the table's columns (defined names of A1 ranges)
+DECADES_COUNTS = f"{PREFIX}decades_k"
 SLACK = (0.999, 1.001)   # calc.prior._beyond: a figure within 0.1% of the runs' span is inside it
+SPAN_KEYS = (("params", prior._SIZES), ("devices", COUNT_UNITS), ("tokens/param", COUNT_UNITS))
+TAIL_NAME = f"{PREFIX}basis_tail"
 
 
 def _span_name(key: str, end: str) -> str:
-    return f"{PREFIX}span_{key}_{end}"
+    return f"{PREFIX}span_{key.split('/')[0]}_{end}"
 
 
-def span_rows() -> list[tuple[str, float, str]]:
-    """(defined name, value, note) of the runs' spans (calc.prior._spans: the least and the most of
-    the fitted runs' active parameters, devices and tokens per active parameter)."""
+def decade_rows() -> list[tuple[int, str, str]]:
+    """(exponent k, the decade 10^k-10^(k+1) in parameters' units, in thousands) as calc writes them."""
+    return [(k, prior._decade(10.0 ** (k + 0.5), "", prior._SIZES), prior._decade(10.0 ** (k + 0.5), "", COUNT_UNITS))
+            for k in range(DECADE_FIRST, DECADE_LAST + 1)]
+
+
+def span_rows() -> list[tuple[str, float | str, str]]:
+    """(defined name, value, note) of the runs' spans as the basis compares them (calc.prior._spans:
+    the least and the most of the fitted runs' active parameters, devices and tokens per active
+    parameter, times calc's 0.1% slack) and of the basis line's tail (calc.prior.BASIS_TAIL)."""
     spans = prior._spans(prior.GOODPUT)
-    rows = []
-    for key, name, _ in SPAN_KEYS:
+    rows: list[tuple[str, float | str, str]] = []
+    for key, _ in SPAN_KEYS:
         lo, hi = spans[key]
-        rows += [(_span_name(name, "low"), lo, f"the fewest {key} of the fitted runs (the basis says when a job "
-                                               "lies outside)"),
-                 (_span_name(name, "high"), hi, f"the most {key} of the fitted runs")]
+        rows += [(_span_name(key, "low"), lo * SLACK[0], f"the fewest {key} of the fitted runs, less 0.1%"),
+                 (_span_name(key, "high"), hi * SLACK[1], f"the most {key} of the fitted runs, plus 0.1%")]
+    rows.append((TAIL_NAME, TAIL.format(n=prior.coefficients().n_runs), "how the basis line ends (calc.prior)"))
     return rows
 
 
-def _at_least_one(m: str) -> str:
-    """10^m for a whole m >= 0 as Python's format "g" writes it: "1" to "100000", then "1e+06"."""
-    return f'IF({m}>=6,"1e+"&TEXT({m},"00"),10^{native.wrap(m)}&"")'
+def decade(value: str, table: str) -> str:
+    """The decade `value` lies in, as calc.prior._decade writes it ("10B-100B" from DECADES_PARAMS,
+    "1k-10k" from DECADES_COUNTS)."""
+    return f"INDEX({table},INT(LOG10({native.wrap(value)})){1 - DECADE_FIRST:+d})"
 
 
-def _below_one(m: str) -> str:
-    """10^m for a whole m below 0 as format "g" writes it, in text (Gnumeric's 10^-2 is not 0.01
-    exactly, and it shows every digit): "0.1" to "0.0001", then "1e-05"."""
-    return f'IF({m}<-4,"1e-"&TEXT(-{native.wrap(m)},"00"),"0."&REPT("0",-{native.wrap(m)}-1)&"1")'
+def basis_runs(family: str, active: str, moe: str) -> str:
+    """"Hopper MoE runs of 10B-100B": the family, dense or MoE (`moe` 1 or 0), the active parameters' decade."""
+    return f'{family}&IF({native.wrap(moe)}=1," MoE"," dense")&" runs of "&{decade(active, DECADES_PARAMS)}'
 
 
-def _power_text(k: str, units: tuple[tuple[int, str], ...]) -> str:
-    """10^k as calc.prior._scaled writes it: in the largest unit it reaches ("10B", "1k", "100")."""
-    formula = f"IF({k}<0,{_below_one(k)},{_at_least_one(k)})"   # below the smallest unit (units start at >= 1e3)
-    for power, suffix in reversed(units):
-        formula = f'IF({k}>={power},{_at_least_one(f"{k}-{power}")}&"{suffix}",{formula})'
-    return formula
+def basis_scale(active: str, devices: str, tokens: str) -> str:
+    """" on 1k-10k devices, 100-1k tokens/param": the devices' and tokens per active parameter's decades."""
+    per_param = f"{native.wrap(tokens)}/{native.wrap(active)}"
+    return (f'" on "&{decade(devices, DECADES_COUNTS)}&" devices, "&{decade(per_param, DECADES_COUNTS)}'
+            f'&" tokens/param"')
 
 
-def decade(value: str, units: tuple[tuple[int, str], ...], unit: str = "") -> str:
-    """The decade `value` lies in, as calc.prior._decade: "10B-100B", "1k-10k devices"
-    (10^INT(LOG10(value)) to ten times that; INT rounds down, as math.floor)."""
-    k = f"INT(LOG10({native.wrap(value)}))"
-    return f'{_power_text(k, units)}&"-"&{_power_text(f"({k}+1)", units)}&"{unit}"'
+def outside(key: str, active: str, devices: str, tokens: str) -> str:
+    """", 16-16k devices" where the job's `key` figure ("params", "devices", "tokens/param") lies
+    outside the runs' span (calc.prior._beyond's words), else ""."""
+    value = {"params": native.wrap(active), "devices": native.wrap(devices),
+             "tokens/param": f"{native.wrap(tokens)}/{native.wrap(active)}"}[key]
+    return f'IF(OR({value}<{_span_name(key, "low")},{value}>{_span_name(key, "high")}),", {outside_words(key)}","")'
 
 
-def beyond(active: str, devices: str, tokens: str) -> str:
-    """calc.prior._beyond: ' (extrapolated: the runs span 16-16k devices, ...)' naming each figure of
-    the job outside the runs' spans (the named Prior_span_* constants), else ''. No TEXTJOIN: each
-    piece starts with ", " and MID drops the first."""
-    values = {"active": native.wrap(active), "devices": native.wrap(devices),
-              "tokens_per_param": f"{native.wrap(tokens)}/{native.wrap(active)}"}
-    spans = prior._spans(prior.GOODPUT)
-    outside, pieces = [], []
-    for key, name, units in SPAN_KEYS:
-        v = values[name]
-        lo, hi = spans[key]
-        words = (f"{prior._scaled(lo, _scales(units), '.2g')}-{prior._scaled(hi, _scales(units), '.2g')} {key}")
-        test = (f"OR({v}<{_span_name(name, 'low')}*{SLACK[0]!r},{v}>{_span_name(name, 'high')}*{SLACK[1]!r})")
-        outside.append(test)
-        pieces.append(f'IF({test},", {words}","")')
-    return (f'IF(OR({",".join(outside)})," (extrapolated: the runs span "&MID({"&".join(pieces)},3,999)&")","")')
+def outside_words(key: str) -> str:
+    """calc.prior._beyond's words for the runs' span of `key`: "16-16k devices"."""
+    lo, hi = prior._spans(prior.GOODPUT)[key]
+    units = dict(SPAN_KEYS)[key]
+    return f"{prior._scaled(lo, units, '.2g')}-{prior._scaled(hi, units, '.2g')} {key}"
 
 
-def _scales(units: tuple[tuple[int, str], ...]) -> tuple[tuple[float, str], ...]:
-    return tuple((10.0 ** power, suffix) for power, suffix in units)
+def beyond(outsides: list[str]) -> str:
+    """calc.prior._beyond's note from the `outsides` cells: ' (extrapolated: the runs span ...)', else ''
+    (no TEXTJOIN: each piece starts with ", ", MID drops the first)."""
+    joined = "&".join(outsides)
+    return f'IF({joined}="",""," (extrapolated: the runs span "&MID({joined},3,999)&")")'
 
 
-def basis(family: str, active: str, devices: str, tokens: str, moe: str) -> str:
-    """The basis line, as calc.prior.job_prior writes it for one job: "Hopper dense runs of 10B-100B
-    on 1k-10k devices, 100-1k tokens/param: <tail>", with calc's extrapolation note where the job
-    lies outside the runs. `moe`: 1 for a mixture of experts, else 0."""
-    tail = TAIL.format(n=prior.coefficients().n_runs)
-    return (f'{family}&IF({native.wrap(moe)}=1," MoE"," dense")&" runs of "&{decade(active, SIZE_UNITS)}'
-            f'&" on "&{decade(devices, COUNT_UNITS, " devices")}'
-            f'&", "&{decade(f"{native.wrap(tokens)}/{native.wrap(active)}", COUNT_UNITS, " tokens/param")}'
-            f'&{beyond(active, devices, tokens)}&": {tail}"')
+def basis(runs: str, scale: str, note: str) -> str:
+    """The basis line from its pieces (basis_runs, basis_scale, beyond) and the tail."""
+    return f'{runs}&{scale}&{note}&": "&{TAIL_NAME}'
 
 
 def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:

@@ -315,7 +315,8 @@ _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
 )
 
 FUNCTIONS: tuple[ExcelFunction, ...] = (
-    ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens (MoE: active params), plus attention when the shape is given",
+    ExcelFunction("TRAIN_FLOPS",
+                  "Training FLOPs: 6*params*tokens (MoE: active params), plus attention when the shape is given",
                   "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE, ACTIVE),
                   _FLOPS, ("7E9", "1E9")),
     ExcelFunction("TRAIN_BYTES",

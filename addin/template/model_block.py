@@ -150,7 +150,7 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
          pieces.product(["Arch_moe_layers", "Arch_experts", "Arch_expert"]),
          p.experts, styles.COUNT),
         ("Arch_active_flops", "Active parameters with the input embedding",
-         "Arch_active+" + _render(registry.INPUT_TABLE, {}), p.active_with_embedding, styles.COUNT),
+         pieces.total(["Arch_active", _render(registry.INPUT_TABLE, {})]), p.active_with_embedding, styles.COUNT),
     ]
     first = top + 1 + len(ARCH_INPUTS)
     end = _outputs(ws, cached, first, rows, bold_from=5)

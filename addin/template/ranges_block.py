@@ -201,9 +201,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        ("Prior_basis", "Basis: which runs the prior describes",
-         prior_native.basis("Prior_family", "Active_used", "Devices_count", "Tokens", "Prior_is_moe"),
-         p.basis, None, ""),  # the command line's line; B:C merged and wrapped below
+        *_basis_rows(p),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
@@ -211,9 +209,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
         if name == "Prior_basis":  # one long line: over B and C, wrapped, the row as tall as it needs
-            cell.alignment = ws[f"A{i}"].alignment = styles.WRAP
-            ws.merge_cells(f"B{i}:C{i}")
-            ws.row_dimensions[i].height = 13 * (1 + len(value) // BASIS_CHARS_PER_LINE)
+            _wrap_over_b_c(ws, i, value)
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
     style(ws[f"B{g}"], "0.0%").value = p.goodput
@@ -226,6 +222,8 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
         style(ws[f"B{i}"], "0.0000").value = value
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
+        if isinstance(value, str):  # the basis line's tail
+            _wrap_over_b_c(ws, i, value)
     t = i + 2
     text(ws, f"A{t}", "Device family prefix (Hardware starts with)", styles.BOLD)
     text(ws, f"B{t}", "Family effect", styles.BOLD)
@@ -239,7 +237,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
                       ("C", prior_native.PREFIX_FAMILIES)):
         ws.parent.defined_names[name] = DefinedName(
             name, attr_text=f"'{ws.title}'!${col}${t + 1}:${col}${t + len(pfx)}")
-    note = t + len(pfx) + 1
+    note = _decades(ws, t + len(pfx) + 2) + 1
     cell = text(ws, f"A{note}", f"Prior: {prior.JOB_METHOD}, over {c.n_runs} published runs (Runs sheet; hours "
                                 "over goodput where whole-run hours are reported): " + ", ".join(runs) + ".",
                 styles.NOTE)
@@ -247,6 +245,56 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     ws.merge_cells(f"A{note}:C{note}")
     ws.row_dimensions[note].height = 12 * (1 + len(cell.value) // 170)
     return note
+
+
+def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str | None, str]]:
+    """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values."""
+    tail = prior_native.TAIL.format(n=p.n_runs)
+    head = p.basis[:-len(": " + tail)]
+    note = head[head.index(" (extrapolated:"):] if " (extrapolated:" in head else ""
+    runs, scale = head[:len(head) - len(note)].rsplit(" on ", 1)
+    args = ("Active_used", "Devices_count", "Tokens")
+    rows = [("Prior_basis_runs", "Basis: the runs like this job",
+             prior_native.basis_runs("Prior_family", "Active_used", "Prior_is_moe"), runs, None,
+             "family, dense or MoE, the active parameters' decade"),
+            ("Prior_basis_scale", "Basis: devices and tokens per parameter", prior_native.basis_scale(*args),
+             " on " + scale, None, "their decades (the table below)")]
+    outs = []
+    for key, _ in prior_native.SPAN_KEYS:
+        name = f"Prior_out_{key.split('/')[0]}"
+        outs.append(name)
+        words = ", " + prior_native.outside_words(key)
+        rows.append((name, f"Basis: {key} outside the runs' span", prior_native.outside(key, *args),
+                     words if words in note else "", None, "the runs' span where the job lies outside it"))
+    rows += [("Prior_beyond", "Basis: the extrapolation note", prior_native.beyond(outs), note, None,
+              "blank: the job lies within the runs"),
+             ("Prior_basis", "Basis: which runs the prior describes",
+              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond"), p.basis, None, "")]
+    return rows
+
+
+def _wrap_over_b_c(ws: Worksheet, row: int, value: str) -> None:
+    """A long text in B over B and C, wrapped, the row as tall as it needs."""
+    ws[f"B{row}"].alignment = ws[f"A{row}"].alignment = styles.WRAP
+    ws.merge_cells(f"B{row}:C{row}")
+    ws.row_dimensions[row].height = 13 * (1 + len(value) // BASIS_CHARS_PER_LINE)
+
+
+def _decades(ws: Worksheet, top: int) -> int:
+    """The basis line's decade texts, one row per decade exponent, as calc.prior writes them; returns
+    the last row."""
+    text(ws, f"A{top}", "Decade (10^k, k)", styles.BOLD)
+    text(ws, f"B{top}", "In parameters", styles.BOLD)
+    text(ws, f"C{top}", "In thousands (devices, tokens per parameter); calc.prior's text", styles.BOLD)
+    rows = prior_native.decade_rows()
+    for k, (power, params_text, counts_text) in enumerate(rows, start=top + 1):
+        style(ws[f"A{k}"], "0").value = power
+        text(ws, f"B{k}", params_text)
+        text(ws, f"C{k}", counts_text)
+    for col, name in (("B", prior_native.DECADES_PARAMS), ("C", prior_native.DECADES_COUNTS)):
+        ws.parent.defined_names[name] = DefinedName(
+            name, attr_text=f"'{ws.title}'!${col}${top + 1}:${col}${top + len(rows)}")
+    return top + len(rows)
 
 
 def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
