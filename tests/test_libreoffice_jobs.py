@@ -211,8 +211,8 @@ def expected_budget(job: dict) -> dict[str, object]:
         want[f"Cost, {case} ({cur[0]})"] = cost(None if r.cost_usd is None else r.cost_usd.as_tuple()[j])
         if r.energy_kwh is not None:
             want[f"Energy, {case}"] = r.energy_kwh.as_tuple()[j]
-    want["Basis"] = r.prior.basis  # the prior's basis line, as the command line prints it
-    want["Mixture of experts (1: fewer active than total parameters)"] = float(
+    want["Basis: which runs the prior describes"] = r.prior.basis  # the basis line, as the command line prints it
+    want["Mixture of experts (1: yes)"] = float(
         job["active_params"] is not None and job["active_params"] < p)
     want.update(_layout(job))
     return want

@@ -135,7 +135,7 @@ def family_label(position: str, device: str) -> str:
 # down, as math.floor); its text is read off a table calc's own formatter wrote (calc.prior._decade,
 # one row per decade exponent), so every engine shows calc's text ("10B-100B", "1k-10k", "0.01-0.1")
 # without turning numbers into text itself (Gnumeric's 10^-2 is not 0.01 exactly, and shows it).
-DECADE_FIRST, DECADE_LAST = -10, 20          # decade exponents the table covers: 1e-10 to 1e21
+DECADE_FIRST, DECADE_LAST = -6, 18           # decade exponents the table covers: 1e-6 to 1e19
 COUNT_UNITS = ((1e3, "k"),)                  # calc.prior._basis / _beyond: devices, tokens per param
 DECADES_PARAMS = f"{PREFIX}decades_params"   # the table's columns (defined names of A1 ranges)
 DECADES_COUNTS = f"{PREFIX}decades_k"

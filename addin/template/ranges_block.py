@@ -210,6 +210,8 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
         _name(ws, name, f"B{i}")
         if name == "Prior_basis":  # one long line: over B and C, wrapped, the row as tall as it needs
             _wrap_over_b_c(ws, i, value)
+        elif name.startswith(("Prior_basis_", "Prior_out_", "Prior_beyond")):
+            cell.alignment = styles.SHRINK
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
     style(ws[f"B{g}"], "0.0%").value = p.goodput
@@ -219,7 +221,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     for i, (name, value, note) in enumerate(prior_native.coefficient_rows() + prior_native.span_rows(),
                                             start=g + 1):
         text(ws, f"A{i}", name.replace("_", " "))
-        style(ws[f"B{i}"], "0.0000").value = value
+        style(ws[f"B{i}"], None if name.startswith("Prior_span_") else "0.0000").value = value
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
         if isinstance(value, str):  # the basis line's tail
@@ -289,6 +291,7 @@ def _decades(ws: Worksheet, top: int) -> int:
     rows = prior_native.decade_rows()
     for k, (power, params_text, counts_text) in enumerate(rows, start=top + 1):
         style(ws[f"A{k}"], "0").value = power
+        ws[f"A{k}"].alignment = styles.LEFT
         text(ws, f"B{k}", params_text)
         text(ws, f"C{k}", counts_text)
     for col, name in (("B", prior_native.DECADES_PARAMS), ("C", prior_native.DECADES_COUNTS)):
