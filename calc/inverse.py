@@ -288,22 +288,24 @@ def tokens_by(job: Job, days: Any, *, case: str | None = None) -> Any:
 
 def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utilization: Any = 1.0,
                      case: str | None = None, node: Any = 1, zero_stage: Any = None, method: str = "full",
-                     optimizer: str = "adamw", table: DeviceTable | None = None) -> Any:
+                     optimizer: str = "adamw", table: DeviceTable | None = None, active_params: Any = None) -> Any:
     """Fewest devices that train `params` on `tokens` within `days` days: ceil(device-hours /
     (24 · days)), the Excel function's answer. With `zero_stage` (0-3) also enough devices to hold
     the model states at that ZeRO stage in usable memory (3: all of them sharded). `utilization`
     a share of the device's rate, or "prior": low / expected / high on a trailing axis (calc/ranges.py's
-    convention), or the one `case` names."""
+    convention), or the one `case` names. `active_params`: a mixture of experts' (Job.active_params)."""
     job = Job(params=params, tokens=tokens, device=device, utilization=utilization,
-              zero_stage=0 if zero_stage is None else zero_stage, method=method, optimizer=optimizer, table=table)
+              zero_stage=0 if zero_stage is None else zero_stage, method=method, optimizer=optimizer, table=table,
+              active_params=active_params)
     return devices_for(job, days, case=case, node=node, memory=zero_stage is not None)
 
 
 def tokens_for_budget(params: Any, device: Any, usd: Any, *, usd_per_device_hour: Any = None,
                       utilization: Any = 1.0, devices: Any = 1, case: str | None = None,
-                      table: DeviceTable | None = None) -> Any:
+                      table: DeviceTable | None = None, active_params: Any = None) -> Any:
     """Most whole tokens `usd` USD buys: cost per token = device-hours per token (FLOPs / rate /
-    utilization, whatever the device count) x price per device-hour (None: the device row's)."""
+    utilization, whatever the device count) x price per device-hour (None: the device row's).
+    `active_params`: a mixture of experts' (Job.active_params)."""
     job = Job(params=params, tokens=1.0, device=device, devices=devices, utilization=utilization,
-              price=usd_per_device_hour, table=table)
+              price=usd_per_device_hour, table=table, active_params=active_params)
     return tokens_for(job, usd, case=case)

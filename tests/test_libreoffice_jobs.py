@@ -33,7 +33,10 @@ FIXED = (  # (overrides, why)
       "device": H100}, "70.6B ZeRO-3 on H100: 14 devices"),
     ({"device": H100, "usd_per_device_hour": 9.99, "row_price": 2.20, "provider": "", "currency": ("USD", 1.0)},
      "typed 9.99 beside a row price of 2.20"),
+    ({"params": 46.7e9, "active_params": 12.9e9, "tokens": 1e12, "device": H100, "devices": 64},
+     "Mixtral 8x7B-like MoE: 46.7B total, 12.9B active"),
 )
+MOE_SHARE = 0.3  # of the random jobs, a mixture of experts (active 2-50% of the total)
 
 
 def _job(rng: np.random.Generator, table: calc.DeviceTable) -> dict:
@@ -47,9 +50,11 @@ def _job(rng: np.random.Generator, table: calc.DeviceTable) -> dict:
            "method": str(rng.choice(calc.METHODS)), "optimizer": str(rng.choice(calc.OPTIMIZERS)),
            "zero_stage": int(rng.integers(0, 4)), "trainable": float(rng.uniform(0.001, 0.05)),
            "activations": float(rng.choice([0.0, 10 ** rng.uniform(-1, 1.5)])),
-           "usd_per_device_hour": None, "provider": "", "plan": "on_demand", "row_price": None,
+           "active_params": None, "usd_per_device_hour": None, "provider": "", "plan": "on_demand", "row_price": None,
            "currency": CURRENCIES[int(rng.integers(len(CURRENCIES)))],
            "layout": (tp, pp, 1), "mode": mode}
+    if rng.random() < MOE_SHARE:
+        job["active_params"] = job["params"] * float(rng.uniform(0.02, 0.5))
     if mode == "typed":
         job["usd_per_device_hour"] = float(rng.uniform(0.5, 12))
     elif mode == "row":
@@ -157,7 +162,8 @@ def _try(f, *args, **kwargs):
 def calc_job(job: dict, **changes) -> calc.Budget | None:
     """calc.budget of the job as the sheet holds it (None: the provider has no price for it)."""
     price = f"{job['provider']}:{job['plan']}" if job["provider"] else job["usd_per_device_hour"]
-    j = calc.Job(params=job["params"], tokens=job["tokens"], device=job["device"], devices=job["devices"],
+    j = calc.Job(params=job["params"], active_params=job["active_params"], tokens=job["tokens"], device=job["device"],
+                 devices=job["devices"],
                  method=job["method"], optimizer=job["optimizer"], zero_stage=job["zero_stage"],
                  trainable=job["trainable"], activations=job["activations"] * 1e9, utilization=job["utilization"],
                  price=price, pue=job["pue"], table=table_of(job)).with_(**changes)
@@ -178,13 +184,15 @@ def expected_budget(job: dict) -> dict[str, object]:
     b = calc_job(job)
     no_price = b is None
     b = b or calc_job(job, price=0.0)
+    assert math.isclose(b.memory.total, per.total, rel_tol=1e-12)  # memory on the total, MoE or not
     cur = job["currency"]
 
     def cost(x):
         return None if no_price or x is None else x * cur[1]
 
     want: dict[str, object] = {
-        "Training compute (FLOPs)": calc.train_flops(p, tok),
+        "Training compute (FLOPs)": calc.train_flops(p, tok, active_params=job["active_params"]),
+        "Active parameters used (blank: all)": job["active_params"] or p,
         "Model states, whole job": calc.train_bytes(p, **mem) / 1e9,
         **{f"{part.capitalize()} per device": getattr(per, part) / 1e9 for part in native.PARTS},
         "Total per device": per.total / 1e9,
@@ -194,8 +202,8 @@ def expected_budget(job: dict) -> dict[str, object]:
         f"Cost ({cur[0]})": cost(b.cost_usd),
         "Energy (kWh)": "#N/A" if b.energy_kwh is None else b.energy_kwh,
     }
-    assert math.isclose(b.hours, calc.train_hours(p, tok, dev, utilization=job["utilization"],
-                                                  devices=job["devices"], table=t), rel_tol=1e-12)
+    assert math.isclose(b.hours, calc.train_hours(p, tok, dev, utilization=job["utilization"], devices=job["devices"],
+                                                  table=t, active_params=job["active_params"]), rel_tol=1e-12)
     r = calc_job(job, utilization="prior", **({"price": 0.0} if no_price else {}))
     for j, case in enumerate(("low", "expected", "high")):
         want[f"Hours, {case}"] = r.hours.as_tuple()[j]
@@ -203,6 +211,9 @@ def expected_budget(job: dict) -> dict[str, object]:
         want[f"Cost, {case} ({cur[0]})"] = cost(None if r.cost_usd is None else r.cost_usd.as_tuple()[j])
         if r.energy_kwh is not None:
             want[f"Energy, {case}"] = r.energy_kwh.as_tuple()[j]
+    want["Basis: which runs the prior describes"] = r.prior.basis  # the basis line, as the command line prints it
+    want["Mixture of experts (1: yes)"] = float(
+        job["active_params"] is not None and job["active_params"] < p)
     want.update(_layout(job))
     return want
 
@@ -237,6 +248,7 @@ def test_budget_results_equal_calc_at_50_jobs(recalculated):
         modes.add(job["mode"])
     assert modes == {"typed", "provider", "row", "none"}
     assert checked >= N_JOBS * 25
+    assert sum(job["active_params"] is not None for job in jobs) >= 10  # MoE jobs among them
 
 
 def test_every_device_row_equals_calc_and_the_results(recalculated):
@@ -249,7 +261,7 @@ def test_every_device_row_equals_calc_and_the_results(recalculated):
         for d in t:
             r = rows[d.name]
             hours = float(calc.train_hours(job["params"], job["tokens"], d.name, utilization=job["utilization"],
-                                           devices=job["devices"], table=t))
+                                           devices=job["devices"], table=t, active_params=job["active_params"]))
             assert _same(ws[f"{hours_col}{r}"].value, hours), (i, d.name)
             if d.name == job["device"]:  # one price on the page: the chosen device's row is the results'
                 assert ws[f"{cost_col}{r}"].value == results, (i, job, ws[f"{cost_col}{r}"].value, results)

@@ -1,7 +1,8 @@
 """The job-keyed prior's native pieces (addin/functions/prior_native.py) recalculated by LibreOffice
 and by Gnumeric equal calc.prior.job_prior (1e-9) at 60 random jobs: every catalog hardware, an
-unknown hardware, MoE and dense, 1 to 16,384 devices; and the planner's devices for a deadline
-equal calc.plan.devices_for with utilization "prior:job"."""
+unknown hardware, MoE and dense, 1 to 16,384 devices; the planner's devices for a deadline
+equal calc.plan.devices_for with utilization "prior:job"; and the basis line (its decades, dense or
+MoE, the extrapolation note) is calc's text exactly."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from trainbudget.calc import plan, prior
 N = 60
 UNKNOWN = "Custom ASIC X1"   # hardware no family prefix matches: calc's family unknown
 COLS = ("hardware", "active", "devices", "tokens", "moe", "long", "position", "effect", "expected", "low", "high",
-        "hours1", "days", "deadline_devices", "family", "usd", "budget_tokens")
+        "hours1", "days", "deadline_devices", "family", "usd", "budget_tokens", "basis_runs", "basis_scale",
+        "out_params", "out_devices", "out_tokens", "beyond", "basis")
 
 
 def _jobs(seed: int = 20261201) -> list[dict]:
@@ -43,7 +45,7 @@ def _workbook(path, jobs: list[dict]) -> None:
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "P"
-    coef = prior_native.coefficient_rows()
+    coef = prior_native.coefficient_rows() + prior_native.span_rows()
     for i, (name, value, note) in enumerate(coef, start=1):
         ws[f"A{i}"], ws[f"B{i}"], ws[f"C{i}"] = name, value, note
         wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!$B${i}")
@@ -54,6 +56,12 @@ def _workbook(path, jobs: list[dict]) -> None:
     for col, name in (("E", prior_native.PREFIXES), ("F", prior_native.PREFIX_EFFECTS),
                       ("G", prior_native.PREFIX_FAMILIES)):
         wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!${col}$1:${col}${len(pfx)}")
+    decades = prior_native.decade_rows()
+    for k, row in enumerate(decades, start=1):
+        for col, value in zip("IJK", row, strict=True):
+            ws[f"{col}{k}"] = value
+    for col, name in (("J", prior_native.DECADES_PARAMS), ("K", prior_native.DECADES_COUNTS)):
+        wb.defined_names[name] = DefinedName(name, attr_text=f"'P'!${col}$1:${col}${len(decades)}")
     ws2 = wb.create_sheet("J")
     for r, job in enumerate(jobs, start=2):
         ref = {c: f"{chr(65 + k)}{r}" for k, c in enumerate(COLS)}
@@ -70,6 +78,14 @@ def _workbook(path, jobs: list[dict]) -> None:
                                                            ref["moe"])
         ws2[ref["low"]] = "=" + prior_native.edge(ref["expected"], ref["position"], "low")
         ws2[ref["high"]] = "=" + prior_native.edge(ref["expected"], ref["position"], "high")
+        args = (ref["active"], ref["devices"], ref["tokens"])
+        ws2[ref["basis_runs"]] = "=" + prior_native.basis_runs(ref["family"], ref["active"], ref["moe"])
+        ws2[ref["basis_scale"]] = "=" + prior_native.basis_scale(*args)
+        outs = [ref[f"out_{key.split('/')[0]}"] for key, _ in prior_native.SPAN_KEYS]
+        for key, _ in prior_native.SPAN_KEYS:
+            ws2[ref[f"out_{key.split('/')[0]}"]] = "=" + prior_native.outside(key, *args)
+        ws2[ref["beyond"]] = "=" + prior_native.beyond(outs)
+        ws2[ref["basis"]] = "=" + prior_native.basis(ref["basis_runs"], ref["basis_scale"], ref["beyond"])
         ws2[ref["usd"]] = job["usd"]
         cost = f"2.5*{ref['hours1']}/({ref['expected']}*{prior.GOODPUT!r})"  # 2.5 USD per device-hour
         ws2[ref["budget_tokens"]] = "=" + prior_native.tokens_for_budget(ref["usd"], cost, ref["tokens"])
@@ -89,7 +105,9 @@ def _want(job: dict) -> dict:
             "deadline_devices": plan.devices_for(j, job["days"], memory=False),
             "family": (p.basis.split(" dense runs")[0].split(" MoE runs")[0] if fam
                        else "Published (family of it unknown)"),
-            "budget_tokens": plan.tokens_for(j.with_(devices=job["devices"], price=2.5), job["usd"], case="expected")}
+            "budget_tokens": plan.tokens_for(j.with_(devices=job["devices"], price=2.5), job["usd"], case="expected"),
+            # the basis line as the command line prints it (the sheet names an unknown device "it")
+            "basis": p.basis.replace("family of the device unknown", "family of it unknown")}
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +135,7 @@ def _check(jobs: list[dict], got: list[dict]) -> int:
                  for k in ("expected", "low", "high"))
         ok = ok and row["deadline_devices"] == want["deadline_devices"] and row["family"] == want["family"]
         ok = ok and math.isclose(row["budget_tokens"], want["budget_tokens"], rel_tol=1e-9)
+        ok = ok and row["basis"] == want["basis"]
         assert ok, (job, row, want)
         same += ok
     return same
@@ -128,6 +147,10 @@ def test_native_prior_equals_calc_in_libreoffice(soffice, cases):
     assert _check(jobs, _read(out)) == N
     assert {prior.family(j["device"]) for j in jobs if isinstance(j["device"], str)} >= {"ampere", "hopper",
                                                                                           "blackwell"}
+    bases = [_want(j)["basis"] for j in jobs]  # the basis lines checked: every kind of job among them
+    assert {b.split(" runs of ")[0].rsplit(" ", 1)[1] for b in bases} == {"dense", "MoE"}
+    assert any("(extrapolated:" in b for b in bases) and any("(extrapolated:" not in b for b in bases)
+    assert len({b.split(" dense runs")[0].split(" MoE runs")[0] for b in bases}) >= 8  # families, unknown too
 
 
 def test_native_prior_equals_calc_in_gnumeric(cases):

@@ -211,17 +211,22 @@ VARIANTS = [  # Budget inputs changed in a copy of the template (the template as
      "devices": 4096, "usd_per_device_hour": 2.2, "Deadline_days": 45.0, "Budget_USD": 3e6},
 ]
 NATIVE = ("TRAIN_DEVICES_FOR_DAYS", "TRAIN_TOKENS_FOR_BUDGET")
-NATIVE_ARGS = ("params", "tokens", "device", "days", "utilization", "usd", "usd_per_device_hour", "devices")
+NATIVE_ARGS = ("params", "tokens", "device", "days", "utilization", "usd", "usd_per_device_hour", "devices",
+               "active_params")
 
 
 def _random_calls(n=30):
     rng = np.random.default_rng(20)
     names = [d.name for d in calc.catalog()]
-    return [{"params": float(10 ** rng.uniform(8, 12)), "tokens": float(10 ** rng.uniform(9, 13.3)),
+    calls = [{"params": float(10 ** rng.uniform(8, 12)), "tokens": float(10 ** rng.uniform(9, 13.3)),
              "device": str(rng.choice(names)), "days": float(rng.uniform(1, 365)),
              "utilization": float(rng.uniform(0.1, 1)), "usd": float(10 ** rng.uniform(3, 8)),
              "usd_per_device_hour": float(rng.uniform(0.5, 10)), "devices": int(rng.integers(1, 5000))}
             for _ in range(n)]
+    moe = np.random.default_rng(21)  # every other call a mixture of experts (blank: dense)
+    for k, call in enumerate(calls):
+        call["active_params"] = call["params"] * float(moe.uniform(0.02, 0.5)) if k % 2 else None
+    return calls
 
 
 def _variant(template, path, inputs, calls=None):

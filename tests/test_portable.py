@@ -32,6 +32,7 @@ CHANGES = {
     "FP8 device": {"Device": FP8, ("Scenarios", "Device", "B"): FP8, ("Scenarios", "Device", "G"): FP8},
     "provider price": {"Provider": "aws", ("Scenarios", "Price", "C"): "aws:on_demand"},
     "currency": {"Currency": "EUR", "USD_rate": 0.92},
+    "MoE": {"Params": 46.7e9, "Active_params": 12.9e9, "Tokens": 1e12},  # Mixtral 8x7B-like: the basis says MoE
 }
 COUNTS: dict[tuple[str, str], tuple[int, int]] = {}  # (copy, engine) -> (matching, total), printed at the end
 
@@ -164,6 +165,9 @@ def test_changed_inputs_change_the_figures(copies):
     names = openpyxl.load_workbook(copies["FP8 device"]).defined_names
     sheet, ref = next(names["Rate_TFLOPS"].destinations)
     assert wb[sheet][ref.replace("$", "")].value == pytest.approx(1979)  # the FP8 row's own rate
+    moe = openpyxl.load_workbook(copies["MoE"], data_only=True)
+    sheet, ref = next(names["Prior_basis"].destinations)
+    assert moe[sheet][ref.replace("$", "")].value.startswith("Hopper MoE runs of 10B-100B")  # active, not total
     sheet, ref = next(names["Price_found"].destinations)
     provider = openpyxl.load_workbook(copies["provider price"], data_only=True)
     assert isinstance(provider[sheet][ref.replace("$", "")].value, float)  # a price from the Prices table

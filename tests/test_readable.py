@@ -37,7 +37,7 @@ def test_budget_reads_like_arithmetic(built):
     formulas = _formulas(built.path, "Budget")
     assert statistics.median(len(f) for f in formulas.values()) < 80
     labels = {c.value: c.row for c in openpyxl.load_workbook(built.path)["Budget"]["A"] if c.value}
-    assert formulas[f"B{labels['Training compute (FLOPs)']}"] == "6*Params*Tokens"
+    assert formulas[f"B{labels['Training compute (FLOPs)']}"] == "6*Active_used*Tokens"  # MoE: active; else Params
     assert "Params" in openpyxl.load_workbook(built.path).defined_names
 
 

@@ -304,3 +304,15 @@ def params_note(arch: str, params: str) -> str:
     """Beside the Params input: what the architecture gives, and whether Params matches it."""
     return (f'"from the architecture below: "&TEXT({arch},"#,##0")'
             f'&IF(ABS({arch}-{params})<=0.005*{params}," (matches)"," (copy it here to use it)")')
+
+
+def active_used(active: str, params: str) -> str:
+    """The parameters FLOPs, hours and the prior read: `active` (a mixture of experts' active
+    parameters), blank: all `params` (dense); more than `params`: #N/A (calc refuses
+    active_params > params, calc.train_flops)."""
+    return f'IF({active}="",{params},IF({active}>{params},NA(),{active}))'
+
+
+def moe_flag(active: str, params: str) -> str:
+    """1 for a mixture of experts (fewer active than total parameters, calc.budget's MoE rule), else 0."""
+    return f"IF({active}<{params},1,0)"

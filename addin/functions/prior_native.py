@@ -130,9 +130,88 @@ def family_label(position: str, device: str) -> str:
     return f'IF({position}>0,INDEX({PREFIX_FAMILIES},{position}),"Published (family of "&{device}&" unknown)")'
 
 
-def basis(family: str) -> str:
-    """The basis line (calc.prior.job_basis_line): the family's dense runs like this job, and how."""
-    return f'{family}&" dense runs like this job: {TAIL.format(n=prior.coefficients().n_runs)}"'
+# The basis line (calc.prior.job_prior's, one job): "<family> <dense|MoE> runs of <decade> on
+# <decade> devices, <decade> tokens/param<extrapolation note>: <tail>", in cells of at most 200
+# characters (tests/test_readable.py). A decade is 10^INT(LOG10(x)) to ten times that (INT rounds
+# down, as math.floor); its text is read off a table calc's own formatter wrote (calc.prior._decade,
+# one row per decade exponent), so every engine shows calc's text ("10B-100B", "1k-10k", "0.01-0.1")
+# without turning numbers into text itself (Gnumeric's 10^-2 is not 0.01 exactly, and shows it).
+DECADE_FIRST, DECADE_LAST = -6, 18           # decade exponents the table covers: 1e-6 to 1e19
+COUNT_UNITS = ((1e3, "k"),)                  # calc.prior._basis / _beyond: devices, tokens per param
+DECADES_PARAMS = f"{PREFIX}decades_params"   # the table's columns (defined names of A1 ranges)
+DECADES_COUNTS = f"{PREFIX}decades_k"
+SLACK = (0.999, 1.001)   # calc.prior._beyond: a figure within 0.1% of the runs' span is inside it
+SPAN_KEYS = (("params", prior._SIZES), ("devices", COUNT_UNITS), ("tokens/param", COUNT_UNITS))
+TAIL_NAME = f"{PREFIX}basis_tail"
+
+
+def _span_name(key: str, end: str) -> str:
+    return f"{PREFIX}span_{key.split('/')[0]}_{end}"
+
+
+def decade_rows() -> list[tuple[int, str, str]]:
+    """(exponent k, the decade 10^k-10^(k+1) in parameters' units, in thousands) as calc writes them."""
+    return [(k, prior._decade(10.0 ** (k + 0.5), "", prior._SIZES), prior._decade(10.0 ** (k + 0.5), "", COUNT_UNITS))
+            for k in range(DECADE_FIRST, DECADE_LAST + 1)]
+
+
+def span_rows() -> list[tuple[str, float | str, str]]:
+    """(defined name, value, note) of the runs' spans as the basis compares them (calc.prior._spans:
+    the least and the most of the fitted runs' active parameters, devices and tokens per active
+    parameter, times calc's 0.1% slack) and of the basis line's tail (calc.prior.BASIS_TAIL)."""
+    spans = prior._spans(prior.GOODPUT)
+    rows: list[tuple[str, float | str, str]] = []
+    for key, _ in SPAN_KEYS:
+        lo, hi = spans[key]
+        rows += [(_span_name(key, "low"), lo * SLACK[0], f"the fewest {key} of the fitted runs, less 0.1%"),
+                 (_span_name(key, "high"), hi * SLACK[1], f"the most {key} of the fitted runs, plus 0.1%")]
+    rows.append((TAIL_NAME, TAIL.format(n=prior.coefficients().n_runs), "how the basis line ends (calc.prior)"))
+    return rows
+
+
+def decade(value: str, table: str) -> str:
+    """The decade `value` lies in, as calc.prior._decade writes it ("10B-100B" from DECADES_PARAMS,
+    "1k-10k" from DECADES_COUNTS)."""
+    return f"INDEX({table},INT(LOG10({native.wrap(value)})){1 - DECADE_FIRST:+d})"
+
+
+def basis_runs(family: str, active: str, moe: str) -> str:
+    """"Hopper MoE runs of 10B-100B": the family, dense or MoE (`moe` 1 or 0), the active parameters' decade."""
+    return f'{family}&IF({native.wrap(moe)}=1," MoE"," dense")&" runs of "&{decade(active, DECADES_PARAMS)}'
+
+
+def basis_scale(active: str, devices: str, tokens: str) -> str:
+    """" on 1k-10k devices, 100-1k tokens/param": the devices' and tokens per active parameter's decades."""
+    per_param = f"{native.wrap(tokens)}/{native.wrap(active)}"
+    return (f'" on "&{decade(devices, DECADES_COUNTS)}&" devices, "&{decade(per_param, DECADES_COUNTS)}'
+            f'&" tokens/param"')
+
+
+def outside(key: str, active: str, devices: str, tokens: str) -> str:
+    """", 16-16k devices" where the job's `key` figure ("params", "devices", "tokens/param") lies
+    outside the runs' span (calc.prior._beyond's words), else ""."""
+    value = {"params": native.wrap(active), "devices": native.wrap(devices),
+             "tokens/param": f"{native.wrap(tokens)}/{native.wrap(active)}"}[key]
+    return f'IF(OR({value}<{_span_name(key, "low")},{value}>{_span_name(key, "high")}),", {outside_words(key)}","")'
+
+
+def outside_words(key: str) -> str:
+    """calc.prior._beyond's words for the runs' span of `key`: "16-16k devices"."""
+    lo, hi = prior._spans(prior.GOODPUT)[key]
+    units = dict(SPAN_KEYS)[key]
+    return f"{prior._scaled(lo, units, '.2g')}-{prior._scaled(hi, units, '.2g')} {key}"
+
+
+def beyond(outsides: list[str]) -> str:
+    """calc.prior._beyond's note from the `outsides` cells: ' (extrapolated: the runs span ...)', else ''
+    (no TEXTJOIN: each piece starts with ", ", MID drops the first)."""
+    joined = "&".join(outsides)
+    return f'IF({joined}="",""," (extrapolated: the runs span "&MID({joined},3,999)&")")'
+
+
+def basis(runs: str, scale: str, note: str) -> str:
+    """The basis line from its pieces (basis_runs, basis_scale, beyond) and the tail."""
+    return f'{runs}&{scale}&{note}&": "&{TAIL_NAME}'
 
 
 def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:

@@ -63,7 +63,11 @@ class ExcelFunction:
         return dict(inspect.signature(self.calc).parameters)
 
     def default(self, arg: Arg) -> Any:
-        """The calc function's default for `arg` (REQUIRED when it has none)."""
+        """The calc function's default for `arg` (REQUIRED when it has none; None for an option the
+        calc function takes through **flops_options, e.g. train_hours' active_params)."""
+        p = self._parameters.get(arg.name)
+        if p is None and any(q.kind is inspect.Parameter.VAR_KEYWORD for q in self._parameters.values()):
+            return None
         return self._parameters[arg.name].default
 
     @property
@@ -147,6 +151,11 @@ ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
                 native_default=repr(calc.memory.LORA_TRAINABLE),
                 default_text=f"{calc.memory.LORA_TRAINABLE!r} (1% of params)")
+# A mixture of experts: FLOPs (and so hours, cost, energy) follow the parameters one token runs
+# through (calc.train_flops' active_params; Fedus et al. 2022, arXiv:2101.03961, section 2); memory
+# follows the total. Omitted or blank: all parameters (dense).
+ACTIVE = Arg("active_params", "parameters", "Parameters one token runs through (MoE: the active ones), "
+             "e.g. 12.9E9 of Mixtral's 46.7E9", native_default="{params}", default_text="params (dense)")
 ACTIVATIONS = Arg("activations", "bytes per device", "Activation memory (see TRAIN_ACTIVATION_BYTES)")
 RECOMPUTE = Arg("recompute", "none / selective / op / full", "Activation recomputation", kind="text")
 _NO_SHAPE = "none (no attention term)"
@@ -168,14 +177,14 @@ RESIDUAL = Arg("residual", "fraction of capex", "Value recovered at the end of l
 PUE_OWNED = Arg("pue", "ratio >= 1", "Data-centre PUE (Uptime Institute 2023 average: 1.58)")
 OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the devices train")
 
-_FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,6))*{params}'
+_FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,6))*{active_params}'
           '+IF(OR({recompute}="none",{recompute}="op"),12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 # 6*params*tokens FLOPs at TFLOP/s*1E12*utilization per device, 3600 s an hour: written so that
 # the known factors fold into one number.
-_GPU_HOURS = "6*{params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
+_GPU_HOURS = "6*{active_params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
 _HOURS = f"{_GPU_HOURS}/{{devices}}"
 # kWh: watts * device-hours * PUE / 1000, the 1000 folded in with the hour: 3600E12*1000 = 3.6E18.
-_ENERGY = "{pue}*{device:watts}*6*{params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
+_ENERGY = "{pue}*{device:watts}*6*{active_params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
 # TRAIN_ACTIVATION_BYTES (calc.activation_bytes, Korthikanti et al. 2022 Table 2 and §4.2.3/§4.3):
@@ -243,8 +252,10 @@ _PARAMS_TOTAL = ("{vocab}*{d_model}*IF({tied_embeddings},1,2)"
                  + "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
                  + "+{d_model}*{n_experts})")
 # active, as DeepSeek and OpenAI publish it: without the untied input table (calc.models)
+# the untied input table: out of the published active count, in the FLOPs' N (calc.models, calc.flops)
+INPUT_TABLE = "IF({tied_embeddings},0,{vocab}*{d_model})"
 _PARAMS_ACTIVE = (_PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
-                  + "-IF({tied_embeddings},0,{vocab}*{d_model})")
+                  + "-" + INPUT_TABLE)
 _LLAMA_8B = ("32", "4096", "32", "8", "128", "14336", "128256")
 _MIXTRAL = ("32", "4096", "32", "8", "128", "14336", "32000", "8", "2")
 
@@ -294,18 +305,19 @@ USD = Arg("usd", "USD", "Money to spend on device-hours")
 _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_DEVICES_FOR_DAYS",
                   "Fewest devices that finish within the days (memory: see TRAIN_DEVICES_NEEDED)", "devices",
-                  calc_plan.devices_for_days, (PARAMS, TOKENS, DEVICE, DAYS, UTILIZATION),
+                  calc_plan.devices_for_days, (PARAMS, TOKENS, DEVICE, DAYS, UTILIZATION, ACTIVE),
                   plan_native.devices_for_days(_GPU_HOURS),
                   ("70.6E9", "15E12", '"H200 SXM, BF16 tensor core, dense"', "90", "0.4")),
     ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole tokens the money buys in device-hours", "tokens",
-                  calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES),
+                  calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES, ACTIVE),
                   plan_native.tokens_for_budget(_GPU_HOURS.replace("{tokens}", "1")),
                   ("70.6E9", '"H200 SXM, BF16 tensor core, dense"', "2E6", "2.5", "0.4", "1024")),
 )
 
 FUNCTIONS: tuple[ExcelFunction, ...] = (
-    ExcelFunction("TRAIN_FLOPS", "Training FLOPs: 6*params*tokens, plus attention when the shape is given",
-                  "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE),
+    ExcelFunction("TRAIN_FLOPS",
+                  "Training FLOPs: 6*params*tokens (MoE: active params), plus attention when the shape is given",
+                  "FLOPs", calc.train_flops, (PARAMS, TOKENS, N_LAYERS, D_MODEL, SEQ_LEN, RECOMPUTE, ACTIVE),
                   _FLOPS, ("7E9", "1E9")),
     ExcelFunction("TRAIN_BYTES",
                   "Bytes per device: weights, grads, optimizer, master (16 B/param: bf16 + Adam) + activations",
@@ -314,17 +326,17 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   "+".join(native.per_device(p) for p in native.PARTS) + "+{activations}",
                   ("7E9",)),
     ExcelFunction("TRAIN_HOURS", "Wall-clock training hours at the given utilization", "hours",
-                  calc.train_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES), _HOURS,
+                  calc.train_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, ACTIVE), _HOURS,
                   ("7E9", "1E9", '"H100 SXM, BF16 tensor core, dense"')),
     ExcelFunction("TRAIN_GPU_HOURS", "Device-hours (GPU-hours): hours times devices", "device-hours",
-                  calc.gpu_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES), _GPU_HOURS,
+                  calc.gpu_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, ACTIVE), _GPU_HOURS,
                   ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64")),
     ExcelFunction("TRAIN_COST", "Training cost: device-hours times price per device-hour", "USD",
-                  calc.train_cost, (PARAMS, TOKENS, DEVICE, PRICE, UTILIZATION, DEVICES),
+                  calc.train_cost, (PARAMS, TOKENS, DEVICE, PRICE, UTILIZATION, DEVICES, ACTIVE),
                   f"{_GPU_HOURS}*{{usd_per_device_hour}}",
                   ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "2.5", "0.4", "64")),
     ExcelFunction("TRAIN_ENERGY_KWH", "Energy: board watts * device-hours * PUE / 1000", "kWh",
-                  calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES),
+                  calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES, ACTIVE),
                   _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
     ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count that holds the job, counted against usable "
                   f"memory: capacity less max({calc.capacity.RESERVE_GIB:g} GiB, {calc.capacity.RESERVE_SHARE:.0%})",

@@ -24,6 +24,8 @@ DEFAULT_PARAMS = float(calc.models.model_preset(model_block.PRESET).params().tot
 # name, label, default, number format, note. Row = position + FIRST_INPUT.
 INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
     ("params", "Model parameters", DEFAULT_PARAMS, styles.COUNT, "the architecture below: Llama 3.1 8B"),
+    ("active_params", "Active parameters (MoE)", None, styles.COUNT,
+     "blank = all (dense); MoE: a token's, input embedding in (FLOPs, hours, prior); memory: all"),
     ("tokens", "Training tokens", 1e9, styles.COUNT, "compute-optimal is about 20 per parameter"),
     ("device", "Device", "H100 SXM, BF16 tensor core, dense", None,
      "a row of the Devices sheet; add your measured rates there"),
@@ -41,17 +43,21 @@ INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
 FIRST_INPUT = 5
 REF = {name: f"$B${FIRST_INPUT + i}" for i, (name, *_) in enumerate(INPUTS)}
 # Defined names of the inputs, so a result reads =6*Params*Tokens.
-NAMES = {"params": "Params", "tokens": "Tokens", "device": "Device", "utilization": "Utilization",
+NAMES = {"params": "Params", "active_params": "Active_params", "tokens": "Tokens", "device": "Device",
+         "utilization": "Utilization",
          "devices": "Devices_count", "usd_per_device_hour": "Price_per_hour", "pue": "PUE_ratio",
          "method": "Method", "optimizer": "Optimizer", "zero_stage": "ZeRO_stage", "trainable": "LoRA_share",
          "activations": "Activations_GB"}
-EXPRS = {**NAMES, "activations": pieces.gb_to_bytes("Activations_GB")}
+# FLOPs, hours and the prior read the active parameters used (a helper row: blank input = Params).
+EXPRS = {**NAMES, "activations": pieces.gb_to_bytes("Activations_GB"), "active_params": "Active_used"}
 # calc/capacity.py's rule, for the usable-memory row and the devices-needed note
 USABLE_WORDS = f"capacity less max({calc.capacity.RESERVE_GIB:g} GiB, {calc.capacity.RESERVE_SHARE:.0%})"
 DEVICES_NEEDED_NOTE = f"counted against usable memory: {USABLE_WORDS}"
 # Figures used by several results, each in a visible row with a name:
 # (name, label, formula, number format).
 HELPERS = (
+    ("Active_used", "Active parameters used (blank: all)", pieces.active_used("Active_params", "Params"),
+     styles.COUNT),
     ("Rate_TFLOPS", "Device rate (TFLOP/s)", native.lookup("Device", "tflops"), styles.TFLOPS),
     ("Memory_GiB", "Device memory (GiB)", native.lookup("Device", "memory_gib"), styles.GIB),
     ("Usable_GiB", "Usable memory (GiB), less reserve", native.fold.fold(native.usable_gib("Memory_GiB")),
@@ -70,8 +76,8 @@ VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
-ASSUMPTIONS = ("Assumptions: 6 FLOPs per parameter per token (Kaplan et al. 2020); hours at the utilization"
-               " above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter per token (Kaplan et al. 2020; dense: all); hours at"
+               " the utilization above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
 
@@ -131,7 +137,8 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
                                                 optimizer="sgd", master=False)
     trainable = method_trainable.gradients / calc.memory.GRAD_BYTES
     memory_gib = table.value(v["device"], "memory_gib")
-    values = {"Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": memory_gib,
+    values = {"Active_used": v["params"] if v["active_params"] is None else v["active_params"],
+              "Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": memory_gib,
               "Usable_GiB": calc.capacity.usable_bytes_of(memory_gib) / calc.capacity.GIB,
               "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}

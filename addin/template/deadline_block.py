@@ -31,7 +31,8 @@ INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
 ONE_DEVICE_HOURS = "(Hours_at_100*Devices_count)"  # device-hours at 100% on the prior's row (ranges_block)
-EXPRS = {"params": "Params", "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
+EXPRS = {"params": "Params", "active_params": "Active_used",
+         "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
          "usd_per_device_hour": "Price_used", "devices": "Devices_count"}
 
 
@@ -71,7 +72,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
 
 def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, str, str, Any, str, str]]:
     """(name, label, formula, cached value, format, note) for each result row."""
-    job = {"table": table}
+    job = {"table": table, "active_params": v.get("active_params")}
     days, usd = DAYS_DEFAULT, USD_DEFAULT
     prior_rate = "Prior_TFLOPS"
     states = plan.devices_for_days(v["params"], 1.0, v["device"], 1e9, zero_stage=3, **job)

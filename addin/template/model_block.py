@@ -149,10 +149,14 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
         ("Arch_expert_params", "Routed-expert parameters",
          pieces.product(["Arch_moe_layers", "Arch_experts", "Arch_expert"]),
          p.experts, styles.COUNT),
+        ("Arch_active_flops", "Active parameters with the input embedding",
+         pieces.total(["Arch_active", _render(registry.INPUT_TABLE, {})]), p.active_with_embedding, styles.COUNT),
     ]
     first = top + 1 + len(ARCH_INPUTS)
     end = _outputs(ws, cached, first, rows, bold_from=5)
-    text(ws, f"C{end - 2}", "copy into Params above to budget this model (the note there compares)",
+    text(ws, f"C{end - 3}", "copy into Params above to budget this model (the note there compares)",
+         styles.NOTE)
+    text(ws, f"C{end}", "a mixture of experts: copy into Active parameters above (the N of 6·N·D, calc.flops)",
          styles.NOTE)
     return end, p
 

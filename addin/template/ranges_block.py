@@ -26,6 +26,7 @@ from .cached_cells import CachedCells, note_cell, style, text
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
 SIXTEEN_BIT = ranges.SIXTEEN_BIT
+BASIS_CHARS_PER_LINE = 75  # about what columns B and C (widths 30 + 40) hold at the body font
 
 
 def field(device: str, name: str) -> str:
@@ -50,7 +51,8 @@ def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
         spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
     else:
         spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
-    return calc.Job(params=v["params"], tokens=v["tokens"], device=v["device"], devices=v["devices"],
+    return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
+                    device=v["device"], devices=v["devices"],
                     method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
                     trainable=v["trainable"], activations=v["activations"] * calc.schedule.GB,
                     utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
@@ -174,47 +176,56 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     hardware = table.get(v["device"]).hardware or v["device"]
     long, pos = prior_native.positions(hardware)
     runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
+    p_moe = v.get("active_params") is not None and v["active_params"] < v["params"]
     text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
     rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
         ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware_of_device", "Device"),
          hardware, None, "its family by calc.prior.FAMILIES' name prefixes"),
         ("Prior_pos_long", "Its longest family prefix (position; 0: none)",
          prior_native.prefix_position_long("Prior_hardware"), long, "0", ""),
-        ("Prior_pos", "Its family prefix (position in the table below; 0: none)",
+        ("Prior_pos", "Its family prefix (position below; 0: none)",
          prior_native.prefix_position("Prior_hardware", "Prior_pos_long"), pos, "0",
          "the longest prefix of the table below it starts with"),
         ("Prior_family", "Device family", prior_native.family_label("Prior_pos", "Device"),
-         p.basis.split(" dense runs")[0], None, "no family: the runs' mean, a wider band"),
+         prior_native.prefix_rows()[pos - 1][2] if pos else f"Published (family of {v['device']} unknown)", None,
+         "no family: the runs' mean, a wider band"),
+        ("Prior_is_moe", "Mixture of experts (1: yes)",
+         pieces.moe_flag("Active_used", "Params"), int(p_moe), "0",
+         "1: fewer active than total parameters (the prior's MoE term)"),
         ("Prior_effect", "Family effect (log utilization vs Ampere)", prior_native.family_effect("Prior_pos"),
          c.effect(fam), "0.0000", "the table below"),
         ("Util_expected", "Utilization, expected",
-         prior_native.expected("Prior_effect", "Params", "Devices_count", "Tokens"), p.expected, "0.0%",
-         "the job's parameters (dense: active = total), devices and tokens per parameter"),
+         prior_native.expected("Prior_effect", "Active_used", "Devices_count", "Tokens", "Prior_is_moe"), p.expected,
+         "0.0%", "the job's active parameters, MoE or not, devices and tokens per active parameter"),
         ("Util_low", "Utilization, low (the band's slow edge)",
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        ("Prior_basis", "Basis", prior_native.basis("Prior_family"),
-         f"{p.basis.split(' dense runs')[0]} dense runs like this job: {prior_native.TAIL.format(n=p.n_runs)}",
-         None, "which runs the prior describes (the command line adds the job's decades, and says when the job "
-               "lies beyond the runs)"),
+        *_basis_rows(p),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
-        cached.formula(ws, f"B{i}", formula, value, fmt)
+        cell = cached.formula(ws, f"B{i}", formula, value, fmt)
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
+        if name == "Prior_basis":  # one long line: over B and C, wrapped, the row as tall as it needs
+            _wrap_over_b_c(ws, i, value)
+        elif name.startswith(("Prior_basis_", "Prior_out_", "Prior_beyond")):
+            cell.alignment = styles.SHRINK
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
     style(ws[f"B{g}"], "0.0%").value = p.goodput
     note_cell(ws, f"C{g}", prior.GOODPUT_BASIS)
     _name(ws, "Goodput", f"B{g}")
     i = g
-    for i, (name, value, note) in enumerate(prior_native.coefficient_rows(), start=g + 1):
+    for i, (name, value, note) in enumerate(prior_native.coefficient_rows() + prior_native.span_rows(),
+                                            start=g + 1):
         text(ws, f"A{i}", name.replace("_", " "))
-        style(ws[f"B{i}"], "0.0000").value = value
+        style(ws[f"B{i}"], None if name.startswith("Prior_span_") else "0.0000").value = value
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
+        if isinstance(value, str):  # the basis line's tail
+            _wrap_over_b_c(ws, i, value)
     t = i + 2
     text(ws, f"A{t}", "Device family prefix (Hardware starts with)", styles.BOLD)
     text(ws, f"B{t}", "Family effect", styles.BOLD)
@@ -228,7 +239,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
                       ("C", prior_native.PREFIX_FAMILIES)):
         ws.parent.defined_names[name] = DefinedName(
             name, attr_text=f"'{ws.title}'!${col}${t + 1}:${col}${t + len(pfx)}")
-    note = t + len(pfx) + 1
+    note = _decades(ws, t + len(pfx) + 2) + 1
     cell = text(ws, f"A{note}", f"Prior: {prior.JOB_METHOD}, over {c.n_runs} published runs (Runs sheet; hours "
                                 "over goodput where whole-run hours are reported): " + ", ".join(runs) + ".",
                 styles.NOTE)
@@ -236,6 +247,57 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     ws.merge_cells(f"A{note}:C{note}")
     ws.row_dimensions[note].height = 12 * (1 + len(cell.value) // 170)
     return note
+
+
+def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str | None, str]]:
+    """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values."""
+    tail = prior_native.TAIL.format(n=p.n_runs)
+    head = p.basis[:-len(": " + tail)]
+    note = head[head.index(" (extrapolated:"):] if " (extrapolated:" in head else ""
+    runs, scale = head[:len(head) - len(note)].rsplit(" on ", 1)
+    args = ("Active_used", "Devices_count", "Tokens")
+    rows = [("Prior_basis_runs", "Basis: the runs like this job",
+             prior_native.basis_runs("Prior_family", "Active_used", "Prior_is_moe"), runs, None,
+             "family, dense or MoE, the active parameters' decade"),
+            ("Prior_basis_scale", "Basis: devices and tokens per parameter", prior_native.basis_scale(*args),
+             " on " + scale, None, "their decades (the table below)")]
+    outs = []
+    for key, _ in prior_native.SPAN_KEYS:
+        name = f"Prior_out_{key.split('/')[0]}"
+        outs.append(name)
+        words = ", " + prior_native.outside_words(key)
+        rows.append((name, f"Basis: {key} outside the runs' span", prior_native.outside(key, *args),
+                     words if words in note else "", None, "the runs' span where the job lies outside it"))
+    rows += [("Prior_beyond", "Basis: the extrapolation note", prior_native.beyond(outs), note, None,
+              "blank: the job lies within the runs"),
+             ("Prior_basis", "Basis: which runs the prior describes",
+              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond"), p.basis, None, "")]
+    return rows
+
+
+def _wrap_over_b_c(ws: Worksheet, row: int, value: str) -> None:
+    """A long text in B over B and C, wrapped, the row as tall as it needs."""
+    ws[f"B{row}"].alignment = ws[f"A{row}"].alignment = styles.WRAP
+    ws.merge_cells(f"B{row}:C{row}")
+    ws.row_dimensions[row].height = 13 * (1 + len(value) // BASIS_CHARS_PER_LINE)
+
+
+def _decades(ws: Worksheet, top: int) -> int:
+    """The basis line's decade texts, one row per decade exponent, as calc.prior writes them; returns
+    the last row."""
+    text(ws, f"A{top}", "Decade (10^k, k)", styles.BOLD)
+    text(ws, f"B{top}", "In parameters", styles.BOLD)
+    text(ws, f"C{top}", "In thousands (devices, tokens per parameter); calc.prior's text", styles.BOLD)
+    rows = prior_native.decade_rows()
+    for k, (power, params_text, counts_text) in enumerate(rows, start=top + 1):
+        style(ws[f"A{k}"], "0").value = power
+        ws[f"A{k}"].alignment = styles.LEFT
+        text(ws, f"B{k}", params_text)
+        text(ws, f"C{k}", counts_text)
+    for col, name in (("B", prior_native.DECADES_PARAMS), ("C", prior_native.DECADES_COUNTS)):
+        ws.parent.defined_names[name] = DefinedName(
+            name, attr_text=f"'{ws.title}'!${col}${top + 1}:${col}${top + len(rows)}")
+    return top + len(rows)
 
 
 def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
@@ -253,7 +315,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
                                                                   "Prior_row"), d.name, None),
         ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
             {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
-             "devices": "Devices_count"}, blank_means_default=False),
+             "devices": "Devices_count", "active_params": "Active_used"}, blank_means_default=False),
          float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
     )  # the ranges' cost is at Price_used: the chosen row's price, not its 16-bit row's (as calc.budget)
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):

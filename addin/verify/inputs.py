@@ -46,8 +46,9 @@ BUDGET: dict[str, Rule] = {
     "method": lambda n, v: checks.choice(n, v, calc.METHODS),
     "optimizer": lambda n, v: checks.choice(n, v, calc.OPTIMIZERS),
     "zero_stage": lambda n, v: checks.whole_in(n, v, (0, 1, 2, 3)),
-    "trainable": checks.fraction, "activations": checks.non_negative,
+    "trainable": checks.fraction, "activations": checks.non_negative, "active_params": checks.positive,
 }
+BLANK_OK = frozenset({"active_params"})  # blank: all parameters (dense), the input's note says so
 CURRENCY: dict[str, Rule] = {
     "Plan": lambda n, v: checks.choice(n, v, prices_sheet.PLANS), "Currency": _text,
     "USD_rate": checks.positive, "Rate_date": _date,
@@ -82,6 +83,8 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
     ws, problems = values["Budget"], []
     for name, label, *_ in budget_sheet.INPUTS:
         ref = budget_sheet.REF[name].replace("$", "")
+        if name in BLANK_OK and ws[ref].value in (None, ""):
+            continue
         problems += _check(f"Budget!{ref}", label, BUDGET[name], ws[ref].value)
     providers = _providers(values)
     for name in CURRENCY_NAMES:
