@@ -99,23 +99,18 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
                      table=job.table, goodput=GOODPUT)
 
 
-_TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
-
-
-def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float, float]]:
-    """The prior's utilizations as a Span, where they come from, and its hour factors
-    (UtilizationPrior.hour_factors as floats): worked out once per prior object (priors are frozen)."""
-    if type(prior.expected) is not float:  # a job-keyed prior of an array of jobs: not cached
-        f = prior.hour_factors()
-        return Span(prior.low, prior.expected, prior.high), f"prior: {prior.basis}", (f[0], f[1], f[2])
-    hit = _TERMS.get(id(prior))
-    if hit is None or hit[0] is not prior:
-        if len(_TERMS) > 256:
-            _TERMS.clear()
-        f = prior.hour_factors()
-        hit = _TERMS[id(prior)] = (prior, Span(prior.low, prior.expected, prior.high),
-                                   f"prior: {prior.basis}", (float(f[0]), float(f[1]), float(f[2])))
-    return hit[1], hit[2], hit[3]
+def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float]:
+    """The prior's utilizations as a Span, where they come from, its hour factors at goodput `g`
+    (UtilizationPrior.hour_factors: 1 / (u · g) for the high, expected and low u) and the largest.
+    Floats for a scalar prior (IEEE's product and quotient, numpy's exactly), arrays for a
+    job-keyed prior of an array of jobs."""
+    low, expected, high = prior.low, prior.expected, prior.high
+    span, basis = _tuple_new(Span, (low, expected, high)), f"prior: {prior.basis}"
+    if type(low) is float and type(expected) is float and type(high) is float and type(g) is float:
+        factors = (1.0 / (high * g), 1.0 / (expected * g), 1.0 / (low * g))
+        return span, basis, factors, max(factors)
+    factors = tuple(_out_float(1.0 / (np.asarray(u, dtype=np.float64) * g)) for u in (high, expected, low))
+    return span, basis, factors, _top(factors)
 
 
 _PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
@@ -200,13 +195,10 @@ def _utilization_terms(job: Job, active: Any) -> _Terms:
     util = job.utilization
     if type(util) is not float and wants_prior(util):
         prior = _prior_for(job, active)
-        span, basis, factors = _prior_terms(prior)
-        if job.goodput is None:
-            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors, _top(factors)
-        g = fraction("goodput", job.goodput)
-        f = [1.0 / (np.asarray(u) * g) for u in (prior.high, prior.expected, prior.low)]  # hour_factors at g
-        factors = tuple(_out_float(x) for x in f)
-        return span, basis, g, "given", prior, factors, _top(factors)
+        g, g_basis = ((prior.goodput, GOODPUT_SOURCE) if job.goodput is None
+                      else (fraction("goodput", job.goodput), "given"))
+        span, basis, factors, top = _prior_terms(prior, g)
+        return span, basis, g, g_basis, prior, factors, top
     if isinstance(util, str):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
     u = fraction("utilization", util)

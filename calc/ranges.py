@@ -29,8 +29,13 @@ LABELS = ("low", "expected", "high")
 
 def wants_prior(utilization: Any) -> bool:
     """True for utilization="prior", "prior:job" (each job's own prior) or a UtilizationPrior (a range)."""
+    if type(utilization) is str:
+        return utilization in _PRIOR_WORDS or utilization.strip().lower() in _PRIOR_WORDS
     return isinstance(utilization, UtilizationPrior) or (isinstance(utilization, str)
-                                                         and utilization.strip().lower() in ("prior", KEYED))
+                                                         and utilization.strip().lower() in _PRIOR_WORDS)
+
+
+_PRIOR_WORDS = ("prior", KEYED)
 
 
 def resolve(utilization: Any, params: Any, tokens: Any, device: Any, devices: Any = 1,
