@@ -45,6 +45,7 @@ from .checks import (
 )
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
+from .frozen import Later
 from .job import Budget, Job, Owned, Span
 from .memory import (
     GRAD_BYTES,
@@ -237,19 +238,18 @@ def budget(job: Job) -> Budget:
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
-    hours = _over(hours1, factors, top, True)
+    hours = _over(hours1, factors, top)
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
     pue = job.pue
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
     try:
-        cost = None if usd is None else _over(device_hours1 * usd, factors, top, True)
+        cost = None if usd is None else _over(device_hours1 * usd, factors, top)
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, False), factors, top,
-                                              True)
+    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, False), factors, top)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
@@ -257,7 +257,7 @@ def budget(job: Job) -> Budget:
     # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
     return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
                   memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
-                  hours, _days(hours), _over(device_hours1, factors, top, True),  # hours, days, device_hours
+                  hours, _days(hours), _over(device_hours1, factors, top),  # hours, days, device_hours
                   cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
                   usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
                   pue, prior)
@@ -351,12 +351,12 @@ def _top(factors: Any) -> float:
     return max(f if type(f) is float else float(np.max(f)) for f in factors)
 
 
-def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
+def _over(point: Any, factors: Any, top: float) -> Any:
     """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
     (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
     factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
-    reduction (an array) checks all four; with `consume` the point's own (new) buffer takes the
-    last product."""
+    reduction (an array) checks all four. An array's Span is a `Later` (calc/frozen.py): checked
+    here, its three N-element products made when the Budget's field is first read."""
     if factors is None:
         return out(point)
     f0, f1, f2 = factors
@@ -365,14 +365,26 @@ def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
             return _tuple_new(Span, (point * f0, point * f1, point * f2))
     elif (isinstance(point, np.ndarray) and point.ndim
           and finite_below(float(np.add.reduce(point, axis=None)) * top)):
-        return Span(point * f0, point * f1, times(point, f2, consume))
+        return Later(_span, point, f0, f1, f2)  # checked now, made when read (calc/frozen.py)
     point = out(point)
     return Span(out(point * f0), out(point * f1), out(point * f2))
 
 
+def _span(point: Any, f0: Any, f1: Any, f2: Any) -> Span:
+    """The Span of a point (an array this module made, held by the Later alone) times the prior's
+    three factors: the point's buffer takes the last product."""
+    return _tuple_new(Span, (point * f0, point * f1, times(point, f2, True)))
+
+
 def _days(hours: Any) -> Any:
-    """Hours / 24, a point or each of a Span's three."""
+    """Hours / 24, a point or each of a Span's three (made when read where the hours are)."""
+    if type(hours) is Later:
+        return Later(_days_of, hours)
     if isinstance(hours, Span):
         low, expected, high = hours
         return _tuple_new(Span, (low / 24, expected / 24, high / 24))
     return hours / 24
+
+
+def _days_of(hours: Later) -> Span:
+    return _days(hours.get())
