@@ -238,12 +238,14 @@ def budget(job: Job) -> Budget:
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
-    hours = _over(hours1, factors, top)
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
     pue = job.pue
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
+    if factors is not None and type(device_hours1) is not float:  # arrays: one reduction checks four ranges
+        top = _checked_once(device_hours1, top, usd, watts, pue)
+    hours = _over(hours1, factors, top)
     try:
         cost = None if usd is None else _over(device_hours1 * usd, factors, top)
     except ResultOverflowError:
@@ -355,8 +357,9 @@ def _over(point: Any, factors: Any, top: float) -> Any:
     """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
     (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
     factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
-    reduction (an array) checks all four. An array's Span is a `Later` (calc/frozen.py): checked
-    here, its three N-element products made when the Budget's field is first read."""
+    reduction (an array) checks all four (`top` 0.0: _checked_once has checked it). An array's
+    Span is a `Later` (calc/frozen.py): checked here, its three N-element products made when
+    the Budget's field is first read."""
     if factors is None:
         return out(point)
     f0, f1, f2 = factors
@@ -364,10 +367,33 @@ def _over(point: Any, factors: Any, top: float) -> Any:
         if point * top < SAFE:  # NaN and infinities fail it
             return _tuple_new(Span, (point * f0, point * f1, point * f2))
     elif (isinstance(point, np.ndarray) and point.ndim
-          and finite_below(float(np.add.reduce(point, axis=None)) * top)):
+          and (top == 0.0 or finite_below(float(np.add.reduce(point, axis=None)) * top))):
         return Later(_span, point, f0, f1, f2)  # checked now, made when read (calc/frozen.py)
     point = out(point)
     return Span(out(point * f0), out(point * f1), out(point * f2))
+
+
+def _checked_once(device_hours1: np.ndarray, top: float, usd: Any, watts: Any, pue: Any) -> float:
+    """_over's bound for all four ranges of arrays from one reduction, or `top` as it is.
+
+    Every hours element is at most its device-hours (devices >= 1), cost is device-hours · usd
+    and energy device-hours · watts · PUE / 1000, all >= 0; so when the device-hours sum times
+    the largest factor and the largest of 1, usd and watts · PUE is under arith.SAFE, no point
+    or product of the four can overflow (SAFE is 1e8 below float64's largest: rounding cannot
+    matter), and _over need not sum each (top 0.0 tells it so). Otherwise (or for arrays of
+    prices, watts or PUEs) each range is checked on its own and a failure named as before."""
+    scale = 1.0
+    if usd is not None:
+        if type(usd) is not float:
+            return top
+        scale = max(scale, usd)
+    if watts is not None:
+        if type(watts) is not float or type(pue) is not float:
+            return top
+        scale = max(scale, watts * pue)
+    if finite_below(float(np.add.reduce(device_hours1, axis=None)) * top * scale):
+        return 0.0
+    return top
 
 
 def _span(point: Any, f0: Any, f1: Any, f2: Any) -> Span:

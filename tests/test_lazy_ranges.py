@@ -78,8 +78,12 @@ def test_copies_pickles_replace_and_repr_hold_values():
 
 
 def test_a_range_that_overflows_is_refused_in_the_call_not_on_reading():
-    with pytest.raises(ResultOverflowError, match="cost"):
+    with pytest.raises(ResultOverflowError, match="cost"), np.errstate(over="ignore"):
         budget(_job(price=1e306))
+    with pytest.raises(ResultOverflowError), np.errstate(over="ignore"):
+        budget(_job(pue=1e306))   # energy: watts · device-hours · PUE
+    near = budget(_job(price=1e300))   # beyond the one-reduction bound, yet finite: checked range by range
+    assert np.all(np.isfinite(near.cost_usd.high)) and np.all(near.cost_usd.high > 1e300)
 
 
 def test_scalar_budgets_and_points_stay_plain():
