@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from . import ridge
+from .arith import log10
 from .checks import ResultOverflowError, TrainingBudgetError, flag, positive, show, whole
 from .devices import DeviceTable, catalog
 from .flops import train_flops
@@ -458,9 +459,9 @@ def _scalar_terms(c: Coefficients, known: bool) -> tuple[dict[str, float], float
 
 
 def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
-    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs."""
-    return (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
-            + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
+    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs (arith.log10)."""
+    return (c.intercept + effect + c.params * (log10(p) - 10.0) + c.devices * (log10(n) - 3.0)
+            + c.moe * m + c.tokens * (log10(tok / p) - 2.0))
 
 
 def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
