@@ -19,6 +19,9 @@ Speed (issue 17, bench/bench_budget.py): a scalar job of Python numbers is check
 (`_plain`, each test the check's own fast path; anything else takes the general checks, which word
 the errors), and its prior's terms and its layout's memory are kept per job key, so the same
 question asked again (a workbook recalculating) is a few look-ups; the formulas are the same ones.
+Arrays of jobs: each range is checked in the call (one device-hours reduction bounds all four,
+`checked_once`) and its low / expected / high, the point times the prior's factors, made when
+the Budget's field is first read (calc/frozen.py's `Later`): the same products, bit for bit.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .arith import SAFE, finite_below, over, times
+from .arith import over
 from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from .checks import (
     ResultOverflowError,
@@ -37,7 +40,6 @@ from .checks import (
     divides,
     fraction,
     non_negative,
-    out,
     positive,
     show,
     whole,
@@ -45,7 +47,6 @@ from .checks import (
 )
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
-from .frozen import Later
 from .job import Budget, Job, Owned, Span
 from .memory import (
     GRAD_BYTES,
@@ -59,7 +60,7 @@ from .memory import (
 )
 from .models import ModelPreset
 from .prior import GOODPUT, UtilizationPrior, job_prior
-from .ranges import wants_prior
+from .ranges import checked_once, days_of, range_of, top_factor, wants_prior
 from .rows import device_terms as _device
 from .rows import price_terms as _price
 from .rows import pue_terms as _pue
@@ -111,7 +112,7 @@ def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float
         factors = (1.0 / (high * g), 1.0 / (expected * g), 1.0 / (low * g))
         return span, basis, factors, max(factors)
     factors = tuple(_out_float(1.0 / (np.asarray(u, dtype=np.float64) * g)) for u in (high, expected, low))
-    return span, basis, factors, _top(factors)
+    return span, basis, factors, top_factor(factors)
 
 
 _PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
@@ -244,14 +245,14 @@ def budget(job: Job) -> Budget:
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
     if factors is not None and type(device_hours1) is not float:  # arrays: one reduction checks four ranges
-        top = _checked_once(device_hours1, top, usd, watts, pue)
-    hours = _over(hours1, factors, top)
+        top = checked_once(device_hours1, top, usd, watts, pue)
+    hours = range_of(hours1, factors, top)
     try:
-        cost = None if usd is None else _over(device_hours1 * usd, factors, top)
+        cost = None if usd is None else range_of(device_hours1 * usd, factors, top)
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, False), factors, top)
+    energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
@@ -259,7 +260,7 @@ def budget(job: Job) -> Budget:
     # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
     return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
                   memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
-                  hours, _days(hours), _over(device_hours1, factors, top),  # hours, days, device_hours
+                  hours, days_of(hours), range_of(device_hours1, factors, top),  # hours, days, device_hours
                   cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
                   usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
                   pue, prior)
@@ -344,73 +345,3 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             _MEMORY.clear()
         _MEMORY[key] = made
     return made
-
-
-def _top(factors: Any) -> float:
-    """The largest of the prior's hour factors (each a float, or an array for a job-keyed prior)."""
-    if factors is None:
-        return 1.0
-    return max(f if type(f) is float else float(np.max(f)) for f in factors)
-
-
-def _over(point: Any, factors: Any, top: float) -> Any:
-    """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
-    (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
-    factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
-    reduction (an array) checks all four (`top` 0.0: _checked_once has checked it). An array's
-    Span is a `Later` (calc/frozen.py): checked here, its three N-element products made when
-    the Budget's field is first read."""
-    if factors is None:
-        return out(point)
-    f0, f1, f2 = factors
-    if type(point) is float:
-        if point * top < SAFE:  # NaN and infinities fail it
-            return _tuple_new(Span, (point * f0, point * f1, point * f2))
-    elif (isinstance(point, np.ndarray) and point.ndim
-          and (top == 0.0 or finite_below(float(np.add.reduce(point, axis=None)) * top))):
-        return Later(_span, point, f0, f1, f2)  # checked now, made when read (calc/frozen.py)
-    point = out(point)
-    return Span(out(point * f0), out(point * f1), out(point * f2))
-
-
-def _checked_once(device_hours1: np.ndarray, top: float, usd: Any, watts: Any, pue: Any) -> float:
-    """_over's bound for all four ranges of arrays from one reduction, or `top` as it is.
-
-    Every hours element is at most its device-hours (devices >= 1), cost is device-hours · usd
-    and energy device-hours · watts · PUE / 1000, all >= 0; so when the device-hours sum times
-    the largest factor and the largest of 1, usd and watts · PUE is under arith.SAFE, no point
-    or product of the four can overflow (SAFE is 1e8 below float64's largest: rounding cannot
-    matter), and _over need not sum each (top 0.0 tells it so). Otherwise (or for arrays of
-    prices, watts or PUEs) each range is checked on its own and a failure named as before."""
-    scale = 1.0
-    if usd is not None:
-        if type(usd) is not float:
-            return top
-        scale = max(scale, usd)
-    if watts is not None:
-        if type(watts) is not float or type(pue) is not float:
-            return top
-        scale = max(scale, watts * pue)
-    if finite_below(float(np.add.reduce(device_hours1, axis=None)) * top * scale):
-        return 0.0
-    return top
-
-
-def _span(point: Any, f0: Any, f1: Any, f2: Any) -> Span:
-    """The Span of a point (an array this module made, held by the Later alone) times the prior's
-    three factors: the point's buffer takes the last product."""
-    return _tuple_new(Span, (point * f0, point * f1, times(point, f2, True)))
-
-
-def _days(hours: Any) -> Any:
-    """Hours / 24, a point or each of a Span's three (made when read where the hours are)."""
-    if type(hours) is Later:
-        return Later(_days_of, hours)
-    if isinstance(hours, Span):
-        low, expected, high = hours
-        return _tuple_new(Span, (low / 24, expected / 24, high / 24))
-    return hours / 24
-
-
-def _days_of(hours: Later) -> Span:
-    return _days(hours.get())
