@@ -14,6 +14,8 @@ Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; as
 `--before DIR` also times budget() of another calc folder in the same run (calc imports only
 itself, so a copy loads as its own package), e.g. main's:
     git archive main calc | tar -x -C /tmp/before && python bench/bench_budget.py --before /tmp/before/calc
+Each figure is the best of 3 rounds, the columns measured in turn in each round (side_by_side), so a
+load that comes and goes falls on budget(), before and today alike.
 `--cpu` times with this process's CPU time (time.process_time) instead of the wall clock: on a
 machine shared with other jobs, wall-clock time counts the time other processes held the CPU.
 budget() of arrays makes each range's low / expected / high when first read (calc/frozen.py's
@@ -54,6 +56,18 @@ def us(fn: Callable[[], object]) -> float:
 def best_s(fn: Callable[[], object], repeat: int = 5) -> float:
     """Best-of-`repeat` seconds of one call."""
     return min(timeit.repeat(fn, number=1, repeat=repeat, timer=CLOCK))
+
+
+def side_by_side(measure: Callable[[Callable[[], object]], float], fns: list[Callable[[], object] | None],
+                 rounds: int = 3) -> list[float]:
+    """The best of `rounds` measures of each of `fns` (None: nan), taken in turn round by round, so
+    a load that comes and goes during the run falls on each alike."""
+    best = [float("inf") if fn is not None else float("nan") for fn in fns]
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            if fn is not None:
+                best[i] = min(best[i], measure(fn))
+    return best
 
 
 def fresh_pass_s(a: np.ndarray, b: np.ndarray) -> float:
@@ -132,22 +146,21 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
 
     b, (mem, r) = vector_budget(), vector_today()  # the same figures, and a warm cache
     assert np.allclose(b.cost_usd.expected, r["usd"][:, 1]) and np.allclose(b.memory.total, mem.total)
-    cols = ["budget()", "today"]
-    rows = [["scalar question (us per call)", us(scalar_budget), us(scalar_today)],
-            ["scalar, a new question each call (us)", us(fresh_questions()), float("nan")],
-            [f"{n:,} jobs with ranges (ns per job)", best_s(vector_budget) / n * 1e9, best_s(vector_today) / n * 1e9],
-            ["  the same, every figure read (ns per job)", best_s(lambda: every_figure(vector_budget())) / n * 1e9,
-             float("nan")]]
+    old_prior = None if old is None else old.utilization_prior()
     if old is not None:
-        old_prior = old.utilization_prior()
         ob = vector_budget(old, old_prior)
         for name, figure in every_figure(b).items():  # the same figures, bit for bit
             assert np.array_equal(every_figure(ob)[name], figure), name
-        cols.insert(1, "before")
-        rows[0].insert(2, us(lambda: scalar_budget(old)))
-        rows[1].insert(2, us(fresh_questions(old)))
-        rows[2].insert(2, best_s(lambda: vector_budget(old, old_prior)) / n * 1e9)
-        rows[3].insert(2, best_s(lambda: every_figure(vector_budget(old, old_prior))) / n * 1e9)
+    per_job = lambda fn: best_s(fn) / n * 1e9  # noqa: E731
+    rows = [["scalar question (us per call)", us, scalar_budget, lambda: scalar_budget(old), scalar_today],
+            ["scalar, a new question each call (us)", us, fresh_questions(), fresh_questions(old), None],
+            [f"{n:,} jobs with ranges (ns per job)", per_job, vector_budget, lambda: vector_budget(old, old_prior),
+             vector_today],
+            ["  the same, every figure read (ns per job)", per_job, lambda: every_figure(vector_budget()),
+             lambda: every_figure(vector_budget(old, old_prior)), None]]
+    cols = ["budget()", "before", "today"] if old is not None else ["budget()", "today"]
+    rows = [[label, *side_by_side(measure, [now, then, today] if old is not None else [now, today])]
+            for label, measure, now, then, today in rows]
     print(f"{'':40}" + "".join(f"{c:>10}" for c in cols) + "   (today: train_memory + train_range)")
     for label, *figures in rows:
         print(f"{label:40}" + "".join(f"{f:10.1f}" if f == f else f"{'-':>10}" for f in figures))
