@@ -14,8 +14,14 @@ Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; as
 `--before DIR` also times budget() of another calc folder in the same run (calc imports only
 itself, so a copy loads as its own package), e.g. main's:
     git archive main calc | tar -x -C /tmp/before && python bench/bench_budget.py --before /tmp/before/calc
+Each figure is the best of 3 rounds, the columns measured in turn in each round (side_by_side), so a
+load that comes and goes falls on budget(), before and today alike.
 `--cpu` times with this process's CPU time (time.process_time) instead of the wall clock: on a
 machine shared with other jobs, wall-clock time counts the time other processes held the CPU.
+budget() of arrays makes each range's low / expected / high when first read (calc/frozen.py's
+`Later`: the figures are checked in the call, the 15 range arrays and days made on reading), so
+the row "every figure read" times budget() and then reading every figure (all 23 arrays made),
+what a door that renders them all pays; --before asserts every figure equal, bit for bit.
 The last row is this machine's floor for the vector case: one N-element multiply into a new
 array, and how many of those one budget() call costs.
 """
@@ -52,6 +58,18 @@ def best_s(fn: Callable[[], object], repeat: int = 5) -> float:
     return min(timeit.repeat(fn, number=1, repeat=repeat, timer=CLOCK))
 
 
+def side_by_side(measure: Callable[[Callable[[], object]], float], fns: list[Callable[[], object] | None],
+                 rounds: int = 3) -> list[float]:
+    """The best of `rounds` measures of each of `fns` (None: nan), taken in turn round by round, so
+    a load that comes and goes during the run falls on each alike."""
+    best = [float("inf") if fn is not None else float("nan") for fn in fns]
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            if fn is not None:
+                best[i] = min(best[i], measure(fn))
+    return best
+
+
 def fresh_pass_s(a: np.ndarray, b: np.ndarray) -> float:
     """Best seconds of one a * b into a new array, the arrays kept (as a Budget keeps its figures),
     so each pass pays for fresh memory as budget()'s results do."""
@@ -85,6 +103,24 @@ def fresh_questions(c: ModuleType = calc) -> Callable[[], calc.Budget]:
     return ask
 
 
+FIGURES = ("flops", "usable_bytes", "fits", "headroom_bytes", "hours", "days", "device_hours", "cost_usd",
+           "energy_kwh")
+MEMORY = ("weights", "gradients", "optimizer", "master", "activations", "total")
+
+
+def every_figure(b: calc.Budget) -> dict[str, object]:
+    """Every figure of a Budget by name, each read (a range's low, expected and high; memory by part):
+    what a door that renders all of them pays on top of budget(), where ranges are made when read."""
+    got: dict[str, object] = {f"memory.{k}": getattr(b.memory, k) for k in MEMORY}  # (as_dict deep-copies)
+    for name in FIGURES:
+        value = getattr(b, name)
+        if isinstance(value, tuple):  # a Span
+            got.update({f"{name}.low": value.low, f"{name}.expected": value.expected, f"{name}.high": value.high})
+        else:
+            got[name] = value
+    return got
+
+
 def scalar_today() -> tuple[object, dict]:
     mem = calc.train_memory(13e9, zero_stage=3, devices=64, tensor_parallel=2)
     return mem, calc.train_range(13e9, 1e12, H100, devices=64, usd_per_device_hour=2.5, pue=1.2)
@@ -110,19 +146,21 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
 
     b, (mem, r) = vector_budget(), vector_today()  # the same figures, and a warm cache
     assert np.allclose(b.cost_usd.expected, r["usd"][:, 1]) and np.allclose(b.memory.total, mem.total)
-    cols = ["budget()", "today"]
-    rows = [["scalar question (us per call)", us(scalar_budget), us(scalar_today)],
-            ["scalar, a new question each call (us)", us(fresh_questions()), float("nan")],
-            [f"{n:,} jobs with ranges (ns per job)", best_s(vector_budget) / n * 1e9, best_s(vector_today) / n * 1e9]]
+    old_prior = None if old is None else old.utilization_prior()
     if old is not None:
-        old_prior = old.utilization_prior()
         ob = vector_budget(old, old_prior)
-        assert np.array_equal(ob.cost_usd.expected, b.cost_usd.expected)  # the same figures, bit for bit
-        assert np.array_equal(ob.memory.total, b.memory.total)
-        cols.insert(1, "before")
-        rows[0].insert(2, us(lambda: scalar_budget(old)))
-        rows[1].insert(2, us(fresh_questions(old)))
-        rows[2].insert(2, best_s(lambda: vector_budget(old, old_prior)) / n * 1e9)
+        for name, figure in every_figure(b).items():  # the same figures, bit for bit
+            assert np.array_equal(every_figure(ob)[name], figure), name
+    per_job = lambda fn: best_s(fn) / n * 1e9  # noqa: E731
+    rows = [["scalar question (us per call)", us, scalar_budget, lambda: scalar_budget(old), scalar_today],
+            ["scalar, a new question each call (us)", us, fresh_questions(), fresh_questions(old), None],
+            [f"{n:,} jobs with ranges (ns per job)", per_job, vector_budget, lambda: vector_budget(old, old_prior),
+             vector_today],
+            ["  the same, every figure read (ns per job)", per_job, lambda: every_figure(vector_budget()),
+             lambda: every_figure(vector_budget(old, old_prior)), None]]
+    cols = ["budget()", "before", "today"] if old is not None else ["budget()", "today"]
+    rows = [[label, *side_by_side(measure, [now, then, today] if old is not None else [now, today])]
+            for label, measure, now, then, today in rows]
     print(f"{'':40}" + "".join(f"{c:>10}" for c in cols) + "   (today: train_memory + train_range)")
     for label, *figures in rows:
         print(f"{label:40}" + "".join(f"{f:10.1f}" if f == f else f"{'-':>10}" for f in figures))

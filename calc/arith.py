@@ -12,6 +12,7 @@ page-faulted in), so:
 - `shard` is x / (d where on, else 1): numpy.where's value, in one allocation;
 - `finite_below`: a non-negative figure whose sum times the largest factor is under SAFE cannot
   overflow, so one reduction checks a whole range;
+- `log10` is numpy's ufunc, a float for a float (Python arithmetic after it, not numpy scalars');
 - `integral` checks whole numbers in cache-sized blocks (no 8 MB temporaries).
 """
 
@@ -92,6 +93,12 @@ def shard(x: Any, on: Any, d: Any) -> Any:
         return x / np.maximum(div, 1.0)
     np.maximum(div, 1.0, out=div)
     return np.divide(x, div, out=div)
+
+
+def log10(x: Any) -> Any:
+    """numpy's log10 (one ufunc for floats and arrays alike, so a scalar job's figure equals its
+    element of an array), a Python float for a float: the arithmetic after it runs on floats."""
+    return float(np.log10(x)) if type(x) is float else np.log10(x)
 
 
 def finite_below(bound: float) -> bool:

@@ -19,6 +19,9 @@ Speed (issue 17, bench/bench_budget.py): a scalar job of Python numbers is check
 (`_plain`, each test the check's own fast path; anything else takes the general checks, which word
 the errors), and its prior's terms and its layout's memory are kept per job key, so the same
 question asked again (a workbook recalculating) is a few look-ups; the formulas are the same ones.
+Arrays of jobs: each range is checked in the call (one device-hours reduction bounds all four,
+`checked_once`) and its low / expected / high, the point times the prior's factors, made when
+the Budget's field is first read (calc/frozen.py's `Later`): the same products, bit for bit.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .arith import SAFE, finite_below, over, times
+from .arith import over
 from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from .checks import (
     ResultOverflowError,
@@ -37,7 +40,6 @@ from .checks import (
     divides,
     fraction,
     non_negative,
-    out,
     positive,
     show,
     whole,
@@ -58,7 +60,7 @@ from .memory import (
 )
 from .models import ModelPreset
 from .prior import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
-from .ranges import wants_prior
+from .ranges import checked_once, days_of, range_of, top_factor, wants_prior
 from .rows import device_terms as _device
 from .rows import price_terms as _price
 from .rows import pue_terms as _pue
@@ -100,23 +102,18 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
                      table=job.table, goodput=GOODPUT)
 
 
-_TERMS: dict[int, tuple[UtilizationPrior, Span, str, tuple[float, float, float]]] = {}
-
-
-def _prior_terms(prior: UtilizationPrior) -> tuple[Span, str, tuple[float, float, float]]:
-    """The prior's utilizations as a Span, where they come from, and its hour factors
-    (UtilizationPrior.hour_factors as floats): worked out once per prior object (priors are frozen)."""
-    if type(prior.expected) is not float:  # a job-keyed prior of an array of jobs: not cached
-        f = prior.hour_factors()
-        return Span(prior.low, prior.expected, prior.high), f"prior: {prior.basis}", (f[0], f[1], f[2])
-    hit = _TERMS.get(id(prior))
-    if hit is None or hit[0] is not prior:
-        if len(_TERMS) > 256:
-            _TERMS.clear()
-        f = prior.hour_factors()
-        hit = _TERMS[id(prior)] = (prior, Span(prior.low, prior.expected, prior.high),
-                                   f"prior: {prior.basis}", (float(f[0]), float(f[1]), float(f[2])))
-    return hit[1], hit[2], hit[3]
+def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float]:
+    """The prior's utilizations as a Span, where they come from, its hour factors at goodput `g`
+    (UtilizationPrior.hour_factors: 1 / (u · g) for the high, expected and low u) and the largest.
+    Floats for a scalar prior (IEEE's product and quotient, numpy's exactly), arrays for a
+    job-keyed prior of an array of jobs."""
+    low, expected, high = prior.low, prior.expected, prior.high
+    span, basis = _tuple_new(Span, (low, expected, high)), f"prior: {prior.basis}"
+    if type(low) is float and type(expected) is float and type(high) is float and type(g) is float:
+        factors = (1.0 / (high * g), 1.0 / (expected * g), 1.0 / (low * g))
+        return span, basis, factors, max(factors)
+    factors = tuple(_out_float(1.0 / (np.asarray(u, dtype=np.float64) * g)) for u in (high, expected, low))
+    return span, basis, factors, top_factor(factors)
 
 
 _PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
@@ -201,13 +198,10 @@ def _utilization_terms(job: Job, active: Any) -> _Terms:
     util = job.utilization
     if type(util) is not float and wants_prior(util):
         prior = _prior_for(job, active)
-        span, basis, factors = _prior_terms(prior)
-        if job.goodput is None:
-            return span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors, _top(factors)
-        g = fraction("goodput", job.goodput)
-        f = [1.0 / (np.asarray(u) * g) for u in (prior.high, prior.expected, prior.low)]  # hour_factors at g
-        factors = tuple(_out_float(x) for x in f)
-        return span, basis, g, "given", prior, factors, _top(factors)
+        g, g_basis = ((prior.goodput, GOODPUT_SOURCE) if job.goodput is None
+                      else (fraction("goodput", job.goodput), "given"))
+        span, basis, factors, top = _prior_terms(prior, g)
+        return span, basis, g, g_basis, prior, factors, top
     if isinstance(util, str):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] or 'prior' (got {show(util)})")
     u = fraction("utilization", util)
@@ -246,19 +240,20 @@ def budget(job: Job) -> Budget:
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
     device_hours1 = hours1 * n
-    hours = _over(hours1, factors, top, True)
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
     pue = job.pue
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
+    if factors is not None and type(device_hours1) is not float:  # arrays: one reduction checks four ranges
+        top = checked_once(device_hours1, top, usd, watts, pue)
+    hours = range_of(hours1, factors, top)
     try:
-        cost = None if usd is None else _over(device_hours1 * usd, factors, top, True)
+        cost = None if usd is None else range_of(device_hours1 * usd, factors, top)
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    energy = None if watts is None else _over(kwh(watts, device_hours1, pue, False), factors, top,
-                                              True)
+    energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
@@ -266,7 +261,7 @@ def budget(job: Job) -> Budget:
     # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
     return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
                   memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
-                  hours, _days(hours), _over(device_hours1, factors, top, True),  # hours, days, device_hours
+                  hours, days_of(hours), range_of(device_hours1, factors, top),  # hours, days, device_hours
                   cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
                   usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
                   pue, prior)
@@ -353,37 +348,3 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             _MEMORY.clear()
         _MEMORY[key] = made
     return made
-
-
-def _top(factors: Any) -> float:
-    """The largest of the prior's hour factors (each a float, or an array for a job-keyed prior)."""
-    if factors is None:
-        return 1.0
-    return max(f if type(f) is float else float(np.max(f)) for f in factors)
-
-
-def _over(point: Any, factors: Any, top: float, consume: bool = False) -> Any:
-    """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
-    (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
-    factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
-    reduction (an array) checks all four; with `consume` the point's own (new) buffer takes the
-    last product."""
-    if factors is None:
-        return out(point)
-    f0, f1, f2 = factors
-    if type(point) is float:
-        if point * top < SAFE:  # NaN and infinities fail it
-            return _tuple_new(Span, (point * f0, point * f1, point * f2))
-    elif (isinstance(point, np.ndarray) and point.ndim
-          and finite_below(float(np.add.reduce(point, axis=None)) * top)):
-        return Span(point * f0, point * f1, times(point, f2, consume))
-    point = out(point)
-    return Span(out(point * f0), out(point * f1), out(point * f2))
-
-
-def _days(hours: Any) -> Any:
-    """Hours / 24, a point or each of a Span's three."""
-    if isinstance(hours, Span):
-        low, expected, high = hours
-        return _tuple_new(Span, (low / 24, expected / 24, high / 24))
-    return hours / 24

@@ -128,7 +128,7 @@ class Job:
         return replace(self, **changes)
 
 
-@fast_init
+@fast_init(lazy=("hours", "days", "device_hours", "cost_usd", "energy_kwh"))  # ranges of arrays: made when read
 @dataclass(frozen=True, eq=False)
 class Budget:
     """The figures of one job (or arrays of jobs) and the provenance of every assumption.

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import ridge
+from .arith import log10
 from .checks import ResultOverflowError, flag, positive, show, whole
 from .devices import DeviceTable
 from .errors import TINY
@@ -104,10 +105,13 @@ def job_prior(device: Any, *, active_params: Any, devices: Any = 1, moe: Any = F
     """Each job's own prior (Coefficients): low / expected / high utilization elementwise (numpy
     broadcasting over active params, devices, MoE flags, tokens and device names), the same
     arithmetic for a scalar as for each element of an array (scalar questions cached)."""
-    key = (device, active_params, devices, moe, tokens, goodput)
-    if table is None and all(type(k) in (str, float, int, bool) for k in key):
-        return _job_prior_cached(*key)
+    if (table is None and type(device) in _KEYS and type(active_params) in _KEYS and type(devices) in _KEYS
+            and type(moe) in _KEYS and type(tokens) in _KEYS and type(goodput) in _KEYS):
+        return _job_prior_cached(device, active_params, devices, moe, tokens, goodput)
     return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
+
+
+_KEYS = frozenset((str, float, int, bool))  # the types of a cacheable scalar question (one type test each)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -120,16 +124,16 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
                goodput: float) -> UtilizationPrior:
     c = coefficients(goodput)
     fam = _families(device, table)
-    if not isinstance(fam, np.ndarray) and all(type(x) in (float, int) for x in (active_params, devices, tokens)):
+    if (type(fam) is not np.ndarray and type(active_params) in _NUMBERS and type(devices) in _NUMBERS
+            and type(tokens) in _NUMBERS):
         p, n, tok = float(positive("active_params", active_params)), whole("devices", devices), positive("tokens",
                                                                                                            tokens)
         m = float(flag("moe", moe)) if isinstance(moe, (str, bool)) else float(moe)
         _per_param(tok, p, tokens, active_params)
-        known = fam is not None
-        exp = np.exp(_log_u(c, c.effect(fam), p, float(n), m, float(tok)))   # the same ufuncs as for arrays
-        lo, hi = (c.band_low, c.band_high) if known else (c.band_low_unknown, c.band_high_unknown)
-        low, high = float(exp * np.exp(lo)), float(exp * np.exp(hi))
-        return UtilizationPrior(low, float(exp), high, goodput, c.n_runs,
+        effects, lo, hi = _scalar_terms(c, fam is not None)
+        # the same ufuncs as for arrays; exp · e^band as floats is numpy's float64 product exactly
+        exp = float(np.exp(_log_u(c, effects.get(fam, c.unknown_family), p, float(n), m, float(tok))))
+        return UtilizationPrior(exp * lo, exp, exp * hi, goodput, c.n_runs,
                                 _job_basis(fam, device, p, float(n), m, float(tok), c), JOB_METHOD)
     p = np.asarray(positive("active_params", active_params), dtype=np.float64)
     n = np.asarray(whole("devices", devices), dtype=np.float64)
@@ -151,10 +155,29 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
     return UtilizationPrior(low, exp, high, goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
 
 
+_NUMBERS = frozenset((float, int))
+
+
+_SCALAR: dict[tuple[int, bool], tuple[Coefficients, dict[str, float], float, float]] = {}
+
+
+def _scalar_terms(c: Coefficients, known: bool) -> tuple[dict[str, float], float, float]:
+    """A scalar job's constants, once per coefficients object (by identity: hashing a Coefficients
+    costs more than the look-up saves): each family's effect (Coefficients.effect as a dict) and
+    exp of the band's two constants (known family or not) as floats, the ufunc the array path applies."""
+    hit = _SCALAR.get((id(c), known))
+    if hit is None or hit[0] is not c:
+        if len(_SCALAR) > 16:
+            _SCALAR.clear()
+        lo, hi = (c.band_low, c.band_high) if known else (c.band_low_unknown, c.band_high_unknown)
+        hit = _SCALAR[(id(c), known)] = (c, dict(c.family), float(np.exp(lo)), float(np.exp(hi)))
+    return hit[1], hit[2], hit[3]
+
+
 def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
-    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs."""
-    return (c.intercept + effect + c.params * (np.log10(p) - 10.0) + c.devices * (np.log10(n) - 3.0)
-            + c.moe * m + c.tokens * (np.log10(tok / p) - 2.0))
+    """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs (arith.log10)."""
+    return (c.intercept + effect + c.params * (log10(p) - 10.0) + c.devices * (log10(n) - 3.0)
+            + c.moe * m + c.tokens * (log10(tok / p) - 2.0))
 
 
 def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
@@ -174,28 +197,35 @@ def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
 
 def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
     """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
+    if type(p) is float and type(n) is float and type(tok) is float and type(fam) is not np.ndarray:
+        return _scalar_basis(fam, device, p, n, bool(m), tok / p, c)  # _job_prior's scalar question
+    if not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok)):
+        return _scalar_basis(fam, device, float(p), float(n), bool(m), float(tok / p), c)
     tail = BASIS_TAIL.format(n=c.n_runs)
-    scalar = not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok))
-    if scalar:
-        fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
-                                               else "Published (family of the device unknown)")
-        values = (float(p), float(n), float(tok / p))
-        # the text depends on each figure's decade and on which lie beyond the runs: worked out once per key
-        key = (fam, fam_text, bool(m), c.n_runs, c.goodput, *(math.floor(math.log10(v)) for v in values),
-               _beyond(c.goodput, *values))
-        hit = _BASES.get(key)
-        if hit is None:
-            if len(_BASES) > 4096:
-                _BASES.clear()
-            head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, values[0],
-                          values[1], bool(m), c.n_runs, values[2])
-            hit = _BASES[key] = head.split(": ")[0] + key[-1] + ": " + tail
-        return hit
     fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
         [NAMES[fam]] if fam else [])
     size = _decade(float(np.min(p)), "", _SIZES) + (
         "" if np.min(p) == np.max(p) else " to " + _decade(float(np.max(p)), "", _SIZES))
     return f"each job's own runs ({'/'.join(fams) or 'unknown family'}, {size} params): {tail}"
+
+
+def _scalar_basis(fam: str | None, device: Any, p: float, n: float, moe: bool, per_param: float,
+                  c: Coefficients) -> str:
+    """_job_basis of one job. The text depends on the family (or the device naming an unknown one),
+    MoE, each figure's decade and which figures lie beyond the runs: worked out once per that key."""
+    beyond = _beyond(c.goodput, p, n, per_param)
+    key = (fam, device if fam is None and type(device) is str else None, moe, c.n_runs, c.goodput,
+           math.floor(math.log10(p)), math.floor(math.log10(n)), math.floor(math.log10(per_param)), beyond)
+    hit = _BASES.get(key)
+    if hit is None:
+        fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
+                                               else "Published (family of the device unknown)")
+        if len(_BASES) > 4096:
+            _BASES.clear()
+        head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, p, n, moe,
+                      c.n_runs, per_param)
+        hit = _BASES[key] = head.split(": ")[0] + beyond + ": " + BASIS_TAIL.format(n=c.n_runs)
+    return hit
 
 
 _SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
@@ -213,8 +243,17 @@ def _spans(goodput: float) -> dict[str, tuple[float, float]]:
     return out
 
 
+@functools.lru_cache(maxsize=4)
+def _inside(goodput: float) -> tuple[tuple[float, float], ...]:
+    """_spans' (params, devices, tokens/param) ranges with _beyond's 0.1% margins."""
+    return tuple((lo * 0.999, hi * 1.001) for lo, hi in _spans(goodput).values())
+
+
 def _beyond(goodput: float, params: float, devices: float, per_param: float) -> str:
     """' (extrapolated: the runs span ...)' for each of the job's figures outside the runs' range, else ''."""
+    (p0, p1), (d0, d1), (t0, t1) = _inside(goodput)
+    if p0 <= params <= p1 and d0 <= devices <= d1 and t0 <= per_param <= t1:  # the common job: inside
+        return ""
     names = {"params": _SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
     out = []
     for key, value in (("params", params), ("devices", devices), ("tokens/param", per_param)):

@@ -195,6 +195,8 @@ def _quotient(a: Any, b: Any) -> tuple[Any, bool]:
 
 def check_parts(exp: Any, stage_p: Any, n: Any) -> None:
     """Refuse expert_params + stage_params above params (checked numbers)."""
+    if type(exp) is float and type(stage_p) is float and exp == 0.0 and stage_p == 0.0:
+        return  # 0 + 0 is below every checked (positive) count: no pass
     bad = exp + stage_p > n
     if _any(bad):
         at, got = _first(bad, expert_params=exp, stage_params=stage_p, params=n)
@@ -324,7 +326,9 @@ def memory_parts(n: Any, kind: str, opt: str, trainable: Any, grad: Any, master:
         return MemoryBreakdown(weights, gradients, optimizer_bytes, master_bytes, activations,
                                out(weights + gradients + optimizer_bytes + master_bytes + activations))
     total = sum_into(dense if dense is not n else None, weights, gradients)  # dense is spent: reuse it
-    total = plus(plus(plus(total, optimizer_bytes, True), master_bytes, True), activations, True)
+    # a float act adds as the broadcast part does, and 0.0 adds nothing (plus skips it): no pass over zeros
+    total = plus(plus(plus(total, optimizer_bytes, True), master_bytes, True),
+                 act if type(act) is float else activations, True)
     # Every part is >= 0 and they sum to the total: a finite total means finite parts.
     return MemoryBreakdown(_kept(weights), _kept(gradients), _kept(optimizer_bytes), _kept(master_bytes),
                            _kept(activations), out(total))

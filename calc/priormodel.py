@@ -18,6 +18,7 @@ from . import ridge
 from .checks import TrainingBudgetError, positive, show
 from .devices import DeviceTable, catalog
 from .flops import train_flops
+from .frozen import fast_init
 from .runs import Run, implied_utilization, load_runs
 from .schedule import SECONDS_PER_HOUR, TERA
 
@@ -60,6 +61,7 @@ NEAREST = {"blackwell": "hopper", "cdna3": "hopper", "cdna4": "hopper", "ada": "
            "ampere": "hopper"}
 
 
+@fast_init  # calc/frozen.py: the same frozen dataclass, built faster (one per new scalar question)
 @dataclass(frozen=True)
 class UtilizationPrior:
     """Utilization (share of the 16-bit dense peak during compute time) and goodput.

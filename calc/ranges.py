@@ -8,6 +8,9 @@ the prior's three factors 1/(u · goodput): reported device-hours include downti
 (prior.GOODPUT, fitted on the runs). Energy counts every device-hour at board power,
 downtime included (an upper bound for the downtime share).
 
+calc.budget's ranges come from the last section (range_of, checked_once, days_of): for arrays of
+jobs each range is checked in the call and its three products made when first read (a `Later`).
+
 The prior's utilizations are shares of a 16-bit (BF16/FP16) dense peak: use a device's BF16
 row; against an FP8 row the same run reads about half (DeepSeek-V3: 0.19 of FP8, 0.39 of BF16).
 """
@@ -19,8 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from .checks import ResultOverflowError, TrainingBudgetError, at_least, broadcasts, positive, show, whole
+from .arith import SAFE, finite_below, times
+from .checks import ResultOverflowError, TrainingBudgetError, at_least, broadcasts, out, positive, show, whole
 from .devices import DeviceTable, catalog
+from .frozen import Later
+from .job import Span
 from .prior import KEYED, UtilizationPrior, job_prior
 from .schedule import kwh, price_per_device_hour, train_hours
 
@@ -29,8 +35,13 @@ LABELS = ("low", "expected", "high")
 
 def wants_prior(utilization: Any) -> bool:
     """True for utilization="prior", "prior:job" (each job's own prior) or a UtilizationPrior (a range)."""
+    if type(utilization) is str:
+        return utilization in _PRIOR_WORDS or utilization.strip().lower() in _PRIOR_WORDS
     return isinstance(utilization, UtilizationPrior) or (isinstance(utilization, str)
-                                                         and utilization.strip().lower() in ("prior", KEYED))
+                                                         and utilization.strip().lower() in _PRIOR_WORDS)
+
+
+_PRIOR_WORDS = ("prior", KEYED)
 
 
 def resolve(utilization: Any, params: Any, tokens: Any, device: Any, devices: Any = 1,
@@ -121,3 +132,77 @@ def _watts(device: Any, table: DeviceTable | None) -> Any:
     except TrainingBudgetError:
         return None
 
+
+# --- a Budget's ranges (calc.budget): a point times the prior's three factors -------------------
+
+_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/job.py)
+
+
+def top_factor(factors: Any) -> float:
+    """The largest of the prior's hour factors (each a float, or an array for a job-keyed prior)."""
+    if factors is None:
+        return 1.0
+    return max(f if type(f) is float else float(np.max(f)) for f in factors)
+
+
+def range_of(point: Any, factors: Any, top: float) -> Any:
+    """A point (>= 0), checked, or a Span of the point times each of the prior's three factors
+    (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
+    factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
+    reduction (an array) checks all four (`top` 0.0: checked_once has checked it). An array's
+    Span is a `Later` (calc/frozen.py): checked here, its three N-element products made when
+    the Budget's field is first read."""
+    if factors is None:
+        return out(point)
+    f0, f1, f2 = factors
+    if type(point) is float:
+        if point * top < SAFE:  # NaN and infinities fail it
+            return _tuple_new(Span, (point * f0, point * f1, point * f2))
+    elif (isinstance(point, np.ndarray) and point.ndim
+          and (top == 0.0 or finite_below(float(np.add.reduce(point, axis=None)) * top))):
+        return Later(_span, point, f0, f1, f2)  # checked now, made when read (calc/frozen.py)
+    point = out(point)
+    return Span(out(point * f0), out(point * f1), out(point * f2))
+
+
+def checked_once(device_hours1: np.ndarray, top: float, usd: Any, watts: Any, pue: Any) -> float:
+    """_over's bound for all four ranges of arrays from one reduction, or `top` as it is.
+
+    Every hours element is at most its device-hours (devices >= 1), cost is device-hours · usd
+    and energy device-hours · watts · PUE / 1000, all >= 0; so when the device-hours sum times
+    the largest factor and the largest of 1, usd and watts · PUE is under arith.SAFE, no point
+    or product of the four can overflow (SAFE is 1e8 below float64's largest: rounding cannot
+    matter), and _over need not sum each (top 0.0 tells it so). Otherwise (or for arrays of
+    prices, watts or PUEs) each range is checked on its own and a failure named as before."""
+    scale = 1.0
+    if usd is not None:
+        if type(usd) is not float:
+            return top
+        scale = max(scale, usd)
+    if watts is not None:
+        if type(watts) is not float or type(pue) is not float:
+            return top
+        scale = max(scale, watts * pue)
+    if finite_below(float(np.add.reduce(device_hours1, axis=None)) * top * scale):
+        return 0.0
+    return top
+
+
+def _span(point: Any, f0: Any, f1: Any, f2: Any) -> Span:
+    """The Span of a point (an array this module made, held by the Later alone) times the prior's
+    three factors: the point's buffer takes the last product."""
+    return _tuple_new(Span, (point * f0, point * f1, times(point, f2, True)))
+
+
+def days_of(hours: Any) -> Any:
+    """Hours / 24, a point or each of a Span's three (made when read where the hours are)."""
+    if type(hours) is Later:
+        return Later(_made_days, hours)
+    if isinstance(hours, Span):
+        low, expected, high = hours
+        return _tuple_new(Span, (low / 24, expected / 24, high / 24))
+    return hours / 24
+
+
+def _made_days(hours: Later) -> Span:
+    return days_of(hours.get())
