@@ -76,8 +76,8 @@ VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
-ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter per token (Kaplan et al. 2020; dense: all); hours at"
-               " the utilization above on the dense peak; job memory in GB (1e9 bytes), device memory in GiB;"
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter per token (Kaplan et al. 2020); hours at the utilization"
+               " above (dense peak); job memory in GB (1e9 B), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
 

@@ -261,13 +261,13 @@ def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str
              "family, dense or MoE, the active parameters' decade"),
             ("Prior_basis_scale", "Basis: devices and tokens per parameter", prior_native.basis_scale(*args),
              " on " + scale, None, "their decades (the table below)")]
-    outs = []
+    outs, spans = [], note[len(" (extrapolated: the runs span "):-1].split(", ")
     for key, _ in prior_native.SPAN_KEYS:
         name = f"Prior_out_{key.split('/')[0]}"
         outs.append(name)
-        words = ", " + prior_native.outside_words(key)
+        words = prior_native.outside_words(key)
         rows.append((name, f"Basis: {key} outside the runs' span", prior_native.outside(key, *args),
-                     words if words in note else "", None, "the runs' span where the job lies outside it"))
+                     ", " + words if words in spans else "", None, "the runs' span where the job lies outside it"))
     rows += [("Prior_beyond", "Basis: the extrapolation note", prior_native.beyond(outs), note, None,
               "blank: the job lies within the runs"),
              ("Prior_basis", "Basis: which runs the prior describes",
