@@ -146,7 +146,9 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
 
     b, (mem, r) = vector_budget(), vector_today()  # the same figures, and a warm cache
     assert np.allclose(b.cost_usd.expected, r["usd"][:, 1]) and np.allclose(b.memory.total, mem.total)
-    old_prior = None if old is None else old.utilization_prior()
+    # the same prior's three numbers for both (the other calc's own model may differ: the question, not the fit)
+    old_prior = None if old is None else old.UtilizationPrior(prior.low, prior.expected, prior.high, prior.goodput,
+                                                              prior.n_runs, prior.basis)
     if old is not None:
         ob = vector_budget(old, old_prior)
         for name, figure in every_figure(b).items():  # the same figures, bit for bit
