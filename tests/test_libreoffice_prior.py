@@ -87,11 +87,11 @@ def _workbook(path, jobs: list[dict]) -> None:
         ws2[ref["beyond"]] = "=" + prior_native.beyond(outs)
         ws2[ref["basis"]] = "=" + prior_native.basis(ref["basis_runs"], ref["basis_scale"], ref["beyond"])
         ws2[ref["usd"]] = job["usd"]
-        cost = f"2.5*{ref['hours1']}/({ref['expected']}*{prior.GOODPUT!r})"  # 2.5 USD per device-hour
-        ws2[ref["budget_tokens"]] = "=" + prior_native.tokens_for_budget(ref["usd"], cost, ref["tokens"])
-        ws2[ref["deadline_devices"]] = "=" + prior_native.devices_for_days(ref["hours1"], ref["expected"],
-                                                                           ref["devices"], str(prior.GOODPUT),
-                                                                           ref["days"])
+        at_100 = f"2.5*{ref['hours1']}/{prior.GOODPUT!r}"  # 2.5 USD per device-hour, at 100% of peak
+        ws2[ref["budget_tokens"]] = "=" + prior_native.tokens_for_budget(ref["usd"], at_100, ref["expected"],
+                                                                         ref["tokens"])
+        ws2[ref["deadline_devices"]] = "=" + prior_native.devices_for_days(
+            f"{ref['hours1']}/({prior.GOODPUT!r}*24*{ref['days']})", ref["expected"], ref["devices"])
     wb.save(path)
 
 

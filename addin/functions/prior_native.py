@@ -240,14 +240,18 @@ def devices_exponent() -> str:
     return f"({PREFIX}devices/LN(10))"
 
 
-def devices_for_days(hours_one_device_at_100: str, utilization: str, devices: str, goodput: str, days: str) -> str:
-    """Fewest devices finishing within `days` when `utilization` (at `devices`) scales as devices^b:
-    n = ROUNDUP((H1 · devices^b / (u · goodput · 24 · days))^(1/(1+b))), H1 the hours on one device
-    at 100%; at least 1 (calc.plan.devices_for)."""
+def devices_for_days(devices_at_100: str, utilization: str, devices: str, cap: str = "1", least: str = "1") -> str:
+    """Fewest devices finishing in time when `utilization` (at `devices`) scales as devices^b up to
+    its cap `cap` (calc.prior caps the prior at 100% of peak: 1 for the expected and high
+    utilization, Util_low/Util_expected, the band's low factor, for the low one); `devices_at_100`
+    the devices needed at 100% of peak (device-hours at 100% / (goodput x 24 x days)):
+    n = MAX(ROUNDUP((N100 · devices^b / u)^(1/(1+b))), ROUNDUP(N100 / cap), least) (calc.plan.devices_for:
+    the closed form, or its bisection where the capped utilization stops growing; least at least 1)."""
     b = devices_exponent()
-    k = f"{native.wrap(hours_one_device_at_100)}*{native.wrap(devices)}^{b}"
-    return (f"MAX(ROUNDUP(({k}/({native.wrap(utilization)}*{native.wrap(goodput)}*24*{native.wrap(days)}))"
-            f"^(1/(1+{b}))*{EXACT},0),1)")
+    n100 = native.wrap(devices_at_100)
+    linear = n100 if cap == "1" else f"{n100}/({cap})"
+    return (f"MAX(ROUNDUP(({n100}*{native.wrap(devices)}^{b}/{native.wrap(utilization)})^(1/(1+{b}))"
+            f"*{EXACT},0),ROUNDUP({linear}*{EXACT},0),{least})")
 
 
 def tokens_exponent() -> str:
@@ -255,9 +259,19 @@ def tokens_exponent() -> str:
     return f"({PREFIX}tokens/LN(10))"
 
 
-def tokens_for_budget(usd: str, cost_at_tokens: str, tokens: str) -> str:
-    """Most whole tokens `usd` buys when `cost_at_tokens` (the cost of `tokens` tokens at the prior's
-    utilization there) grows as tokens^(1 - c): INT(tokens · (usd / cost)^(1/(1 - c))), as
-    calc.plan.tokens_for's closed form (INT: see plan_native.tokens_for_budget)."""
+def tokens_for_budget(usd: str, cost_at_100: str, utilization: str, tokens: str, cap: str = "1") -> str:
+    """Most whole tokens `usd` buys when the cost of `tokens` tokens, `cost_at_100` (at 100% of peak,
+    goodput counted) / `utilization`, grows as tokens^(1 - c) while the utilization is below its cap
+    `cap` (see devices_for_days) and linearly beyond: INT(MIN(tokens · (usd · u / K)^(1/(1 - c)),
+    tokens · usd · cap / K)), as calc.plan.tokens_for (the closed form, or its bisection where the
+    capped utilization stops growing; INT: see plan_native.tokens_for_budget)."""
     c = tokens_exponent()
-    return f"INT({native.wrap(tokens)}*({native.wrap(usd)}/{native.wrap(cost_at_tokens)})^(1/(1-{c})))"
+    t, k = native.wrap(tokens), native.wrap(cost_at_100)
+    linear = f"{t}*{native.wrap(usd)}/{k}" if cap == "1" else f"{t}*{native.wrap(usd)}*({cap})/{k}"
+    return f"INT(MIN({t}*({native.wrap(usd)}*{native.wrap(utilization)}/{k})^(1/(1-{c})),{linear}))"
+
+
+def cap(utilization: str) -> str:
+    """The most the prior's `utilization` cell reaches (calc.prior.UtilizationPrior's cap at 100% of
+    peak): Util_low stops at the band's low factor (Util_low/Util_expected), the others at 1."""
+    return "Util_low/Util_expected" if utilization == "Util_low" else "1"

@@ -21,7 +21,7 @@ from ... import calc
 from ...calc import plan, ranges
 from ..functions import native, plan_native, prior_native
 from ..functions.registry import BY_NAME
-from . import styles
+from . import ranges_block, styles
 from .cached_cells import CachedCells, style, text
 
 DAYS_DEFAULT = 30.0
@@ -30,7 +30,7 @@ USD_DEFAULT = 1e6
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
-ONE_DEVICE_HOURS = "(Hours_at_100*Devices_count)"  # device-hours at 100% on the prior's row (ranges_block)
+ONE_DEVICE_HOURS = "Fleet_hours_at_100"  # device-hours at 100% on the prior's row (a helper row below)
 EXPRS = {"params": "Params", "active_params": "Active_used",
          "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
          "usd_per_device_hour": "Price_used", "devices": "Devices_count"}
@@ -89,9 +89,20 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     ]
     three = plan.devices_for_days(v["params"], v["tokens"], v["device"], days, utilization="prior", case=None,
                                   zero_stage=3, **job)
+    d = ranges_block._device_row(v["device"], table)
+    at_100 = float(ranges_block.budget(v, table, device=d.name, utilization=1.0).device_hours)
+    goodput = float(calc.budget(calc.Job(params=1.0, utilization="prior")).goodput)  # the Goodput cell's default
+    price = ranges_block.price(v, table)[0]
+    rows += [(ONE_DEVICE_HOURS, "Device-hours at 100% on the ranges' row", "Hours_at_100*Devices_count", at_100,
+              styles.HOURS, "the prior's figures below scale these"),
+             ("Devices_at_100", "Devices for the deadline at 100%", f"{ONE_DEVICE_HOURS}/(Goodput*24*Deadline_days)",
+              at_100 / (goodput * 24 * days), "#,##0.00", "device-hours at 100% / (goodput x 24 x days)"),
+             ("Cost_at_100", "Cost at 100% on that row (USD)", f"Price_used*{ONE_DEVICE_HOURS}/Goodput",
+              None if price is None else price * at_100 / goodput, styles.USD, "goodput counted")]
     for j, case in enumerate(ranges.LABELS):  # the job's own prior moves with the device count: closed form
-        n = prior_native.devices_for_days(ONE_DEVICE_HOURS, BY_CASE[case], "Devices_count", "Goodput", "Deadline_days")
-        rows.append((None, f"Devices for the deadline, {case}", f"MAX({n},Deadline_states)",
+        n = prior_native.devices_for_days("Devices_at_100", BY_CASE[case], "Devices_count",
+                                          prior_native.cap(BY_CASE[case]), "Deadline_states")
+        rows.append((None, f"Devices for the deadline, {case}", n,
                      float(three[j]), styles.COUNT,
                      "the job's own prior x goodput, its utilization moving with the devices" if case == "expected"
                      else ""))
@@ -103,9 +114,9 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
                                     utilization="prior", devices=v["devices"], **job)
     by_tokens = {"low": "Util_low", "expected": "Util_expected", "high": "Util_high"}  # most tokens: high u
     for j, case in enumerate(ranges.LABELS):  # and with the tokens per parameter: closed form
-        cost = f"Price_used*{ONE_DEVICE_HOURS}/({by_tokens[case]}*Goodput)"
         rows.append((None, f"Tokens for the budget, {case}",
-                     prior_native.tokens_for_budget("Budget_USD", cost, "Tokens"), float(tokens[j]), styles.COUNT,
+                     prior_native.tokens_for_budget("Budget_USD", "Cost_at_100", by_tokens[case], "Tokens",
+                                                    prior_native.cap(by_tokens[case])), float(tokens[j]), styles.COUNT,
                      "the job's own prior x goodput, its utilization moving with the tokens" if case == "expected"
                      else ""))
     return rows
