@@ -56,7 +56,11 @@ def _points_only(utilization: Any) -> None:
 def hours_at(flops: Any, tflops: Any, utilization: Any, devices: Any, check: bool = True) -> Any:
     """Wall-clock hours: FLOPs / (TFLOP/s · 1e12 · utilization · devices) / 3600 (checked numbers;
     `check` False leaves the overflow check to the caller, e.g. calc.budget's ranges)."""
-    rate = tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices
+    if type(tflops) is float and type(utilization) is float and type(devices) in (float, int):
+        rate = tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices   # floats overflow to inf quietly
+    else:  # numpy warns where a product overflows: the check below refuses it by name instead
+        with np.errstate(over="ignore"):
+            rate = tflops * (TERA * SECONDS_PER_HOUR) * utilization * devices
     hours = ratio(flops, rate, True)  # rate is a new array (or a float)
     if type(hours) is float:  # hours are > 0 by the formula: below TINY the rate overflowed or the FLOPs are tiny
         if hours < TINY:
