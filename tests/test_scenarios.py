@@ -319,3 +319,20 @@ def test_verify_reports_a_changed_scenarios_formula(built, tmp_path):
     wb.save(path)
     problems = verify.verify(path, recalc=False)
     assert [p.where for p in problems if "template" in p.message] == [f"Scenarios!{ref}"]
+
+
+def test_layout_active_row_under_params_and_print_area_holds_chart(built):
+    """The active-parameters input sits under Model parameters, unlocked like every input, labelled
+    as the Budget's helper; the print area still holds inputs, helpers, results and the chart."""
+    ws = openpyxl.load_workbook(built.path)["Scenarios"]
+    row = scenarios.ROW["active_params"]
+    assert row == scenarios.ROW["params"] + 1 and ws[f"A{row}"].value == "Active parameters (blank: all)"
+    assert all(not ws[f"{c}{row}"].protection.locked for c in scenarios.COLUMNS)
+    assert ws[f"A{scenarios.ROW['active_used']}"].value == budget_sheet.HELPERS[0][1]  # the Budget's words
+    moe = scenarios.COLUMNS[[p[2] is not None for p in scenarios.PLANS].index(True)]
+    assert ws[f"{moe}{row}"].value < ws[f"{moe}{scenarios.ROW['params']}"].value  # a default MoE plan
+    area = ws.print_area.split("!")[1].replace("$", "")
+    top, bottom = area.split(":")
+    assert top == "A1" and bottom[0] == scenarios.COLUMNS[-1]
+    anchor = ws._charts[0].anchor._from.row + 1  # 0-based
+    assert anchor > scenarios.LAST and int(bottom[1:]) >= anchor + 30  # a 16 cm chart: 30 rows or more
