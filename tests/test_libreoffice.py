@@ -230,7 +230,7 @@ def fp8_priced(soffice, built, tmp_path_factory):
     budget[budget_sheet.REF["device"].replace("$", "")] = FP8
     budget[budget_sheet.REF["usd_per_device_hour"].replace("$", "")] = None
     plans = wb["Scenarios"]
-    plan = ("FP8, row price", 7e9, 1.4e11, FP8, 64, "prior", None, 1.0)
+    plan = ("FP8, row price", 7e9, None, 1.4e11, FP8, 64, "prior", None, 1.0)  # dense: active blank
     for (name, *_), value in zip(scenarios.INPUTS, plan, strict=True):
         plans[f"B{scenarios.ROW[name]}"] = value
     wb.save(tmp / "fp8.xlsm")
@@ -252,7 +252,7 @@ def test_fp8_row_price_reaches_the_ranges_and_the_scenarios(fp8_priced):
         assert _same(got[f"Cost, {case} (USD)"], float(want)), (case, got[f"Cost, {case} (USD)"], want)
     assert _same(got["Cost (USD)"], float(ranges_block.budget(v, table).cost_usd))
     plans = wb["Scenarios"]
-    _, params, tokens, device, devices, util, _, pue = plan
+    _, params, _, tokens, device, devices, util, _, pue = plan
     row = calc.plans.plan_row(params, tokens, device, devices=devices, utilization=util, pue=pue, table=table)
     assert plans[f"B{scenarios.ROW['price_used']}"].value == FP8_PRICE == row["usd_per_device_hour"]
     for case in ("low", "expected", "high"):

@@ -89,7 +89,7 @@ def _plan(rng: np.random.Generator, table: calc.DeviceTable, k: int) -> tuple:
         price = float(rng.uniform(0.5, 12))
     else:
         price = None  # no price: no cost
-    return (f"plan {k + 1}", float(10 ** rng.uniform(8, 11.5)), float(10 ** rng.uniform(10, 13)), device,
+    return (f"plan {k + 1}", float(10 ** rng.uniform(8, 11.5)), None, float(10 ** rng.uniform(10, 13)), device,
             int(rng.integers(1, 2049)), util, price, float(rng.uniform(1.0, 1.5)))
 
 
@@ -275,7 +275,7 @@ def test_scenarios_equal_calc_at_500_plans(recalculated):
     for job, plan_rows, wb in zip(jobs, plan_sets, books, strict=True):
         ws, rate = wb["Scenarios"], job["currency"][1]
         for c, plan in zip(scenarios.COLUMNS, plan_rows, strict=True):
-            _, params, tokens, device, devices, util, price, pue = plan
+            _, params, _, tokens, device, devices, util, price, pue = plan  # dense: active blank
             # the copy's Devices table: a blank price is the chosen row's own (the job's row price)
             row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
                                  table=table_of(job))

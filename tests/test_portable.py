@@ -32,7 +32,8 @@ CHANGES = {
     "FP8 device": {"Device": FP8, ("Scenarios", "Device", "B"): FP8, ("Scenarios", "Device", "G"): FP8},
     "provider price": {"Provider": "aws", ("Scenarios", "Price", "C"): "aws:on_demand"},
     "currency": {"Currency": "EUR", "USD_rate": 0.92},
-    "MoE": {"Params": 46.7e9, "Active_params": 12.9e9, "Tokens": 1e12},  # Mixtral 8x7B-like: the basis says MoE
+    "MoE": {"Params": 46.7e9, "Active_params": 12.9e9, "Tokens": 1e12,  # Mixtral 8x7B-like: the basis says MoE
+            ("Scenarios", "Active parameters (blank: all)", "B"): 2e9},  # plan B: 7B total, 2B active
 }
 COUNTS: dict[tuple[str, str], tuple[int, int]] = {}  # (copy, engine) -> (matching, total), printed at the end
 
@@ -168,6 +169,11 @@ def test_changed_inputs_change_the_figures(copies):
     moe = openpyxl.load_workbook(copies["MoE"], data_only=True)
     sheet, ref = next(names["Prior_basis"].destinations)
     assert moe[sheet][ref.replace("$", "")].value.startswith("Hopper MoE runs of 10B-100B")  # active, not total
+    plans, dense = moe["Scenarios"], openpyxl.load_workbook(copies["template"], data_only=True)["Scenarios"]
+    rows = {c.value: c.row for c in plans["A"] if isinstance(c.value, str)}
+    assert plans[f"B{rows['Mixture of experts (1: fewer active than total parameters)']}"].value == 1
+    at_100 = rows["Hours at 100% utilization"]  # 6 * active * tokens: 2B of plan B's 7B
+    assert plans[f"B{at_100}"].value == pytest.approx(dense[f"B{at_100}"].value * 2 / 7, rel=1e-9)
     sheet, ref = next(names["Price_found"].destinations)
     provider = openpyxl.load_workbook(copies["provider price"], data_only=True)
     assert isinstance(provider[sheet][ref.replace("$", "")].value, float)  # a price from the Prices table

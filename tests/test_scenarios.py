@@ -46,7 +46,9 @@ def _set(wb, name: str, value) -> None:
 
 def _random_plans(seed: int = 20261130) -> list[tuple]:
     """Ten plans: catalog devices (FP8 and measured rows among them), "prior" or a share, a number or
-    a provider[:plan] that has a price for the device's hardware."""
+    a provider[:plan] that has a price for the device's hardware; some a mixture of experts (active
+    parameters 5%-60% of the total, two of them at "prior" so the prior's MoE term counts), the rest
+    dense (active blank)."""
     rng = np.random.default_rng(seed)
     table = calc.catalog()
     priced = [d.name for d in table if prices.find(d.name)]
@@ -63,10 +65,15 @@ def _random_plans(seed: int = 20261130) -> list[tuple]:
             price = row.provider if plan == "on_demand" and rng.random() < 0.5 else f"{row.provider}:{plan}"
         else:
             price = float(rng.uniform(0.5, 12))
-        out.append((f"plan {k + 1}", float(10 ** rng.uniform(8, 11.5)), float(10 ** rng.uniform(10, 13)), device,
+        params = float(10 ** rng.uniform(8, 11.5))
+        moe = k in (2, 5) or rng.random() < 0.3
+        active = float(params * rng.uniform(0.05, 0.6)) if moe else None
+        if k in (2, 5):
+            util = "prior"
+        out.append((f"plan {k + 1}", params, active, float(10 ** rng.uniform(10, 13)), device,
                     int(rng.integers(1, 2049)), util, price, float(rng.uniform(1.0, 1.5))))
-    out[3] = (*out[3][:6], "gcp:1yr", out[3][7])  # a provider with two H100 rows: the older one has 1-year
-    out[3] = (*out[3][:3], "H100 SXM, BF16 tensor core, dense", *out[3][4:])
+    out[3] = (*out[3][:7], "gcp:1yr", out[3][8])  # a provider with two H100 rows: the older one has 1-year
+    out[3] = (*out[3][:4], "H100 SXM, BF16 tensor core, dense", *out[3][5:])
     return out
 
 
@@ -112,10 +119,17 @@ def _check_plans(ws, plan_rows: list[tuple]) -> int:
     """Every result cell of every plan column equal to calc.plans.plan_row; returns cells compared."""
     checked = 0
     table = calc.catalog()
-    for c, (name, params, tokens, device, devices, util, price, pue) in zip(scenarios.COLUMNS, plan_rows,
-                                                                            strict=False):
+    for c, (name, params, active, tokens, device, devices, util, price, pue) in zip(scenarios.COLUMNS, plan_rows,
+                                                                                    strict=False):
         row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
-                             table=table, name=name)
+                             table=table, name=name, active_params=active)
+        b = calc.budget(calc.Job(params=params, active_params=active, tokens=tokens, device=device,
+                                 devices=devices, utilization=util, price=price or None, pue=pue, table=table))
+        assert _same(ws[f"{c}{scenarios.ROW['active_used']}"].value, float(b.active_params)), (c, active)
+        assert ws[f"{c}{scenarios.ROW['moe']}"].value == int(b.active_params < params), (c, active)
+        if util == "prior":  # the plan's own prior: calc.budget's utilization band of the MoE or dense job
+            for case, want in zip(CASES, (b.prior.low, b.prior.expected, b.prior.high), strict=True):
+                assert _same(ws[f"{c}{scenarios.ROW[f'util_{case}']}"].value, float(want)), (c, case)
         for fig in FIGURES:
             for case in CASES:
                 got = ws[f"{c}{scenarios.ROW[f'{fig}_{case}']}"].value
@@ -137,6 +151,26 @@ def test_default_scenarios_equal_calc(lo):
 
 def test_random_scenarios_equal_calc(lo):
     assert _check_plans(lo["random"]["Scenarios"], lo["plans"]) >= 10 * 4
+
+
+def test_scenario_rows_read_active_params_as_the_sheet():
+    """A scenarios CSV's active_params column (calc.plans.scenario_rows) gives the sheet's row
+    (plan_row with active_params) for every random plan, MoE or dense; active above params refused."""
+    recs = [{"name": n, "params": repr(p), "active_params": "" if a is None else repr(a), "tokens": repr(t),
+             "device": d, "devices": str(k), "utilization": str(u), "price": str(pr)}
+            for n, p, a, t, d, k, u, pr, _ in _random_plans()]
+    got = plans.scenario_rows(recs)
+    assert sum(r["active_params"] != "" for r in recs) >= 2
+    for rec, row, (name, params, active, tokens, device, devices, util, price, _) in zip(
+            recs, got, _random_plans(), strict=True):
+        want = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price,
+                              name=name, active_params=active)
+        dense = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, name=name)
+        key = "hours_expected" if util == "prior" else "hours"
+        assert row[key] == pytest.approx(want[key], rel=1e-12), rec
+        assert (row[key] < dense[key]) == (active is not None), rec  # fewer active parameters: fewer hours
+    with pytest.raises(calc.TrainingBudgetError, match="active_params"):
+        plans.scenario_rows([{**recs[0], "active_params": repr(2 * _random_plans()[0][1])}])
 
 
 def test_cached_values_equal_libreoffice(lo, built):
@@ -285,3 +319,20 @@ def test_verify_reports_a_changed_scenarios_formula(built, tmp_path):
     wb.save(path)
     problems = verify.verify(path, recalc=False)
     assert [p.where for p in problems if "template" in p.message] == [f"Scenarios!{ref}"]
+
+
+def test_layout_active_row_under_params_and_print_area_holds_chart(built):
+    """The active-parameters input sits under Model parameters, unlocked like every input, labelled
+    as the Budget's helper; the print area still holds inputs, helpers, results and the chart."""
+    ws = openpyxl.load_workbook(built.path)["Scenarios"]
+    row = scenarios.ROW["active_params"]
+    assert row == scenarios.ROW["params"] + 1 and ws[f"A{row}"].value == "Active parameters (blank: all)"
+    assert all(not ws[f"{c}{row}"].protection.locked for c in scenarios.COLUMNS)
+    assert ws[f"A{scenarios.ROW['active_used']}"].value == budget_sheet.HELPERS[0][1]  # the Budget's words
+    moe = scenarios.COLUMNS[[p[2] is not None for p in scenarios.PLANS].index(True)]
+    assert ws[f"{moe}{row}"].value < ws[f"{moe}{scenarios.ROW['params']}"].value  # a default MoE plan
+    area = ws.print_area.split("!")[1].replace("$", "")
+    top, bottom = area.split(":")
+    assert top == "A1" and bottom[0] == scenarios.COLUMNS[-1]
+    anchor = ws._charts[0].anchor._from.row + 1  # 0-based
+    assert anchor > scenarios.LAST and int(bottom[1:]) >= anchor + 30  # a 16 cm chart: 30 rows or more

@@ -25,25 +25,31 @@ from . import prices_sheet, ranges_block, styles
 from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
 
 COLUMNS = tuple("BCDEFGHIJK")  # ten plans
-# Default plans (name, params, tokens, device, devices, utilization, price, PUE); the rest blank.
+# Default plans (name, params, active params or None for dense, tokens, device, devices, utilization,
+# price, PUE); the rest blank.
+H100 = "H100 SXM, BF16 tensor core, dense"
+# The MoE plan: Mixtral 8x7B's 46.7B total, 12.9B active parameters (Jiang et al. 2024, arXiv:2401.04088, section 2.1).
 PLANS: tuple[tuple[Any, ...], ...] = (
-    ("7B, rent on demand", 7e9, 1.4e11, "H100 SXM, BF16 tensor core, dense", 64, "prior", "lambda:on_demand", 1.0),
-    ("7B, at 40%", 7e9, 1.4e11, "H100 SXM, BF16 tensor core, dense", 64, 0.4, 2.5, 1.0),
-    ("13B, 1-year commit", 13e9, 2.6e11, "H100 SXM, BF16 tensor core, dense", 128, "prior", "gcp:1yr", 1.2),
-    ("13B on B200, spot", 13e9, 2.6e11, "B200, BF16 tensor core, dense", 64, "prior", "coreweave:spot", 1.2),
-    ("70B on H200", 70e9, 1.4e12, "H200 SXM, BF16 tensor core, dense", 512, "prior", "aws", 1.2),
-    ("7B, FP8 row", 7e9, 1.4e11, "H100 SXM, FP8 tensor core, dense", 64, "prior", "runpod", 1.0),
-    ("70B on A100, 3-year", 70e9, 1.4e12, "A100 SXM 80GB, BF16 tensor core, dense", 1024, 0.35, "azure:3yr", 1.3),
+    ("7B, rent on demand", 7e9, None, 1.4e11, H100, 64, "prior", "lambda:on_demand", 1.0),
+    ("7B, at 40%", 7e9, None, 1.4e11, H100, 64, 0.4, 2.5, 1.0),
+    ("13B, 1-year commit", 13e9, None, 2.6e11, H100, 128, "prior", "gcp:1yr", 1.2),
+    ("13B on B200, spot", 13e9, None, 2.6e11, "B200, BF16 tensor core, dense", 64, "prior", "coreweave:spot", 1.2),
+    ("70B on H200", 70e9, None, 1.4e12, "H200 SXM, BF16 tensor core, dense", 512, "prior", "aws", 1.2),
+    ("7B, FP8 row", 7e9, None, 1.4e11, "H100 SXM, FP8 tensor core, dense", 64, "prior", "runpod", 1.0),
+    ("70B on A100, 3-year", 70e9, None, 1.4e12, "A100 SXM 80GB, BF16 tensor core, dense", 1024, 0.35, "azure:3yr", 1.3),
+    ("47B MoE, 13B active", 46.7e9, 12.9e9, 1e12, H100, 256, "prior", "lambda", 1.0),
 )
 INPUTS = (("name", "Plan", None), ("params", "Model parameters", styles.COUNT),
+          ("active_params", "Active parameters (blank: all)", styles.COUNT),
           ("tokens", "Training tokens", styles.COUNT), ("device", "Device", None),
           ("devices", "Number of devices", styles.COUNT),
           ("utilization", 'Utilization (a share, or "prior")', styles.PERCENT),
           ("price", "Price: USD per device-hour, or provider:plan", styles.USD_RATE), ("pue", "PUE", styles.RATIO))
 FIRST = 5  # first input row
 ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
-HELPERS = ("hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts", "hours_100", "provider",
-           "plan", "plan_col", "price_date", "price_found", "price_used", "prior_hardware", "prior_pos_long",
+HELPERS = ("active_used", "moe", "hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts",
+           "hours_100", "provider", "plan", "plan_col", "price_date", "price_found", "price_used",
+           "prior_hardware", "prior_pos_long",
            "prior_pos", "prior_effect", "util_expected", "util_low", "util_high")
 HELPER_FIRST = ROW["pue"] + 2
 ROW.update({name: HELPER_FIRST + i for i, name in enumerate(HELPERS)})
@@ -66,7 +72,9 @@ def formulas(c: str) -> dict[str, str]:
     def at(name: str) -> str:
         return f"{c}{ROW[name]}"
     dev, util, price = at("device"), at("utilization"), at("price")
-    f = {"hardware": ranges_block.field(dev, "hardware"), "kind": ranges_block.field(dev, "kind"),
+    f = {"active_used": pieces.active_used(at("active_params"), at("params")),
+         "moe": pieces.moe_flag(at("active_used"), at("params")),
+         "hardware": ranges_block.field(dev, "hardware"), "kind": ranges_block.field(dev, "kind"),
          "precision": ranges_block.field(dev, "precision"),
          "prior_row": ranges_block.prior_row(at("hardware"), at("kind")),
          "row_used": pieces.row_used(util, dev, ranges_block.prior_name(dev, at("kind"), at("precision"),
@@ -75,18 +83,20 @@ def formulas(c: str) -> dict[str, str]:
          "watts": pieces.or_blank(native.lookup(at("row_used"), "watts")),
          "hours_100": BY_NAME["TRAIN_HOURS"].native_formula(
              {"params": at("params"), "tokens": at("tokens"), "device": at("row_used"), "utilization": "1",
-              "devices": at("devices")}, blank_means_default=False, helpers={"device:tflops": at("rate")}),
+              "devices": at("devices"), "active_params": at("active_used")}, blank_means_default=False,
+             helpers={"device:tflops": at("rate")}),
          **pieces.plan_price_parts(price, at("provider")),
          "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
          "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
          "price_found": pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date")),
          "price_used": pieces.plan_price_used(price, at("price_found"), pieces.named_row_price(dev)),
-         # the plan's own prior (calc.prior.job_prior of a dense job, as calc.budget's)
+         # the plan's own prior (calc.prior.job_prior of its active parameters and MoE flag, as calc.budget's)
          "prior_hardware": prior_native.hardware_or_name(at("hardware"), dev),
          "prior_pos_long": prior_native.prefix_position_long(at("prior_hardware")),
          "prior_pos": prior_native.prefix_position(at("prior_hardware"), at("prior_pos_long")),
          "prior_effect": prior_native.family_effect(at("prior_pos")),
-         "util_expected": prior_native.expected(at("prior_effect"), at("params"), at("devices"), at("tokens")),
+         "util_expected": prior_native.expected(at("prior_effect"), at("active_used"), at("devices"),
+                                                at("tokens"), at("moe")),
          "util_low": prior_native.edge(at("util_expected"), at("prior_pos"), "low"),
          "util_high": prior_native.edge(at("util_expected"), at("prior_pos"), "high")}
     f = {k: pieces.blank_if(dev, v) for k, v in f.items()}
@@ -105,18 +115,21 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable) -> dict[str,
     """calc's figures for a plan column (cached values and the test's reference), by row name."""
     if plan is None:
         return {}
-    _, params, tokens, device, devices, util, price, pue = plan
+    _, params, active, tokens, device, devices, util, price, pue = plan
     ranged = isinstance(util, str)
+    used_params = params if active is None else active
     used = calc.ranges.prior_device(device, table) if ranged else device
     row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
-                         table=table)
+                         table=table, active_params=active)
     d, u = table.get(device), table.get(used)
     parsed = calc.prices.parse_spec(price) if isinstance(price, str) else None
     out: dict[str, Any] = {
+        "active_used": used_params, "moe": int(used_params < params),
         "hardware": d.hardware, "kind": d.kind, "precision": d.precision,
         "prior_row": ranges_block.position(d, table), "row_used": used, "rate": u.tflops,
         "watts": u.watts if u.watts else "",
-        "hours_100": float(calc.train_hours(params, tokens, u.tflops, devices=devices)),
+        "hours_100": float(calc.train_hours(params, tokens, u.tflops, devices=devices,
+                                                  active_params=active)),
         "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
         "plan_col": prices_sheet.PLANS.index(parsed[1]) + 1 if parsed else "",
         "price_date": 0, "price_found": "", "price_used": row["usd_per_device_hour"]}
@@ -124,7 +137,8 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable) -> dict[str,
         best, _ = calc.prices.lookup(price, used, table)
         out["price_date"] = (calc.prices.dt.date.fromisoformat(best.as_of) - EXCEL_EPOCH).days
         out["price_found"] = row["usd_per_device_hour"]
-    p = calc.prior.job_prior(device, active_params=params, devices=devices, moe=False, tokens=tokens, table=table)
+    p = calc.prior.job_prior(device, active_params=used_params, devices=devices, moe=used_params < params,
+                             tokens=tokens, table=table)
     fam = calc.prior._families(device, table)
     hardware = d.hardware or device
     long, pos = prior_native.positions(hardware)
@@ -151,7 +165,9 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     text(ws, f"A{FIRST - 1}", "Inputs", styles.HEADING)
     text(ws, f"A{HELPER_FIRST - 1}", "Figures used below", styles.HEADING)
     text(ws, f"A{RESULT_FIRST}", "Results", styles.HEADING)
-    labels = {"hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
+    labels = {"active_used": "Active parameters used (blank: all)",
+              "moe": "Mixture of experts (1: fewer active than total parameters)",
+              "hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
               "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
               "rate": "Rate (TFLOP/s)", "watts": "Power (W)", "hours_100": "Hours at 100% utilization",
               "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
@@ -162,7 +178,8 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
               "prior_effect": "Prior: family effect (log utilization)",
               "util_expected": "Utilization, expected (the plan's own prior)", "util_low": "Utilization, low",
               "util_high": "Utilization, high"}
-    fmts = {"rate": styles.TFLOPS, "watts": '#,##0 "W"', "hours_100": styles.HOURS, "prior_row": "0",
+    fmts = {"active_used": styles.COUNT, "moe": "0", "rate": styles.TFLOPS, "watts": '#,##0 "W"',
+            "hours_100": styles.HOURS, "prior_row": "0",
             "plan_col": "0", "price_date": DATE_OR_NONE, "price_found": styles.USD_RATE,
             "price_used": styles.USD_RATE, "prior_effect": "0.0000", "prior_pos_long": "0", "prior_pos": "0",
             "util_expected": "0.0%", "util_low": "0.0%", "util_high": "0.0%"}

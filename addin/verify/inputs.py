@@ -129,6 +129,18 @@ def plans(values: Any) -> list[Problem]:
                 problems += _utilization(where, value)
             elif name == "price":
                 problems += _price(where, value, providers)
+            elif name == "active_params" and value not in (None, ""):  # blank: all parameters (dense)
+                problems += _active(where, label, value, got["params"])
+    return problems
+
+
+def _active(where: str, label: str, value: Any, params: Any) -> list[Problem]:
+    """A plan's active parameters: a positive count, at most the plan's parameters (the sheet shows
+    #N/A beyond them, as calc.train_flops refuses)."""
+    problems = _check(where, label, checks.positive, value)
+    if not problems and isinstance(value, (int, float)) and isinstance(params, (int, float)) and value > params:
+        problems.append(Problem(where, f"{label} {value:g} is more than the plan's parameters {params:g}",
+                                kind=KIND, fix=FIX))
     return problems
 
 
