@@ -183,21 +183,6 @@ def test_a_scenario_row_names_a_model_or_its_active_params(tmp_path):
     assert e["hours"] < 0.3 * calc.budget(want.job.with_(active_params=None)).hours  # not read as dense
 
 
-@pytest.mark.parametrize(("row", "needle"), [
-    ('M,Mixtral 8x7B,46.7B,,1T,{d},8,0.4', "scenario 1: give params or model, not both"),
-    ('M,Llama 9,,,1T,{d},8,0.4', "scenario 1: model must be one of"),
-    ('M,,7B,8B,1T,{d},8,0.4', "scenario 1: active_params '8B' is more than params '7B'"),
-    ('M,,,,1T,{d},8,0.4', "scenario 1: params (or model) is required"),
-])
-def test_bad_model_cells_name_the_row(tmp_path, row, needle):
-    path = tmp_path / "plans.csv"
-    path.write_text("name,model,params,active_params,tokens,device,devices,utilization\n"
-                    + row.format(d=f'"{H100}"') + "\n", "utf-8")
-    proc = invoke("estimate", "--scenarios", str(path))
-    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-
-
 # ---- item 6: one row schema, exact numbers, valid JSON ---------------------------------------------------
 
 KEYS = {"hours", "days", "device_hours", "cost_usd", "energy_kwh", "memory_per_device_gib", "fits",
@@ -268,17 +253,24 @@ def test_bad_input_one_line_exit_2(args, needle):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize(("row", "needle"), [
-    ("A,7B,1T,{d},8,0.4,nan", "scenario 1: price must be a finite number"),
-    ("A,7B,1T,{d},8,0.4,-5", "scenario 1: price must be >= 0"),
-    ("A,7B,1T,{d},8,0.4,1e309", "scenario 1: price must be a finite number"),
-    ("A,7B,1T,{d},8,0.4,2.5,,surplus", "scenario 1: 1 cell(s) beyond the header's columns"),
-    ("A,7B,1T,{d},8,40,2.5", "did you mean 0.40?"),
+PLANS = "name,params,tokens,device,devices,utilization,price,own"
+MODELS = "name,model,params,active_params,tokens,device,devices,utilization"
+
+
+@pytest.mark.parametrize(("header", "row", "needle"), [
+    (PLANS, "A,7B,1T,{d},8,0.4,nan", "scenario 1: price must be a finite number"),
+    (PLANS, "A,7B,1T,{d},8,0.4,-5", "scenario 1: price must be >= 0"),
+    (PLANS, "A,7B,1T,{d},8,0.4,1e309", "scenario 1: price must be a finite number"),
+    (PLANS, "A,7B,1T,{d},8,0.4,2.5,,surplus", "scenario 1: 1 cell(s) beyond the header's columns"),
+    (PLANS, "A,7B,1T,{d},8,40,2.5", "did you mean 0.40?"),
+    (MODELS, "M,Mixtral 8x7B,46.7B,,1T,{d},8,0.4", "scenario 1: give params or model, not both"),
+    (MODELS, "M,Llama 9,,,1T,{d},8,0.4", "scenario 1: model must be one of"),
+    (MODELS, "M,,7B,8B,1T,{d},8,0.4", "scenario 1: active_params '8B' is more than params '7B'"),
+    (MODELS, "M,,,,1T,{d},8,0.4", "scenario 1: params (or model) is required"),
 ])
-def test_bad_scenario_cells_are_refused(tmp_path, row, needle):
+def test_bad_scenario_cells_are_refused(tmp_path, header, row, needle):
     path = tmp_path / "plans.csv"
-    path.write_text("name,params,tokens,device,devices,utilization,price,own\n" + row.format(d=f'"{H100}"') + "\n",
-                    "utf-8")
+    path.write_text(header + "\n" + row.format(d=f'"{H100}"') + "\n", "utf-8")
     proc = invoke("estimate", "--scenarios", str(path), "--json")
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
