@@ -35,10 +35,9 @@ LABELS = ("low", "expected", "high")
 
 def wants_prior(utilization: Any) -> bool:
     """True for utilization="prior", "prior:job" (each job's own prior) or a UtilizationPrior (a range)."""
-    if type(utilization) is str:
+    if isinstance(utilization, str):  # the exact word first: no strip or lower for the common case
         return utilization in _PRIOR_WORDS or utilization.strip().lower() in _PRIOR_WORDS
-    return isinstance(utilization, UtilizationPrior) or (isinstance(utilization, str)
-                                                         and utilization.strip().lower() in _PRIOR_WORDS)
+    return isinstance(utilization, UtilizationPrior)
 
 
 _PRIOR_WORDS = ("prior", KEYED)
