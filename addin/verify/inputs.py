@@ -46,9 +46,8 @@ BUDGET: dict[str, Rule] = {
     "method": lambda n, v: checks.choice(n, v, calc.METHODS),
     "optimizer": lambda n, v: checks.choice(n, v, calc.OPTIMIZERS),
     "zero_stage": lambda n, v: checks.whole_in(n, v, (0, 1, 2, 3)),
-    "trainable": checks.fraction, "activations": checks.non_negative, "active_params": checks.positive,
+    "trainable": checks.fraction, "activations": checks.non_negative,
 }
-BLANK_OK = frozenset({"active_params"})  # blank: all parameters (dense), the input's note says so
 CURRENCY: dict[str, Rule] = {
     "Plan": lambda n, v: checks.choice(n, v, prices_sheet.PLANS), "Currency": _text,
     "USD_rate": checks.positive, "Rate_date": _date,
@@ -83,7 +82,10 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
     ws, problems = values["Budget"], []
     for name, label, *_ in budget_sheet.INPUTS:
         ref = budget_sheet.REF[name].replace("$", "")
-        if name in BLANK_OK and ws[ref].value in (None, ""):
+        if name == "active_params":  # blank: all parameters (dense), the input's note says so
+            if ws[ref].value not in (None, ""):
+                params = ws[budget_sheet.REF["params"].replace("$", "")].value
+                problems += _active(f"Budget!{ref}", label, ws[ref].value, params, "the model parameters")
             continue
         problems += _check(f"Budget!{ref}", label, BUDGET[name], ws[ref].value)
     providers = _providers(values)
@@ -134,12 +136,12 @@ def plans(values: Any) -> list[Problem]:
     return problems
 
 
-def _active(where: str, label: str, value: Any, params: Any) -> list[Problem]:
-    """A plan's active parameters: a positive count, at most the plan's parameters (the sheet shows
-    #N/A beyond them, as calc.train_flops refuses)."""
+def _active(where: str, label: str, value: Any, params: Any, whose: str = "the plan's parameters") -> list[Problem]:
+    """Active parameters (the Budget's or a plan's): a positive count, at most `whose` total (the sheet
+    shows #N/A beyond them, as calc.train_flops refuses)."""
     problems = _check(where, label, checks.positive, value)
     if not problems and isinstance(value, (int, float)) and isinstance(params, (int, float)) and value > params:
-        problems.append(Problem(where, f"{label} {value:g} is more than the plan's parameters {params:g}",
+        problems.append(Problem(where, f"{label} {value:g} is more than {whose} {params:g}",
                                 kind=KIND, fix=FIX))
     return problems
 
