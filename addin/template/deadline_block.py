@@ -91,7 +91,7 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
                                   zero_stage=3, **job)
     d = ranges_block._device_row(v["device"], table)
     at_100 = float(ranges_block.budget(v, table, device=d.name, utilization=1.0).device_hours)
-    goodput = float(calc.budget(calc.Job(params=1.0, utilization="prior")).goodput)  # the Goodput cell's default
+    goodput = ranges_block.budget(v, table, utilization="prior").prior.goodput  # the Goodput cell's value
     price = ranges_block.price(v, table)[0]
     rows += [(ONE_DEVICE_HOURS, "Device-hours at 100% on the ranges' row", "Hours_at_100*Devices_count", at_100,
               styles.HOURS, "the prior's figures below scale these"),
