@@ -19,9 +19,10 @@ Speed (issue 17, bench/bench_budget.py): a scalar job of Python numbers is check
 (`_plain`, each test the check's own fast path; anything else takes the general checks, which word
 the errors), and its prior's terms and its layout's memory are kept per job key, so the same
 question asked again (a workbook recalculating) is a few look-ups; the formulas are the same ones.
-Arrays of jobs: each range is checked in the call (one device-hours reduction bounds all four,
-`checked_once`) and its low / expected / high, the point times the prior's factors, made when
-the Budget's field is first read (calc/frozen.py's `Later`): the same products, bit for bit.
+Arrays of jobs: each range is checked in the call (one reduction of the hours bounds all four,
+calc.ranges.lazy_ranges) and its low / expected / high, the point times the prior's factors,
+made when the Budget's field is first read (calc/frozen.py's `Later`), as are the device-hours,
+cost and energy points they come from: the same products, bit for bit.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from .memory import (
 )
 from .models import ModelPreset
 from .prior import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
-from .ranges import checked_once, days_of, range_of, top_factor, wants_prior
+from .ranges import checked_once, days_of, lazy_ranges, range_of, top_factor, wants_prior
 from .rows import device_terms as _device
 from .rows import price_terms as _price
 from .rows import pue_terms as _pue
@@ -239,13 +240,34 @@ def budget(job: Job) -> Budget:
     # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
-    device_hours1 = hours1 * n
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
     pue = job.pue
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
-    if factors is not None and type(device_hours1) is not float:  # arrays: one reduction checks four ranges
+    lazy = None if factors is None or type(hours1) is float else lazy_ranges(hours1, n, usd, watts, pue, factors, top)
+    if lazy is None:
+        hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
+    else:  # arrays of jobs: every range, and the points beyond hours, made when read
+        hours, device_hours, cost, energy = lazy
+    layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
+              "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
+              "data_parallel": dp}
+    # Budget's 26 fields in their declared order, by position (a positional call binds faster than
+    # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
+    return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
+                  memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
+                  hours, days_of(hours), device_hours,  # hours, days, device_hours
+                  cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
+                  usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
+                  pue, prior)
+
+
+def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, top: float) -> tuple[Any, ...]:
+    """(hours, device-hours, cost, energy): points, or ranges of the points at utilization 1 (for
+    arrays, checked_once's one reduction checks all four where it can)."""
+    device_hours1 = hours1 * n
+    if factors is not None and type(device_hours1) is not float:
         top = checked_once(device_hours1, top, usd, watts, pue)
     hours = range_of(hours1, factors, top)
     try:
@@ -254,17 +276,7 @@ def budget(job: Job) -> Budget:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
     energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
-    layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
-              "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
-              "data_parallel": dp}
-    # Budget's 26 fields in their declared order, by position (a positional call binds faster than
-    # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
-    return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
-                  memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
-                  hours, days_of(hours), range_of(device_hours1, factors, top),  # hours, days, device_hours
-                  cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
-                  usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
-                  pue, prior)
+    return hours, range_of(device_hours1, factors, top), cost, energy
 
 
 _INF = math.inf

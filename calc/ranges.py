@@ -187,6 +187,80 @@ def checked_once(device_hours1: np.ndarray, top: float, usd: Any, watts: Any, pu
     return top
 
 
+def lazy_ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any,
+                top: float) -> tuple[Later, Later, Later | None, Later | None] | None:
+    """Arrays of jobs: the hours, device-hours, cost and energy ranges as `Later`s made from the
+    hours at utilization 1 alone (device-hours, cost and energy points too are made when first
+    read), checked now by one reduction; None where that bound does not hold or the prices,
+    watts or PUE are arrays (then calc.budget makes the points and checks range by range).
+
+    The bound: device-hours are hours · devices <= hours · max(devices), cost and energy are
+    device-hours times usd and watts · PUE / 1000, all >= 0; so when the hours' sum times the
+    largest device count, the largest factor and the largest of 1, usd and watts · PUE is under
+    arith.SAFE, no point or product of the four overflows (checked_once's bound, one product on).
+    The figures are the same products as checked_once's path, bit for bit: device-hours
+    hours · devices, cost device-hours · usd, energy schedule.kwh(watts, device-hours, PUE)."""
+    if not (isinstance(hours1, np.ndarray) and hours1.ndim):
+        return None
+    scale = 1.0
+    for price in (usd, None if watts is None else pue):
+        if price is not None and type(price) is not float:
+            return None
+    if usd is not None:
+        scale = max(scale, usd)
+    if watts is not None:
+        if type(watts) is not float:
+            return None
+        scale = max(scale, watts * pue)
+    most = float(np.max(n)) if isinstance(n, np.ndarray) else float(n)
+    if not finite_below(float(np.add.reduce(hours1, axis=None)) * most * top * scale):
+        return None
+    f0, f1, f2 = factors
+    hours = _Shared(hours1, 2)  # read by the hours' Span and by the device-hours point
+    points = Later(_points, hours, n, usd, watts, pue)
+    return (Later(_hours_span, hours, f0, f1, f2), Later(_taken_span, points, 0, f0, f1, f2),
+            None if usd is None else Later(_taken_span, points, 1, f0, f1, f2),
+            None if watts is None else Later(_taken_span, points, 2, f0, f1, f2))
+
+
+class _Shared:
+    """An array (an N-element point this module was given to keep) that `uses` makers read; the
+    last to take it may write into its buffer. Taken only inside a `Later`'s make, which runs
+    under calc/frozen.py's lock, so the count needs no lock of its own."""
+
+    __slots__ = ("uses", "value")
+
+    def __init__(self, value: np.ndarray, uses: int) -> None:
+        self.value, self.uses = value, uses
+
+    def take(self) -> tuple[np.ndarray, bool]:
+        value = self.value
+        self.uses -= 1
+        if self.uses == 0:
+            self.value = None
+        return value, self.uses == 0
+
+
+def _points(hours: _Shared, n: Any, usd: Any, watts: Any, pue: Any) -> list[Any]:
+    """[device-hours, cost, energy] at utilization 1, made together on the first read of any of
+    their ranges: device-hours · usd and kWh need the device-hours, which their range consumes."""
+    h, last = hours.take()
+    dh = times(h, n, last)
+    return [dh, None if usd is None else dh * usd, None if watts is None else kwh(watts, dh, pue, False)]
+
+
+def _hours_span(hours: _Shared, f0: Any, f1: Any, f2: Any) -> Span:
+    h, last = hours.take()
+    return _tuple_new(Span, (h * f0, h * f1, times(h, f2, True) if last else h * f2))
+
+
+def _taken_span(points: Later, i: int, f0: Any, f1: Any, f2: Any) -> Span:
+    """The Span of _points' point `i`, which only this range reads (so _span may write into it)."""
+    made = points.get()
+    point, made[i] = made[i], None
+    return _span(point, f0, f1, f2)
+
+
 def _span(point: Any, f0: Any, f1: Any, f2: Any) -> Span:
     """The Span of a point (an array this module made, held by the Later alone) times the prior's
     three factors: the point's buffer takes the last product."""

@@ -104,3 +104,28 @@ def test_later_is_made_once_and_lazy_fields_need_no_default():
 
     with pytest.raises(TypeError, match="lazy"):
         fast_init(lazy=("a",))(WithDefault)
+
+
+def test_any_order_of_reading_gives_the_same_figures():
+    """The device-hours, cost and energy points are made on the first read of any of their ranges
+    and each range then writes into its own point: every reading order gives the same arrays."""
+    import itertools
+    eager = budget(_job())
+    want = {name: tuple(np.copy(x) for x in getattr(eager, name)) for name in RANGES}
+    for order in itertools.permutations(RANGES):
+        b = budget(_job())
+        assert set(b.__dict__["_later"]) == set(RANGES)
+        for name in order:
+            got = getattr(b, name)
+            assert all(np.array_equal(x, y) for x, y in zip(got, want[name], strict=True)), (order, name)
+        for name in RANGES:   # reading one did not change another already read
+            assert all(np.array_equal(x, y) for x, y in zip(getattr(b, name), want[name], strict=True))
+
+
+def test_array_prices_take_the_eager_path_with_the_same_figures():
+    job = _job()
+    b = budget(job.with_(price=np.full(64, 2.5)))
+    from trainbudget.calc import ranges
+    assert b.__dict__["_later"]["cost_usd"].make is ranges._span   # its point made in the call
+    assert budget(job).__dict__["_later"]["cost_usd"].make is ranges._taken_span   # made when read
+    assert all(np.array_equal(x, y) for x, y in zip(b.cost_usd, budget(job).cost_usd, strict=True))
