@@ -22,8 +22,10 @@ budget() of arrays makes each range's low / expected / high when first read (cal
 `Later`: the figures are checked in the call, the 15 range arrays and days made on reading), so
 the row "every figure read" times budget() and then reading every figure (all 23 arrays made),
 what a door that renders them all pays; --before asserts every figure equal, bit for bit.
-The last row is this machine's floor for the vector case: one N-element multiply into a new
-array, and how many of those one budget() call costs.
+The last rows are this machine's floors: for the vector case one N-element multiply into a new
+array, how many of those one budget() call costs, and how many new N-element arrays the call and
+every figure read keep (tracemalloc), each at least one such multiply; for the scalar case the
+same question's objects and arithmetic as straight-line Python with no checks or look-ups.
 """
 
 from __future__ import annotations
@@ -169,6 +171,66 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
     one = fresh_pass_s(params, tokens)
     print(f"{'floor: one multiply into a new array (ms)':40}{one * 1e3:10.2f}   "
           f"(budget() costs {best_s(vector_budget) / one:.0f} of them)")
+    call, every = kept_arrays(vector_budget, n), kept_arrays(lambda: every_figure(vector_budget()), n)
+    print(f"{'  new arrays kept: the call, every read':40}{call:10.1f}{every:10.1f}   (the floor, ns per job: "
+          f"{call * one / n * 1e9:.0f} and {every * one / n * 1e9:.0f})")
+    print(f"{'floor: a scalar Budget, straight-line (us)':40}{us(straight_line()):10.1f}   "
+          "(no checks, look-ups or provenance: the Job, the objects and the arithmetic)")
+
+
+def kept_arrays(fn: Callable[[], object], n: int) -> float:
+    """How many n-element float64 arrays' worth of memory what `fn` returns holds (tracemalloc
+    sees numpy's allocations): each is a fresh array that the call page-faulted in."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = fn()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    del kept
+    return (after - before) / (8 * n)
+
+
+def straight_line() -> Callable[[], calc.Budget]:
+    """The scalar question's figures as straight-line Python with its constants worked out
+    beforehand (no checks, no device, price or prior look-ups, no basis text): the Job, the
+    MemoryBreakdown, UtilizationPrior, Spans and Budget, and the arithmetic with numpy's log10
+    and exp (the calls the prior needs). What one scalar question costs in this interpreter on
+    this machine before any of the work that makes it a checked, cited answer."""
+    from trainbudget.calc.job import Span
+    from trainbudget.calc.memory import MemoryBreakdown
+    from trainbudget.calc.prior import UtilizationPrior
+    ref = scalar_budget()
+    make = tuple.__new__
+    count = iter(range(1, 1 << 62))
+    logs = np.empty(3)
+
+    def ask() -> calc.Budget:
+        job = calc.Job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tensor_parallel=2,
+                       zero_stage=3, utilization="prior", price=2.5, pue=1.2)
+        p, tok, n = job.params, job.tokens, float(job.devices)
+        dense, dp = p / 2.0, n / 2.0
+        w, g, o = dense / dp * 2.0, dense / dp * 2.0, dense / dp
+        mem = MemoryBreakdown(w, g, 8.0 * o, 4.0 * o, 0.0, w + g + 8.0 * o + 4.0 * o + 0.0)
+        logs[0], logs[1], logs[2] = p, n, tok / p
+        a, b, c = np.log10(logs).tolist()
+        e = float(np.exp(-1.0 + 0.1 * (a - 10.0) + 0.05 * (b - 3.0) + 0.2 * (c - 2.0)))
+        prior = UtilizationPrior(e * 0.7, e, e * 1.3, 0.79, 41, ref.prior.basis, "loo")
+        f0, f1, f2 = 1.0 / (e * 1.3 * 0.79), 1.0 / (e * 0.79), 1.0 / (e * 0.7 * 0.79)
+        h = 6.0 * p * tok / (989.0 * 3.6e15 * n)
+        dh = h * n
+        c1, k1 = dh * 2.5, dh * 700.0 * 1.2 / 1000.0
+        hours = make(Span, (h * f0, h * f1, h * f2))
+        head = ref.usable_bytes - mem.total
+        return calc.Budget(job, H100, 6.0 * p * tok, p, p, mem, dict(ref.layout, data_parallel=dp), ref.usable_bytes,
+                           head >= 0, head, hours, make(Span, (hours[0] / 24, hours[1] / 24, hours[2] / 24)),
+                           make(Span, (dh * f0, dh * f1, dh * f2)), make(Span, (c1 * f0, c1 * f1, c1 * f2)),
+                           make(Span, (k1 * f0, k1 * f1, k1 * f2)), make(Span, (prior.low, prior.expected, prior.high)),
+                           ref.utilization_basis, 0.79, ref.goodput_basis, 2.5, ref.price_label, None, None, None,
+                           1.2, prior)
+    return ask
 
 if __name__ == "__main__":
     args = sys.argv[1:]

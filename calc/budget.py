@@ -49,6 +49,7 @@ from .checks import (
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
 from .job import Budget, Job, Owned, Span
+from .jobprior import job_prior_uncached
 from .memory import (
     GRAD_BYTES,
     METHODS,
@@ -85,12 +86,13 @@ def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
 
 # --- the prior -----------------------------------------------------------------------------------
 
-def _prior_for(job: Job, active: Any) -> UtilizationPrior:
+def _prior_for(job: Job, active: Any, kept: bool = False) -> UtilizationPrior:
     """The utilization prior for `job`: the one given (a UtilizationPrior, e.g. calc.utilization_prior()
     over every run), else the job's own (utilization "prior" or "prior:job": calc.prior.job_prior of
     its device's family, active params, devices, MoE = fewer active than total parameters, tokens per
     active param; elementwise over arrays, band factors constant, so the workbook's native ranges
-    (addin/functions/prior_native.py) equal it at any input)."""
+    (addin/functions/prior_native.py) equal it at any input); `kept`: the caller keeps the answer
+    (so no job_prior cache)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
     total = float(_model_params(job.model).total) if job.model is not None else job.params
@@ -99,6 +101,8 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     else:
         moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
         moe = bool(moe) if moe.ndim == 0 else moe
+    if kept:  # _utilization keeps this question's terms: job_prior's own cache would hold a second copy
+        return job_prior_uncached(job.device, active, job.devices, moe, job.tokens, job.table, GOODPUT)
     return job_prior(job.device, active_params=active, devices=job.devices, moe=moe, tokens=job.tokens,
                      table=job.table, goodput=GOODPUT)
 
@@ -186,7 +190,7 @@ def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Ter
     key = (util, job.device, active, active < total, n, tokens)
     hit = _JOB_TERMS.get(key)
     if hit is None:
-        hit = _utilization_terms(job, active)
+        hit = _utilization_terms(job, active, True)
         if wants_prior(util):
             if len(_JOB_TERMS) > 4096:
                 _JOB_TERMS.clear()
@@ -194,11 +198,11 @@ def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Ter
     return hit
 
 
-def _utilization_terms(job: Job, active: Any) -> _Terms:
-    """_utilization's terms, worked out."""
+def _utilization_terms(job: Job, active: Any, kept: bool = False) -> _Terms:
+    """_utilization's terms, worked out (`kept`: _utilization keeps them)."""
     util = job.utilization
     if type(util) is not float and wants_prior(util):
-        prior = _prior_for(job, active)
+        prior = _prior_for(job, active, kept)
         g, g_basis = ((prior.goodput, GOODPUT_SOURCE) if job.goodput is None
                       else (fraction("goodput", job.goodput), "given"))
         span, basis, factors, top = _prior_terms(prior, g)

@@ -120,6 +120,13 @@ def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, t
     return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
 
 
+def job_prior_uncached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
+                       table: DeviceTable | None, goodput: float) -> UtilizationPrior:
+    """job_prior by position, worked out (no cache): for a caller that keeps its own (calc.budget
+    keeps each scalar job's prior terms; a second cache of the same question only costs its miss)."""
+    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
+
+
 def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
                goodput: float) -> UtilizationPrior:
     c = coefficients(goodput)
