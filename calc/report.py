@@ -35,17 +35,19 @@ SEED_DEVICES = (
 def budget_rows(params: float, tokens: float, device: Any, utilization: float = 1.0,
                 devices: int = 1, usd_per_device_hour: float | None = None, pue: float = 1.0,
                 method: str = "full", optimizer: str = "adamw", zero_stage: int = 0,
-                table: DeviceTable | None = None) -> list[list[Any]]:
+                active_params: float | None = None, table: DeviceTable | None = None) -> list[list[Any]]:
     """[label, value] rows of one `Budget`: memory by part (GB, 1e9 bytes, per device), FLOPs,
     hours, days, device-hours, cost, energy, then whether it fits, the headroom (GiB), the
-    utilization and goodput used. A figure the device row lacks data for (a price, watts) reads
-    as a short text. A thin wrapper over calc.budget.budget."""
+    utilization and goodput used. `active_params` (None: `params`, a dense model) the parameters
+    one token runs through (a mixture of experts' active ones): FLOPs and hours follow them, memory
+    holds every parameter. A figure the device row lacks data for (a price, watts) reads as a
+    short text. A thin wrapper over calc.budget.budget."""
     if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] (got {show(utilization)}): the budget "
                                   "table holds points; for low / expected / high use calc.train_range")
     b = budget(Job(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
                    price=usd_per_device_hour, pue=pue, method=method, optimizer=optimizer,
-                   zero_stage=zero_stage, table=table))
+                   zero_stage=zero_stage, active_params=active_params, table=table))
     rows: list[list[Any]] = [[f"{part.capitalize()} (GB per device)", value / GB]
                              for part, value in b.memory.as_dict().items() if part != "activations"]
     rows += [["FLOPs", b.flops], ["Hours", b.hours], ["Days", b.days], ["Device-hours", b.device_hours]]

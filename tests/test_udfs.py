@@ -101,6 +101,22 @@ def test_budget_renders_the_budget():
     assert rows["Fits in memory"] is True
 
 
+def test_budget_takes_active_params_as_the_other_functions_do():
+    """A mixture of experts: FLOPs, hours and cost follow the active parameters, memory every one
+    (the same Budget as calc.budget, and TRAIN_HOURS's hours); above params is refused by name."""
+    rows = dict(udfs.TRAIN_BUDGET(46.7e9, 1e12, H100, 0.4, 64, 2.5, 1.0, "full", "adamw", 3, 12.9e9))
+    b = calc.budget(calc.Job(params=46.7e9, active_params=12.9e9, tokens=1e12, device=H100, utilization=0.4,
+                             devices=64, price=2.5, zero_stage=3))
+    dense = dict(udfs.TRAIN_BUDGET(46.7e9, 1e12, H100, 0.4, 64, 2.5, 1.0, "full", "adamw", 3))
+    assert rows["FLOPs"] == pytest.approx(b.flops) == pytest.approx(6 * 12.9e9 * 1e12)
+    assert rows["Hours"] == pytest.approx(b.hours) == pytest.approx(udfs.TRAIN_HOURS(46.7e9, 1e12, H100, 0.4, 64,
+                                                                                       12.9e9))
+    assert rows["Cost (USD)"] == pytest.approx(b.cost_usd) and rows["Cost (USD)"] < dense["Cost (USD)"]
+    assert rows["Total (GB per device)"] == pytest.approx(dense["Total (GB per device)"])
+    bad = udfs.TRAIN_BUDGET(46.7e9, 1e12, H100, 0.4, 64, 2.5, 1.0, "full", "adamw", 3, 50e9)
+    assert bad.startswith("#VALUE! active_params must be <= params")
+
+
 @pytest.mark.parametrize(("price", "needle"), [("abc", "#VALUE! price: no abc"),  # was ignored
                                                ("7e9", "#VALUE! usd_per_device_hour must be a number"),
                                                (-5.0, "#VALUE! usd_per_device_hour must be >= 0")])

@@ -359,7 +359,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   ('"H100 SXM, BF16 tensor core, dense"',)),
     ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills",
                   "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
-                                         METHOD, OPTIMIZER, ZERO),
+                                         METHOD, OPTIMIZER, ZERO, ACTIVE),
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),
     # Issue 13: owned-hardware price (calc/owned.py).
     ExcelFunction("OWNED_PRICE", "Owned hardware: USD per device-hour from capex, life and energy",
