@@ -18,6 +18,7 @@ from .checks import ResultOverflowError, flag, positive, show, whole
 from .devices import DeviceTable
 from .errors import TINY
 from .priormodel import (
+    BAND,
     BASIS_TAIL,
     COVERAGE,
     GOODPUT,
@@ -77,7 +78,8 @@ class Coefficients:
 @functools.lru_cache(maxsize=4)
 def coefficients(goodput: float = GOODPUT) -> Coefficients:
     """The packaged runs' job-keyed prior (constant band) as named numbers."""
-    model = fit_model(load_runs(), None, goodput, band=JOB_BAND)
+    # the shipped model's own fit when the bands agree (one robust fit of the runs, not two)
+    model = _packaged(goodput) if JOB_BAND == BAND else fit_model(load_runs(), None, goodput, band=JOB_BAND)
     fit = model.fit
     beta, cols = fit.beta, ridge.columns(fit.families)
     dummies = dict(zip(fit.families, beta[cols["family"]], strict=True))
