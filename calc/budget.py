@@ -109,15 +109,13 @@ def _prior_for(job: Job, active: Any, kept: bool = False) -> UtilizationPrior:
 
 def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float]:
     """The prior's utilizations as a Span, where they come from, its hour factors at goodput `g`
-    (UtilizationPrior.hour_factors: 1 / (u · g) for the high, expected and low u) and the largest.
-    Floats for a scalar prior (IEEE's product and quotient, numpy's exactly), arrays for a
-    job-keyed prior of an array of jobs."""
-    low, expected, high = prior.low, prior.expected, prior.high
-    span, basis = _tuple_new(Span, (low, expected, high)), f"prior: {prior.basis}"
-    if type(low) is float and type(expected) is float and type(high) is float and type(g) is float:
-        factors = (1.0 / (high * g), 1.0 / (expected * g), 1.0 / (low * g))
+    (UtilizationPrior.factors: 1 / (u · g) for the high, expected and low u) and the largest.
+    Floats for a scalar prior, arrays for a job-keyed prior of an array of jobs."""
+    span, basis = _tuple_new(Span, (prior.low, prior.expected, prior.high)), f"prior: {prior.basis}"
+    factors = prior.factors(g)
+    f0, f1, f2 = factors
+    if type(f0) is float and type(f1) is float and type(f2) is float:
         return span, basis, factors, max(factors)
-    factors = tuple(_out_float(1.0 / (np.asarray(u, dtype=np.float64) * g)) for u in (high, expected, low))
     return span, basis, factors, top_factor(factors)
 
 
@@ -213,10 +211,6 @@ def _utilization_terms(job: Job, active: Any, kept: bool = False) -> _Terms:
     if job.goodput is None:
         return u, "given", 1.0, NO_GOODPUT, None, None, 1.0
     return u, "given", fraction("goodput", job.goodput), "given", None, None, 1.0
-
-
-def _out_float(x: Any) -> Any:
-    return float(x) if np.ndim(x) == 0 else x
 
 
 # --- the composer --------------------------------------------------------------------------------

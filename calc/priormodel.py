@@ -104,10 +104,21 @@ class UtilizationPrior:
         for name, value in zip(("low", "expected", "high", "basis"), (*new, basis), strict=True):
             object.__setattr__(self, name, value)
 
+    def factors(self, goodput: Any = None) -> tuple[Any, Any, Any]:
+        """Multipliers of a utilization-1.0 figure for the low, expected and high hours: 1/(u·goodput)
+        for the high, expected and low u (`goodput` None: the prior's own). Floats for a scalar
+        prior (IEEE's product and quotient, numpy's exactly), arrays for a job-keyed prior of arrays."""
+        g = self.goodput if goodput is None else goodput
+        high, e, low = self.high, self.expected, self.low
+        if type(high) is float and type(e) is float and type(low) is float and type(g) is float:
+            return (1.0 / (high * g), 1.0 / (e * g), 1.0 / (low * g))
+        made = (1.0 / (np.asarray(u, dtype=np.float64) * g) for u in (high, e, low))
+        return tuple(float(f) if np.ndim(f) == 0 else f for f in made)  # type: ignore[return-value]
+
     def hour_factors(self) -> np.ndarray:
-        """Multipliers of a utilization-1.0 figure for (low, expected, high) hours: 1/(u·goodput);
-        for a job-keyed prior of arrays, the three on the leading axis."""
-        return 1.0 / (np.array([self.high, self.expected, self.low], dtype=np.float64) * self.goodput)
+        """`factors` as one array: (low, expected, high) hours' multipliers; for a job-keyed prior of
+        arrays, the three on the leading axis."""
+        return np.array(self.factors(), dtype=np.float64)
 
     def as_dict(self) -> dict[str, float | int | str]:
         return {"low": self.low, "expected": self.expected, "high": self.high, "goodput": self.goodput,
