@@ -49,7 +49,7 @@ from .checks import (
 from .devices import DeviceTable, catalog
 from .flops import dense_flops, train_flops
 from .job import Budget, Job, Owned, Span
-from .jobprior import job_prior_uncached
+from .jobprior import scalar_job_prior
 from .memory import (
     GRAD_BYTES,
     METHODS,
@@ -86,13 +86,12 @@ def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
 
 # --- the prior -----------------------------------------------------------------------------------
 
-def _prior_for(job: Job, active: Any, kept: bool = False) -> UtilizationPrior:
+def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     """The utilization prior for `job`: the one given (a UtilizationPrior, e.g. calc.utilization_prior()
     over every run), else the job's own (utilization "prior" or "prior:job": calc.prior.job_prior of
     its device's family, active params, devices, MoE = fewer active than total parameters, tokens per
     active param; elementwise over arrays, band factors constant, so the workbook's native ranges
-    (addin/functions/prior_native.py) equal it at any input); `kept`: the caller keeps the answer
-    (so no job_prior cache)."""
+    (addin/functions/prior_native.py) equal it at any input)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
     total = float(_model_params(job.model).total) if job.model is not None else job.params
@@ -101,8 +100,6 @@ def _prior_for(job: Job, active: Any, kept: bool = False) -> UtilizationPrior:
     else:
         moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
         moe = bool(moe) if moe.ndim == 0 else moe
-    if kept:  # _utilization keeps this question's terms: job_prior's own cache would hold a second copy
-        return job_prior_uncached(job.device, active, job.devices, moe, job.tokens, job.table, GOODPUT)
     return job_prior(job.device, active_params=active, devices=job.devices, moe=moe, tokens=job.tokens,
                      table=job.table, goodput=GOODPUT)
 
@@ -188,19 +185,23 @@ def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Ter
     key = (util, job.device, active, active < total, n, tokens)
     hit = _JOB_TERMS.get(key)
     if hit is None:
-        hit = _utilization_terms(job, active, True)
-        if wants_prior(util):
-            if len(_JOB_TERMS) > 4096:
-                _JOB_TERMS.clear()
-            _JOB_TERMS[key] = hit
+        if not wants_prior(util):
+            return _utilization_terms(job, active)
+        # the job's own prior from its checked numbers (no job_prior cache: these terms are kept here)
+        prior = scalar_job_prior(job.device, active, n, key[3], tokens, GOODPUT)
+        span, basis, factors, top = _prior_terms(prior, prior.goodput)
+        hit = (span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors, top)
+        if len(_JOB_TERMS) > 4096:
+            _JOB_TERMS.clear()
+        _JOB_TERMS[key] = hit
     return hit
 
 
-def _utilization_terms(job: Job, active: Any, kept: bool = False) -> _Terms:
-    """_utilization's terms, worked out (`kept`: _utilization keeps them)."""
+def _utilization_terms(job: Job, active: Any) -> _Terms:
+    """_utilization's terms, worked out."""
     util = job.utilization
     if type(util) is not float and wants_prior(util):
-        prior = _prior_for(job, active, kept)
+        prior = _prior_for(job, active)
         g, g_basis = ((prior.goodput, GOODPUT_SOURCE) if job.goodput is None
                       else (fraction("goodput", job.goodput), "given"))
         span, basis, factors, top = _prior_terms(prior, g)
@@ -321,6 +322,7 @@ def _flops(total: Any, active: Any, tokens: Any) -> Any:
 # _plain's numbers): the same layout asked again (a workbook recalculating, a sweep over tokens or prices)
 # is one look-up. Only checked Python floats and names key it, so an input that would be refused never hits.
 _MEMORY: dict[tuple[Any, ...], tuple[MemoryBreakdown, Any]] = {}
+_LAYOUTS: dict[tuple[float, ...], tuple[float, float, float, float]] = {}  # checked_layout's (t, p, e, dp)
 
 
 def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
@@ -338,8 +340,15 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             if hit is not None:
                 return hit
         kind, opt, stage_k = job.method, job.optimizer, plain[6]
-        _, t, p, _, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
-                                           sizes_checked=True)
+        sizes = plain[1:6]  # (devices, tensor, pipeline, context, expert parallel): checked whole floats
+        layout = _LAYOUTS.get(sizes)
+        if layout is None:
+            _, t, p, _, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
+                                               sizes_checked=True)
+            if len(_LAYOUTS) > 1024:
+                _LAYOUTS.clear()
+            layout = _LAYOUTS[sizes] = (t, p, e, dp)  # (a layout checked_layout refuses is never kept)
+        t, p, e, dp = layout
     else:
         kind = choice("method", job.method, METHODS)
         opt = choice("optimizer", job.optimizer, OPTIMIZERS)

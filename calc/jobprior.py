@@ -122,13 +122,6 @@ def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, t
     return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
 
 
-def job_prior_uncached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
-                       table: DeviceTable | None, goodput: float) -> UtilizationPrior:
-    """job_prior by position, worked out (no cache): for a caller that keeps its own (calc.budget
-    keeps each scalar job's prior terms; a second cache of the same question only costs its miss)."""
-    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
-
-
 def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
                goodput: float) -> UtilizationPrior:
     c = coefficients(goodput)
@@ -139,11 +132,7 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
                                                                                                            tokens)
         m = float(flag("moe", moe)) if isinstance(moe, (str, bool)) else float(moe)
         _per_param(tok, p, tokens, active_params)
-        effects, lo, hi = _scalar_terms(c, fam is not None)
-        # the same ufuncs as for arrays; exp · e^band as floats is numpy's float64 product exactly
-        exp = float(np.exp(_log_u(c, effects.get(fam, c.unknown_family), p, float(n), m, float(tok))))
-        return UtilizationPrior(exp * lo, exp, exp * hi, goodput, c.n_runs,
-                                _job_basis(fam, device, p, float(n), m, float(tok), c), JOB_METHOD)
+        return _scalar_prior(c, fam, device, p, float(n), m, float(tok))
     p = np.asarray(positive("active_params", active_params), dtype=np.float64)
     n = np.asarray(whole("devices", devices), dtype=np.float64)
     tok = np.asarray(positive("tokens", tokens), dtype=np.float64)
@@ -165,6 +154,26 @@ def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: 
 
 
 _NUMBERS = frozenset((float, int))
+
+
+def scalar_job_prior(device: str, active_params: float, devices: float, moe: bool, tokens: float,
+                     goodput: float = GOODPUT) -> UtilizationPrior:
+    """job_prior of one job on the packaged catalog from checked Python floats (active params and
+    tokens > 0, devices a whole number >= 1: calc.budget's scalar question), with no cache (its
+    caller keeps the answer): the same arithmetic as job_prior's."""
+    c = coefficients(goodput)
+    _per_param(tokens, active_params, tokens, active_params)
+    return _scalar_prior(c, _packaged_family(device)[0], device, active_params, devices, 1.0 if moe else 0.0, tokens)
+
+
+def _scalar_prior(c: Coefficients, fam: str | None, device: Any, p: float, n: float, m: float,
+                  tok: float) -> UtilizationPrior:
+    """One job's prior from checked floats (`fam` its device's family or None, `m` 1.0 for MoE)."""
+    effects, lo, hi = _scalar_terms(c, fam is not None)
+    # the same ufuncs as for arrays; exp · e^band as floats is numpy's float64 product exactly
+    exp = float(np.exp(_log_u(c, effects.get(fam, c.unknown_family), p, n, m, tok)))
+    return UtilizationPrior(exp * lo, exp, exp * hi, c.goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c),
+                            JOB_METHOD)
 
 
 _SCALAR: dict[tuple[int, bool], tuple[Coefficients, dict[str, float], float, float]] = {}
