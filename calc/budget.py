@@ -280,6 +280,7 @@ def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, t
 
 _INF = math.inf
 _WHOLE_INT = 2 ** 53  # whole(): an int below 2^53 is a whole float exactly
+_ZERO, _METHODS, _OPTIMIZERS = frozenset(ZERO_STAGES), frozenset(METHODS), frozenset(OPTIMIZERS)  # (3.0 in _ZERO)
 
 
 def _plain(job: Job) -> tuple[float, ...] | None:
@@ -289,19 +290,26 @@ def _plain(job: Job) -> tuple[float, ...] | None:
     (no model, no active_params), Python numbers and canonical method / optimizer names. Each
     test is the fast path of the check that the general path runs (positive, whole, whole_in,
     non_negative, choice in calc/checks.py), so both give the same values."""
-    params, tokens, act, zero = job.params, job.tokens, job.activations, job.zero_stage
-    if (job.model is not None or job.active_params is not None or type(params) is not float
-            or not 0.0 < params < _INF or type(tokens) is not float or not 0.0 < tokens < _INF
+    d = job.__dict__  # (a frozen dataclass's fields: calc/frozen.py fills __dict__)
+    params, tokens, act, zero, method, opt = (d["params"], d["tokens"], d["activations"], d["zero_stage"],
+                                              d["method"], d["optimizer"])
+    if (type(params) is not float or not 0.0 < params < _INF or type(tokens) is not float or not 0.0 < tokens < _INF
+            or d["model"] is not None or d["active_params"] is not None
             or type(act) is not float or not 0.0 <= act < _INF or type(zero) not in (int, float)
-            or zero not in ZERO_STAGES or type(job.method) is not str or job.method not in METHODS
-            or type(job.optimizer) is not str or job.optimizer not in OPTIMIZERS):
+            or zero not in _ZERO or type(method) is not str or method not in _METHODS
+            or type(opt) is not str or opt not in _OPTIMIZERS):
         return None
-    sizes = (job.devices, job.tensor_parallel, job.pipeline_parallel, job.context_parallel, job.expert_parallel)
-    for x in sizes:
-        kind = type(x)
-        if not ((kind is int and 1 <= x < _WHOLE_INT) or (kind is float and x >= 1.0 and x.is_integer())):
+    n, t, p, c, e = (d["devices"], d["tensor_parallel"], d["pipeline_parallel"], d["context_parallel"],
+                     d["expert_parallel"])
+    if type(n) is int and type(t) is int and type(p) is int and type(c) is int and type(e) is int:  # the usual
+        if not (1 <= n < _WHOLE_INT and 1 <= t < _WHOLE_INT and 1 <= p < _WHOLE_INT and 1 <= c < _WHOLE_INT
+                and 1 <= e < _WHOLE_INT):
             return None
-    n, t, p, c, e = sizes
+    else:
+        for x in (n, t, p, c, e):
+            kind = type(x)
+            if not ((kind is int and 1 <= x < _WHOLE_INT) or (kind is float and x >= 1.0 and x.is_integer())):
+                return None
     return (params, float(n), float(t), float(p), float(c), float(e), float(zero), act, tokens)
 
 
