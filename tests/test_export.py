@@ -79,12 +79,23 @@ def test_every_formula_cell_has_a_value_equal_to_calc_and_libreoffice(exported, 
     assert "Frozen by the e-mail export: TRAIN_BUDGET" in frozen.comment.text
 
 
+def test_the_copys_footers_carry_the_export_date_in_iso(exported):
+    """The copy is printed later, in the reader's locale: its footers' `&D` (12/01/2026 there) is the
+    export's ISO date, saying what it is ("exported 2026-12-01"), on every sheet the template dates."""
+    wb = openpyxl.load_workbook(exported.out)
+    dated = {ws.title: ws.oddFooter.left.text for ws in wb.worksheets if ws.oddFooter.left.text}
+    assert {"Budget", "Scenarios"} <= set(dated)
+    for title, text in dated.items():
+        assert "&D" not in text, title
+    assert dated["Budget"].endswith(f"exported {export.today()}")
+
+
 def test_pdf_shows_the_budget(exported, tmp_path):
     text = subprocess.run(["pdftotext", str(exported.pdf), "-"], capture_output=True, text=True, check=True).stdout
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}  # the template's default job
     hours = calc.train_hours(v["params"], v["tokens"], v["device"], utilization=v["utilization"], devices=v["devices"])
     assert "Training budget" in text and "Wall-clock hours" in text and f"{hours:.1f} h" in text
-    assert f"printed {export.today()}" in text  # the footer's date is ISO (issue 17 item 10), not 12/01/2026
+    assert f"exported {export.today()}" in text  # the footer's date is ISO (issue 17 item 10), not 12/01/2026
     assert not re.search(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", text)
     fonts = subprocess.run(["pdffonts", str(exported.pdf)], capture_output=True, text=True, check=True).stdout
     assert all(line.split()[-5] == "yes" for line in fonts.splitlines()[2:])  # every font embedded

@@ -89,6 +89,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
                                     {s: parts[by_sheet[s]] for s in emptied},
                                     xmlcells.shared_strings(parts.get("xl/sharedStrings.xml")) if emptied else None)
         parts = _with_cached_values(parts, values, recalc, copied)
+        _dated_footers(parts, copied, today())
         macrofree.check(parts, str(src))
         if pdf is None:
             _keep_backups(out)
@@ -293,6 +294,30 @@ def iso_header_footer(text: str, day: str) -> str:
     """A header/footer text with its date field `&D` (which LibreOffice prints in the locale's
     order, 12/01/2026) replaced by the ISO date `day`; `&&` (a literal ampersand) is kept."""
     return re.sub(r"&&|&D", lambda m: day if m.group() == "&D" else m.group(), text)
+
+
+def copy_header_footer(text: str, day: str) -> str:
+    """The e-mail copy's header/footer text: its date field `&D` (printed in the reader's locale, so
+    12/01/2026 reads as 12 January in half the world) fixed as the export's ISO date `day`; the
+    template's "printed &D" says what that date is: "exported 2026-12-01"."""
+    return iso_header_footer(text.replace("printed &D", f"exported {day}"), day)
+
+
+def _dated_footers(parts: dict[str, bytes], copied: set[str], day: str) -> None:
+    """Every `&D` in the headers and footers of the sheets the copy rewrote as `day` (ISO); a sheet
+    the export only copies stays byte for byte."""
+    for sheet, name in package.sheet_parts(parts).items():
+        root = partedit.root_of(parts, name)
+        texts = [p for hf in root.iter(xmlcells.q(root, "headerFooter")) for p in hf if p.text and "&D" in p.text]
+        if sheet in copied or not texts:
+            continue
+
+        def dated(root: object) -> None:
+            for hf in root.iter(xmlcells.q(root, "headerFooter")):
+                for part in hf:
+                    if part.text:
+                        part.text = copy_header_footer(part.text, day)
+        partedit.change(parts, name, dated)
 
 
 def print_pdf(workbook: Path, pdf: Path, sheets: list[str]) -> Path:
