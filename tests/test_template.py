@@ -126,6 +126,16 @@ def test_about_gives_the_windows_steps(built):
         assert step in about, step
 
 
+def test_about_states_the_runs_range_and_both_flavours(built):
+    """The About sheet's utilization line is the Runs sheet's own range (it said 30-55% while the
+    runs imply 5%-51%), and its flavour paragraph holds for the e-mail copy too (no macros)."""
+    from trainbudget.addin.template import sheets
+    about = " ".join(str(c.value) for c in openpyxl.load_workbook(built.path)["About"]["A"] if c.value)
+    lo, hi = sheets.implied_range()
+    assert f"the published runs imply {lo:.0%}-{hi:.0%} of them" in about and "30-55%" not in about
+    assert "TrainingBudget.xlsm is the add-in flavour" in about and "e-mail copy" in about
+
+
 def test_devices_needed_row_states_its_reserve_and_caches_calc(built):
     """Issue 17 item 4: the Budget's devices-needed row says it counts usable memory (capacity less
     the reserve of calc/capacity.py) and caches calc.devices_needed, which counts the same."""

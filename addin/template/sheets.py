@@ -149,7 +149,8 @@ ABOUT = [
     ("Memory: 16 bytes per parameter for bf16 weights and gradients with fp32 Adam states and master"
      " copy (ZeRO, arXiv:1910.02054, §3.1); ZeRO stages 1-3 shard them over the devices (§5).", None),
     ("Hours = FLOPs / (TFLOP/s x 1e12 x utilization x devices) / 3600. Vendor rates are dense peaks"
-     " (sparsity figures halved); real runs reach 30-55% of them: see the Runs sheet.", None),
+     " (sparsity figures halved); the published runs imply {implied} of them (Runs sheet), and the"
+     " Budget sheet's prior predicts each job's own share from those runs.", None),
     ("Device memory is a capacity in GiB (2^30 bytes): a vendor's \"80GB\" of HBM is 80 GiB. GB means"
      " 1e9 bytes and appears only where a label says GB (memory the job needs). Cost = device-hours x"
      " the price (Price from says whose). Energy = watts x device-hours x PUE / 1000.", None),
@@ -162,8 +163,8 @@ ABOUT = [
      " any cell: 1. in a command prompt, pip install trainbudget (from a checkout: pip install -e .) into"
      " the Python that Excel should use; 2. run: xlwings addin install; 3. in Excel: File > Options >"
      " Trust Center > Trust Center Settings > Macro Settings, tick 'Trust access to the VBA project"
-     " object model'; 4. open this workbook, xlwings tab > Import Functions; 5. press Ctrl+Alt+F9 to"
-     " recalculate every cell.", None),
+     " object model'; 4. open TrainingBudget.xlsm (not the e-mail copy), xlwings tab > Import Functions;"
+     " 5. press Ctrl+Alt+F9 to recalculate every cell.", None),
     ("Measured rates: run `trainbudget measure --into TrainingBudget.xlsm` on the machine, or add a"
      " row to the Devices table by hand (kind 'measured', with a source). Every formula and the"
      " device list pick it up.", None),
@@ -171,11 +172,12 @@ ABOUT = [
      " makes a macro-free copy whose numbers show in Protected View, previews and on phones.", None),
     ("", None),
     ("Workbook flavour", styles.HEADING),
-    ("This is the add-in flavour: its VBA project is xlwings' quickstart.xlsm project, which refers to"
-     " the xlwings add-in, without xlwings' sample macro (Module1): it holds no code of its own, only"
-     " the sheet modules, until Import Functions adds xlwings_udfs. The standalone"
+    ("TrainingBudget.xlsm is the add-in flavour: its VBA project is xlwings' quickstart.xlsm project, which"
+     " refers to the xlwings add-in, without xlwings' sample macro (Module1): it holds no code of its own,"
+     " only the sheet modules, until Import Functions adds xlwings_udfs. The standalone"
      " flavour would embed xlwings' VBA modules instead (no add-in install) but ties the file to one"
-     " exact xlwings version.", None),
+     " exact xlwings version. The e-mail copy (`trainbudget export`, an .xlsx) has no VBA project and no"
+     " macros at all: every figure in it is a native formula or a value.", None),
 ]
 
 
@@ -184,7 +186,9 @@ ABOUT_WIDTH = 100
 
 def write_about(ws: Worksheet) -> None:
     """Assumptions, units, sources, and how to use the workbook on each platform."""
-    for r, (line, font) in enumerate(ABOUT, start=1):
+    lo, hi = implied_range()
+    for r, (template, font) in enumerate(ABOUT, start=1):
+        line = template.replace("{implied}", f"{lo:.0%}-{hi:.0%}")
         cell = text(ws, f"A{r}", line, font or styles.BODY)
         cell.alignment = styles.WRAP
         ws.row_dimensions[r].height = _height(line, ABOUT_WIDTH, 22 if font is styles.TITLE else 15)
