@@ -19,12 +19,14 @@ from openpyxl.drawing.image import Image
 from openpyxl.worksheet.formula import ArrayFormula
 
 from tests.conftest import run_cli
+from tests.xlsx_edit import edit_cell
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.export import mailcopy as export
 from trainbudget.addin.functions import registry
 from trainbudget.addin.ooxml import package
 from trainbudget.addin.template import budget_sheet
+from trainbudget.addin.udf import udfs
 from trainbudget.addin.verify import check as verify
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -223,6 +225,31 @@ def test_libreoffice_timeout_is_one_line(built, tmp_path, tmp_path_factory, monk
 def test_iso_dates_in_the_footer_keep_literal_ampersands():
     assert export.iso_header_footer("&Lprinted &D, R&&D &&D&Rpage &P", "2026-12-01") == \
         "&Lprinted 2026-12-01, R&&D &&D&Rpage &P"
+
+
+def test_a_call_the_add_in_refused_stays_refused_in_the_copy(soffice, tmp_path):
+    """The add-in answered '#VALUE! pue must be >= 1 (got 0.4)' (arguments in the wrong order); the
+    native form would show a number from the same arguments, so the copy keeps the refusal, with a
+    note, and a good call beside it is still made native."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Plan"
+    ws["A1"] = f'=TRAIN_ENERGY_KWH(7E9,1E12,"{H100}",0.4,8,8)'
+    ws["B1"] = f'=TRAIN_ENERGY_KWH(7E9,1E12,"{H100}",1.2,0.4,8)'
+    wb.save(tmp_path / "plain.xlsx")
+    refusal = udfs.TRAIN_ENERGY_KWH(7e9, 1e12, H100, 0.4, 8, 8)
+    assert refusal.startswith("#VALUE! pue must be >= 1")
+    edit_cell(tmp_path / "plain.xlsx", "Plan", "A1", lambda s, cell: s.set_value(cell, refusal))
+    edit_cell(tmp_path / "plain.xlsx", "Plan", "B1",
+              lambda s, cell: s.set_value(cell, udfs.TRAIN_ENERGY_KWH(7e9, 1e12, H100, 1.2, 0.4, 8)))
+    done = export.export(tmp_path / "plain.xlsx", tmp_path / "out.xlsx")
+    assert done.frozen == ["Plan!A1"] and done.rewritten == 1
+    out = openpyxl.load_workbook(done.out)["Plan"]
+    assert out["A1"].value == refusal and "the add-in refused these arguments" in out["A1"].comment.text
+    assert str(out["B1"].value).startswith("=") and "TRAIN_" not in str(out["B1"].value)
+    values = openpyxl.load_workbook(done.out, data_only=True)["Plan"]
+    assert values["B1"].value == pytest.approx(calc.train_energy_kwh(7e9, 1e12, H100, pue=1.2, utilization=0.4,
+                                                                     devices=8))
 
 
 def test_calls_without_native_form_are_computed_when_the_file_has_none(soffice, tmp_path):

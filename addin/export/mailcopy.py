@@ -190,6 +190,15 @@ def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: o
                   notes: dict[str, dict[str, str]], recalc: dict[str, set[str]],
                   context: Callable[[], tuple[evaluate.Lookup, calc.DeviceTable | None]] | None = None) -> None:
     f = s.formula(cell)
+    refused = _refusal(_own_value(s, cell))
+    if refused is not None:  # the native form would compute a number from arguments the add-in refused
+        s.drop_formula(cell)
+        notes.setdefault(sheet, {})[ref] = (
+            f"Frozen by the e-mail export: the add-in refused these arguments ({refused[:200]}), and Excel's "
+            f"native formula would compute a number from them anyway; fix the inputs and export again. The formula "
+            f"was ={formula[:200]} (exported {today()})")
+        done.frozen.append(f"{sheet}!{ref}")
+        return
     try:
         f.text = rewrite.rewrite(formula)
         done.rewritten += 1
@@ -261,6 +270,14 @@ def _with_cached_values(parts: dict[str, bytes], values: stream.Values,
     for part in [p for p in parts if partedit.content_type(parts, p) == CHART_CT]:
         parts[part] = charts.refresh(parts[part], values, part)
     return parts
+
+
+def _refusal(own: object) -> str | None:
+    """The add-in's refusal a cell holds as its value ('#VALUE! pue must be >= 1 (got 0.4)', '#N/A
+    unknown device ...': an error type, a space and the reason, calc's words), else None."""
+    if isinstance(own, str) and own.split(" ", 1)[0] in xmlcells.EXCEL_ERRORS and " " in own.strip():
+        return own.strip()
+    return None
 
 
 def _own_value(s: xmlcells.Sheet, cell: object) -> object | None:
