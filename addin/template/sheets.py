@@ -116,9 +116,11 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         text(ws, f"A{r}", spec.name, styles.BOLD)
         text(ws, f"B{r}", spec.summary).alignment = styles.WRAP
         text(ws, f"C{r}", "=" + call).alignment = styles.WRAP
+        unit = spec.unit
         if isinstance(result, list):  # a spilling table: show its Hours row
             row = [label for label, _ in result].index("Hours") + 1
             first, shown = result[row - 1][1], pieces.cell_of_table(call, row, 2)
+            unit = f"hours (row {row} of the {spec.unit})"
         else:
             first, shown = result, call
         fmt = UNIT_FORMATS[spec.unit]
@@ -129,7 +131,7 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         else:
             cached.formula(ws, f"E{r}", spec.native_formula(spec.example_exprs), first, fmt).alignment = (
                 styles.WRAP)
-        text(ws, f"F{r}", spec.unit).alignment = styles.WRAP
+        text(ws, f"F{r}", unit).alignment = styles.WRAP
         ws[f"A{r}"].alignment = styles.WRAP
         text(ws, f"G{r}", "=" + spec.native_formula(spec.example_exprs) if spec.native else "").alignment = (
             styles.WRAP)
