@@ -140,7 +140,8 @@ class ExcelFunction:
 PARAMS = Arg("params", "parameters", "Model parameters, e.g. 7E9")
 TOKENS = Arg("tokens", "tokens", "Training tokens, e.g. 1E12")
 DEVICE = Arg("device", "name or TFLOP/s", "A Devices-sheet name, or a number of TFLOP/s", kind="device")
-UTILIZATION = Arg("utilization", "fraction, 0-1", "Share of the device's rate reached (real runs: 0.3-0.55)")
+UTILIZATION = Arg("utilization", "fraction, 0-1", "Share of the device's rate reached: far below 1 (the Runs "
+                  "sheet: what published runs reached; the Budget sheet: the job's own prior)")
 DEVICES = Arg("devices", "count", "Devices training together")
 PRICE = Arg("usd_per_device_hour", "USD per device-hour", "Your price per device-hour",
             native_default="{device:usd_per_device_hour}", default_text="the device row's price")
