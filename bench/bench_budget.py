@@ -19,9 +19,10 @@ load that comes and goes falls on budget(), before and today alike.
 `--cpu` times with this process's CPU time (time.process_time) instead of the wall clock: on a
 machine shared with other jobs, wall-clock time counts the time other processes held the CPU.
 budget() of arrays makes each range's low / expected / high when first read (calc/frozen.py's
-`Later`: the figures are checked in the call, the 15 range arrays and days made on reading), so
-the row "every figure read" times budget() and then reading every figure (all 23 arrays made),
-what a door that renders them all pays; --before asserts every figure equal, bit for bit.
+`Later`: the figures are checked in the call; the 15 range arrays, and the device-hours, cost and
+energy points they come from, made on reading), so the row "every figure read" times budget()
+and then reading every figure (every array made), what a door that renders them all pays;
+--before asserts every figure equal, bit for bit.
 The last rows are this machine's floors: for the vector case one N-element multiply into a new
 array, how many of those one budget() call costs, and how many new N-element arrays the call and
 every figure read keep (tracemalloc), each at least one such multiply; for the scalar case the
