@@ -13,6 +13,7 @@ import datetime as dt
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilizatio
                     "active_params")   # model: a preset name (calc.models) in place of params
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
-__all__ = ["FIGURES", "FILLS", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
+__all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
            "scenario_budgets", "scenario_jobs", "scenario_rows", "read_scenarios"]
 
 
@@ -103,14 +104,14 @@ def legacy_row(b: Budget, name: str) -> dict[str, Any]:
 def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilization: Any = None,
                   price: Any = None, own: str | None = None, usd_per_kwh: float | None = None,
                   occupancy: float = 1.0, pue: float | None = None,
-                  filled: dict[str, list[int]] | None = None) -> Iterator[Job]:
+                  filled: Filled | None = None) -> Iterator[Job]:
     """One `Job` per scenario record: the record's cells over `base` (the command line's other
     options: method, layout, PUE, ...). A record whose every cell is blank (a spreadsheet's
     trailing ",,,,") is skipped like an empty line and not counted. Blank utilization, price and
     own cells take the defaults given here; a blank utilization with no default is refused. Every
-    error names its row ("scenario 3: ..."). `filled`, when given, gets the row numbers where a
-    default filled a blank cell (FILLS' keys: "utilization", "price", "own") and where the row is
-    priced as owned hardware ("owned": where usd_per_kwh and occupancy apply)."""
+    error names its row ("scenario 3: ..."). `filled`, when given, counts the rows where a default
+    filled a blank cell (FILLS' keys: "utilization", "price", "own") and where the row is priced as
+    owned hardware ("owned": where usd_per_kwh and occupancy apply)."""
     for i, rec in enumerate(_nonblank(records), start=1):
         where = f"scenario {i}"
         try:
@@ -121,6 +122,24 @@ def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilizatio
 
 
 FILLS = ("utilization", "price", "own", "owned")
+
+
+@dataclass
+class Filled:
+    """Where scenario_jobs' defaults were used: per FILLS key, how many rows and the first
+    FIRST_ROWS row numbers (a million-row file keeps no list of a million)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    first: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, key: str, row: int) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+        rows = self.first.setdefault(key, [])
+        if len(rows) < FIRST_ROWS:
+            rows.append(row)
+
+
+FIRST_ROWS = 8
 
 
 def scenario_budgets(records: Iterable[Mapping[str, Any]], base: Job, **defaults: Any) -> Iterator[Budget]:
@@ -153,7 +172,7 @@ def _nonblank(records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any
 
 def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, price: Any, own: str | None,
              usd_per_kwh: float | None, occupancy: float, pue: float | None,
-             filled: dict[str, list[int]] | None, i: int) -> Job:
+             filled: Filled | None, i: int) -> Job:
     """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
     extra = rec.get(None) if isinstance(rec, dict) else None
     if extra and any(str(c).strip() for c in extra):
@@ -178,7 +197,7 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
                      name=str(r.get("name", "")))
     if filled is not None:
         for key in used:
-            filled.setdefault(key, []).append(i)
+            filled.add(key, i)
     return job
 
 

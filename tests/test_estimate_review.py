@@ -235,3 +235,10 @@ def test_layout_words_multiply_to_the_devices():
     for n in re.findall(r"(?:TP|PP|CP|DP) (\d+)", words):
         product *= int(n)
     assert product == 64
+
+
+def test_many_filled_rows_are_counted_not_listed(tmp_path):
+    path = _file(tmp_path, HEAD + f'p,7B,1T,"{BF16}",8,0.4,,\n' * 10)
+    proc = invoke("estimate", "--scenarios", path, "--price", "9", "--csv", check=True)
+    assert "--price 9 filled the blank price cells of scenarios 1, 2, 3, 4, 5, 6, 7, 8 and 2 more" in proc.stderr
+    assert {r["usd_per_device_hour"] for r in csv.DictReader(io.StringIO(proc.stdout))} == {"9.0"}

@@ -126,9 +126,9 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     pue=o.pue, table=table)
 
 
-def budgets(o: Options, table: calc.DeviceTable, filled: dict[str, list[int]] | None = None) -> Iterator[Budget]:
+def budgets(o: Options, table: calc.DeviceTable, filled: plans.Filled | None = None) -> Iterator[Budget]:
     """The Budgets `estimate` answers: one per --device (default: the four starting rates), or one
-    per row of the --scenarios file (streamed; an error names its row). `filled` gets, per
+    per row of the --scenarios file (streamed; an error names its row). `filled` counts, per
     plans.FILLS key, the scenario rows whose blank cell an option filled (see fills_text)."""
     check(o)
     base = base_job(o, table)
@@ -153,7 +153,7 @@ FILLING = (("--utilization", "utilization", "utilization", "every row has its ow
            ("--occupancy", "owned", "owned-hardware", "no row is priced as owned hardware"))
 
 
-def fills_text(o: Options, filled: dict[str, list[int]]) -> dict[str, str]:
+def fills_text(o: Options, filled: plans.Filled) -> dict[str, str]:
     """For each filling option given with --scenarios, one line saying which rows it filled (or
     applied to), or that it filled none and why: no option is silently ignored."""
     given = {"--utilization": o.utilization, "--range": o.as_range or None, "--price": o.price, "--own": o.own,
@@ -164,16 +164,12 @@ def fills_text(o: Options, filled: dict[str, list[int]]) -> dict[str, str]:
         if o.scenarios is None or value is None:
             continue
         shown = option if value is True else f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}"
-        rows = filled.get(key, [])
+        count, rows = filled.counts.get(key, 0), filled.first.get(key, [])
         verb = "applied to" if key == "owned" else f"filled the blank {cells} cells of"
-        if not rows:
+        if not count:
             lines[option] = (f"{shown} applied to no row: {none_why}" if key == "owned"
                              else f"{shown} filled no cell: {none_why}")
         else:
-            lines[option] = f"{shown} {verb} {_rows_words(rows)}"
+            more = f" and {count - len(rows)} more" if count > len(rows) else ""
+            lines[option] = f"{shown} {verb} scenario{'s' * (count != 1)} {', '.join(map(str, rows))}{more}"
     return lines
-
-
-def _rows_words(rows: list[int]) -> str:
-    shown = ", ".join(map(str, rows[:8])) + (f" and {len(rows) - 8} more" if len(rows) > 8 else "")
-    return f"scenario{'s' * (len(rows) != 1)} {shown}"
