@@ -137,6 +137,9 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
         if job.params is not None:
             raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.params)}, "
                                       f"model={job.model.name!r})")
+        if job.active_params is not None:  # a model's own active count would silently win
+            raise TrainingBudgetError(f"give active_params with params, not with a model (model {job.model.name!r} "
+                                      f"gives its own active parameters; got active_params={show(job.active_params)})")
         b = _model_params(job.model)
         # FLOPs' N: embedding-inclusive by default (Kaplan's 6·N·D; calc.flops), not the published `active`
         total, active = float(b.total), float(b.active_with_embedding)

@@ -10,10 +10,11 @@ from dataclasses import FrozenInstanceError, dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
+from .checks import TrainingBudgetError, show
 from .devices import DeviceTable
 from .frozen import fast_init
 from .memory import MemoryBreakdown
-from .models import ModelPreset
+from .models import ModelPreset, model_preset
 from .prior import UtilizationPrior
 
 
@@ -104,7 +105,7 @@ class Job:
     tokens: Any = 1e9
     device: Any = "H100 SXM, BF16 tensor core, dense"
     devices: Any = 1
-    model: ModelPreset | None = None
+    model: ModelPreset | str | None = None  # a preset or its name (resolved in __post_init__)
     active_params: Any = None
     tensor_parallel: Any = 1
     pipeline_parallel: Any = 1
@@ -123,9 +124,27 @@ class Job:
     name: str = ""
     today: dt.date | None = None
 
+    def __post_init__(self) -> None:
+        """`model` given by name is resolved once, here, as the command line's --model is
+        (calc.models.model_preset: an unknown name is refused naming `model` and the known ones);
+        anything else but a ModelPreset or None is refused."""
+        model = self.__dict__["model"]
+        if model is not None and model.__class__ is not ModelPreset:
+            self.__dict__["model"] = _resolve_model(model)
+
     def with_(self, **changes: Any) -> Job:
         """A copy with `changes` (dataclasses.replace)."""
         return replace(self, **changes)
+
+
+def _resolve_model(model: Any) -> ModelPreset:
+    """A ModelPreset (or subclass) as it is, a preset's name resolved; any other type refused."""
+    if isinstance(model, ModelPreset):
+        return model
+    if isinstance(model, str):
+        return model_preset(model)
+    raise TrainingBudgetError(f"model must be a preset name such as 'Llama 3.1 70B' or a ModelPreset "
+                              f"(got {show(model)} of type {type(model).__name__})")
 
 
 @fast_init(lazy=("hours", "days", "device_hours", "cost_usd", "energy_kwh"))  # ranges of arrays: made when read

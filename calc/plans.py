@@ -13,6 +13,7 @@ import datetime as dt
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,8 @@ SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilizatio
                     "active_params")   # model: a preset name (calc.models) in place of params
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
-__all__ = ["FIGURES", "SCENARIO_COLUMNS", "Owned", "parse_own", "parse_price", "plan_row", "scenario_jobs",
-           "scenario_rows", "read_scenarios"]
+__all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
+           "scenario_budgets", "scenario_jobs", "scenario_rows", "read_scenarios"]
 
 
 def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDUSTRY,
@@ -102,46 +103,120 @@ def legacy_row(b: Budget, name: str) -> dict[str, Any]:
 
 def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilization: Any = None,
                   price: Any = None, own: str | None = None, usd_per_kwh: float | None = None,
-                  occupancy: float = 1.0, pue: float | None = None) -> Iterator[Job]:
+                  occupancy: float = 1.0, pue: float | None = None,
+                  filled: Filled | None = None) -> Iterator[Job]:
     """One `Job` per scenario record: the record's cells over `base` (the command line's other
-    options: method, layout, PUE, ...). Blank utilization, price and own cells take the defaults
-    given here; a blank utilization with no default is refused, naming the row."""
-    for i, rec in enumerate(records, start=1):
+    options: method, layout, PUE, ...). A record whose every cell is blank (a spreadsheet's
+    trailing ",,,,") is skipped like an empty line and not counted. Blank utilization, price and
+    own cells take the defaults given here; a blank utilization with no default is refused. Every
+    error names its row ("scenario 3: ..."). `filled`, when given, counts the rows where a default
+    filled a blank cell (FILLS' keys: "utilization", "price", "own") and where the row is priced as
+    owned hardware ("owned": where usd_per_kwh and occupancy apply)."""
+    for i, rec in enumerate(_nonblank(records), start=1):
         where = f"scenario {i}"
-        extra = rec.get(None) if isinstance(rec, dict) else None
-        if extra and any(str(c).strip() for c in extra):
-            raise TrainingBudgetError(f"{where}: {len(extra)} cell(s) beyond the header's columns "
-                                      f"({show(', '.join(map(str, extra)))}); the columns are "
-                                      f"{', '.join(SCENARIO_COLUMNS)}")
-        unknown = sorted(str(k) for k in rec if k is not None and k not in SCENARIO_COLUMNS)
-        if unknown:
-            raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(unknown)} "
-                                      f"(known: {', '.join(SCENARIO_COLUMNS)})")
-        r = {k: v for k, v in rec.items() if k is not None and v is not None and str(v).strip() != ""}
-        for need in ("tokens", "device"):
-            if need not in r:
-                raise TrainingBudgetError(f"{where}: {need} is required")
-        params, active, preset = _model(where, r)
-        yield base.with_(params=params, active_params=active, model=preset,
-                         tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
-                         devices=_devices(where, r.get("devices", 1)),
-                         utilization=_utilization(where, r.get("utilization"), utilization),
-                         price=_price(where, r, price, own, usd_per_kwh, occupancy, pue),
-                         name=str(r.get("name", "")))
+        try:
+            job = _row_job(where, rec, base, utilization, price, own, usd_per_kwh, occupancy, pue, filled, i)
+        except TrainingBudgetError as e:
+            raise named(where, e) from None
+        yield job
+
+
+FILLS = ("utilization", "price", "own", "owned")
+
+
+@dataclass
+class Filled:
+    """Where scenario_jobs' defaults were used: per FILLS key, how many rows and the first
+    FIRST_ROWS row numbers (a million-row file keeps no list of a million)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    first: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, key: str, row: int) -> None:
+        self.counts[key] = self.counts.get(key, 0) + 1
+        rows = self.first.setdefault(key, [])
+        if len(rows) < FIRST_ROWS:
+            rows.append(row)
+
+
+FIRST_ROWS = 8
+
+
+def scenario_budgets(records: Iterable[Mapping[str, Any]], base: Job, **defaults: Any) -> Iterator[Budget]:
+    """budget() of each of scenario_jobs(records, base, **defaults), an error naming its row."""
+    for i, job in enumerate(scenario_jobs(records, base, **defaults), start=1):
+        try:
+            b = budget(job)
+        except TrainingBudgetError as e:
+            raise named(f"scenario {i}", e) from None
+        yield b
+
+
+def named(where: str, e: TrainingBudgetError) -> TrainingBudgetError:
+    """`e` with its message prefixed by `where` ("scenario 3: ...") unless it already is."""
+    text = str(e)
+    return e if text.startswith(f"{where}:") else TrainingBudgetError(f"{where}: {text}")
+
+
+def _blank(value: Any) -> bool:
+    if isinstance(value, list):  # csv.DictReader's cells beyond the header (key None)
+        return all(_blank(v) for v in value)
+    return value is None or str(value).strip() == ""
+
+
+def _nonblank(records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    for rec in records:
+        if not all(_blank(v) for v in rec.values()):
+            yield rec
+
+
+def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, price: Any, own: str | None,
+             usd_per_kwh: float | None, occupancy: float, pue: float | None,
+             filled: Filled | None, i: int) -> Job:
+    """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
+    extra = rec.get(None) if isinstance(rec, dict) else None
+    if extra and any(str(c).strip() for c in extra):
+        raise TrainingBudgetError(f"{where}: {len(extra)} cell(s) beyond the header's columns "
+                                  f"({show(', '.join(map(str, extra)))}); the columns are "
+                                  f"{', '.join(SCENARIO_COLUMNS)}")
+    unknown = sorted(str(k) for k in rec if k is not None and k not in SCENARIO_COLUMNS)
+    if unknown:
+        raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(unknown)} "
+                                  f"(known: {', '.join(SCENARIO_COLUMNS)})")
+    r = {k: v for k, v in rec.items() if k is not None and v is not None and str(v).strip() != ""}
+    for need in ("tokens", "device"):
+        if need not in r:
+            raise TrainingBudgetError(f"{where}: {need} is required")
+    params, active, preset = _model(where, r)
+    used: list[str] = []
+    job = base.with_(params=params, active_params=active, model=preset,
+                     tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
+                     devices=_devices(where, r.get("devices", 1)),
+                     utilization=_utilization(where, r.get("utilization"), utilization, used),
+                     price=_price(where, r, price, own, usd_per_kwh, occupancy, pue, used),
+                     name=str(r.get("name", "")))
+    if filled is not None:
+        for key in used:
+            filled.add(key, i)
+    return job
 
 
 def _model(where: str, r: Mapping[str, Any]) -> tuple[float | None, float | None, ModelPreset | None]:
     """(params, active_params, preset) of a row: params (with active_params for a mixture of
     experts) or a model preset's name, which gives both and the shape."""
     if "model" in r:
-        for other in ("params", "active_params"):
-            if other in r:
-                raise TrainingBudgetError(f"{where}: give params or model, not both (the model gives its "
-                                          f"parameters; got {other} {show(r[other])})")
         try:
-            return None, None, model_preset(r["model"])
+            preset = model_preset(r["model"])
         except TrainingBudgetError as e:
             raise TrainingBudgetError(f"{where}: {e}") from None
+        if "params" in r:
+            raise TrainingBudgetError(f"{where}: give params or model, not both (the model gives its "
+                                      f"parameters; got params {show(r['params'])} and model {show(r['model'])})")
+        if "active_params" in r:
+            raise TrainingBudgetError(f"{where}: active_params {show(r['active_params'])} goes with params, not "
+                                      f"with model: {preset.name} gives its own active parameters (leave "
+                                      "active_params blank, or give params in place of model)")
+        return None, None, preset
     if "params" not in r:
         raise TrainingBudgetError(f"{where}: params (or model) is required")
     params = parse_count(f"{where}: params", r["params"])
@@ -161,11 +236,12 @@ def _devices(where: str, value: Any) -> float:
     return n
 
 
-def _utilization(where: str, value: Any, default: Any) -> Any:
+def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
     if value is None:
         if default is None:
             raise TrainingBudgetError(f"{where}: utilization is blank; give a share such as 0.4 or 40%, or "
                                       "'prior' (or pass --utilization or --range for every blank cell)")
+        used.append("utilization")
         return default
     if str(value).strip().lower() == "prior":
         return "prior"
@@ -173,11 +249,14 @@ def _utilization(where: str, value: Any, default: Any) -> Any:
 
 
 def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, usd_per_kwh: float | None,
-           occupancy: float, pue: float | None) -> Any:
+           occupancy: float, pue: float | None, used: list[str]) -> Any:
     if r.get("own") or (own and not r.get("price")):
+        used += ["owned"] if r.get("own") else ["own", "owned"]
         return parse_own(r.get("own") or own, usd_per_kwh, pue, occupancy)
     if r.get("price"):
         return parse_price(f"{where}: price", r["price"])
+    if price is not None:
+        used.append("price")
     return price
 
 
@@ -188,9 +267,9 @@ def scenario_rows(records: Iterable[Mapping[str, Any]], *, defaults: Mapping[str
     "prior" unless given, price, own)."""
     d = dict(defaults or {})
     base = Job(params=1.0, table=catalog() if table is None else table, today=today)
-    jobs = scenario_jobs(records, base, utilization=d.get("utilization", "prior"),
-                         price=parse_price("price", d.get("price")), own=d.get("own"), usd_per_kwh=usd_per_kwh)
-    return [legacy_row(b, b.job.name or b.device) for b in map(budget, jobs)]
+    made = scenario_budgets(records, base, utilization=d.get("utilization", "prior"),
+                            price=parse_price("price", d.get("price")), own=d.get("own"), usd_per_kwh=usd_per_kwh)
+    return [legacy_row(b, b.job.name or b.device) for b in made]
 
 
 def read_scenarios(path: Any, what: str = "--scenarios") -> Iterator[dict[str, Any]]:

@@ -115,7 +115,8 @@ def budget_row(b: Budget) -> dict[str, Any]:
     job, lay = b.job, b.layout
     row: dict[str, Any] = {
         "name": job.name or (job.model.name if job.model is not None else ""),
-        "model": None if job.model is None else job.model.name, "device": b.device,
+        "model": None if job.model is None else job.model.name, "device": asked_device(b),
+        "prior_device": prior_row(b),
         "params": _n(b.params), "active_params": _n(b.active_params), "tokens": _n(job.tokens),
         "devices": _n(job.devices), "flops": _f(b.flops),
         **{k: _n(lay[k]) for k in ("tensor_parallel", "pipeline_parallel", "expert_parallel",
@@ -136,6 +137,23 @@ def budget_row(b: Budget) -> dict[str, Any]:
     row.update(usd_per_device_hour=_f(b.usd_per_device_hour), price=b.price_label, price_source=b.price_source,
                price_as_of=b.price_as_of, price_age_days=b.price_age_days, pue=float(b.pue))
     return row
+
+
+def asked_device(b: Budget) -> Any:
+    """The device the job asked for (its catalog name), which `b.device` differs from when a range
+    is worked out on the same hardware's 16-bit row (calc.ranges.prior_device)."""
+    d = b.job.device
+    if isinstance(d, str):
+        return (catalog() if b.job.table is None else b.job.table).get(d).name
+    return b.device
+
+
+def prior_row(b: Budget) -> Any:
+    """The row a range was worked out on when it is not the device asked for (an FP8 peak's 16-bit
+    row: the prior's utilizations are shares of 16-bit peaks, calc/ranges.py), else None."""
+    if not b.ranged or not isinstance(b.device, str):
+        return None
+    return None if b.device == asked_device(b) else b.device
 
 
 def _stage_layers(job: Job, pipeline_parallel: Any) -> str | None:

@@ -3,7 +3,10 @@ read off a calc.Budget (calc.report.budget_row gives the one row schema, keys wi
 
 JSON numbers are exact and always valid RFC 8259 (no NaN or Infinity); text is rounded for
 reading. Every output says whether the job fits, the utilization and goodput used, and days.
-Scenario rows are written as they are computed (a million-row file streams).
+Every output names the device asked for; a range worked out on its 16-bit row (an FP8 peak's:
+calc.ranges.prior_device) says so (text: a line; JSON and CSV: `prior_device`).
+Scenario rows are written as they are computed (a million-row file streams; estimate holds the
+output until every row is made, cli/estimate.py).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 from ... import calc
 from ...calc import capacity, stages
 from ...calc.budget import Budget, Span
-from ...calc.report import budget_row, row_keys
+from ...calc.report import asked_device, budget_row, prior_row, row_keys
 from . import render as rep
 
 GIB = calc.schedule.GIB
@@ -38,14 +41,17 @@ def _json_row(row: dict[str, Any]) -> str:
     return json.dumps({k: _clean(v) for k, v in row.items()}, allow_nan=False)
 
 
-def emit_json(budgets: Iterable[Budget], write: Write) -> None:
-    """{"rows": [...], "prior": {...} or null}, one row at a time."""
+def emit_json(budgets: Iterable[Budget], write: Write,
+              tail: Callable[[], dict[str, Any]] | None = None) -> None:
+    """{"rows": [...], "prior": {...} or null}, one row at a time; `tail()`'s fields (asked for
+    after the last row) follow "prior"."""
     write('{"rows": [')
     prior = None
     for i, b in enumerate(budgets):
         write(("\n  " if i == 0 else ",\n  ") + _json_row(budget_row(b)))
         prior = prior or (b.prior.as_dict() if b.prior is not None else None)
-    write("\n], \"prior\": " + json.dumps(prior, allow_nan=False) + "}\n")
+    extra = "".join(f", {json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in (tail() if tail else {}).items())
+    write("\n], \"prior\": " + json.dumps(prior, allow_nan=False) + extra + "}\n")
 
 
 def emit_csv(budgets: Iterable[Budget], write: Write, *, both: bool) -> None:
@@ -95,11 +101,14 @@ def _method(job: calc.Job) -> str:
 
 
 def layout_words(b: Budget) -> str:
+    """'TP 2 x PP 4 x DP 8': the product is the device count; expert parallel sits within data
+    parallel, so it is named after DP: 'TP 2 x DP 32 (EP 8 within DP)'."""
     lay = b.layout
     parts = [f"{k.upper()} {int(lay[key])}" for k, key in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"),
-                                                          ("cp", "context_parallel"), ("ep", "expert_parallel"))
+                                                          ("cp", "context_parallel"))
              if lay[key] != 1]
-    return " x ".join([*parts, f"DP {int(lay['data_parallel'])}"])
+    ep = int(lay["expert_parallel"])
+    return " x ".join([*parts, f"DP {int(lay['data_parallel'])}"]) + (f" (EP {ep} within DP)" if ep != 1 else "")
 
 
 def _uneven_words(b: Budget) -> str:
@@ -125,18 +134,30 @@ def header(b: Budget) -> list[str]:
             f"{rep.format_count(job.tokens)} training tokens: {rep.format_flops(b.flops)}"]
 
 
-def _where(b: Budget) -> str:
+def _where(b: Budget, table: calc.DeviceTable) -> str:
     n = int(b.job.devices)
     on = f" on {n} devices" if n != 1 else ""
     if b.ranged:
-        return f"{on} at the prior's utilization (low / expected / high)"
+        row = prior_row(b)
+        of = "" if row is None else f" of its 16-bit row ({table.get(row).tflops:.1f} TFLOP/s)"
+        return f"{on} at the prior's utilization{of} (low / expected / high)"
     return f"{on} at {float(b.utilization) * 100:g}% utilization"
 
 
 def hours_line(b: Budget, table: calc.DeviceTable) -> str:
-    d = table.get(b.device)
+    """The device asked for, its rate and the hours (a range on its 16-bit row says so)."""
+    d = table.get(asked_device(b))
     hours = figure(b.hours) if b.ranged else f"{float(b.hours):8.1f}"
-    return f"{d.name:52} {d.tflops:7.1f} TFLOP/s -> {hours} h{_where(b)}   [{d.note}]"
+    return f"{d.name:52} {d.tflops:7.1f} TFLOP/s -> {hours} h{_where(b, table)}   [{d.note}]"
+
+
+def prior_note(b: Budget) -> str:
+    """Why a range of an FP8 (non-16-bit) row is worked out on its 16-bit row; "" when it is not."""
+    row = prior_row(b)
+    if row is None:
+        return ""
+    return (f"range of {asked_device(b)} worked out on {row}: the prior's utilizations are shares of a "
+            "16-bit peak (the runs report them so; against an FP8 peak the same run reads about half)")
 
 
 COLUMNS = ("device", "days", "device-hours", "GiB/device", "memory", "USD/device-h", "cost USD", "energy kWh")
@@ -146,13 +167,13 @@ def table_row(b: Budget) -> list[str]:
     price = "-" if b.usd_per_device_hour is None else f"{float(b.usd_per_device_hour):,.2f}"
     cost = "no price" if b.cost_usd is None else figure(b.cost_usd, 0)
     energy = "no watts" if b.energy_kwh is None else figure(b.energy_kwh)
-    return [b.device, figure(b.days, 2), figure(b.device_hours), f"{float(b.memory.total) / GIB:,.1f}",
+    return [asked_device(b), figure(b.days, 2), figure(b.device_hours), f"{float(b.memory.total) / GIB:,.1f}",
             fit_text(b), price, cost, energy]
 
 
 def range_head(b: Budget) -> str:
     price = "no price" if b.usd_per_device_hour is None else f"{float(b.usd_per_device_hour):,.2f} USD per device-hour"
-    return f"{b.device}: {float(b.memory.total) / GIB:,.1f} GiB per device, {fit_text(b)}; {price}"
+    return f"{asked_device(b)}: {float(b.memory.total) / GIB:,.1f} GiB per device, {fit_text(b)}; {price}"
 
 
 RANGE_FIGURES = (("hours", "hours", 1), ("days", "days", 2), ("device_hours", "device-hours", 1),
@@ -184,6 +205,7 @@ def assumptions(budgets: list[Budget]) -> list[str]:
                      f"{float(first.goodput):.2f} ({first.goodput_basis})")
     for label in dict.fromkeys(_price_note(b) for b in budgets if b.usd_per_device_hour is not None):
         lines.append(label)
+    lines += [note for note in dict.fromkeys(map(prior_note, budgets)) if note]
     if any(b.cost_usd is None for b in budgets):
         lines.append("no price: the device row has none; pass --price USD per device-hour or PROVIDER:PLAN "
                      "(see trainbudget prices)")
@@ -199,7 +221,7 @@ def assumptions(budgets: list[Budget]) -> list[str]:
 def _price_note(b: Budget) -> str:
     dated = (f", as of {b.price_as_of} ({b.price_age_days} days old)"
              if b.price_as_of and b.price_age_days is not None else "")
-    return f"price {float(b.usd_per_device_hour):.4g} USD per device-hour on {b.device}: {b.price_label}{dated}"
+    return f"price {float(b.usd_per_device_hour):.4g} USD per device-hour on {asked_device(b)}: {b.price_label}{dated}"
 
 
 def emit_text(budgets: list[Budget], table: calc.DeviceTable, write: Write) -> None:
@@ -221,8 +243,9 @@ def emit_text(budgets: list[Budget], table: calc.DeviceTable, write: Write) -> N
 def scenario_text(b: Budget) -> str:
     """One scenario as a block (written as soon as it is computed)."""
     job = b.job
-    lines = [f"{job.name or b.device}: {rep.format_count(b.params)} params, {rep.format_count(job.tokens)} tokens, "
-             f"{int(job.devices)} x {b.device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
+    device = asked_device(b)
+    lines = [f"{job.name or device}: {rep.format_count(b.params)} params, {rep.format_count(job.tokens)} tokens, "
+             f"{int(job.devices)} x {device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
     for key, unit in (("hours", "hours"), ("days", "days"), ("device_hours", "device-hours"),
                       ("cost_usd", "USD"), ("energy_kwh", "kWh")):
         value = getattr(b, key)
@@ -233,6 +256,8 @@ def scenario_text(b: Budget) -> str:
     lines.append(f"  utilization   {u}; goodput {float(b.goodput):.2f} ({b.goodput_basis})")
     if b.usd_per_device_hour is not None:
         lines.append("  " + _price_note(b))
+    if prior_row(b):
+        lines.append("  " + prior_note(b))
     return "\n".join(lines) + "\n"
 
 

@@ -3,15 +3,22 @@
 One code path for every option: a model or config, a layout, the method, optimizer and ZeRO
 stage, the utilization or the prior (--range), goodput, a price (USD, PROVIDER:PLAN or owned
 hardware), PUE, and a scenarios file; an option that does not apply is refused with a message.
+With --scenarios, the options that fill blank cells (--utilization, --range, --price, --own,
+--usd-per-kwh, --occupancy) say on stderr (and in JSON's "filled") which rows they filled, or
+that they filled none. Every Budget is made before anything is printed (the output is held in a
+spooled file, so a large scenarios file still streams): an error leaves stdout empty.
 """
 
 from __future__ import annotations
 
+import tempfile
 from typing import Any
 
 import click
 
 from ... import calc
+from ...calc import plans
+from ...calc.prior import GOODPUT
 from ...calc.units import parse_share
 from . import emit
 from . import jobs as making
@@ -57,18 +64,22 @@ def _table(path: str | None) -> calc.DeviceTable:
 _OPTIONS = (
     click.option("--params", type=CountType(), default=None, show_default="7e9",
                  help="Model parameters: 7e9, 7B, 350M."),
+    click.option("--active-params", type=CountType(), default=None, show_default="all of --params",
+                 help="Parameters each token runs through (a mixture of experts): 13B, 3.3e9; at most "
+                      "--params. FLOPs, hours and cost follow them, memory holds every parameter."),
     click.option("--tokens", type=CountType(), default=None, show_default="1e9",
                  help="Training tokens: 1e9, 1B, 1.5T."),
     click.option("--device", "device_names", multiple=True,
                  help="Device name from the catalog (repeatable); default: two rates measured on an "
                       "Apple M3 Ultra and the H100 SXM BF16 and FP8 peaks."),
     click.option("--utilization", type=UtilizationType(), default=None, show_default="1.0",
-                 help="Share of the device's rate actually reached: 0.4 or 40%."),
-    click.option("--devices", "n_devices", type=float, default=None, show_default="1",
-                 help="Number of devices training together (the whole job)."),
+                 help="Share of the device's rate actually reached: 0.4 or 40%. With --scenarios: fills "
+                      "the blank utilization cells only."),
+    click.option("--devices", "n_devices", type=CountType(), default=None, show_default="1",
+                 help="Number of devices training together (the whole job): 64, 16k."),
     click.option("--goodput", type=UtilizationType(), default=None,
                  help="Share of wall-clock time spent training (restarts and failures excluded): 0.9 or 90%; "
-                      "default 1.0 with --utilization, the prior's 0.90 with --range."),
+                      f"default 1.0 with --utilization, the prior's {GOODPUT:.2f} with --range."),
     click.option("--pue", type=float, default=None, show_default="1.0; 1.58 with --own",
                  help="Data-centre power usage effectiveness (>= 1) applied to the energy."),
     click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
@@ -78,19 +89,22 @@ _OPTIONS = (
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
                  help="ZeRO stage sharding model states over the devices (memory per device)."),
     model_layout.MODEL, model_layout.CONFIG,
-    click.option("--tp", type=int, default=1, show_default=True, help="Tensor-parallel size (divides the heads)."),
-    click.option("--pp", type=int, default=1, show_default=True, help="Pipeline stages (at most the layers)."),
-    click.option("--ep", type=int, default=1, show_default=True,
+    click.option("--tp", type=CountType(), default=1, show_default=True,
+                 help="Tensor-parallel size (divides the heads)."),
+    click.option("--pp", type=CountType(), default=1, show_default=True, help="Pipeline stages (at most the layers)."),
+    click.option("--ep", type=CountType(), default=1, show_default=True,
                  help="Expert-parallel size (within data parallel; divides the experts)."),
-    click.option("--cp", type=int, default=1, show_default=True, help="Context-parallel size."),
+    click.option("--cp", type=CountType(), default=1, show_default=True, help="Context-parallel size."),
     click.option("--range", "as_range", is_flag=True,
                  help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
-                      "(published runs; instead of --utilization)."),
+                      "(published runs; instead of --utilization), worked out on the device's 16-bit row. "
+                      "With --scenarios: fills the blank utilization cells only."),
     click.option("--price", "price", default=None,
                  help="Price per device-hour: a number of USD for every device (2.5), or PROVIDER:PLAN from "
-                      "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price."),
+                      "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price. "
+                      "With --scenarios: fills the blank price cells only."),
     click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
-                 "needs --usd-per-kwh."),
+                 "needs --usd-per-kwh. With --scenarios: fills the blank price and own cells only."),
     click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh."),
     click.option("--occupancy", type=float, default=None, show_default="1.0",
                  help="For --own: share of the year the devices train."),
@@ -122,15 +136,30 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
         raise calc.TrainingBudgetError("give --json or --csv, not both")
     options = making.Options(**given)
     table = _table(catalog_path)
-    budgets = map(calc.budget, making.jobs(options, table))
-    def write(text: str) -> None:
-        click.echo(text, nl=False)
+    filled = plans.Filled()
+    budgets = making.budgets(options, table, filled)
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8", newline="") as out:
+        def write(text: str) -> None:
+            out.write(text)
 
-    if as_json:
-        emit.emit_json(budgets, write)
-    elif as_csv:
-        emit.emit_csv(budgets, write, both=options.scenarios is not None)
-    elif options.scenarios is not None:
-        emit.emit_scenarios_text(budgets, write)
-    else:
-        emit.emit_text(list(budgets), table, write)
+        if as_json:
+            emit.emit_json(budgets, write, tail=lambda: _filled(options, filled))
+        elif as_csv:
+            emit.emit_csv(budgets, write, both=options.scenarios is not None)
+        elif options.scenarios is not None:
+            emit.emit_scenarios_text(budgets, write)
+        else:
+            emit.emit_text(list(budgets), table, write)
+        for line in making.fills_text(options, filled).values():  # every Budget is made: now print
+            click.echo(f"trainbudget: {line}", err=True)
+        out.seek(0)
+        while chunk := out.read(1 << 20):
+            click.echo(chunk, nl=False)
+
+
+SPOOL_BYTES = 32 << 20  # output held in memory up to 32 MiB, then in a temporary file
+
+
+def _filled(o: making.Options, filled: plans.Filled) -> dict[str, Any]:
+    """JSON's extra fields: {"filled": {option: line}} with --scenarios, else none."""
+    return {} if o.scenarios is None else {"filled": making.fills_text(o, filled)}

@@ -9,6 +9,7 @@ from typing import Any
 
 from ... import calc
 from ...calc import plans
+from ...calc.budget import Budget
 from ...calc.checks import at_least, fraction, whole
 from ...calc.config import load_config
 from ...calc.models import ModelPreset, model_preset
@@ -21,6 +22,7 @@ class Options:
     """estimate's options as given (None: not given on the command line)."""
 
     params: float | None
+    active_params: float | None
     tokens: float | None
     device_names: tuple[str, ...]
     utilization: float | None
@@ -60,6 +62,13 @@ def check(o: Options) -> None:
         raise Error("give --model or --config, not both")
     if o.params is not None and (o.model_name is not None or o.config_path is not None):
         raise Error("give --params or --model/--config, not both (the model gives its parameters)")
+    if o.active_params is not None and (o.model_name is not None or o.config_path is not None):
+        raise Error(f"--active-params goes with --params, not with --model/--config: the model gives its own "
+                    f"active parameters (got --active-params {o.active_params:g})")
+    if o.active_params is not None and o.active_params > (calc.SEED_PARAMS if o.params is None else o.params):
+        raise Error(f"--active-params {o.active_params:g} is more than --params "
+                    f"{calc.SEED_PARAMS if o.params is None else o.params:g} (a mixture of experts runs a share "
+                    "of its parameters per token)")
     if o.as_range and o.utilization is not None:
         raise Error("--range takes low / expected / high utilization from the published runs; "
                     "give --range or --utilization, not both")
@@ -73,14 +82,15 @@ def check(o: Options) -> None:
     if o.own is not None and o.price is not None:
         raise Error("give --price or --own, not both")
     if o.scenarios is not None:
-        given = [opt for opt, v in (("--params", o.params), ("--tokens", o.tokens), ("--model", o.model_name),
+        given = [opt for opt, v in (("--params", o.params), ("--active-params", o.active_params),
+                                    ("--tokens", o.tokens), ("--model", o.model_name),
                                     ("--config", o.config_path), ("--devices", o.n_devices)) if v is not None]
         if o.device_names:
             given.append("--device")
         if given:
             verb = "does" if len(given) == 1 else "do"
             raise Error(f"{', '.join(given)} {verb} not apply with --scenarios: each row of the file gives "
-                        "params (or a model column), tokens, device and devices")
+                        "params (or a model column), active_params, tokens, device and devices")
     if o.n_devices is not None:
         whole("--devices", o.n_devices)
     if o.utilization is not None:
@@ -106,7 +116,8 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
     owned = None if o.own is None else plans.parse_own(o.own, o.usd_per_kwh, o.pue,
                                                         1.0 if o.occupancy is None else o.occupancy)
     return calc.Job(params=None if preset is not None else (calc.SEED_PARAMS if o.params is None else o.params),
-                    model=preset, tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
+                    active_params=o.active_params, model=preset,
+                    tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
                     devices=1 if o.n_devices is None else o.n_devices,
                     tensor_parallel=o.tp, pipeline_parallel=o.pp, expert_parallel=o.ep, context_parallel=o.cp,
                     method=o.method, optimizer=o.optimizer, zero_stage=o.zero_stage,
@@ -115,17 +126,50 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     pue=o.pue, table=table)
 
 
-def jobs(o: Options, table: calc.DeviceTable) -> Iterator[calc.Job]:
-    """The jobs `estimate` answers: one per --device (default: the four starting rates), or one
-    per row of the --scenarios file (streamed)."""
+def budgets(o: Options, table: calc.DeviceTable, filled: plans.Filled | None = None) -> Iterator[Budget]:
+    """The Budgets `estimate` answers: one per --device (default: the four starting rates), or one
+    per row of the --scenarios file (streamed; an error names its row). `filled` counts, per
+    plans.FILLS key, the scenario rows whose blank cell an option filled (see fills_text)."""
     check(o)
     base = base_job(o, table)
     if o.scenarios is None:
         for name in o.device_names or calc.SEED_DEVICES:
-            yield base.with_(device=table.get(name).name)
+            yield calc.budget(base.with_(device=table.get(name).name))
         return
     default_u: Any = "prior" if o.as_range else o.utilization
-    yield from plans.scenario_jobs(plans.read_scenarios(o.scenarios), base, utilization=default_u,
-                                   price=base.price if not isinstance(base.price, calc.Owned) else None,
-                                   own=o.own, usd_per_kwh=o.usd_per_kwh,
-                                   occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue)
+    yield from plans.scenario_budgets(plans.read_scenarios(o.scenarios), base, utilization=default_u,
+                                      price=base.price if not isinstance(base.price, calc.Owned) else None,
+                                      own=o.own, usd_per_kwh=o.usd_per_kwh,
+                                      occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue,
+                                      filled=filled)
+
+
+# The options that fill a scenarios file's blank cells (or apply to its owned rows), and the cells.
+FILLING = (("--utilization", "utilization", "utilization", "every row has its own utilization"),
+           ("--range", "utilization", "utilization", "every row has its own utilization"),
+           ("--price", "price", "price", "every row has its own price or own cell"),
+           ("--own", "own", "price and own", "every row has its own price or own cell"),
+           ("--usd-per-kwh", "owned", "owned-hardware", "no row is priced as owned hardware"),
+           ("--occupancy", "owned", "owned-hardware", "no row is priced as owned hardware"))
+
+
+def fills_text(o: Options, filled: plans.Filled) -> dict[str, str]:
+    """For each filling option given with --scenarios, one line saying which rows it filled (or
+    applied to), or that it filled none and why: no option is silently ignored."""
+    given = {"--utilization": o.utilization, "--range": o.as_range or None, "--price": o.price, "--own": o.own,
+             "--usd-per-kwh": o.usd_per_kwh, "--occupancy": o.occupancy}
+    lines = {}
+    for option, key, cells, none_why in FILLING:
+        value = given[option]
+        if o.scenarios is None or value is None:
+            continue
+        shown = option if value is True else f"{option} {value:g}" if isinstance(value, float) else f"{option} {value}"
+        count, rows = filled.counts.get(key, 0), filled.first.get(key, [])
+        verb = "applied to" if key == "owned" else f"filled the blank {cells} cells of"
+        if not count:
+            lines[option] = (f"{shown} applied to no row: {none_why}" if key == "owned"
+                             else f"{shown} filled no cell: {none_why}")
+        else:
+            more = f" and {count - len(rows)} more" if count > len(rows) else ""
+            lines[option] = f"{shown} {verb} scenario{'s' * (count != 1)} {', '.join(map(str, rows))}{more}"
+    return lines
