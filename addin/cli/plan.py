@@ -186,7 +186,8 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     if top["cheapest"] is None:
         why = sorted({p.note for p in plans if p.note}) or ["no device and price meets the deadline"]
         click.echo("no plan: " + "; ".join(why))
-    b = next((p.budget for p in plans if p.budget is not None), None)
+    lead = top["cheapest"] or next((p for p in plans if p.budget is not None), None)
+    b = None if lead is None else calc.budget(lead.job)  # the basis of one plan's own job (one count)
     if b is not None:
         click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve).")
