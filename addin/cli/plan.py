@@ -125,7 +125,8 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
 @click.option("--days", type=PositiveType(), required=True, help="The deadline: days of wall-clock training.")
 @click.option("--budget", "budget_usd", type=UsdType(), default=None, help="Money available, USD: 5e6, 50M.")
 @click.option("--device", "device_names", multiple=True, help="Only these catalog devices (repeatable).")
-@click.option("--price", default=None, help="One price for every device: USD per device-hour or PROVIDER:PLAN.")
+@click.option("--price", default=None, help="One price for every device: USD per device-hour, PROVIDER:PLAN "
+              "or PROVIDER:PLAN:OFFERING (one offering of `trainbudget prices`).")
 @click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
 @click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
 @click.option("--utilization", type=UtilizationType(), default=None,
@@ -143,7 +144,8 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
          budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
          usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None, case: str,
          node: int, limit: int, as_json: bool, as_csv: bool) -> None:
-    """Devices for a deadline on every device and price: the cheapest plans that fit and finish."""
+    """Devices for a deadline on every device and price offering, at the fewest devices that meet it and
+    its doublings: the cheapest plans that fit and finish."""
     if utilization is not None and as_range:
         raise click.UsageError("give --utilization or --range, not both")
     if as_json and as_csv:
