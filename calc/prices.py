@@ -127,8 +127,8 @@ def parse_spec(spec: str) -> tuple[str, str] | float:
     if not provider:
         raise TrainingBudgetError(f"price must be a number or PROVIDER:PLAN (got {spec!r})")
     if provider not in providers():
-        raise TrainingBudgetError(f"price {spec!r}: unknown provider {provider!r} "
-                                  f"(providers: {', '.join(providers())})")
+        raise TrainingBudgetError(f"price: no {provider} prices, unknown provider (got {spec!r}; "
+                                  f"providers: {', '.join(providers())})")
     return provider, plan_name(plan or "on_demand")
 
 
