@@ -11,6 +11,11 @@ whole count and checked with a Budget at the answer:
 - tokens for `usd`: the most whole tokens whose cost is within `usd`; tokens for `days`: the most
   whole tokens whose hours are within 24 · days on the job's devices.
 A range (utilization "prior") answers each of low / expected / high; `case` picks one.
+Monotonicity the closed forms assume, stated and checked: the job-keyed prior's utilization moves
+as devices^b and tokens^c (calc.prior.Coefficients), so hours ∝ devices^-(1+b) must fall as devices
+rise (b > -1) and cost ∝ tokens^(1-c) must rise with tokens (c < 1); either failing is refused
+(_devices_exponent, _tokens_exponent). Where the prior's 100% cap bends the power law, bisection
+(monotone under the same conditions) finds the exact answer; every answer is checked with a Budget.
 Units: days, hours, USD, counts. calc.plan (ranked plans) builds on this module and re-exports it.
 """
 
@@ -153,10 +158,19 @@ def _bisect(job: Job, n: Any, ok: Any, bound: Any, step: Any, limit: Any, case: 
             memory: bool) -> tuple[Any, Any]:
     """Where the closed form's count n falls short (the prior capped at 100% of peak stops growing as
     devices^b, calc.prior.UtilizationPrior), the fewest step multiples in (n, hi] that meet the
-    deadline, by bisection: utilization never falls as devices rise, so `bound` (the count at the
-    utilization of one step, hours ∝ 1 / n) is enough, and meeting it is monotone in the count."""
+    deadline, by bisection. Meeting the deadline is monotone in the count (hours ∝ n^-(1+b) fall as
+    devices rise for any b > -1, checked in _devices_exponent; capped at 100% they fall as 1 / n). For
+    b >= 0 utilization never falls as devices rise, so `bound` (the count at the utilization of one
+    step, hours ∝ 1 / n) meets it; for b < 0 it may not, and is doubled until it does."""
     hi = _round_up(np.maximum(bound, n), step)
-    todo = ~ok & np.isfinite(n) & _meets(job, hi, step, limit, case, memory)
+    good = _meets(job, hi, step, limit, case, memory)
+    for _ in range(64):  # b < 0 (utilization falling as devices rise): the bound can fall short; double it
+        short = ~ok & np.isfinite(n) & ~good
+        if not np.any(short):
+            break
+        hi = np.where(short, _round_up(hi * 2.0, step), hi)
+        good = _meets(job, hi, step, limit, case, memory)
+    todo = ~ok & np.isfinite(n) & good
     lo = n
     for _ in range(2100):  # a float64 interval halves at most ~2,100 times
         wide = todo & (hi - lo > _advance(hi, step))
@@ -180,7 +194,13 @@ def _devices_exponent(job: Job) -> float:
     """b of the job's own prior (utilization "prior": expected = A · devices^b, calc.prior
     .Coefficients.devices_exponent; every case scales alike, its band factors being constant); else 0
     (a given utilization, or a UtilizationPrior given, which does not change with the job)."""
-    return coefficients().devices_exponent if _keyed(job) else 0.0
+    if not _keyed(job):
+        return 0.0
+    b = coefficients().devices_exponent
+    if not b > -1.0:  # the closed form and the bisection need hours ∝ n^-(1+b) to fall as devices rise
+        raise TrainingBudgetError(f"the prior's devices exponent (got {show(b)}) must be > -1: hours would not "
+                                  "fall as devices rise, so no fewest count meets a deadline")
+    return b
 
 
 def _keyed(job: Job) -> bool:
@@ -190,7 +210,13 @@ def _keyed(job: Job) -> bool:
 
 def _tokens_exponent(job: Job) -> float:
     """c of the job's own prior (expected = A · tokens^c at fixed active params); else 0."""
-    return coefficients().tokens_exponent if _keyed(job) else 0.0
+    if not _keyed(job):
+        return 0.0
+    c = coefficients().tokens_exponent
+    if not c < 1.0:  # _keyed_tokens' closed form needs cost ∝ tokens^(1 - c) to rise with tokens
+        raise TrainingBudgetError(f"the prior's tokens exponent (got {show(c)}) must be < 1: cost would not rise "
+                                  "with tokens, so no most tokens fit a budget")
+    return c
 
 
 def _whole_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:

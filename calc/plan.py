@@ -1,9 +1,24 @@
-"""Ranked plans: which device and price finishes by the deadline at the lowest cost, and fits.
+"""Ranked plans: which device, price and device count finishes by the deadline at the lowest cost, and fits.
 
-For every device of the catalog (or those named) and every price of the price table for its
-hardware (or the one given, or owned hardware), the devices for the deadline (calc.inverse
-.devices_for), a layout that fits (calc.layouts.fit_layouts at the usable memory, for a model with
-a shape), and the Budget there: days and cost low / expected / high. Units: days, hours, USD, counts.
+For every device of the catalog (or those named) and every price offering for its hardware (one
+option per provider, offering and plan, each priced by its own row of prices.csv: its price,
+source and as_of; or the price given, or owned hardware): the fewest devices for the deadline
+(calc.inverse.devices_for) with a layout that fits (calc.layouts.fit_layouts at the usable memory,
+for a model with a shape), and the Budget there: days and cost low / expected / high. Units: days,
+hours, USD, counts.
+
+The counts considered (counts_considered()): that fewest count n and its doublings n·2^k, the same
+layout with the data-parallel size doubled (a valid layout: tensor, pipeline, context and expert
+sizes unchanged, so every constraint of calc.layouts still holds, and bytes per device do not grow
+with data parallelism; each count's fit is still checked), up to max(n, MAX_PLAN_DEVICES), the
+largest device count of the published runs the utilization prior was fitted on (beyond it the
+prior extrapolates). The utilization prior moves with the device count (expected ∝ devices^b,
+calc.prior.Coefficients.devices_exponent: b > 0 today, so more devices are faster AND cheaper), so
+the deadline's fewest count is not the cheapest plan: every count is a plan, evaluated in one
+calc.budget call over the counts (arrays) per device and price. The headline (headline()) answers
+from all of them, whatever the sign of b: "fastest within budget" is the fewest days among the
+feasible plans whose cost fits the budget, "cheapest by the deadline" the least cost among the
+feasible plans (feasible: fits and meets the deadline at the case asked, with a price).
 
 The questions the other way round (devices for days, tokens for a budget) live in calc.inverse;
 this module re-exports them, so `calc.plan.devices_for` and the rest keep working.
@@ -11,9 +26,12 @@ this module re-exports them, so `calc.plan.devices_for` and the rest keep workin
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from . import prices
 from .budget import Budget, Job, Owned, Span, budget, usable_bytes
@@ -30,18 +48,21 @@ from .inverse import pick as pick
 from .inverse import tokens_by as tokens_by
 from .inverse import tokens_for as tokens_for
 from .inverse import tokens_for_budget as tokens_for_budget
-from .layouts import fit_layouts
+from .layouts import MAX_FIT_DEVICES, fit_layouts
 from .models import ModelPreset
 from .ranges import prior_device, wants_prior
+from .runs import load_runs
 from .schedule import GIB
 
-# --- ranked plans: every device x every price ----------------------------------------------------
+# --- ranked plans: every device x every price x the counts considered ------------------------------
 
 @dataclass(frozen=True)
 class Plan:
-    """One option: `devices` of `device` at one price, on `layout`; `budget` is its Budget (None
-    when no count fits). `feasible`: it fits and finishes by the deadline at the case asked;
-    `within_budget`: its cost at that case is within the budget (None: no budget given)."""
+    """One option: `devices` of `device` at one price, on `layout`; `budget` is the Budget of its
+    device and price over the counts considered (arrays), `at` this plan's element of it (None: a
+    scalar Budget; `budget` None when no count fits). `feasible`: it fits and finishes by the
+    deadline at the case asked, with a price; `within_budget`: its cost at that case is within the
+    budget (None: no budget given)."""
 
     device: str
     price_label: str
@@ -53,24 +74,36 @@ class Plan:
     case: str
     note: str = ""
     ranged: bool = True  # figures as low / expected / high (utilization from the prior)
+    at: int | None = None
+
+    @property
+    def job(self) -> Job | None:
+        """This plan's own Job (one device count), or None."""
+        return None if self.budget is None else self.budget.job.with_(devices=float(self.devices))
+
+    def value(self, name: str) -> Any:
+        """The Budget's `name` at this plan's count (a Span stays a Span)."""
+        return None if self.budget is None else _element(getattr(self.budget, name), self.at)
 
     def figure(self, name: str) -> float | None:
         """days or cost_usd at the plan's case (None where the plan has none)."""
-        value = None if self.budget is None else getattr(self.budget, name)
+        value = self.value(name)
         return None if value is None else float(pick(value, self.case if isinstance(value, Span) else None))
 
     def row(self) -> dict[str, Any]:
         """Flat keys with units for a table, JSON or CSV; ranges as <figure>_low/_expected/_high."""
         b = self.budget
+        fits = self.value("fits")
         row: dict[str, Any] = {"device": self.device, "price": self.price_label,
                                "usd_per_device_hour": None if b is None else _num(b.usd_per_device_hour),
                                "price_as_of": None if b is None else b.price_as_of,
                                "devices": None if not math.isfinite(self.devices) else int(self.devices),
                                **(self.layout or dict.fromkeys(LAYOUT_KEYS)),
-                               "memory_per_device_gib": None if b is None else float(b.memory.total) / GIB,
-                               "fits": None if b is None or b.fits is None else bool(b.fits)}
+                               "memory_per_device_gib": None if b is None else
+                               float(_element(b.memory.total, self.at)) / GIB,
+                               "fits": None if fits is None else bool(fits)}
         for name in ("days", "cost_usd", "utilization"):
-            value = None if b is None else getattr(b, name)
+            value = self.value(name)
             if self.ranged:
                 three = value.as_tuple() if isinstance(value, Span) else (None, None, None)
                 row.update({f"{name}_{c}": _num(v) for c, v in zip(CASES, three, strict=True)})
@@ -84,33 +117,60 @@ LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "context_parallel", "expe
 SEARCH_STEPS = 48  # device counts tried past the lower bound for a layout that fits
 
 
+@functools.cache
+def max_plan_devices() -> float:
+    """MAX_PLAN_DEVICES: the most devices of any main published run (calc/data/runs.csv; 16,384 H100s
+    for Llama 3.1 405B, Llama Team 2024, arXiv:2407.21783 §3.3), the edge of the prior's data."""
+    return max(r.devices for r in load_runs() if r.use == "main" and r.devices)
+
+
+def _element(value: Any, at: int | None) -> Any:
+    """`value` (a number, array or Span) at element `at` of the counts (None: as it is)."""
+    if at is None or value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, Span):
+        return Span(*(_element(v, at) for v in value.as_tuple()))
+    return value if np.ndim(value) == 0 else np.asarray(value)[at]
+
+
 def _num(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
 def price_options(device: str, price: Any = None, own: Owned | None = None,
                   table: DeviceTable | None = None) -> list[tuple[Any, str]]:
-    """(price for a Job, label) pairs for `device`: the one given (a number or PROVIDER:PLAN), else
-    the device row's own price and every plan of every price row for its hardware; owned last."""
+    """(price for a Job, label) pairs for `device`: the one given (a number or PROVIDER:PLAN[:OFFERING]),
+    else the device row's own price and one option per provider, offering and plan of the price rows
+    for its hardware (the newest row of an offering, then the cheapest, as calc.prices.lookup), each
+    priced by that row: the spec "provider:plan:offering" (calc.prices.spec_for); owned last."""
     table = catalog() if table is None else table
     if isinstance(price, str) and ":" not in price:
         price = float(price) if _is_number(price) else f"{price}:on_demand"
     if price is not None and not isinstance(price, str):
         found = [(float(positive("price", price)), f"{float(price):g} USD per device-hour (given)")]
     elif isinstance(price, str):
-        provider, plan = prices.parse_spec(price)
-        found = [(f"{r.provider}:{plan}", f"{r.provider}:{plan} {r.offering}")
-                 for r in [prices.lookup(price, device, table)[0]]] if prices.find(device, provider, plan, table) \
-            else []
+        provider, plan = prices.parse_spec(price)  # an unknown provider or plan is refused here
+        named = prices.offering(price).lower()
+        rows = [r for r in prices.find(device, provider, plan, table) if not named or r.offering.lower() == named]
+        found = [_option(prices.lookup(price, device, table)[0], plan)] if rows else []
     else:
         own_price = table.get(device).usd_per_device_hour
         found = [] if own_price is None else [(None, "the device row's own price")]
+        best: dict[tuple[str, str, str], prices.Price] = {}
         for r in prices.find(device, table=table):
-            found += [(f"{r.provider}:{p}", f"{r.provider}:{p} {r.offering}") for p in prices.PLANS if p in r.usd]
-        found = list(dict.fromkeys(found))  # one option per provider and plan (lookup picks the row)
+            for p in (p for p in prices.PLANS if p in r.usd):
+                key, held = (r.provider, r.offering.lower(), p), best.get((r.provider, r.offering.lower(), p))
+                if held is None or (r.as_of, -r.usd[p]) > (held.as_of, -held.usd[p]):
+                    best[key] = r
+        found += [_option(r, p) for (_, _, p), r in best.items()]
     if own is not None and table.get(device).watts is not None:
         found.append((own, own.label()))
     return found
+
+
+def _option(row: prices.Price, plan: str) -> tuple[str, str]:
+    """A row's option: the spec that prices by that row, and the label calc.budget gives it."""
+    return prices.spec_for(row, plan), f"{row.provider}:{plan} {row.offering}"
 
 
 def _is_number(text: str) -> bool:
@@ -124,10 +184,13 @@ def _is_number(text: str) -> bool:
 def _fit_count(job: Job, preset: ModelPreset, n0: float, step: float, table: DeviceTable,
                cache: dict[tuple[Any, ...], Any]) -> tuple[float, Any]:
     """The first count from n0 (in `step`s) with a layout that fits, and that layout (first row of
-    calc.fit_layouts at the usable memory: the most headroom); (inf, None) within SEARCH_STEPS."""
+    calc.fit_layouts at the usable memory: the most headroom); (inf, None) within SEARCH_STEPS (or
+    past calc.layouts.MAX_FIT_DEVICES)."""
     usable = usable_bytes(job.device, table)
     for k in range(SEARCH_STEPS):
         n = n0 + k * step
+        if n > MAX_FIT_DEVICES:
+            break
         key = (preset.name, usable, n)
         if key not in cache:
             cache[key] = fit_layouts(preset, job.device, int(n), memory_gib=usable / GIB, table=table)
@@ -136,9 +199,16 @@ def _fit_count(job: Job, preset: ModelPreset, n0: float, step: float, table: Dev
     return math.inf, None
 
 
+def _too_many(days: float, n0: float) -> str:
+    """The note where the deadline needs more devices than the layout search considers."""
+    count = f"{n0 / 1e6:,.1f}M" if n0 >= 1e6 else f"{n0:,.0f}"
+    return (f"{days:g} day{'' if days == 1 else 's'} needs about {count} devices, more than the "
+            f"{MAX_FIT_DEVICES:,} the planner considers")
+
+
 def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTable,
                  cache: dict[tuple[Any, ...], Any]) -> tuple[float, Job | None, dict[str, int] | None, str]:
-    """(devices, the job at that count and layout, the layout, a note) for one device."""
+    """(fewest devices, the job at that count and layout, the layout, a note) for one device."""
     states = job.with_(zero_stage=3)  # model states only, all sharded: a lower bound for any layout
     n0 = devices_for(states, days, case=case, node=node)
     if not math.isfinite(n0):
@@ -148,6 +218,8 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
         layout = {"tensor_parallel": 1, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 1,
                   "data_parallel": int(n0), "zero_stage": 3}
         return n0, states.with_(devices=n0), layout, "model states only (no shape: no activations)"
+    if n0 > MAX_FIT_DEVICES:
+        return math.inf, None, None, _too_many(days, n0)
     n, found = _fit_count(job, preset, n0, float(node), table, cache)
     if found is None:
         return math.inf, None, None, f"no layout fits on {n0:g} to {n0 + (SEARCH_STEPS - 1) * node:g} devices"
@@ -162,6 +234,12 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
     return n, at, layout, ""
 
 
+def counts_considered(n: float) -> np.ndarray:
+    """The device counts planned from the deadline's fewest n: n·2^k up to max(n, MAX_PLAN_DEVICES)."""
+    top = max(n, max_plan_devices())
+    return n * 2.0 ** np.arange(math.floor(math.log2(top / n) + 1e-9) + 1)
+
+
 def _candidates(names: Any, table: DeviceTable) -> list[str]:
     """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
     (calc.ranges.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
@@ -173,44 +251,58 @@ def _candidates(names: Any, table: DeviceTable) -> list[str]:
 
 def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset | None = None,
                devices: Any = None, price: Any = None, own: Owned | None = None, utilization: Any = "prior",
-               case: str = "expected", node: Any = 1, budget_usd: Any = None,
+               case: str = "expected", node: Any = 1, budget_usd: Any = None, goodput: Any = None,
                table: DeviceTable | None = None) -> list[Plan]:
     """Every device (the 16-bit row of each catalog hardware with memory, or `devices` named) x every price option
-    (price_options), each at the fewest devices that meet `days` at `case` on a layout that fits:
-    feasible plans first, then by cost at `case` (no price last), then days."""
+    (price_options) x the counts considered (module doc: the fewest devices that meet `days` at `case` on a layout
+    that fits, and its doublings), one calc.budget call over the counts per device and price: feasible plans
+    first, then by cost at `case` (no price last), then days. `goodput` as Job.goodput (None: the prior's)."""
     table = catalog() if table is None else table
     days = float(positive("days", days))
     node = float(whole("node", node))
     case = _case(case) or "expected"
     budget_usd = None if budget_usd is None else float(positive("budget_usd", budget_usd))
     base = Job(params=None if model is not None else params, model=model, tokens=tokens,
-               utilization=utilization, table=table)
+               utilization=utilization, goodput=goodput, table=table)
     cache: dict[tuple[Any, ...], Any] = {}
-    plans = []
+    plans: list[Plan] = []
     ranged = wants_prior(utilization)
     for name in _candidates(devices, table):
         n, at, layout, note = _device_plan(base.with_(device=name), days, case, node, table, cache)
-        options = price_options(name, price, own, table) or [(None, "no price")]
-        for spec, label in options:
-            b = None if at is None else budget(at.with_(price=spec))
-            ok = b is not None and bool(b.fits is not False) and float(pick(b.hours, case)) <= 24 * days * (1 + EXACT)
-            plan = Plan(name, label, n, layout, b, ok, None, case, note)
-            cost = plan.figure("cost_usd")
-            within = None if budget_usd is None else cost is not None and cost <= budget_usd
-            plans.append(Plan(name, label, n, layout, b, ok and cost is not None, within, case,
-                              note or ("" if cost is not None else "no price"), ranged))
+        counts = counts_considered(n) if at is not None else np.array([n])
+        for spec, label in price_options(name, price, own, table) or [(None, "no price")]:
+            b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=spec))
+            plans += _plans(name, label, counts, layout, b, days, case, budget_usd, note, ranged)
     return sorted(plans, key=_rank)
+
+
+def _plans(name: str, label: str, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,
+           days: float, case: str, budget_usd: float | None, note: str, ranged: bool) -> list[Plan]:
+    """One Plan per count of one device and price, from the Budget over the counts."""
+    out = []
+    for k, n in enumerate(counts):
+        at = k if len(counts) > 1 else None
+        lay = None if layout is None else {**layout, "data_parallel": layout["data_parallel"] * 2 ** k}
+        plan = Plan(name, label, float(n), lay, b, False, None, case, note, ranged, at)
+        fits, hours, cost = plan.value("fits"), plan.value("hours"), plan.figure("cost_usd")
+        ok = b is not None and bool(fits is not False) and float(pick(hours, case)) <= 24 * days * (1 + EXACT)
+        within = None if budget_usd is None else cost is not None and cost <= budget_usd
+        out.append(Plan(name, label, float(n), lay, b, ok and cost is not None, within, case,
+                        note or ("" if cost is not None or b is None else "no price"), ranged, at))
+    return out
 
 
 def _rank(p: Plan) -> tuple[Any, ...]:
     cost, days = p.figure("cost_usd"), p.figure("days")
-    return (not p.feasible, cost is None, cost or 0.0, days if days is not None else math.inf, p.device)
+    return (not p.feasible, cost is None, cost or 0.0, days if days is not None else math.inf, p.device, p.devices)
 
 
 def headline(plans: list[Plan], budget_usd: float | None = None) -> dict[str, Plan | None]:
-    """The fastest feasible plan within the budget (all feasible plans without one) and the cheapest
-    feasible plan by the deadline."""
+    """"fastest": the fewest days among the feasible plans whose cost is within the budget (all feasible
+    plans without one), then the least cost; "cheapest": the least cost among the feasible plans (all meet
+    the deadline), then the fewest days. Over every plan given (every count considered), so both hold
+    whichever way utilization moves with the device count."""
     ok = [p for p in plans if p.feasible]
     within = [p for p in ok if p.within_budget] if budget_usd is not None else ok
-    fastest = min(within, key=lambda p: (p.figure("days"), p.figure("cost_usd"))) if within else None
+    fastest = min(within, key=lambda p: (p.figure("days"), p.figure("cost_usd"), p.device)) if within else None
     return {"fastest": fastest, "cheapest": min(ok, key=_rank) if ok else None}

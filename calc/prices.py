@@ -6,9 +6,11 @@ and on spot. `device` is the catalog's hardware name (devices.csv `hardware`), s
 row of that hardware (e.g. "H100 SXM, BF16 tensor core, dense") finds its prices. Prices move
 fast: every output carries `as_of` and its age in days.
 
-A price spec is "provider:plan" (plan: on_demand, 1yr, 3yr, spot; on_demand when left out) or a
-number ("2.5"). When a provider has several rows for a device, the newest row that publishes
-the plan wins (then the cheapest).
+A price spec is "provider:plan" (plan: on_demand, 1yr, 3yr, spot; on_demand when left out),
+"provider:plan:offering" (one offering's row, as `offering` is written in prices.csv, any case:
+what the planner prices each option by, spec_for()), or a number ("2.5"). When a provider has several
+rows for a device (and the offering), the newest row that publishes the plan wins (then the
+cheapest). An unknown provider is refused as such.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ def _price(r: dict[str, str], line: int) -> Price:
     if not r["source"].strip() or not r["as_of"].strip() or "on_demand" not in usd:
         raise TrainingBudgetError(f"prices.csv line {line}: source, as_of and the on-demand price are required")
     dt.date.fromisoformat(r["as_of"])
+    if ":" in r["offering"]:
+        raise TrainingBudgetError(f"prices.csv line {line}: an offering may not contain ':' (a spec's separator)")
     return Price(r["provider"].strip().lower(), r["offering"], r["device"], int(r["devices_per_instance"]), usd,
                  r["region"], r["source"], r["as_of"], r["note"])
 
@@ -98,17 +102,44 @@ def find(device: str | None = None, provider: str | None = None, plan: str | Non
             and (prov is None or r.provider == prov) and (p is None or p in r.usd)]
 
 
+@functools.lru_cache(maxsize=1)
+def providers() -> tuple[str, ...]:
+    """The providers of the packaged prices, sorted."""
+    return tuple(sorted({r.provider for r in load_prices()}))
+
+
+def _parts(text: str) -> tuple[str, str, str]:
+    """"provider:plan:offering" -> its three parts (provider lower case; blanks where left out)."""
+    provider, _, rest = text.strip().partition(":")
+    plan, _, offering = rest.partition(":")
+    return provider.strip().lower(), plan.strip(), offering.strip()
+
+
 def parse_spec(spec: str) -> tuple[str, str] | float:
-    """"provider:plan" -> (provider, plan); "provider" -> (provider, "on_demand"); "2.5" -> 2.5."""
+    """"provider:plan" -> (provider, plan); "provider" -> (provider, "on_demand"); "2.5" -> 2.5;
+    "provider:plan:offering" -> (provider, plan) (offering() reads the offering)."""
     text = spec.strip()
     try:
         return float(text)
     except ValueError:
         pass
-    provider, _, plan = text.partition(":")
+    provider, plan, _ = _parts(text)
     if not provider:
         raise TrainingBudgetError(f"price must be a number or PROVIDER:PLAN (got {spec!r})")
-    return provider.lower(), plan_name(plan or "on_demand")
+    if provider not in providers():
+        raise TrainingBudgetError(f"price: no {provider} prices, unknown provider (got {spec!r}; "
+                                  f"providers: {', '.join(providers())})")
+    return provider, plan_name(plan or "on_demand")
+
+
+def offering(spec: str) -> str:
+    """The offering a "provider:plan:offering" spec names ("" where it names none)."""
+    return _parts(spec)[2]
+
+
+def spec_for(row: Price, plan: str) -> str:
+    """The spec that prices by exactly `row` at `plan`: "provider:plan:offering"."""
+    return f"{row.provider}:{plan_name(plan)}:{row.offering}"
 
 
 def check_text(name: str, spec: str) -> str:
@@ -121,15 +152,18 @@ def check_text(name: str, spec: str) -> str:
 
 
 def lookup(spec: str, device: str, table: DeviceTable | None = None) -> tuple[Price, str]:
-    """The price row and plan a "provider:plan" spec picks for `device`: newest, then cheapest."""
+    """The price row and plan a "provider:plan[:offering]" spec picks for `device`: newest, then cheapest
+    (of the offering's rows, where one is named)."""
     parsed = parse_spec(spec)
     if isinstance(parsed, float):
         raise TrainingBudgetError(f"price {spec!r} is a number, not a provider:plan")
     provider, plan = parsed
-    rows = find(device, provider, plan, table)
+    named = offering(spec).lower()
+    rows = [r for r in find(device, provider, plan, table) if not named or r.offering.lower() == named]
     if not rows:
         known = sorted({r.provider for r in find(device, table=table)})
-        raise TrainingBudgetError(f"price: no {provider} {plan} price for {device!r} "
+        what = f"{provider} {plan}" + (f" {offering(spec)!r}" if named else "")
+        raise TrainingBudgetError(f"price: no {what} price for {device!r} "
                                   f"(providers with prices for it: {', '.join(known) or 'none'})")
     best = max(rows, key=lambda r: (r.as_of, -r.usd[plan]))
     return best, plan

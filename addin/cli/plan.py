@@ -8,11 +8,42 @@ from typing import Any
 
 import click
 
+from ... import calc
 from ...calc import plan as planning
 from ...calc.plans import parse_own
 from . import layout as model_layout
 from . import render as rep
 from .estimate import CountType, UtilizationType
+
+
+class PositiveType(click.ParamType):
+    """A number > 0 (days); the message names the option: "--days must be > 0 (got 0)"."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        flag = param.opts[0] if param else "value"
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{flag} must be a number (got {value!r})", param, ctx)
+        if not (number > 0 and number < float("inf")):
+            raise calc.TrainingBudgetError(f"{flag} must be > 0 (got {value})")
+        return number
+
+
+class UsdType(click.ParamType):
+    """Money in USD, written as the CLI's counts are (calc.parse_count): 5e6, 2.5e6, 50M, 1.2B."""
+
+    name = "usd"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        flag = param.opts[0] if param else "usd"
+        try:
+            return calc.parse_count(flag, value)
+        except calc.TrainingBudgetError as e:
+            raise calc.TrainingBudgetError(str(e).replace("a count such as 7e9, 7B, 1.5T or 350M",
+                                                          "USD such as 5e6, 2.5e6 or 50M")) from None
 
 
 def _money(v: float | None) -> str:
@@ -62,7 +93,7 @@ def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> 
     """Whole tokens the budget buys on the cheapest plan's job (low, expected, high for a range)."""
     if cheapest is None or budget_usd is None or cheapest.budget is None:
         return None
-    got = planning.tokens_for(cheapest.budget.job, budget_usd)
+    got = planning.tokens_for(cheapest.job, budget_usd)
     return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
 
 
@@ -91,15 +122,18 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
 @model_layout.CONFIG
 @click.option("--params", type=CountType(), default=None, help="Model parameters (7e9, 7B) when no model is named.")
 @click.option("--tokens", type=CountType(), required=True, help="Training tokens: 15T, 1e12.")
-@click.option("--days", type=float, required=True, help="The deadline: days of wall-clock training.")
-@click.option("--budget", "budget_usd", type=float, default=None, help="Money available, USD.")
+@click.option("--days", type=PositiveType(), required=True, help="The deadline: days of wall-clock training.")
+@click.option("--budget", "budget_usd", type=UsdType(), default=None, help="Money available, USD: 5e6, 50M.")
 @click.option("--device", "device_names", multiple=True, help="Only these catalog devices (repeatable).")
-@click.option("--price", default=None, help="One price for every device: USD per device-hour or PROVIDER:PLAN.")
+@click.option("--price", default=None, help="One price for every device: USD per device-hour, PROVIDER:PLAN "
+              "or PROVIDER:PLAN:OFFERING (one offering of `trainbudget prices`).")
 @click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
 @click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
 @click.option("--utilization", type=UtilizationType(), default=None,
               help="A share of the device's rate (0.4, 40%); default: the prior from published runs.")
 @click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
+@click.option("--goodput", type=UtilizationType(), default=None,
+              help="Share of wall-clock time spent training (0.9, 90%); default: the prior's.")
 @click.option("--case", type=click.Choice(("expected", "high")), default="expected", show_default=True,
               help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).")
 @click.option("--node", type=int, default=1, show_default=True, help="Device counts are multiples of this.")
@@ -108,9 +142,10 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 def plan(model_name: str | None, config_path: str | None, params: float | None, tokens: float, days: float,
          budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
-         usd_per_kwh: float | None, utilization: float | None, as_range: bool, case: str, node: int, limit: int,
-         as_json: bool, as_csv: bool) -> None:
-    """Devices for a deadline on every device and price: the cheapest plans that fit and finish."""
+         usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None, case: str,
+         node: int, limit: int, as_json: bool, as_csv: bool) -> None:
+    """Devices for a deadline on every device and price offering, at the fewest devices that meet it and
+    its doublings: the cheapest plans that fit and finish."""
     if utilization is not None and as_range:
         raise click.UsageError("give --utilization or --range, not both")
     if as_json and as_csv:
@@ -123,7 +158,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     owned = None if own is None else parse_own(own, usd_per_kwh)
     plans = planning.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
                                 price=price, own=owned, utilization="prior" if utilization is None else utilization,
-                                case=case, node=node, budget_usd=budget_usd)
+                                case=case, node=node, budget_usd=budget_usd, goodput=goodput)
     rows = [p.row() for p in plans]
     if as_csv:
         click.echo(rep.to_csv(rows), nl=False)
@@ -131,7 +166,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     top = planning.headline(plans, budget_usd)
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
-                    "days": days, "budget_usd": budget_usd, "case": case, "node": node}
+                    "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node}
         bought = _budget_tokens(top["cheapest"], budget_usd)
         click.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
                                "budget_tokens_on_cheapest": bought,
@@ -150,9 +185,15 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     notes = sorted({p.note for p in plans if p.feasible and p.note})
     if notes:
         click.echo("note: " + "; ".join(notes))
-    b = next((p.budget for p in plans if p.budget is not None), None)
+    if top["cheapest"] is None:
+        why = sorted({p.note for p in plans if p.note}) or ["no device and price meets the deadline"]
+        click.echo("no plan: " + "; ".join(why))
+    lead = top["cheapest"] or next((p for p in plans if p.budget is not None), None)
+    b = None if lead is None else calc.budget(lead.job)  # the basis of one plan's own job (one count)
     if b is not None:
         click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve).")
     click.echo("Prices are each provider's published rate as of its date (trainbudget prices); "
-               "feasible plans first, by expected cost.")
+               f"feasible plans first, by {case} cost. Counts planned: the deadline's fewest devices with a layout "
+               f"that fits and its doublings (data parallelism doubled) up to {planning.max_plan_devices():,.0f}, "
+               "the most devices of a published run the prior was fitted on.")

@@ -1,0 +1,172 @@
+"""The planner's options and headline: every option is priced by its own row of the packaged
+prices.csv (read here, no price typed), and the headline's "fastest within budget" and "cheapest
+by the deadline" are the best of every count the planner considered, checked against
+calc.budget at each count; the plan command's options and messages."""
+
+from __future__ import annotations
+
+import csv
+import json
+import types
+from importlib import resources
+
+import pytest
+
+from trainbudget import calc
+from trainbudget.addin.cli.main import cli, run
+from trainbudget.calc import inverse, plan, prices
+from trainbudget.calc.budget import budget
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+PLANS = ("on_demand", "1yr", "3yr", "spot")
+
+
+def _csv_rows(hardware: str) -> list[dict[str, str]]:
+    text = resources.files("trainbudget.calc").joinpath("data/prices.csv").read_text("utf-8")
+    return [r for r in csv.DictReader(text.splitlines()) if r["device"] == hardware]
+
+
+def _expected_offerings(hardware: str) -> dict[str, dict[str, str | float]]:
+    """label -> the row an option of that provider, offering and plan must be priced by: the
+    offering's newest row publishing the plan, then its cheapest (as prices.lookup)."""
+    want: dict[str, dict[str, str | float]] = {}
+    for r in _csv_rows(hardware):
+        for p in PLANS:
+            cell = r[f"usd_per_device_hour_{p}"].strip()
+            if not cell:
+                continue
+            label = f"{r['provider'].strip().lower()}:{p} {r['offering']}"
+            row = {"usd": float(cell), "as_of": r["as_of"], "source": r["source"]}
+            held = want.get(label)
+            if held is None or (row["as_of"], -row["usd"]) > (held["as_of"], -held["usd"]):
+                want[label] = row
+    return want
+
+
+def test_every_option_is_priced_by_its_own_row():
+    want = _expected_offerings("H100 SXM")
+    by_provider: dict[str, set[float]] = {}
+    for label, row in want.items():
+        by_provider.setdefault(label.split()[0], set()).add(row["usd"])
+    assert any(len(v) > 1 for v in by_provider.values())  # a provider whose offerings differ in price
+    plans = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], utilization=0.4)
+    priced = [p for p in plans if p.price_label in want]
+    assert {p.price_label for p in priced} == set(want)  # one option per distinct offering and plan
+    assert {p.price_label for p in plans} - set(want) <= {"the device row's own price", "no price"}
+    keys = [(p.price_label, p.devices) for p in plans]
+    assert len(keys) == len(set(keys))  # no line twice
+    for p in priced:
+        row, b = want[p.price_label], p.budget
+        assert b.usd_per_device_hour == row["usd"] and b.price_as_of == row["as_of"]
+        assert b.price_source == row["source"] and b.price_label == p.price_label
+        assert p.row()["usd_per_device_hour"] == row["usd"] and p.row()["price_as_of"] == row["as_of"]
+        assert p.figure("cost_usd") == pytest.approx(float(budget(p.job).device_hours) * row["usd"], rel=1e-12)
+
+
+def test_a_spec_names_one_offering_and_an_unknown_provider_is_named():
+    for label, row in _expected_offerings("H100 SXM").items():
+        provider_plan, offering = label.split(" ", 1)
+        got, plan_name = prices.lookup(f"{provider_plan}:{offering}", H100)
+        assert (got.usd[plan_name], got.as_of, got.offering) == (row["usd"], row["as_of"], offering)
+    with pytest.raises(calc.TrainingBudgetError, match="no foo prices, unknown provider"):
+        prices.parse_spec("foo:bar")
+    with pytest.raises(calc.TrainingBudgetError, match="no runpod on_demand 'nope'"):
+        prices.lookup("runpod:on_demand:nope", H100)
+
+
+def _check_headline(plans, budget_usd, days):
+    """Every plan's figures are calc.budget's at its own count; the headline is the best of them."""
+    for p in plans:
+        b = budget(p.job)
+        cost, hours = calc.plan.pick(b.cost_usd, p.case), calc.plan.pick(b.hours, p.case)
+        assert p.figure("cost_usd") == float(cost) and p.figure("days") == float(calc.plan.pick(b.days, p.case))
+        assert p.feasible == bool(b.fits and hours <= 24 * days * (1 + 1e-12))
+        assert p.within_budget == (float(cost) <= budget_usd)
+    ok = [p for p in plans if p.feasible]
+    within = [p for p in ok if p.within_budget]
+    top = plan.headline(plans, budget_usd)
+    assert within and top["fastest"] in within and top["cheapest"] in ok
+    assert all(top["cheapest"].figure("cost_usd") <= p.figure("cost_usd") for p in ok)
+    assert all(top["fastest"].figure("days") <= p.figure("days") for p in within)
+    return top
+
+
+def test_headline_is_the_best_count_where_more_devices_are_cheaper():
+    """The reviewer's job: Llama 3.1 70B on 2T tokens in 30 days on H100s, 5M USD. The prior's
+    utilization rises with devices (b > 0), so the deadline's fewest count is neither the fastest
+    within budget nor the cheapest."""
+    assert calc.prior.coefficients().devices_exponent > 0
+    plans = plan.rank_plans(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100], budget_usd=5e6)
+    n = min(p.devices for p in plans)
+    assert sorted({p.devices for p in plans}) == list(plan.counts_considered(n))
+    assert plan.counts_considered(n)[-1] <= max(n, plan.max_plan_devices()) < 2 * plan.counts_considered(n)[-1]
+    label = plans[0].price_label
+    one = [p for p in plans if p.price_label == label]
+    costs = [p.figure("cost_usd") for p in sorted(one, key=lambda p: p.devices)]
+    assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]  # more devices, less cost
+    top = _check_headline(plans, 5e6, 30)
+    assert top["cheapest"].devices > n and top["fastest"].devices > n
+
+
+def test_headline_with_a_given_utilization():
+    """A given utilization does not move with devices (b = 0): cost is flat in the count and days
+    fall, so the fastest within budget is the most devices considered."""
+    plans = plan.rank_plans(1e12, 20, params=8e9, devices=[H100], price="2.5", utilization=0.4, budget_usd=2e5)
+    top = _check_headline(plans, 2e5, 20)
+    assert top["fastest"].devices == max(p.devices for p in plans if p.feasible)
+
+
+def test_the_closed_forms_refuse_a_prior_they_cannot_invert(monkeypatch):
+    job = calc.Job(params=70e9, tokens=15e12, device=H100, utilization="prior", price=3.0, devices=512)
+    monkeypatch.setattr(inverse, "coefficients", lambda: types.SimpleNamespace(devices_exponent=-1.5,
+                                                                               tokens_exponent=1.2))
+    with pytest.raises(calc.TrainingBudgetError, match="devices exponent"):
+        inverse.devices_for(job, 90)
+    with pytest.raises(calc.TrainingBudgetError, match="tokens exponent"):
+        inverse.tokens_for(job, 1e7, case="expected")
+
+
+def _cli(capsys, *args):
+    code = run(cli, ["plan", *args])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+JOB = ("--params", "8B", "--tokens", "1T", "--device", H100, "--price", "2.5")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--days", "0"), "--days must be > 0 (got 0)"),
+    (("--days", "9", "--budget", "0"), "--budget must be > 0"),
+    (("--days", "9", "--budget", "lots"), "--budget must be USD such as"),
+    (("--days", "9", "--price", "foo:bar"), "no foo prices, unknown provider (got 'foo:bar'"),
+])
+def test_cli_messages_name_the_option(capsys, args, needle):
+    code, out, err = _cli(capsys, *JOB[:-2], *args)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_cli_budget_takes_counts_and_goodput_is_honoured(capsys):
+    code, out, _ = _cli(capsys, *JOB, "--days", "9", "--budget", "50M", "--json")
+    plain = json.loads(out)
+    assert code == 0 and plain["question"]["budget_usd"] == 5e7
+    code, out, _ = _cli(capsys, *JOB, "--days", "9", "--budget", "5e7", "--json")
+    assert json.loads(out)["plans"] == plain["plans"]
+    code, out, _ = _cli(capsys, *JOB, "--days", "9", "--goodput", "0.9", "--json")
+    data = json.loads(out)
+    want = plan.rank_plans(1e12, 9, params=8e9, devices=[H100], price="2.5", goodput=0.9)
+    assert code == 0 and data["plans"] == json.loads(json.dumps([p.row() for p in want]))
+    assert all(budget(p.job).goodput == 0.9 for p in want)
+    assert data["plans"][0]["days_expected"] != plain["plans"][0]["days_expected"]
+    code, out, _ = _cli(capsys, *JOB, "--days", "9", "--utilization", "0.4", "--goodput", "90%")
+    assert code == 0 and "goodput 0.90 (given)" in out
+
+
+def test_cli_says_when_no_count_is_considered(capsys):
+    preset = calc.model_preset("Llama 3.1 405B")
+    over = [p for p in plan.rank_plans(15e12, 1, model=preset) if "the planner considers" in p.note]
+    assert over and not any(p.feasible for p in over)
+    code, out, err = _cli(capsys, "--model", "Llama 3.1 405B", "--tokens", "15T", "--days", "1", "--device",
+                          over[0].device)
+    assert code == 0 and err == ""
+    assert "no plan: 1 day needs about " in out and "more than the 4,194,304 the planner considers" in out
