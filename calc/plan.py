@@ -300,9 +300,15 @@ def _rank(p: Plan) -> tuple[Any, ...]:
 def headline(plans: list[Plan], budget_usd: float | None = None) -> dict[str, Plan | None]:
     """"fastest": the fewest days among the feasible plans whose cost is within the budget (all feasible
     plans without one), then the least cost; "cheapest": the least cost among the feasible plans (all meet
-    the deadline), then the fewest days. Over every plan given (every count considered), so both hold
+    the deadline), then the fewest days; "fewest": the fewest devices that meet the deadline on the
+    cheapest plan's device and price. Over every plan given (every count considered), so both hold
     whichever way utilization moves with the device count."""
     ok = [p for p in plans if p.feasible]
     within = [p for p in ok if p.within_budget] if budget_usd is not None else ok
     fastest = min(within, key=lambda p: (p.figure("days"), p.figure("cost_usd"), p.device)) if within else None
-    return {"fastest": fastest, "cheapest": min(ok, key=_rank) if ok else None}
+    cheapest = min(ok, key=_rank) if ok else None
+    # "fewest": "how many devices for the deadline" on the cheapest plan's device and price
+    key = None if cheapest is None else (cheapest.device, cheapest.price_label)
+    same = [p for p in ok if (p.device, p.price_label) == key]
+    fewest = min(same, key=lambda p: p.devices) if same else None
+    return {"fastest": fastest, "cheapest": cheapest, "fewest": fewest}

@@ -88,6 +88,8 @@ def _check_headline(plans, budget_usd, days):
     assert within and top["fastest"] in within and top["cheapest"] in ok
     assert all(top["cheapest"].figure("cost_usd") <= p.figure("cost_usd") for p in ok)
     assert all(top["fastest"].figure("days") <= p.figure("days") for p in within)
+    same = [p for p in ok if (p.device, p.price_label) == (top["cheapest"].device, top["cheapest"].price_label)]
+    assert top["fewest"] in same and all(top["fewest"].devices <= p.devices for p in same)  # the deadline's answer
     return top
 
 
@@ -170,3 +172,17 @@ def test_cli_says_when_no_count_is_considered(capsys):
                           over[0].device)
     assert code == 0 and err == ""
     assert "no plan: 1 day needs about " in out and "more than the 4,194,304 the planner considers" in out
+
+
+def test_the_sentence_gives_the_fewest_devices_and_says_why_more_come_out_cheaper(capsys):
+    """"How many devices for the deadline" is answered too (the fewest that meet it, on the cheapest
+    plan's device and price); where the prior makes more devices cheaper, the sentence says that is
+    the runs' scale effect, optimistic."""
+    code, out, _ = _cli(capsys, "--model", "Llama 3.1 70B", "--tokens", "2T", "--days", "30", "--device", H100)
+    assert code == 0
+    first = out.splitlines()[0]
+    plans = plan.rank_plans(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100])
+    top = plan.headline(plans)
+    fewest = int(min(p.devices for p in plans if p.feasible and p.price_label == top["cheapest"].price_label))
+    assert f"The fewest that meet the deadline there: {fewest:,} x " in first
+    assert top["cheapest"].devices > fewest and "read the larger counts as optimistic" in first

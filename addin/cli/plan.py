@@ -86,7 +86,13 @@ def _sentence(plans: list[planning.Plan], budget_usd: float | None, case: str) -
     top = planning.headline(plans, budget_usd)
     first = "Fastest within budget" if budget_usd is not None else "Fastest"
     at = f" (the prior's {case} case)" if plans and plans[0].ranged else ""
-    return f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
+    text = f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
+    fewest, cheapest = top["fewest"], top["cheapest"]
+    if fewest is not None and cheapest is not None and cheapest.devices > fewest.devices:
+        text += (f" The fewest that meet the deadline there: {_phrase(fewest)}. The prior's utilization rises with "
+                 "the device count (published large runs reached more), so more devices come out cheaper; scaling "
+                 "one job out does not by itself raise it: read the larger counts as optimistic.")
+    return text
 
 
 def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> list[float] | None:
@@ -172,6 +178,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
                                "budget_tokens_on_cheapest": bought,
                                "fastest": None if top["fastest"] is None else top["fastest"].row(),
                                "cheapest": None if top["cheapest"] is None else top["cheapest"].row(),
+                               "fewest": None if top["fewest"] is None else top["fewest"].row(),
                                "plans": rows}, indent=2))
         return
     click.echo(_sentence(plans, budget_usd, case))
