@@ -316,3 +316,68 @@ def active_used(active: str, params: str) -> str:
 def moe_flag(active: str, params: str) -> str:
     """1 for a mixture of experts (fewer active than total parameters, calc.budget's MoE rule), else 0."""
     return f"IF({active}<{params},1,0)"
+
+
+# --- input checks: calc.checks' rules over the named inputs (template/input_checks.py) -------------
+
+INPUT_ERROR = "Input_error"  # "" while every Budget input passes, else the first failing one's message
+
+
+def is_number_and(ref: str, condition: str) -> str:
+    """`condition` on a number in `ref`; FALSE for text or blank (never an error: INT of a text errs)."""
+    return f"IF(ISNUMBER({ref}),{condition},FALSE)"
+
+
+def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:
+    """calc.checks' rule `kind` on `ref` (a number there): positive > 0, non_negative >= 0, at_least
+    >= bound, fraction in (0, 1], whole (a whole number >= bound), at_most <= bound (another input)."""
+    return {"positive": f"{ref}>0", "non_negative": f"{ref}>=0", "at_least": f"{ref}>={bound}",
+            "fraction": f"AND({ref}>0,{ref}<=1)", "whole": f"AND({ref}>={bound},{ref}=INT({ref}))",
+            "at_most": f"{ref}<={bound}"}[kind]
+
+
+def one_of(ref: str, allowed: tuple[str, ...], quoted: bool) -> str:
+    """`ref` is one of `allowed` (texts compared case-blind, as calc.checks.choice; or numbers)."""
+    q = '"' if quoted else ""
+    return "OR(" + ",".join(f"{ref}={q}{a}{q}" for a in allowed) + ")"
+
+
+def or_blank_ok(ref: str, ok: str) -> str:
+    """`ok`, or TRUE where `ref` is blank (an optional input)."""
+    return f'OR({ref}="",{ok})'
+
+
+def unless_one_of(ref: str, values: tuple[str, ...], ok: str) -> str:
+    """`ok`, or TRUE where `ref` is one of `values` (a rule that only some methods read)."""
+    return "OR(" + ",".join(f'{ref}="{v}"' for v in values) + f",{ok})"
+
+
+def shown(ref: str) -> str:
+    """An input as a message shows it (calc.checks.show): a number as it is, a text in quotes, or "blank"."""
+    return f'IF({ref}="","blank",IF(ISNUMBER({ref}),{ref},"\'"&{ref}&"\'"))'
+
+
+def rule_message(name: str, words: str, ref: str, number_words: str | None = None) -> str:
+    """'#VALUE! name words (got value)' as calc words a refused argument; for a number input,
+    `number_words` ("must be a number") where `ref` holds text or nothing."""
+    said = f'"{words}"' if number_words is None else f'IF(ISNUMBER({ref}),"{words}","{number_words}")'
+    return f'"#VALUE! {name} "&{said}&" (got "&{shown(ref)}&")"'
+
+
+def pair_message(name: str, words: str, ref: str, other_name: str, other: str) -> str:
+    """'#VALUE! name words (got name=a, other=b)' as calc words a rule between two arguments."""
+    return f'"#VALUE! {name} {words} (got {name}="&{ref}&", {other_name}="&{other}&")"'
+
+
+def first_failing(checks: list[tuple[str, str]], otherwise: str = '""') -> str:
+    """The message of the first (ok, message) check whose ok is FALSE, else `otherwise`."""
+    formula = otherwise
+    for ok, message in reversed(checks):  # read top-down: IF(NOT(ok1),message1,IF(NOT(ok2),...))
+        formula = f"IF(NOT({ok}),{message},{formula})"
+    return formula
+
+
+def unless_error(formula: str, error: str = INPUT_ERROR, blank: bool = False) -> str:
+    """`formula`, or while `error` is not "" that message (`blank`: nothing) instead of a figure."""
+    shows = '""' if blank else error
+    return f'IF({error}<>"",{shows},{formula})'

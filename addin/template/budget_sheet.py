@@ -15,7 +15,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import native, pieces
 from ..functions.registry import BY_NAME
-from . import deadline_block, model_block, ranges_block, sheets, styles
+from . import deadline_block, input_checks, model_block, ranges_block, sheets, styles
 from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.schedule.GB
@@ -72,7 +72,6 @@ HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
                 "_optimizer_bytes": "Optimizer_bytes"}
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
-VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_stage": ("0", "1", "2", "3")}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
@@ -94,6 +93,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     for name, _label, *_ in INPUTS:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
+    _input_check(ws, cached, table, values, helpers_end + 1)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
     last = deadline_block.write(ws, cached, table, values, last)  # issue 20
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
@@ -123,10 +123,7 @@ def _inputs(ws: Worksheet, cached: CachedCells) -> None:
     device = DataValidation(type="list", formula1="DeviceNames", allow_blank=False)
     ws.add_data_validation(device)
     device.add(REF["device"])
-    for name, options in VALIDATION_LISTS.items():
-        dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=False)
-        ws.add_data_validation(dv)
-        dv.add(REF[name])
+    input_checks.validate(ws, {NAMES[k]: REF[k] for k in NAMES}, input_checks.BUDGET_RULES)  # stop style
 
 
 def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -163,6 +160,18 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         cached.formula(ws, f"B{i}", formula, value, fmt)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${i}")
     return first + len(rows)
+
+
+def _input_check(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], row: int) -> None:
+    """The Input check row above the Results (Input_error): "" while every input passes calc's
+    checks, else the first refusal in calc's words (input_checks); cached "" as calc takes the inputs."""
+    ranges_block.budget(v, table)  # calc takes the template's inputs (else it raises here)
+    text(ws, f"A{row}", "Input check", styles.BOLD)
+    cached.formula(ws, f"B{row}", input_checks.check_formula(input_checks.BUDGET_RULES), "", None,
+                   styles.ERROR_FONT, fill=None)
+    ws.merge_cells(f"B{row}:C{row}")  # a refusal is long: B and C hold it
+    ws.parent.defined_names[pieces.INPUT_ERROR] = DefinedName(pieces.INPUT_ERROR,
+                                                              attr_text=f"'{ws.title}'!$B${row}")
 
 
 def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -212,7 +221,7 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
                            font=styles.NOTE, fill=None)
         else:
             text(ws, f"A{i}", label, styles.BOLD)
-        cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD).border = styles.BOX
+        cached.formula(ws, f"B{i}", pieces.unless_error(formula), value, fmt, styles.BOLD).border = styles.BOX
     return first + len(rows)
 
 
@@ -270,6 +279,8 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
              None),
         )
         for col, formula, value, fmt in cells:
+            if col != rate_col:  # the job's figures: blank while an input is refused (Input_error)
+                formula = pieces.unless_error(formula, blank=True)
             cell = cached.formula(ws, f"{col}{r}", pieces.blank_if(name_ref, formula), value, fmt, fill=None)
             if col != name_col:  # figures right-aligned, "Price from" indented: each apart from its neighbour
                 cell.alignment = styles.LEFT if col == whose_col else styles.RIGHT

@@ -19,9 +19,9 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plan, ranges
-from ..functions import native, plan_native, prior_native
+from ..functions import native, pieces, plan_native, prior_native
 from ..functions.registry import BY_NAME
-from . import ranges_block, styles
+from . import input_checks, ranges_block, styles
 from .cached_cells import CachedCells, style, text
 
 DAYS_DEFAULT = 30.0
@@ -30,6 +30,7 @@ USD_DEFAULT = 1e6
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
+DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input (input_checks)
 ONE_DEVICE_HOURS = "Fleet_hours_at_100"  # device-hours at 100% on the prior's row (a helper row below)
 EXPRS = {"params": "Params", "active_params": "Active_used",
          "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
@@ -57,11 +58,20 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
         cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
         text(ws, f"C{i}", note, styles.NOTE)
         _name(ws, name, i)
+    input_checks.validate(ws, {name: f"$B${i}" for i, (name, *_) in enumerate(INPUTS, start=r + 1)},
+                          input_checks.DEADLINE_RULES)
+    check = r + 1 + len(INPUTS)
+    text(ws, f"A{check}", "Input check (deadline)", styles.BOLD)
+    cached.formula(ws, f"B{check}", input_checks.check_formula(input_checks.DEADLINE_RULES, pieces.INPUT_ERROR),
+                   "", None, styles.ERROR_FONT, fill=None)
+    ws.merge_cells(f"B{check}:C{check}")
+    _name(ws, DEADLINE_ERROR, check)
     rows = _rows(table, v)
-    first = r + 1 + len(INPUTS)
+    first = check + 1
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=first):
         text(ws, f"A{i}", label, styles.BOLD)
-        cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
+        cell = cached.formula(ws, f"B{i}", pieces.unless_error(formula, DEADLINE_ERROR), value, fmt,
+                              styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
         cell.border = styles.BOX
         if note:
             text(ws, f"C{i}", note, styles.NOTE)

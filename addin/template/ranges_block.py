@@ -355,6 +355,6 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
                                font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
-            cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD)
+            cell = cached.formula(ws, f"B{i}", pieces.unless_error(formula), value, fmt, styles.BOLD)
             cell.border = styles.BOX
     return first + 3 * len(figures) - 1
