@@ -79,7 +79,7 @@ def _figures(wb) -> dict[str, list]:
     rows = _labels(ws)
     results = range(rows["Training compute (FLOPs)"], rows["Energy (kWh)"] + 1)
     ranged = range(rows["Hours, low"], rows["Energy, high"] + 1)
-    deadline = range(rows["Input check (deadline)"] + 1, rows["Tokens for the budget, high"] + 1)
+    deadline = range(rows[deadline_block.DEADLINE_CHECK] + 1, rows["Tokens for the budget, high"] + 1)
     top = budget_sheet.FIRST_INPUT - 1 + 2
     compare = [ws[f"{col}{r}"].value for r in range(top, top + len(calc.catalog()))
                for col in budget_sheet.COMPARE_COLS[2:]]
@@ -90,7 +90,7 @@ def _figures(wb) -> dict[str, list]:
 def test_good_inputs_pass_and_show_figures(books):
     _, got, _ = books
     assert _cell(got[0], pieces.INPUT_ERROR) in (None, "")
-    assert _cell(got[0], deadline_block.DEADLINE_ERROR) in (None, "")
+    assert _cell(got[0], input_checks.DEADLINE_ERROR) in (None, "")
     figures = _figures(got[0])
     assert all(isinstance(x, (int, float)) for x in figures["results"] + figures["deadline"])
     assert len(figures["deadline"]) >= 12 and sum(isinstance(x, (int, float)) for x in figures["compare"]) > 60
@@ -101,7 +101,9 @@ def test_each_bad_input_shows_calcs_message_and_no_number(books):
     for case, wb in zip(cases[1:1 + len(BAD)], got[1:1 + len(BAD)], strict=True):
         want = _calc_error(case)
         assert _cell(wb, pieces.INPUT_ERROR) == want, case
-        assert _cell(wb, deadline_block.DEADLINE_ERROR) == want, case
+        assert _cell(wb, input_checks.DEADLINE_ERROR) == want, case
+        ws = wb["Budget"]
+        assert ws[f"B{_labels(ws)['Input check (blank: all pass)']}"].value == want, case  # above the Results
         figures = _figures(wb)
         assert set(figures["results"]) == set(figures["deadline"]) == {want}, case  # the message, no number
         assert set(figures["compare"]) <= {None, ""}, case  # the comparison blank
@@ -117,7 +119,7 @@ def test_a_bad_deadline_stops_only_the_deadline_rows(books):
     for (name, value), wb in zip(DEADLINE_BAD, got[1 + len(BAD):1 + len(BAD) + len(DEADLINE_BAD)], strict=True):
         arg = dict((r[0], r[1]) for r in input_checks.DEADLINE_RULES)[name]
         want = f"#VALUE! {arg} must be > 0 (got {value})"
-        assert _cell(wb, deadline_block.DEADLINE_ERROR) == want and _cell(wb, pieces.INPUT_ERROR) in (None, "")
+        assert _cell(wb, input_checks.DEADLINE_ERROR) == want and _cell(wb, pieces.INPUT_ERROR) in (None, "")
         figures = _figures(wb)
         assert set(figures["deadline"]) == {want}
         assert all(isinstance(x, (int, float)) for x in figures["results"])

@@ -323,13 +323,8 @@ def moe_flag(active: str, params: str) -> str:
 INPUT_ERROR = "Input_error"  # "" while every Budget input passes, else the first failing one's message
 
 
-def is_number_and(ref: str, condition: str) -> str:
-    """`condition` on a number in `ref`; FALSE for text or blank (never an error: INT of a text errs)."""
-    return f"IF(ISNUMBER({ref}),{condition},FALSE)"
-
-
 def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:
-    """calc.checks' rule `kind` on `ref` (a number there): positive > 0, non_negative >= 0, at_least
+    """calc.checks' rule `kind` on the number in `ref`: positive > 0, non_negative >= 0, at_least
     >= bound, fraction in (0, 1], whole (a whole number >= bound), at_most <= bound (another input)."""
     return {"positive": f"{ref}>0", "non_negative": f"{ref}>=0", "at_least": f"{ref}>={bound}",
             "fraction": f"AND({ref}>0,{ref}<=1)", "whole": f"AND({ref}>={bound},{ref}=INT({ref}))",
@@ -342,6 +337,16 @@ def one_of(ref: str, allowed: tuple[str, ...], quoted: bool) -> str:
     return "OR(" + ",".join(f"{ref}={q}{a}{q}" for a in allowed) + ")"
 
 
+def listed(ref: str, column: str) -> str:
+    """`ref` is one of the names in `column` (a table's column: the Optimizers sheet's names)."""
+    return f"ISNUMBER(MATCH({ref},{column},0))"
+
+
+def optimizer_names() -> str:
+    """The Optimizers table's names (the optimizers the sheet's formulas know, calc.OPTIMIZERS)."""
+    return f"{native.OPTIMIZER_TABLE}[{native.OPTIMIZER_HEADERS[0]}]"
+
+
 def or_blank_ok(ref: str, ok: str) -> str:
     """`ok`, or TRUE where `ref` is blank (an optional input)."""
     return f'OR({ref}="",{ok})'
@@ -352,32 +357,34 @@ def unless_one_of(ref: str, values: tuple[str, ...], ok: str) -> str:
     return "OR(" + ",".join(f'{ref}="{v}"' for v in values) + f",{ok})"
 
 
-def shown(ref: str) -> str:
-    """An input as a message shows it (calc.checks.show): a number as it is, a text in quotes, or "blank"."""
-    return f'IF({ref}="","blank",IF(ISNUMBER({ref}),{ref},"\'"&{ref}&"\'"))'
+def quoted(ref: str) -> str:
+    """A text input as calc.checks.show writes it: in quotes; "blank" for an empty cell."""
+    return f'IF({ref}="","blank","\'"&{ref}&"\'")'
 
 
-def rule_message(name: str, words: str, ref: str, number_words: str | None = None) -> str:
-    """'#VALUE! name words (got value)' as calc words a refused argument; for a number input,
-    `number_words` ("must be a number") where `ref` holds text or nothing."""
-    said = f'"{words}"' if number_words is None else f'IF(ISNUMBER({ref}),"{words}","{number_words}")'
-    return f'"#VALUE! {name} "&{said}&" (got "&{shown(ref)}&")"'
+def refusal(rule: str, got: str) -> str:
+    """'#VALUE! <rule> (got ...)' as calc words a refused argument: `rule` the cell holding the rule in
+    calc's words ("utilization must be in (0, 1]", the row's label), `got` the value's expression."""
+    return f'"#VALUE! "&{rule}&" (got "&{got}&")"'
 
 
-def pair_message(name: str, words: str, ref: str, other_name: str, other: str) -> str:
-    """'#VALUE! name words (got name=a, other=b)' as calc words a rule between two arguments."""
-    return f'"#VALUE! {name} {words} (got {name}="&{ref}&", {other_name}="&{other}&")"'
+def pair_shown(name: str, ref: str, other_name: str, other: str) -> str:
+    """Two arguments as calc shows them in a rule between them: name=a, other=b."""
+    return f'"{name}="&{ref}&", {other_name}="&{other}'
 
 
-def first_failing(checks: list[tuple[str, str]], otherwise: str = '""') -> str:
-    """The message of the first (ok, message) check whose ok is FALSE, else `otherwise`."""
-    formula = otherwise
-    for ok, message in reversed(checks):  # read top-down: IF(NOT(ok1),message1,IF(NOT(ok2),...))
-        formula = f"IF(NOT({ok}),{message},{formula})"
-    return formula
+def first_refusal(before: str | None, ok: str, message: str) -> str:
+    """One row of a chain of checks: the refusal `before` (the row above) where it is not "", else
+    "" where `ok`, else this rule's `message`; so the chain's last row holds the first refusal."""
+    own = f'IF({ok},"",{message})'
+    return own if before is None else f'IF({before}<>"",{before},{own})'
 
 
-def unless_error(formula: str, error: str = INPUT_ERROR, blank: bool = False) -> str:
-    """`formula`, or while `error` is not "" that message (`blank`: nothing) instead of a figure."""
-    shows = '""' if blank else error
-    return f'IF({error}<>"",{shows},{formula})'
+def unless_error(formula: str, error: str = INPUT_ERROR) -> str:
+    """`formula`, or while `error` is not "" that message instead of a figure."""
+    return f'IF({error}<>"",{error},{formula})'
+
+
+def name_unless_error(formula: str, error: str = INPUT_ERROR) -> str:
+    """A name cell left blank while `error` is not "" (the rows it names stay blank)."""
+    return f'IF({error}<>"","",{formula})'

@@ -93,9 +93,10 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     for name, _label, *_ in INPUTS:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
-    _input_check(ws, cached, table, values, helpers_end + 1)
+    _input_check(ws, table, values, helpers_end + 1, cached)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
     last = deadline_block.write(ws, cached, table, values, last)  # issue 20
+    last = input_checks.write(ws, cached, last)  # the chain the Input check rows read
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
     ws.print_area = f"A1:K{compare_end}"
@@ -162,16 +163,11 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     return first + len(rows)
 
 
-def _input_check(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], row: int) -> None:
-    """The Input check row above the Results (Input_error): "" while every input passes calc's
-    checks, else the first refusal in calc's words (input_checks); cached "" as calc takes the inputs."""
+def _input_check(ws: Worksheet, table: calc.DeviceTable, v: dict[str, Any], row: int, cached: CachedCells) -> None:
+    """The Input check row above the Results: Input_error, the first refusal of the Input checks
+    (input_checks); cached "" as calc takes the template's inputs."""
     ranges_block.budget(v, table)  # calc takes the template's inputs (else it raises here)
-    text(ws, f"A{row}", "Input check", styles.BOLD)
-    cached.formula(ws, f"B{row}", input_checks.check_formula(input_checks.BUDGET_RULES), "", None,
-                   styles.ERROR_FONT, fill=None)
-    ws.merge_cells(f"B{row}:C{row}")  # a refusal is long: B and C hold it
-    ws.parent.defined_names[pieces.INPUT_ERROR] = DefinedName(pieces.INPUT_ERROR,
-                                                              attr_text=f"'{ws.title}'!$B${row}")
+    input_checks.check_row(ws, cached, row, "Input check (blank: all pass)", pieces.INPUT_ERROR)
 
 
 def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -256,7 +252,9 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         r = top + 1 + k
         d = devices[k - 1] if k <= len(devices) else None
         name_ref = f"${name_col}{r}"
-        cached.formula(ws, f"{name_col}{r}", pieces.nth_name(k), d.name if d else "", fill=None)
+        # blank while an input is refused (Input_error): the row's figures, which read the name, stay blank
+        cached.formula(ws, f"{name_col}{r}", pieces.name_unless_error(pieces.nth_name(k)), d.name if d else "",
+                       fill=None)
         exprs = {**EXPRS, "device": name_ref}
         chosen = d is not None and d.name.lower() == str(v["device"]).lower()
         # the chosen device's row: the results' own Budget; any other: at the row's own price
@@ -279,8 +277,6 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
              None),
         )
         for col, formula, value, fmt in cells:
-            if col != rate_col:  # the job's figures: blank while an input is refused (Input_error)
-                formula = pieces.unless_error(formula, blank=True)
             cell = cached.formula(ws, f"{col}{r}", pieces.blank_if(name_ref, formula), value, fmt, fill=None)
             if col != name_col:  # figures right-aligned, "Price from" indented: each apart from its neighbour
                 cell.alignment = styles.LEFT if col == whose_col else styles.RIGHT

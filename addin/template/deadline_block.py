@@ -30,7 +30,7 @@ USD_DEFAULT = 1e6
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
-DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input (input_checks)
+DEADLINE_CHECK = "Input check, deadline (blank: all pass)"
 ONE_DEVICE_HOURS = "Fleet_hours_at_100"  # device-hours at 100% on the prior's row (a helper row below)
 EXPRS = {"params": "Params", "active_params": "Active_used",
          "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
@@ -61,16 +61,12 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     input_checks.validate(ws, {name: f"$B${i}" for i, (name, *_) in enumerate(INPUTS, start=r + 1)},
                           input_checks.DEADLINE_RULES)
     check = r + 1 + len(INPUTS)
-    text(ws, f"A{check}", "Input check (deadline)", styles.BOLD)
-    cached.formula(ws, f"B{check}", input_checks.check_formula(input_checks.DEADLINE_RULES, pieces.INPUT_ERROR),
-                   "", None, styles.ERROR_FONT, fill=None)
-    ws.merge_cells(f"B{check}:C{check}")
-    _name(ws, DEADLINE_ERROR, check)
+    input_checks.check_row(ws, cached, check, DEADLINE_CHECK, input_checks.DEADLINE_ERROR)
     rows = _rows(table, v)
     first = check + 1
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=first):
         text(ws, f"A{i}", label, styles.BOLD)
-        cell = cached.formula(ws, f"B{i}", pieces.unless_error(formula, DEADLINE_ERROR), value, fmt,
+        cell = cached.formula(ws, f"B{i}", pieces.unless_error(formula, input_checks.DEADLINE_ERROR), value, fmt,
                               styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
         cell.border = styles.BOX
         if note:

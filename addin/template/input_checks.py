@@ -3,10 +3,13 @@
 1. As each input cell's data validation, "stop" style, its message in calc's words
    ("utilization must be in (0, 1]").
 2. Because validation stops only what is typed (not a pasted value, nor one a program writes), as
-   the Input check row (defined name Input_error): "" while every input passes, else the first
-   failing input's message as calc words it: `#VALUE! utilization must be in (0, 1] (got 40)`. The
-   results, the every-device comparison and the deadline block show that message (or stay blank)
-   instead of a figure while it is not "" (pieces.unless_error).
+   a chain of short rows, one per rule ("Input checks", below the deadline block): each row holds
+   the refusal of the row above, else its own rule's (pieces.first_refusal), so the last row,
+   named Input_error, is "" while every input passes, else the first failing input's message as
+   calc words it: `#VALUE! utilization must be in (0, 1] (got 40)`. The Input check row above the
+   Results shows it; the results and the deadline block show it instead of a figure, and the
+   every-device comparison stays blank, while it is not "" (pieces.unless_error). The deadline's
+   inputs have a chain of their own after Input_error's (Deadline_error).
 
 The rule words are calc.checks' own: each is taken from the error calc raises on a value it refuses
 (`words`), so the sheet and the command line cannot word a rule two ways. The checks run in the
@@ -20,15 +23,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import checks
 from ..functions import pieces
+from . import styles
+from .cached_cells import CachedCells, text
 
 # calc.memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
 NO_ADAPTER = ("full", "inference")
+DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input
+Rule = tuple[str, str, str, Any, bool]
 
 
 def _probe(kind: str, arg: Any) -> Callable[[], Any]:
@@ -56,7 +64,7 @@ def words(kind: str, arg: Any = None) -> str:
 
 
 # (sheet name, calc's argument name, kind, its bound or options, blank allowed), in calc.budget's order
-BUDGET_RULES: tuple[tuple[str, str, str, Any, bool], ...] = (
+BUDGET_RULES: tuple[Rule, ...] = (
     ("Params", "params", "positive", None, False),
     ("Active_params", "active_params", "positive", None, True),
     ("Tokens", "tokens", "positive", None, False),
@@ -72,44 +80,75 @@ BUDGET_RULES: tuple[tuple[str, str, str, Any, bool], ...] = (
     ("PUE_ratio", "pue", "at_least", 1.0, False),
 )
 # the deadline block's inputs (calc.plan.devices_for_days' days, tokens_for_budget's usd)
-DEADLINE_RULES: tuple[tuple[str, str, str, Any, bool], ...] = (
+DEADLINE_RULES: tuple[Rule, ...] = (
     ("Deadline_days", "days", "positive", None, False),
     ("Budget_USD", "usd", "positive", None, False),
 )
 
 
-def ok(ref: str, name: str, kind: str, arg: Any, blank: bool) -> str:
-    """calc's rule for the argument `name` as a condition on `ref`: TRUE where the value passes."""
+def _condition(ref: str, name: str, kind: str, arg: Any) -> str:
+    """calc's rule for the argument `name` on the number (or text, for a choice) in `ref`."""
     if kind == "choice":
-        cond = pieces.one_of(ref, arg, quoted=True)
-    elif kind == "whole_in":
-        cond = pieces.is_number_and(ref, pieces.one_of(ref, tuple(map(str, arg)), quoted=False))
-    else:
-        bound = None if arg is None else (arg if isinstance(arg, str) else f"{arg:g}")
-        cond = pieces.is_number_and(ref, pieces.rule_condition(kind, ref, bound))
+        return (pieces.listed(ref, pieces.optimizer_names()) if name == "optimizer"
+                else pieces.one_of(ref, arg, quoted=True))
+    if kind == "whole_in":
+        return pieces.one_of(ref, tuple(map(str, arg)), quoted=False)
+    return pieces.rule_condition(kind, ref, None if arg is None else (arg if isinstance(arg, str) else f"{arg:g}"))
+
+
+def _ok(ref: str, name: str, cond: str, blank: bool) -> str:
+    """`cond`, or TRUE where a blank is allowed, or where the method does not read the input."""
     if name == "trainable":
         cond = pieces.unless_one_of("Method", NO_ADAPTER, cond)
     return pieces.or_blank_ok(ref, cond) if blank else cond
 
 
-def message(ref: str, name: str, kind: str, arg: Any) -> str:
-    """The refusal in calc's words, the value shown."""
-    if kind == "at_most":
-        return pieces.pair_message(name, words(kind), ref, "params", arg)
-    return pieces.rule_message(name, words(kind, arg), ref, None if kind == "choice" else words("number"))
+def chain(rules: tuple[Rule, ...]) -> list[tuple[str, str, str]]:
+    """(label, ok, value shown) for each row of the chain: a number input's "must be a number"
+    first, then its rule (a row's rule is read only while the rows above pass: a number is there).
+    The label is the rule in calc's words, and the row's refusal quotes it (the row says what it refuses)."""
+    rows: list[tuple[str, str, str]] = []
+    numbered: set[str] = set()
+    for ref, name, kind, arg, blank in rules:
+        if kind != "choice" and ref not in numbered:
+            numbered.add(ref)
+            rows.append((f"{name} {words('number')}", _ok(ref, name, f"ISNUMBER({ref})", blank), pieces.quoted(ref)))
+        got = (pieces.pair_shown(name, ref, arg.lower(), arg) if kind == "at_most"
+               else pieces.quoted(ref) if kind == "choice" else ref)
+        rows.append((f"{name} {words(kind, arg)}", _ok(ref, name, _condition(ref, name, kind, arg), blank), got))
+    return rows
 
 
-def check_formula(rules: tuple[tuple[str, str, str, Any, bool], ...], otherwise: str = '""') -> str:
-    """The Input check: "" (or `otherwise`) while every rule passes, else the first refusal."""
-    return pieces.first_failing([(ok(ref, name, kind, arg, blank), message(ref, name, kind, arg))
-                                 for ref, name, kind, arg, blank in rules], otherwise)
+def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
+    """The Input checks block from row last + 2: the Budget's chain (its last row Input_error),
+    then the deadline's, after Input_error (its last row Deadline_error); returns the last row."""
+    r = last + 2
+    text(ws, f"A{r}", "Input checks (calc's rules, in calc.budget's order)", styles.HEADING)
+    text(ws, f"C{r}", "each row: the refusal above it, else its own rule's; blank: passes", styles.NOTE)
+    for rules, name, before in ((BUDGET_RULES, pieces.INPUT_ERROR, None),
+                                (DEADLINE_RULES, DEADLINE_ERROR, pieces.INPUT_ERROR)):
+        for label, ok, got in chain(rules):
+            r += 1
+            text(ws, f"A{r}", label)
+            cached.formula(ws, f"B{r}", pieces.first_refusal(before, ok, pieces.refusal(f"A{r}", got)), "", None,
+                           fill=None)
+            before = f"B{r}"
+        ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${r}")
+    return r
 
 
-def validate(ws: Worksheet, cells: dict[str, str], rules: tuple[tuple[str, str, str, Any, bool], ...]) -> None:
+def check_row(ws: Worksheet, cached: CachedCells, row: int, label: str, error: str) -> None:
+    """A row showing the chain's first refusal (`error`), in red over B and C; blank while all pass."""
+    text(ws, f"A{row}", label, styles.BOLD)
+    cached.formula(ws, f"B{row}", error, "", None, styles.ERROR_FONT, fill=None)
+    ws.merge_cells(f"B{row}:C{row}")
+
+
+def validate(ws: Worksheet, cells: dict[str, str], rules: tuple[Rule, ...]) -> None:
     """Each input's data validation, stop style, calc's words as its message (`cells`: sheet name
-    -> cell): a choice as a list (its drop-down), a number as the rule `ok` on the cell itself; a
+    -> cell): a choice as a list (its drop-down), a number as its rules on the cell itself; a
     rule on two inputs (active_params <= params) joins that input's first rule."""
-    by_ref: dict[str, list[tuple[str, str, str, Any, bool]]] = {}
+    by_ref: dict[str, list[Rule]] = {}
     for rule in rules:
         by_ref.setdefault(rule[0], []).append(rule)
     for ref, own in by_ref.items():
@@ -118,8 +157,8 @@ def validate(ws: Worksheet, cells: dict[str, str], rules: tuple[tuple[str, str, 
         if kind in ("choice", "whole_in"):
             dv = DataValidation(type="list", formula1='"' + ",".join(map(str, arg)) + '"')
         else:
-            conds = [ok(cell, n, k, a, False) for _, n, k, a, _ in own]
-            dv = DataValidation(type="custom", formula1=conds[0] if len(conds) == 1 else "AND(" + ",".join(conds) + ")")
+            conds = [f"ISNUMBER({cell})", *(_condition(cell, n, k, a) for _, n, k, a, _ in own)]
+            dv = DataValidation(type="custom", formula1=_ok(cell, name, "AND(" + ",".join(conds) + ")", False))
         dv.allow_blank, dv.showErrorMessage, dv.errorStyle = blank, True, "stop"
         dv.errorTitle, dv.error = f"{name} refused", said
         ws.add_data_validation(dv)
