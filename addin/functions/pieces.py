@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
+NO_WATTS = "no watts"  # an energy without the device row's board power (the command line's word)
 TYPED = "typed price"
 ROW_PRICE = "device row's price"
 
@@ -67,6 +68,16 @@ def at_utilization(hours_at_100: str, utilization: str) -> str:
 def energy_kwh(watts: str, device_hours: str, pue: str) -> str:
     """kWh: board watts x device-hours x PUE / 1000, as TRAIN_ENERGY_KWH (calc.train_energy_kwh)."""
     return f"{native.wrap(watts)}*{native.wrap(device_hours)}*{native.wrap(pue)}/1000"
+
+
+def priced(price: str, formula: str) -> str:
+    """`formula` (a figure that needs a price), or "no price" where `price` is not a number."""
+    return f'IF(ISNUMBER({price}),{formula},"{NO_PRICE}")'
+
+
+def with_watts(watts: str, formula: str) -> str:
+    """`formula` (an energy), or "no watts" where the device row has no board power (`watts` #N/A)."""
+    return f'IF(ISNUMBER({watts}),{formula},"{NO_WATTS}")'
 
 
 def row_price(device: str) -> str:
@@ -321,6 +332,7 @@ def moe_flag(active: str, params: str) -> str:
 # --- input checks: calc.checks' rules over the named inputs (template/input_checks.py) -------------
 
 INPUT_ERROR = "Input_error"  # "" while every Budget input passes, else the first failing one's message
+DEVICES_NEEDED = "Devices_needed"  # the Budget's "Devices needed to fit": its method, optimizer, ZeRO stage
 
 
 def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:

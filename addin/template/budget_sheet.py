@@ -62,7 +62,8 @@ HELPERS = (
     ("Memory_GiB", "Device memory (GiB)", native.lookup("Device", "memory_gib"), styles.GIB),
     ("Usable_GiB", "Usable memory (GiB), less reserve", native.fold.fold(native.usable_gib("Memory_GiB")),
      styles.GIB),
-    ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
+    ("Board_watts", "Device power (W)", pieces.or_text(native.lookup("Device", "watts"), pieces.NO_WATTS),
+     '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
     ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
@@ -138,7 +139,8 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     values = {"Active_used": v["params"] if v["active_params"] is None else v["active_params"],
               "Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": memory_gib,
               "Usable_GiB": calc.capacity.usable_bytes_of(memory_gib) / calc.capacity.GIB,
-              "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
+              "Board_watts": pieces.NO_WATTS if table.get(v["device"]).watts is None else table.value(
+                  v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
     parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job
@@ -205,12 +207,14 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         ("Device-hours", _native("TRAIN_GPU_HOURS"), float(b.device_hours), styles.DEVICE_HOURS),
         ("Cost (USD)", pieces.cost(f"B{hours_row + 2}", "Price_used"), ranges_block.money(b.cost_usd),
          ranges_block.CURRENCY_FORMAT),
-        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), "" if b.energy_kwh is None else float(b.energy_kwh),
-         styles.KWH),
+        ("Energy (kWh)", pieces.with_watts("Board_watts", _native("TRAIN_ENERGY_KWH")),
+         pieces.NO_WATTS if b.energy_kwh is None else float(b.energy_kwh), styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
-        if label == "Devices needed to fit":  # the reserve, said where the count is
+        if label == "Devices needed to fit":  # the reserve, said where the count is; the deadline reads it
             note_cell(ws, f"C{i}", DEVICES_NEEDED_NOTE)
+            ws.parent.defined_names[pieces.DEVICES_NEEDED] = DefinedName(
+                pieces.DEVICES_NEEDED, attr_text=f"'{ws.title}'!$B${i}")
         if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
             cached.formula(ws, f"A{i}", pieces.with_currency("Cost"), label, font=styles.BOLD, fill=None)
             cached.formula(ws, f"C{i}", pieces.price_note("Price_source"), "price: " + ranges_block.price(v, table)[1],

@@ -35,7 +35,8 @@ from .cached_cells import CachedCells, text
 
 # calc.memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
 NO_ADAPTER = ("full", "inference")
-DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input
+DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input, else "does not fit"
+FITS = "the model states fit (Devices needed to fit)"
 Rule = tuple[str, str, str, Any, bool]
 
 
@@ -133,6 +134,11 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
             cached.formula(ws, f"B{r}", pieces.first_refusal(before, ok, pieces.refusal(f"A{r}", got)), "", None,
                            fill=None)
             before = f"B{r}"
+        if rules is DEADLINE_RULES:  # no count meets the deadline where the model states fit on none
+            r += 1
+            text(ws, f"A{r}", FITS)
+            cached.formula(ws, f"B{r}", pieces.first_refusal(before, f"ISNUMBER({pieces.DEVICES_NEEDED})",
+                                                             pieces.DEVICES_NEEDED), "", None, fill=None)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${r}")
     return r
 

@@ -346,10 +346,10 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
                        "usd": pieces.cost(dh, "Price_used"),
-                       "kwh": pieces.energy_kwh("Board_watts", dh, "PUE_ratio")}[key]
+                       "kwh": pieces.with_watts("Board_watts", pieces.energy_kwh("Board_watts", dh, "PUE_ratio"))}[key]
             span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
             value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (
-                "" if span is None else float(span.as_tuple()[j]))
+                pieces.NO_WATTS if span is None else float(span.as_tuple()[j]))
             if key == "usd":
                 cached.formula(ws, f"A{i}", pieces.with_currency(f"Cost, {case}"), f"Cost, {case} (USD)",
                                font=styles.BOLD, fill=None)
