@@ -27,11 +27,7 @@ def _formulas(path, sheet):
 def _figure(formula: str) -> str:
     """A result's own formula: inside the one guard (pieces.unless_error) that shows a refused
     input's message instead of the figure."""
-    for error in (pieces.INPUT_ERROR, input_checks.DEADLINE_ERROR):
-        head = pieces.unless_error("", error)[:-1]
-        if formula.startswith(head) and formula.endswith(")"):
-            return formula[len(head):-1]
-    return formula
+    return pieces.unguarded(formula, (pieces.INPUT_ERROR, input_checks.DEADLINE_ERROR))
 
 
 @pytest.mark.parametrize("sheet", ["Budget", "Functions", "Runs"])

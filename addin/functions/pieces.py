@@ -332,6 +332,7 @@ def moe_flag(active: str, params: str) -> str:
 # --- input checks: calc.checks' rules over the named inputs (template/input_checks.py) -------------
 
 INPUT_ERROR = "Input_error"  # "" while every Budget input passes, else the first failing one's message
+DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input, else "does not fit"
 DEVICES_NEEDED = "Devices_needed"  # the Budget's "Devices needed to fit": its method, optimizer, ZeRO stage
 
 
@@ -395,6 +396,16 @@ def first_refusal(before: str | None, ok: str, message: str) -> str:
 def unless_error(formula: str, error: str = INPUT_ERROR) -> str:
     """`formula`, or while `error` is not "" that message instead of a figure."""
     return f'IF({error}<>"",{error},{formula})'
+
+
+def unguarded(formula: str, errors: tuple[str, ...] = (INPUT_ERROR, DEADLINE_ERROR)) -> str:
+    """The figure's own formula inside unless_error's guard (the formula itself where it has none):
+    what readability limits measure."""
+    for error in errors:
+        head = unless_error("", error)[:-1]
+        if formula.startswith(head) and formula.endswith(")"):
+            return formula[len(head):-1]
+    return formula
 
 
 def name_unless_error(formula: str, error: str = INPUT_ERROR) -> str:

@@ -258,7 +258,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         name_ref = f"${name_col}{r}"
         # blank while an input is refused (Input_error): the row's figures, which read the name, stay blank
         cached.formula(ws, f"{name_col}{r}", pieces.name_unless_error(pieces.nth_name(k)), d.name if d else "",
-                       fill=None)
+                       fill=None).alignment = styles.SHRINK  # a long device name shows whole, smaller
         exprs = {**EXPRS, "device": name_ref}
         chosen = d is not None and d.name.lower() == str(v["device"]).lower()
         # the chosen device's row: the results' own Budget; any other: at the row's own price

@@ -35,7 +35,7 @@ from .cached_cells import CachedCells, text
 
 # calc.memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
 NO_ADAPTER = ("full", "inference")
-DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input, else "does not fit"
+DEADLINE_ERROR = pieces.DEADLINE_ERROR
 FITS = "the model states fit (Devices needed to fit)"
 Rule = tuple[str, str, str, Any, bool]
 
@@ -130,7 +130,7 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
                                 (DEADLINE_RULES, DEADLINE_ERROR, pieces.INPUT_ERROR)):
         for label, ok, got in chain(rules):
             r += 1
-            text(ws, f"A{r}", label)
+            _label(ws, r, label)
             cached.formula(ws, f"B{r}", pieces.first_refusal(before, ok, pieces.refusal(f"A{r}", got)), "", None,
                            fill=None)
             before = f"B{r}"
@@ -141,6 +141,18 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
                                                              pieces.DEVICES_NEEDED), "", None, fill=None)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${r}")
     return r
+
+
+LABEL_CHARS = 40  # what column A (36 wide) holds of a wrapped label at the body font
+
+
+def _label(ws: Worksheet, row: int, label: str) -> None:
+    """A rule's label (the message quotes it), wrapped in a row tall enough where it is long."""
+    cell = text(ws, f"A{row}", label)
+    if len(label) > LABEL_CHARS:
+        cell.alignment = styles.WRAP
+        ws[f"B{row}"].alignment = styles.WRAP
+        ws.row_dimensions[row].height = 15 * -(-len(label) // LABEL_CHARS)
 
 
 def check_row(ws: Worksheet, cached: CachedCells, row: int, label: str, error: str) -> None:

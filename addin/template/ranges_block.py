@@ -221,7 +221,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     for i, (name, value, note) in enumerate(prior_native.coefficient_rows() + prior_native.span_rows(),
                                             start=g + 1):
         text(ws, f"A{i}", name.replace("_", " "))
-        style(ws[f"B{i}"], None if name.startswith("Prior_span_") else "0.0000").value = value
+        style(ws[f"B{i}"], _span_format(name) if name.startswith("Prior_span_") else "0.0000").value = value
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
         if isinstance(value, str):  # the basis line's tail
@@ -247,6 +247,15 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     ws.merge_cells(f"A{note}:C{note}")
     ws.row_dimensions[note].height = 12 * (1 + len(cell.value) // 170)
     return note
+
+
+SPAN_FORMATS = {"params": styles.COUNT, "devices": "#,##0.0", "tokens": "#,##0.00"}  # the spans' own units
+
+
+def _span_format(name: str) -> str | None:
+    """A span row's number format: parameters whole, devices to a tenth, tokens per parameter to a
+    hundredth (the tail, a text: none)."""
+    return next((fmt for key, fmt in SPAN_FORMATS.items() if name.startswith(f"Prior_span_{key}_")), None)
 
 
 def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str | None, str]]:
