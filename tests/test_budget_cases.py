@@ -31,6 +31,7 @@ CASES = (
     # the reviewer's: LoRA with 8-bit AdamW, ZeRO 0, one device: fits on 1; a 34-hour job in 30 days: 1
     ({"Method": "lora", "Optimizer": "adamw_8bit", "ZeRO_stage": 0, "Devices_count": 1}, "lora"),
     ({"Params": 70e9, "ZeRO_stage": 0}, "does not fit"),  # full AdamW 70B unsharded: no count holds it
+    ({"Utilization": 0.08}, "inside the band"),  # within the runs' band for this job
 )
 DEADLINE = ("Devices that hold the model states", "Devices for the deadline", "Devices for the deadline, low",
             "Devices for the deadline, expected", "Devices for the deadline, high")
@@ -114,3 +115,21 @@ def test_deadline_says_when_no_count_holds_the_model(books):
     assert got[input_checks.FITS] == fit and all(got[label] == fit for label in DEADLINE), {
         k: got[k] for k in DEADLINE}
     assert isinstance(got["Wall-clock hours"], float)  # the Results stand
+
+
+def _note(ws, label: str) -> object:
+    row = next(c.row for c in ws["A"] if c.value == label)
+    return ws[f"C{row}"].value, ws[f"C{row + 1}"].value
+
+
+def test_hours_say_goodput_is_not_counted_and_flag_a_utilization_outside_the_band(books):
+    v = _job_values(CASES[1][0])
+    p = ranges_block.budget(v, calc.catalog(), utilization="prior").prior
+    assert not p.low <= v["utilization"] <= p.high  # the placeholder 40% lies outside
+    goodput, band = _note(books[1]["Budget"], "Wall-clock hours")
+    assert goodput == pieces.GOODPUT_NOTE
+    assert band == f"{v['utilization']:.0%} is outside the runs' {p.low:.0%}-{p.high:.0%} (ranges below)"
+    v = _job_values(CASES[5][0])
+    p = ranges_block.budget(v, calc.catalog(), utilization="prior").prior
+    assert p.low <= v["utilization"] <= p.high
+    assert _note(books[5]["Budget"], "Wall-clock hours")[1] in (None, "")

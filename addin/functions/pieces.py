@@ -408,6 +408,17 @@ def unguarded(formula: str, errors: tuple[str, ...] = (INPUT_ERROR, DEADLINE_ERR
     return formula
 
 
+GOODPUT_NOTE = "goodput not counted (restarts, failures): the ranges below count it"
+
+
+def band_note(utilization: str, low: str, high: str) -> str:
+    """Beside the Results: where the typed `utilization` lies outside the prior's `low`-`high` band
+    (the published runs like this job), that it does; else blank."""
+    band = f'TEXT({low},"0%")&"-"&TEXT({high},"0%")'
+    outside = f'TEXT({utilization},"0%")&" is outside the runs\' "&{band}&" (ranges below)"'
+    return or_blank(f'IF(OR({utilization}<{low},{utilization}>{high}),{outside},"")')
+
+
 def name_unless_error(formula: str, error: str = INPUT_ERROR) -> str:
     """A name cell left blank while `error` is not "" (the rows it names stay blank)."""
     return f'IF({error}<>"","",{formula})'

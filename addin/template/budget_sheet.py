@@ -215,6 +215,12 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
             note_cell(ws, f"C{i}", DEVICES_NEEDED_NOTE)
             ws.parent.defined_names[pieces.DEVICES_NEEDED] = DefinedName(
                 pieces.DEVICES_NEEDED, attr_text=f"'{ws.title}'!$B${i}")
+        if label == "Wall-clock hours":  # what the headline leaves out, and a utilization the runs do not show
+            note_cell(ws, f"C{i}", pieces.GOODPUT_NOTE)
+            u, p = v["utilization"], ranges_block.budget(v, table, utilization="prior").prior
+            cached.formula(ws, f"C{i + 1}", pieces.band_note("Utilization", "Util_low", "Util_high"),
+                           f"{u:.0%} is outside the runs' {p.low:.0%}-{p.high:.0%} (ranges below)"
+                           if not p.low <= u <= p.high else "", font=styles.NOTE, fill=None)
         if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
             cached.formula(ws, f"A{i}", pieces.with_currency("Cost"), label, font=styles.BOLD, fill=None)
             cached.formula(ws, f"C{i}", pieces.price_note("Price_source"), "price: " + ranges_block.price(v, table)[1],
