@@ -12,7 +12,7 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
-from trainbudget.addin.functions import pieces
+from trainbudget.addin.functions import input_pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
 
 DEFAULTS = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
@@ -89,7 +89,7 @@ def _figures(wb) -> dict[str, list]:
 
 def test_good_inputs_pass_and_show_figures(books):
     _, got, _ = books
-    assert _cell(got[0], pieces.INPUT_ERROR) in (None, "")
+    assert _cell(got[0], input_pieces.INPUT_ERROR) in (None, "")
     assert _cell(got[0], input_checks.DEADLINE_ERROR) in (None, "")
     figures = _figures(got[0])
     assert all(isinstance(x, (int, float)) for x in figures["results"] + figures["deadline"])
@@ -100,7 +100,7 @@ def test_each_bad_input_shows_calcs_message_and_no_number(books):
     cases, got, _ = books
     for case, wb in zip(cases[1:1 + len(BAD)], got[1:1 + len(BAD)], strict=True):
         want = _calc_error(case)
-        assert _cell(wb, pieces.INPUT_ERROR) == want, case
+        assert _cell(wb, input_pieces.INPUT_ERROR) == want, case
         assert _cell(wb, input_checks.DEADLINE_ERROR) == want, case
         ws = wb["Budget"]
         assert ws[f"B{_labels(ws)['Input check (blank: all pass)']}"].value == want, case  # above the Results
@@ -111,7 +111,7 @@ def test_each_bad_input_shows_calcs_message_and_no_number(books):
 
 def test_reviewers_utilization_40_reads_as_calc_words_it(books):
     _, got, _ = books
-    assert _cell(got[1], pieces.INPUT_ERROR) == "#VALUE! utilization must be in (0, 1] (got 40)"
+    assert _cell(got[1], input_pieces.INPUT_ERROR) == "#VALUE! utilization must be in (0, 1] (got 40)"
 
 
 def test_a_bad_deadline_stops_only_the_deadline_rows(books):
@@ -119,7 +119,7 @@ def test_a_bad_deadline_stops_only_the_deadline_rows(books):
     for (name, value), wb in zip(DEADLINE_BAD, got[1 + len(BAD):1 + len(BAD) + len(DEADLINE_BAD)], strict=True):
         arg = dict((r[0], r[1]) for r in input_checks.DEADLINE_RULES)[name]
         want = f"#VALUE! {arg} must be > 0 (got {value})"
-        assert _cell(wb, input_checks.DEADLINE_ERROR) == want and _cell(wb, pieces.INPUT_ERROR) in (None, "")
+        assert _cell(wb, input_checks.DEADLINE_ERROR) == want and _cell(wb, input_pieces.INPUT_ERROR) in (None, "")
         figures = _figures(wb)
         assert set(figures["deadline"]) == {want}
         assert all(isinstance(x, (int, float)) for x in figures["results"])
@@ -128,7 +128,7 @@ def test_a_bad_deadline_stops_only_the_deadline_rows(books):
 def test_blank_and_text_inputs_are_refused_in_the_sheets_words(books):
     _, got, _ = books
     for (_, _, want), wb in zip(WORDED, got[-len(WORDED):], strict=True):
-        assert _cell(wb, pieces.INPUT_ERROR) == want
+        assert _cell(wb, input_pieces.INPUT_ERROR) == want
         assert set(_figures(wb)["results"]) == {want}
 
 

@@ -11,7 +11,7 @@ import openpyxl
 import pytest
 
 from trainbudget.addin import template
-from trainbudget.addin.functions import fold, native, pieces, rewrite
+from trainbudget.addin.functions import fold, input_pieces, native, pieces, rewrite
 from trainbudget.addin.functions.registry import FUNCTIONS
 from trainbudget.addin.template import budget_sheet, input_checks
 from trainbudget.addin.verify import check as verify
@@ -25,9 +25,9 @@ def _formulas(path, sheet):
 
 
 def _figure(formula: str) -> str:
-    """A result's own formula: inside the one guard (pieces.unless_error) that shows a refused
+    """A result's own formula: inside the one guard (input_pieces.unless_error) that shows a refused
     input's message instead of the figure."""
-    return pieces.unguarded(formula, (pieces.INPUT_ERROR, input_checks.DEADLINE_ERROR))
+    return input_pieces.unguarded(formula, (input_pieces.INPUT_ERROR, input_checks.DEADLINE_ERROR))
 
 
 @pytest.mark.parametrize("sheet", ["Budget", "Functions", "Runs"])
@@ -119,7 +119,7 @@ def test_devices_needed_is_the_registry_formula(built):
     ws = openpyxl.load_workbook(built.path)["Budget"]
     row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
     formula = _figure(ws[f"B{row}"].value[1:])
-    assert ws[f"B{row}"].value[1:] == pieces.unless_error(formula)
+    assert ws[f"B{row}"].value[1:] == input_pieces.unless_error(formula)
     assert formula == fold.fold(native.devices_needed(pieces.gb_to_bytes("Sharded_GB"),
                                                       pieces.gb_to_bytes("Fixed_GB"), "Usable_GiB"))
     assert "Usable_GiB*2^30-" in formula  # usable GiB (capacity less the reserve) in bytes, not GiB minus GB

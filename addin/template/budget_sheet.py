@@ -13,7 +13,7 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import native, pieces
+from ..functions import input_pieces, native, pieces
 from ..functions.registry import BY_NAME
 from . import deadline_block, input_checks, model_block, ranges_block, sheets, styles
 from .cached_cells import CachedCells, note_cell, style, text, widths
@@ -169,7 +169,7 @@ def _input_check(ws: Worksheet, table: calc.DeviceTable, v: dict[str, Any], row:
     """The Input check row above the Results: Input_error, the first refusal of the Input checks
     (input_checks); cached "" as calc takes the template's inputs."""
     ranges_block.budget(v, table)  # calc takes the template's inputs (else it raises here)
-    input_checks.check_row(ws, cached, row, "Input check (blank: all pass)", pieces.INPUT_ERROR)
+    input_checks.check_row(ws, cached, row, "Input check (blank: all pass)", input_pieces.INPUT_ERROR)
 
 
 def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -213,8 +213,8 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
         if label == "Devices needed to fit":  # the reserve, said where the count is; the deadline reads it
             note_cell(ws, f"C{i}", DEVICES_NEEDED_NOTE)
-            ws.parent.defined_names[pieces.DEVICES_NEEDED] = DefinedName(
-                pieces.DEVICES_NEEDED, attr_text=f"'{ws.title}'!$B${i}")
+            ws.parent.defined_names[input_pieces.DEVICES_NEEDED] = DefinedName(
+                input_pieces.DEVICES_NEEDED, attr_text=f"'{ws.title}'!$B${i}")
         if label == "Wall-clock hours":  # what the headline leaves out, and a utilization the runs do not show
             note_cell(ws, f"C{i}", pieces.GOODPUT_NOTE)
             u, p = v["utilization"], ranges_block.budget(v, table, utilization="prior").prior
@@ -227,7 +227,7 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
                            font=styles.NOTE, fill=None)
         else:
             text(ws, f"A{i}", label, styles.BOLD)
-        cached.formula(ws, f"B{i}", pieces.unless_error(formula), value, fmt, styles.BOLD).border = styles.BOX
+        cached.formula(ws, f"B{i}", input_pieces.unless_error(formula), value, fmt, styles.BOLD).border = styles.BOX
     return first + len(rows)
 
 
@@ -263,7 +263,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         d = devices[k - 1] if k <= len(devices) else None
         name_ref = f"${name_col}{r}"
         # blank while an input is refused (Input_error): the row's figures, which read the name, stay blank
-        cached.formula(ws, f"{name_col}{r}", pieces.name_unless_error(pieces.nth_name(k)), d.name if d else "",
+        cached.formula(ws, f"{name_col}{r}", input_pieces.name_unless_error(pieces.nth_name(k)), d.name if d else "",
                        fill=None).alignment = styles.SHRINK  # a long device name shows whole, smaller
         exprs = {**EXPRS, "device": name_ref}
         chosen = d is not None and d.name.lower() == str(v["device"]).lower()

@@ -21,7 +21,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plan, ranges
-from ..functions import native, pieces, prior_native
+from ..functions import input_pieces, native, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import input_checks, ranges_block, styles
 from .cached_cells import CachedCells, style, text
@@ -68,7 +68,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     first = check + 1
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=first):
         text(ws, f"A{i}", label, styles.BOLD)
-        cell = cached.formula(ws, f"B{i}", pieces.unless_error(formula, input_checks.DEADLINE_ERROR), value, fmt,
+        cell = cached.formula(ws, f"B{i}", input_pieces.unless_error(formula, input_checks.DEADLINE_ERROR), value, fmt,
                               styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
         cell.border = styles.BOX
         if note:
@@ -92,7 +92,7 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     rows: list[tuple[str | None, str, str, Any, str, str]] = [
         (prior_rate, "Rate of the row the ranges use (TFLOP/s)", native.lookup("Prior_device", "tflops"),
          table.value(ranges.prior_device(v["device"], table), "tflops"), styles.TFLOPS, "Prior_device above"),
-        ("Deadline_states", "Devices that hold the model states", pieces.DEVICES_NEEDED, states,
+        ("Deadline_states", "Devices that hold the model states", input_pieces.DEVICES_NEEDED, states,
          styles.COUNT, "Devices needed to fit above: the job's method, optimizer, ZeRO stage, activations"),
         (None, "Devices for the deadline",
          f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', 'Utilization', 'Rate_TFLOPS')},Deadline_states)",

@@ -4,11 +4,11 @@
    ("utilization must be in (0, 1]").
 2. Because validation stops only what is typed (not a pasted value, nor one a program writes), as
    a chain of short rows, one per rule ("Input checks", below the deadline block): each row holds
-   the refusal of the row above, else its own rule's (pieces.first_refusal), so the last row,
+   the refusal of the row above, else its own rule's (input_pieces.first_refusal), so the last row,
    named Input_error, is "" while every input passes, else the first failing input's message as
    calc words it: `#VALUE! utilization must be in (0, 1] (got 40)`. The Input check row above the
    Results shows it; the results and the deadline block show it instead of a figure, and the
-   every-device comparison stays blank, while it is not "" (pieces.unless_error). The deadline's
+   every-device comparison stays blank, while it is not "" (input_pieces.unless_error). The deadline's
    inputs have a chain of their own after Input_error's (Deadline_error).
 
 The rule words are calc.checks' own: each is taken from the error calc raises on a value it refuses
@@ -29,13 +29,13 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import checks
-from ..functions import pieces
+from ..functions import input_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 
 # calc.memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
 NO_ADAPTER = ("full", "inference")
-DEADLINE_ERROR = pieces.DEADLINE_ERROR
+DEADLINE_ERROR = input_pieces.DEADLINE_ERROR
 FITS = "the model states fit (Devices needed to fit)"
 Rule = tuple[str, str, str, Any, bool]
 
@@ -90,18 +90,19 @@ DEADLINE_RULES: tuple[Rule, ...] = (
 def _condition(ref: str, name: str, kind: str, arg: Any) -> str:
     """calc's rule for the argument `name` on the number (or text, for a choice) in `ref`."""
     if kind == "choice":
-        return (pieces.listed(ref, pieces.optimizer_names()) if name == "optimizer"
-                else pieces.one_of(ref, arg, quoted=True))
+        return (input_pieces.listed(ref, input_pieces.optimizer_names()) if name == "optimizer"
+                else input_pieces.one_of(ref, arg, quoted=True))
     if kind == "whole_in":
-        return pieces.one_of(ref, tuple(map(str, arg)), quoted=False)
-    return pieces.rule_condition(kind, ref, None if arg is None else (arg if isinstance(arg, str) else f"{arg:g}"))
+        return input_pieces.one_of(ref, tuple(map(str, arg)), quoted=False)
+    bound = None if arg is None else (arg if isinstance(arg, str) else f"{arg:g}")
+    return input_pieces.rule_condition(kind, ref, bound)
 
 
 def _ok(ref: str, name: str, cond: str, blank: bool) -> str:
     """`cond`, or TRUE where a blank is allowed, or where the method does not read the input."""
     if name == "trainable":
-        cond = pieces.unless_one_of("Method", NO_ADAPTER, cond)
-    return pieces.or_blank_ok(ref, cond) if blank else cond
+        cond = input_pieces.unless_one_of("Method", NO_ADAPTER, cond)
+    return input_pieces.or_blank_ok(ref, cond) if blank else cond
 
 
 def chain(rules: tuple[Rule, ...]) -> list[tuple[str, str, str]]:
@@ -113,9 +114,10 @@ def chain(rules: tuple[Rule, ...]) -> list[tuple[str, str, str]]:
     for ref, name, kind, arg, blank in rules:
         if kind != "choice" and ref not in numbered:
             numbered.add(ref)
-            rows.append((f"{name} {words('number')}", _ok(ref, name, f"ISNUMBER({ref})", blank), pieces.quoted(ref)))
-        got = (pieces.pair_shown(name, ref, arg.lower(), arg) if kind == "at_most"
-               else pieces.quoted(ref) if kind == "choice" else ref)
+            rows.append((f"{name} {words('number')}", _ok(ref, name, f"ISNUMBER({ref})", blank),
+                         input_pieces.quoted(ref)))
+        got = (input_pieces.pair_shown(name, ref, arg.lower(), arg) if kind == "at_most"
+               else input_pieces.quoted(ref) if kind == "choice" else ref)
         rows.append((f"{name} {words(kind, arg)}", _ok(ref, name, _condition(ref, name, kind, arg), blank), got))
     return rows
 
@@ -126,19 +128,19 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
     r = last + 2
     text(ws, f"A{r}", "Input checks (calc's rules, in calc.budget's order)", styles.HEADING)
     text(ws, f"C{r}", "each row: the refusal above it, else its own rule's; blank: passes", styles.NOTE)
-    for rules, name, before in ((BUDGET_RULES, pieces.INPUT_ERROR, None),
-                                (DEADLINE_RULES, DEADLINE_ERROR, pieces.INPUT_ERROR)):
+    for rules, name, before in ((BUDGET_RULES, input_pieces.INPUT_ERROR, None),
+                                (DEADLINE_RULES, DEADLINE_ERROR, input_pieces.INPUT_ERROR)):
         for label, ok, got in chain(rules):
             r += 1
             _label(ws, r, label)
-            cached.formula(ws, f"B{r}", pieces.first_refusal(before, ok, pieces.refusal(f"A{r}", got)), "", None,
-                           fill=None)
+            refusal = input_pieces.refusal(f"A{r}", got)
+            cached.formula(ws, f"B{r}", input_pieces.first_refusal(before, ok, refusal), "", None, fill=None)
             before = f"B{r}"
         if rules is DEADLINE_RULES:  # no count meets the deadline where the model states fit on none
             r += 1
             text(ws, f"A{r}", FITS)
-            cached.formula(ws, f"B{r}", pieces.first_refusal(before, f"ISNUMBER({pieces.DEVICES_NEEDED})",
-                                                             pieces.DEVICES_NEEDED), "", None, fill=None)
+            cached.formula(ws, f"B{r}", input_pieces.first_refusal(before, f"ISNUMBER({input_pieces.DEVICES_NEEDED})",
+                                                             input_pieces.DEVICES_NEEDED), "", None, fill=None)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${r}")
     return r
 

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import pieces, prior_native
+from ..functions import input_pieces, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
@@ -364,6 +364,6 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
                                font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
-            cell = cached.formula(ws, f"B{i}", pieces.unless_error(formula), value, fmt, styles.BOLD)
+            cell = cached.formula(ws, f"B{i}", input_pieces.unless_error(formula), value, fmt, styles.BOLD)
             cell.border = styles.BOX
     return first + 3 * len(figures) - 1
