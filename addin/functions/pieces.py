@@ -331,7 +331,7 @@ def moe_flag(active: str, params: str) -> str:
 
 # --- notes beside the Results -------------------------------------------------------------------
 
-GOODPUT_NOTE = "goodput not counted (restarts, failures): the ranges below count it"
+GOODPUT_NOTE = "goodput not counted here (restarts, failures): the ranges count it"  # one note line (66)
 
 
 def band_note(utilization: str, low: str, high: str) -> str:
