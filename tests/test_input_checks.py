@@ -27,7 +27,8 @@ BAD = (
 # Budget's utilization is a number (calc also takes the text 'prior')
 WORDED = (("params", None, "#VALUE! params must be a number (got blank)"),
           ("utilization", "forty", "#VALUE! utilization must be a number (got 'forty')"),
-          ("pue", None, "#VALUE! pue must be a number (got blank)"))
+          ("pue", None, "#VALUE! pue must be a number (got blank)"),
+          ("device", "H10", "#VALUE! device must be a Name of the Devices sheet (got 'H10')"))
 DEADLINE_BAD = (("Deadline_days", 0), ("Budget_USD", -5))
 
 
@@ -150,6 +151,9 @@ def test_every_numeric_input_has_stop_validation_in_calcs_words(books):
     for ref, name, kind, arg, _ in input_checks.BUDGET_RULES + input_checks.DEADLINE_RULES:
         cell = template.defined_names[ref].attr_text.split("!")[1].replace("$", "")
         dv = by_cell[cell]
+        if kind == "device":  # the Devices sheet's names as a drop-down; the Input check words a bad one
+            assert dv.type == "list" and dv.formula1 == "DeviceNames"
+            continue
         assert dv.errorStyle == "stop" and dv.showErrorMessage, ref
         assert f"{name} {input_checks.words(kind, arg)}" in dv.error, ref
     assert by_cell["B9"].type == "custom" and "Utilization" not in by_cell["B9"].formula1  # the cell itself

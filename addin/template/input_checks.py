@@ -12,10 +12,12 @@
    inputs have a chain of their own after Input_error's (Deadline_error).
 
 The rule words are calc.checks' own: each is taken from the error calc raises on a value it refuses
-(`words`), so the sheet and the command line cannot word a rule two ways. The checks run in the
-order calc.budget checks its arguments (params, active_params, tokens, devices, utilization, the
-active_params <= params rule of calc.train_flops, method, optimizer, activations, zero_stage,
-trainable, usd_per_device_hour, pue), so the first message is the one the command line prints.
+(`words`), so the sheet and the command line cannot word a rule two ways (a device not on the
+Devices sheet alone is worded by the sheet: calc names the closest rows). The checks run in the
+order calc.budget checks its arguments (params, active_params, tokens, devices, utilization,
+device, the active_params <= params rule of calc.train_flops, method, optimizer, activations,
+zero_stage, trainable, usd_per_device_hour, pue), so the first message is the one the command
+line prints.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import checks
-from ..functions import input_pieces
+from ..functions import input_pieces, native
 from . import styles
 from .cached_cells import CachedCells, text
 
@@ -53,8 +55,13 @@ def _probe(kind: str, arg: Any) -> Callable[[], Any]:
             "at_most": lambda: calc.train_flops(1.0, 1.0, active_params=2.0)}[kind]
 
 
+DEVICE_WORDS = "must be a Name of the Devices sheet"  # calc: "unknown device 'H10'; closest: ..."
+
+
 def words(kind: str, arg: Any = None) -> str:
     """calc's words for the rule `kind` ("must be > 0"): the text of the error it raises."""
+    if kind == "device":  # calc names the closest rows; the sheet names where its rows are
+        return DEVICE_WORDS
     try:
         _probe(kind, arg)()
     except calc.TrainingBudgetError as e:
@@ -71,6 +78,7 @@ BUDGET_RULES: tuple[Rule, ...] = (
     ("Tokens", "tokens", "positive", None, False),
     ("Devices_count", "devices", "whole", 1, False),
     ("Utilization", "utilization", "fraction", None, False),
+    ("Device", "device", "device", None, False),  # a Devices row's name, or a rate in TFLOP/s
     ("Active_params", "active_params", "at_most", "Params", True),
     ("Method", "method", "choice", calc.METHODS, False),
     ("Optimizer", "optimizer", "choice", calc.OPTIMIZERS, False),
@@ -89,6 +97,8 @@ DEADLINE_RULES: tuple[Rule, ...] = (
 
 def _condition(ref: str, name: str, kind: str, arg: Any) -> str:
     """calc's rule for the argument `name` on the number (or text, for a choice) in `ref`."""
+    if kind == "device":
+        return f"OR(ISNUMBER({ref}),{input_pieces.listed(ref, native.NAMES)})"
     if kind == "choice":
         return (input_pieces.listed(ref, input_pieces.optimizer_names()) if name == "optimizer"
                 else input_pieces.one_of(ref, arg, quoted=True))
@@ -112,12 +122,12 @@ def chain(rules: tuple[Rule, ...]) -> list[tuple[str, str, str]]:
     rows: list[tuple[str, str, str]] = []
     numbered: set[str] = set()
     for ref, name, kind, arg, blank in rules:
-        if kind != "choice" and ref not in numbered:
+        if kind not in ("choice", "device") and ref not in numbered:
             numbered.add(ref)
             rows.append((f"{name} {words('number')}", _ok(ref, name, f"ISNUMBER({ref})", blank),
                          input_pieces.quoted(ref)))
         got = (input_pieces.pair_shown(name, ref, arg.lower(), arg) if kind == "at_most"
-               else input_pieces.quoted(ref) if kind == "choice" else ref)
+               else input_pieces.quoted(ref) if kind in ("choice", "device") else ref)
         rows.append((f"{name} {words(kind, arg)}", _ok(ref, name, _condition(ref, name, kind, arg), blank), got))
     return rows
 
@@ -173,6 +183,8 @@ def validate(ws: Worksheet, cells: dict[str, str], rules: tuple[Rule, ...]) -> N
         by_ref.setdefault(rule[0], []).append(rule)
     for ref, own in by_ref.items():
         cell, (_, name, kind, arg, blank) = cells[ref], own[0]
+        if kind == "device":  # its drop-down of the Devices sheet's names (budget_sheet), free entry kept
+            continue
         said = "; ".join(f"{n} {words(k, a)}" for _, n, k, a, _ in own) + (" (or blank)" if blank else "")
         if kind in ("choice", "whole_in"):
             dv = DataValidation(type="list", formula1='"' + ",".join(map(str, arg)) + '"')
