@@ -200,7 +200,7 @@ def expected_budget(job: dict) -> dict[str, object]:
                                       activations=job["activations"] * 1e9, table=t, **mem),
         "Wall-clock hours": b.hours, "Days": b.days, "Device-hours": b.device_hours,
         f"Cost ({cur[0]})": cost(b.cost_usd),
-        "Energy (kWh)": "#N/A" if b.energy_kwh is None else b.energy_kwh,
+        "Energy (kWh)": pieces.NO_WATTS if b.energy_kwh is None else b.energy_kwh,  # the command line's word
     }
     assert math.isclose(b.hours, calc.train_hours(p, tok, dev, utilization=job["utilization"], devices=job["devices"],
                                                   table=t, active_params=job["active_params"]), rel_tol=1e-12)
@@ -209,8 +209,7 @@ def expected_budget(job: dict) -> dict[str, object]:
         want[f"Hours, {case}"] = r.hours.as_tuple()[j]
         want[f"Device-hours, {case}"] = r.device_hours.as_tuple()[j]
         want[f"Cost, {case} ({cur[0]})"] = cost(None if r.cost_usd is None else r.cost_usd.as_tuple()[j])
-        if r.energy_kwh is not None:
-            want[f"Energy, {case}"] = r.energy_kwh.as_tuple()[j]
+        want[f"Energy, {case}"] = pieces.NO_WATTS if r.energy_kwh is None else r.energy_kwh.as_tuple()[j]
     want["Basis: which runs the prior describes"] = r.prior.basis  # the basis line, as the command line prints it
     want["Mixture of experts (1: yes)"] = float(
         job["active_params"] is not None and job["active_params"] < p)

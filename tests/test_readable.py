@@ -11,9 +11,9 @@ import openpyxl
 import pytest
 
 from trainbudget.addin import template
-from trainbudget.addin.functions import fold, native, pieces, rewrite
+from trainbudget.addin.functions import fold, input_pieces, native, pieces, rewrite
 from trainbudget.addin.functions.registry import FUNCTIONS
-from trainbudget.addin.template import budget_sheet
+from trainbudget.addin.template import budget_sheet, input_checks
 from trainbudget.addin.verify import check as verify
 
 LIMIT = 200
@@ -24,11 +24,17 @@ def _formulas(path, sheet):
     return {c.coordinate: c.value[1:] for row in ws.iter_rows() for c in row if verify.is_formula(c)}
 
 
+def _figure(formula: str) -> str:
+    """A result's own formula: inside the one guard (input_pieces.unless_error) that shows a refused
+    input's message instead of the figure."""
+    return input_pieces.unguarded(formula, (input_pieces.INPUT_ERROR, input_checks.DEADLINE_ERROR))
+
+
 @pytest.mark.parametrize("sheet", ["Budget", "Functions", "Runs"])
 def test_formulas_short_and_folded(built, sheet):
     formulas = _formulas(built.path, sheet)
     assert formulas
-    too_long = {ref: len(f) for ref, f in formulas.items() if len(f) > LIMIT}
+    too_long = {ref: len(f) for ref, f in formulas.items() if len(_figure(f)) > LIMIT}
     assert not too_long
     assert not {ref: found for ref, f in formulas.items() if (found := fold.literal_comparisons(f))}
 
@@ -37,7 +43,8 @@ def test_budget_reads_like_arithmetic(built):
     formulas = _formulas(built.path, "Budget")
     assert statistics.median(len(f) for f in formulas.values()) < 80
     labels = {c.value: c.row for c in openpyxl.load_workbook(built.path)["Budget"]["A"] if c.value}
-    assert formulas[f"B{labels['Training compute (FLOPs)']}"] == "6*Active_used*Tokens"  # MoE: active; else Params
+    flops = formulas[f"B{labels['Training compute (FLOPs)']}"]
+    assert _figure(flops) == "6*Active_used*Tokens"  # MoE: active; else Params
     assert "Params" in openpyxl.load_workbook(built.path).defined_names
 
 
@@ -111,7 +118,8 @@ def test_devices_needed_is_the_registry_formula(built):
     """The Budget's "Devices needed to fit" is TRAIN_DEVICES_NEEDED's native form over its named rows."""
     ws = openpyxl.load_workbook(built.path)["Budget"]
     row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
-    formula = ws[f"B{row}"].value[1:]
+    formula = _figure(ws[f"B{row}"].value[1:])
+    assert ws[f"B{row}"].value[1:] == input_pieces.unless_error(formula)
     assert formula == fold.fold(native.devices_needed(pieces.gb_to_bytes("Sharded_GB"),
                                                       pieces.gb_to_bytes("Fixed_GB"), "Usable_GiB"))
     assert "Usable_GiB*2^30-" in formula  # usable GiB (capacity less the reserve) in bytes, not GiB minus GB

@@ -95,7 +95,9 @@ def test_unknown_device_input_recalculates_to_errors(soffice, copy):
     labels = openpyxl.load_workbook(path)["Budget"]["A"]
     hours = next(c.row for c in labels if c.value == "Wall-clock hours")
     assert f"Budget!B{hours}" in _where(problems)
-    assert all("recalculated result is an error: #N/A" in p.message for p in problems)
+    refused = "recalculated result is an error: #VALUE! device must be a Name of the Devices sheet (got 'H10')"
+    assert next(p for p in problems if p.where == f"Budget!B{hours}").message.endswith(refused)  # the Input check's
+    assert all("recalculated result is an error: #N/A" in p.message or p.message.endswith(refused) for p in problems)
 
 
 def test_not_a_workbook(tmp_path):

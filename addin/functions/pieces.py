@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
+NO_WATTS = "no watts"  # an energy without the device row's board power (the command line's word)
 TYPED = "typed price"
 ROW_PRICE = "device row's price"
 
@@ -67,6 +68,16 @@ def at_utilization(hours_at_100: str, utilization: str) -> str:
 def energy_kwh(watts: str, device_hours: str, pue: str) -> str:
     """kWh: board watts x device-hours x PUE / 1000, as TRAIN_ENERGY_KWH (calc.train_energy_kwh)."""
     return f"{native.wrap(watts)}*{native.wrap(device_hours)}*{native.wrap(pue)}/1000"
+
+
+def priced(price: str, formula: str) -> str:
+    """`formula` (a figure that needs a price), or "no price" where `price` is not a number."""
+    return f'IF(ISNUMBER({price}),{formula},"{NO_PRICE}")'
+
+
+def with_watts(watts: str, formula: str) -> str:
+    """`formula` (an energy), or "no watts" where the device row has no board power (`watts` #N/A)."""
+    return f'IF(ISNUMBER({watts}),{formula},"{NO_WATTS}")'
 
 
 def row_price(device: str) -> str:
@@ -316,3 +327,16 @@ def active_used(active: str, params: str) -> str:
 def moe_flag(active: str, params: str) -> str:
     """1 for a mixture of experts (fewer active than total parameters, calc.budget's MoE rule), else 0."""
     return f"IF({active}<{params},1,0)"
+
+
+# --- notes beside the Results -------------------------------------------------------------------
+
+GOODPUT_NOTE = "goodput not counted here (restarts, failures): the ranges count it"  # one note line (66)
+
+
+def band_note(utilization: str, low: str, high: str) -> str:
+    """Beside the Results: where the typed `utilization` lies outside the prior's `low`-`high` band
+    (the published runs like this job), that it does; else blank."""
+    band = f'TEXT({low},"0%")&"-"&TEXT({high},"0%")'
+    outside = f'TEXT({utilization},"0%")&" is outside the runs\' "&{band}&" (ranges below)"'
+    return or_blank(f'IF(OR({utilization}<{low},{utilization}>{high}),{outside},"")')

@@ -53,5 +53,5 @@ def missing_text(memory: float | None, power: float | None) -> str:
     if memory is None:
         lines.append("memory is not known (pass --memory-gib): 'Devices needed to fit' shows #N/A for this device")
     if power is None:
-        lines.append("board power is not known (pass --watts): 'Energy (kWh)' shows #N/A for this device")
+        lines.append("board power is not known (pass --watts): 'Energy (kWh)' shows no watts for this device")
     return "\n".join(lines)

@@ -13,9 +13,9 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import native, pieces
+from ..functions import input_pieces, native, pieces
 from ..functions.registry import BY_NAME
-from . import deadline_block, model_block, ranges_block, sheets, styles
+from . import deadline_block, input_checks, model_block, ranges_block, sheets, styles
 from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.schedule.GB
@@ -62,7 +62,8 @@ HELPERS = (
     ("Memory_GiB", "Device memory (GiB)", native.lookup("Device", "memory_gib"), styles.GIB),
     ("Usable_GiB", "Usable memory (GiB), less reserve", native.fold.fold(native.usable_gib("Memory_GiB")),
      styles.GIB),
-    ("Board_watts", "Device power (W)", native.lookup("Device", "watts"), '#,##0 "W"'),
+    ("Board_watts", "Device power (W)", pieces.or_text(native.lookup("Device", "watts"), pieces.NO_WATTS),
+     '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
     ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
@@ -72,7 +73,6 @@ HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
                 "_optimizer_bytes": "Optimizer_bytes"}
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
-VALIDATION_LISTS = {"method": calc.METHODS, "optimizer": calc.OPTIMIZERS, "zero_stage": ("0", "1", "2", "3")}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
@@ -94,8 +94,10 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     for name, _label, *_ in INPUTS:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
+    _input_check(ws, table, values, helpers_end + 1, cached)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
     last = deadline_block.write(ws, cached, table, values, last)  # issue 20
+    last = input_checks.write(ws, cached, last)  # the chain the Input check rows read
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
     ws.print_area = f"A1:K{compare_end}"
@@ -123,10 +125,7 @@ def _inputs(ws: Worksheet, cached: CachedCells) -> None:
     device = DataValidation(type="list", formula1="DeviceNames", allow_blank=False)
     ws.add_data_validation(device)
     device.add(REF["device"])
-    for name, options in VALIDATION_LISTS.items():
-        dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=False)
-        ws.add_data_validation(dv)
-        dv.add(REF[name])
+    input_checks.validate(ws, {NAMES[k]: REF[k] for k in NAMES}, input_checks.BUDGET_RULES)  # stop style
 
 
 def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -140,7 +139,8 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     values = {"Active_used": v["params"] if v["active_params"] is None else v["active_params"],
               "Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": memory_gib,
               "Usable_GiB": calc.capacity.usable_bytes_of(memory_gib) / calc.capacity.GIB,
-              "Board_watts": table.value(v["device"], "watts"), "Trainable_params": trainable,
+              "Board_watts": pieces.NO_WATTS if table.get(v["device"]).watts is None else table.value(
+                  v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
     parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job
@@ -163,6 +163,13 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         cached.formula(ws, f"B{i}", formula, value, fmt)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${i}")
     return first + len(rows)
+
+
+def _input_check(ws: Worksheet, table: calc.DeviceTable, v: dict[str, Any], row: int, cached: CachedCells) -> None:
+    """The Input check row above the Results: Input_error, the first refusal of the Input checks
+    (input_checks); cached "" as calc takes the template's inputs."""
+    ranges_block.budget(v, table)  # calc takes the template's inputs (else it raises here)
+    input_checks.check_row(ws, cached, row, "Input check (blank: all pass)", input_pieces.INPUT_ERROR)
 
 
 def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
@@ -200,19 +207,27 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         ("Device-hours", _native("TRAIN_GPU_HOURS"), float(b.device_hours), styles.DEVICE_HOURS),
         ("Cost (USD)", pieces.cost(f"B{hours_row + 2}", "Price_used"), ranges_block.money(b.cost_usd),
          ranges_block.CURRENCY_FORMAT),
-        ("Energy (kWh)", _native("TRAIN_ENERGY_KWH"), "" if b.energy_kwh is None else float(b.energy_kwh),
-         styles.KWH),
+        ("Energy (kWh)", pieces.with_watts("Board_watts", _native("TRAIN_ENERGY_KWH")),
+         pieces.NO_WATTS if b.energy_kwh is None else float(b.energy_kwh), styles.KWH),
     ]
     for i, (label, formula, value, fmt) in enumerate(rows, start=first + 1):
-        if label == "Devices needed to fit":  # the reserve, said where the count is
+        if label == "Devices needed to fit":  # the reserve, said where the count is; the deadline reads it
             note_cell(ws, f"C{i}", DEVICES_NEEDED_NOTE)
+            ws.parent.defined_names[input_pieces.DEVICES_NEEDED] = DefinedName(
+                input_pieces.DEVICES_NEEDED, attr_text=f"'{ws.title}'!$B${i}")
+        if label == "Wall-clock hours":  # what the headline leaves out, and a utilization the runs do not show
+            note_cell(ws, f"C{i}", pieces.GOODPUT_NOTE)
+            u, p = v["utilization"], ranges_block.budget(v, table, utilization="prior").prior
+            cached.formula(ws, f"C{i + 1}", pieces.band_note("Utilization", "Util_low", "Util_high"),
+                           f"{u:.0%} is outside the runs' {p.low:.0%}-{p.high:.0%} (ranges below)"
+                           if not p.low <= u <= p.high else "", font=styles.NOTE, fill=None)
         if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
             cached.formula(ws, f"A{i}", pieces.with_currency("Cost"), label, font=styles.BOLD, fill=None)
             cached.formula(ws, f"C{i}", pieces.price_note("Price_source"), "price: " + ranges_block.price(v, table)[1],
                            font=styles.NOTE, fill=None)
         else:
             text(ws, f"A{i}", label, styles.BOLD)
-        cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD).border = styles.BOX
+        cached.formula(ws, f"B{i}", input_pieces.unless_error(formula), value, fmt, styles.BOLD).border = styles.BOX
     return first + len(rows)
 
 
@@ -247,7 +262,9 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         r = top + 1 + k
         d = devices[k - 1] if k <= len(devices) else None
         name_ref = f"${name_col}{r}"
-        cached.formula(ws, f"{name_col}{r}", pieces.nth_name(k), d.name if d else "", fill=None)
+        # blank while an input is refused (Input_error): the row's figures, which read the name, stay blank
+        cached.formula(ws, f"{name_col}{r}", input_pieces.name_unless_error(pieces.nth_name(k)), d.name if d else "",
+                       fill=None).alignment = styles.SHRINK  # a long device name shows whole, smaller
         exprs = {**EXPRS, "device": name_ref}
         chosen = d is not None and d.name.lower() == str(v["device"]).lower()
         # the chosen device's row: the results' own Budget; any other: at the row's own price

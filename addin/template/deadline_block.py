@@ -5,9 +5,11 @@ Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device);
 with the devices and the tokens (calc.prior.Coefficients), so those rows are prior_native's closed forms.
 
 Formulas are the registry's TRAIN_DEVICES_FOR_DAYS and TRAIN_TOKENS_FOR_BUDGET native forms over
-the named inputs; the devices that hold the model states are plan_native.states_devices (ZeRO-3 in
-usable memory), and each deadline row takes the larger of the two, as calc.plan.devices_for_days
-with zero_stage=3 does. Cached values come from calc.plan.
+the named inputs; the devices that hold the model states are the Results' "Devices needed to fit"
+(Devices_needed: the job's method, optimizer, ZeRO stage, LoRA share and activations, in usable
+memory), and each deadline row takes the larger of the two, as calc.plan.devices_for does for the
+Budget's job. Where the states fit on no count, Deadline_error says so (input_checks.FITS) and the
+rows show it. Cached values come from calc.plan.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plan, ranges
-from ..functions import native, plan_native, prior_native
+from ..functions import input_pieces, native, pieces, prior_native
 from ..functions.registry import BY_NAME
-from . import ranges_block, styles
+from . import input_checks, ranges_block, styles
 from .cached_cells import CachedCells, style, text
 
 DAYS_DEFAULT = 30.0
@@ -30,6 +32,7 @@ USD_DEFAULT = 1e6
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
+DEADLINE_CHECK = "Deadline check (blank: all pass)"
 ONE_DEVICE_HOURS = "Fleet_hours_at_100"  # device-hours at 100% on the prior's row (a helper row below)
 EXPRS = {"params": "Params", "active_params": "Active_used",
          "tokens": "Tokens", "device": "Device", "days": "Deadline_days", "usd": "Budget_USD",
@@ -57,11 +60,16 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
         cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
         text(ws, f"C{i}", note, styles.NOTE)
         _name(ws, name, i)
+    input_checks.validate(ws, {name: f"$B${i}" for i, (name, *_) in enumerate(INPUTS, start=r + 1)},
+                          input_checks.DEADLINE_RULES)
+    check = r + 1 + len(INPUTS)
+    input_checks.check_row(ws, cached, check, DEADLINE_CHECK, input_checks.DEADLINE_ERROR)
     rows = _rows(table, v)
-    first = r + 1 + len(INPUTS)
+    first = check + 1
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=first):
         text(ws, f"A{i}", label, styles.BOLD)
-        cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
+        cell = cached.formula(ws, f"B{i}", input_pieces.unless_error(formula, input_checks.DEADLINE_ERROR), value, fmt,
+                              styles.BOLD if name != "Prior_TFLOPS" else styles.BODY)
         cell.border = styles.BOX
         if note:
             text(ws, f"C{i}", note, styles.NOTE)
@@ -75,20 +83,22 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     job = {"table": table, "active_params": v.get("active_params")}
     days, usd = DAYS_DEFAULT, USD_DEFAULT
     prior_rate = "Prior_TFLOPS"
-    states = plan.devices_for_days(v["params"], 1.0, v["device"], 1e9, zero_stage=3, **job)
+    # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc.plan.devices_for
+    # counts the devices that hold its model states as the Results' "Devices needed to fit" does
+    the_job = ranges_block.job(v, table)
+    states = calc.devices_needed(v["params"], v["device"], method=v["method"], optimizer=v["optimizer"],
+                                 zero_stage=v["zero_stage"], trainable=v["trainable"],
+                                 activations=v["activations"] * calc.schedule.GB, table=table)
     rows: list[tuple[str | None, str, str, Any, str, str]] = [
         (prior_rate, "Rate of the row the ranges use (TFLOP/s)", native.lookup("Prior_device", "tflops"),
          table.value(ranges.prior_device(v["device"], table), "tflops"), styles.TFLOPS, "Prior_device above"),
-        ("Deadline_states", "Devices that hold the model states",
-         native.render(plan_native.states_devices(), {**EXPRS, "device:memory_gib": "Memory_GiB"}), states,
-         styles.COUNT, "full fine-tune with AdamW, ZeRO-3, in usable memory (capacity less a reserve)"),
+        ("Deadline_states", "Devices that hold the model states", input_pieces.DEVICES_NEEDED, states,
+         styles.COUNT, "Devices needed to fit above: the job's method, optimizer, ZeRO stage, activations"),
         (None, "Devices for the deadline",
          f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', 'Utilization', 'Rate_TFLOPS')},Deadline_states)",
-         plan.devices_for_days(v["params"], v["tokens"], v["device"], days, utilization=v["utilization"],
-                               zero_stage=3, **job), styles.COUNT, "at the utilization above; and enough to fit"),
+         plan.devices_for(the_job, days), styles.COUNT, "at the utilization above; and enough to fit"),
     ]
-    three = plan.devices_for_days(v["params"], v["tokens"], v["device"], days, utilization="prior", case=None,
-                                  zero_stage=3, **job)
+    three = plan.devices_for(the_job.with_(utilization="prior"), days, case=None)
     d = ranges_block._device_row(v["device"], table)
     at_100 = float(ranges_block.budget(v, table, device=d.name, utilization=1.0).device_hours)
     goodput = ranges_block.budget(v, table, utilization="prior").prior.goodput  # the Goodput cell's value
@@ -97,8 +107,9 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
               styles.HOURS, "the prior's figures below scale these"),
              ("Devices_at_100", "Devices for the deadline at 100%", f"{ONE_DEVICE_HOURS}/(Goodput*24*Deadline_days)",
               at_100 / (goodput * 24 * days), "#,##0.00", "device-hours at 100% / (goodput x 24 x days)"),
-             ("Cost_at_100", "Cost at 100% on that row (USD)", f"Price_used*{ONE_DEVICE_HOURS}/Goodput",
-              None if price is None else price * at_100 / goodput, styles.USD, "goodput counted")]
+             ("Cost_at_100", "Cost at 100% on that row (USD)",
+              pieces.priced("Price_used", f"Price_used*{ONE_DEVICE_HOURS}/Goodput"),
+              pieces.NO_PRICE if price is None else price * at_100 / goodput, styles.USD, "goodput counted")]
     for j, case in enumerate(ranges.LABELS):  # the job's own prior moves with the device count: closed form
         n = prior_native.devices_for_days("Devices_at_100", BY_CASE[case], "Devices_count",
                                           prior_native.cap(BY_CASE[case]), "Deadline_states")
@@ -106,7 +117,8 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
                      float(three[j]), styles.COUNT,
                      "the job's own prior x goodput, its utilization moving with the devices" if case == "expected"
                      else ""))
-    rows.append((None, "Tokens for the budget", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS"),
+    rows.append((None, "Tokens for the budget",
+                 pieces.priced("Price_used", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS")),
                  plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
                                         utilization=v["utilization"], devices=v["devices"], **job),
                  styles.COUNT, "at the utilization above and the price used"))
@@ -115,8 +127,9 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     by_tokens = {"low": "Util_low", "expected": "Util_expected", "high": "Util_high"}  # most tokens: high u
     for j, case in enumerate(ranges.LABELS):  # and with the tokens per parameter: closed form
         rows.append((None, f"Tokens for the budget, {case}",
-                     prior_native.tokens_for_budget("Budget_USD", "Cost_at_100", by_tokens[case], "Tokens",
-                                                    prior_native.cap(by_tokens[case])), float(tokens[j]), styles.COUNT,
+                     pieces.priced("Price_used", prior_native.tokens_for_budget(
+                         "Budget_USD", "Cost_at_100", by_tokens[case], "Tokens", prior_native.cap(by_tokens[case]))),
+                     float(tokens[j]), styles.COUNT,
                      "the job's own prior x goodput, its utilization moving with the tokens" if case == "expected"
                      else ""))
     return rows

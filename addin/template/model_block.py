@@ -201,7 +201,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     rows = [  # uneven pipeline stages (80 layers on 3: 27/27/26): memory of the busiest (calc.stages)
         ("Layout_stage_scale", "Busiest stage's layers x PP / layers", pieces.busiest_scale("Arch_layers",
          "Pipeline_parallel"), float(calc.stages.busiest_scale(arch_shape["n_layers"], float(pp))), "0.0000"),
-        ("Layout_params", "Parameters as the busiest stage holds them (x PP)",
+        ("Layout_params", "Params as the busiest stage holds them (x PP)",
          pieces.busiest_stage_params("Arch_params", stage, "Layout_stage_scale"), total, styles.COUNT),
         ("Data_parallel", "Data parallel (devices / (TP x PP))", _render(registry._DP, {}, exprs), dp, "0"),
         (None, "Layout check", check, pieces.UNEVEN if calc.stages.uneven(arch_shape["n_layers"], pp) else "divides",

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import pieces, prior_native
+from ..functions import input_pieces, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
@@ -221,7 +221,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     for i, (name, value, note) in enumerate(prior_native.coefficient_rows() + prior_native.span_rows(),
                                             start=g + 1):
         text(ws, f"A{i}", name.replace("_", " "))
-        style(ws[f"B{i}"], None if name.startswith("Prior_span_") else "0.0000").value = value
+        style(ws[f"B{i}"], _span_format(name) if name.startswith("Prior_span_") else "0.0000").value = value
         note_cell(ws, f"C{i}", note)
         _name(ws, name, f"B{i}")
         if isinstance(value, str):  # the basis line's tail
@@ -247,6 +247,15 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     ws.merge_cells(f"A{note}:C{note}")
     ws.row_dimensions[note].height = 12 * (1 + len(cell.value) // 170)
     return note
+
+
+SPAN_FORMATS = {"params": styles.COUNT, "devices": "#,##0.0", "tokens": "#,##0.00"}  # the spans' own units
+
+
+def _span_format(name: str) -> str | None:
+    """A span row's number format: parameters whole, devices to a tenth, tokens per parameter to a
+    hundredth (the tail, a text: none)."""
+    return next((fmt for key, fmt in SPAN_FORMATS.items() if name.startswith(f"Prior_span_{key}_")), None)
 
 
 def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str | None, str]]:
@@ -346,15 +355,15 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
                        "usd": pieces.cost(dh, "Price_used"),
-                       "kwh": pieces.energy_kwh("Board_watts", dh, "PUE_ratio")}[key]
+                       "kwh": pieces.with_watts("Board_watts", pieces.energy_kwh("Board_watts", dh, "PUE_ratio"))}[key]
             span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
             value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (
-                "" if span is None else float(span.as_tuple()[j]))
+                pieces.NO_WATTS if span is None else float(span.as_tuple()[j]))
             if key == "usd":
                 cached.formula(ws, f"A{i}", pieces.with_currency(f"Cost, {case}"), f"Cost, {case} (USD)",
                                font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
-            cell = cached.formula(ws, f"B{i}", formula, value, fmt, styles.BOLD)
+            cell = cached.formula(ws, f"B{i}", input_pieces.unless_error(formula), value, fmt, styles.BOLD)
             cell.border = styles.BOX
     return first + 3 * len(figures) - 1

@@ -15,6 +15,7 @@ from openpyxl.chart.series import SeriesLabel
 from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
@@ -61,6 +62,7 @@ for _k, (_fig, *_) in enumerate(FIGURES):
     for _j, _case in enumerate(CASES):
         ROW[f"{_fig}_{_case}"] = RESULT_FIRST + 1 + 3 * _k + _j
 LAST = RESULT_FIRST + 3 * len(FIGURES)
+LABEL_WIDTH = 46  # column A: the longest label ("Mixture of experts (1: fewer active than total parameters)") whole
 EXCEL_EPOCH = calc.prices.dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
 DATE_OR_NONE = '[=0]"none";yyyy-mm-dd'
 UTIL = {"low": "util_high", "expected": "util_expected", "high": "util_low"}  # low hours at high utilization
@@ -202,9 +204,10 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
         for c in COLUMNS:
             ws[f"{c}{ROW[name]}"].number_format = fmt
     _validation(ws)
-    widths(ws, A=40, **{c: 21 for c in COLUMNS})
+    widths(ws, A=LABEL_WIDTH, **{c: 21 for c in COLUMNS})
     ws.row_dimensions[ROW["device"]].height = ws.row_dimensions[ROW["row_used"]].height = 30
     _chart(ws, cached)
+    ws.row_breaks.append(Break(id=LAST + 1))  # the chart prints whole, on a page of its own
     ws.print_area = f"A1:K{LAST + 32}"
     landscape_fit_width(ws)
     ws.freeze_panes = f"B{FIRST}"

@@ -12,6 +12,7 @@ TITLE = Font(name=FONT, size=16, bold=True, color="1F3864")
 HEADING = Font(name=FONT, size=12, bold=True, color="1F3864")
 NOTE = Font(name=FONT, size=9, italic=True, color="595959")
 INPUT_FONT = Font(name=FONT, size=11, color="0000C0")
+ERROR_FONT = Font(name=FONT, size=11, bold=True, color="C00000")  # a refused input's message
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")    # pale yellow: type here
 RESULT_FILL = PatternFill("solid", fgColor="E2EFDA")   # pale green: computed

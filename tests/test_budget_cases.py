@@ -1,0 +1,135 @@
+"""Budget cases recalculated by LibreOffice.
+
+Missing data reads as the command line words it, never as a spreadsheet error: a device row
+without watts shows "no watts" for every energy; no price (blank typed price on a row without one,
+or a provider with no price for the hardware) shows "no price" for every cost and for the tokens a
+budget buys.
+
+The deadline block counts the devices that hold the model states as the Results' "Devices needed
+to fit" (the job's method, optimizer and ZeRO stage), as calc.plan.devices_for does for the job;
+where the states fit on no count it says so instead of a number.
+
+All copies are recalculated in ONE LibreOffice run."""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+
+from trainbudget import calc
+from trainbudget.addin import libreoffice as engine
+from trainbudget.addin.functions import pieces
+from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
+from trainbudget.calc import plan
+
+TPU = "TPU v5e, BF16, dense"  # no watts and no price in the catalog
+H100 = "H100 SXM, BF16 tensor core, dense"  # no row price in the catalog
+CASES = (
+    ({"Device": TPU}, "no watts"),
+    ({"Price_per_hour": None}, "no price"),  # blank typed price, the H100 row has none
+    ({"Provider": "lambda", "Device": TPU}, "no price"),  # a provider without a TPU price
+    # the reviewer's: LoRA with 8-bit AdamW, ZeRO 0, one device: fits on 1; a 34-hour job in 30 days: 1
+    ({"Method": "lora", "Optimizer": "adamw_8bit", "ZeRO_stage": 0, "Devices_count": 1}, "lora"),
+    ({"Params": 70e9, "ZeRO_stage": 0}, "does not fit"),  # full AdamW 70B unsharded: no count holds it
+    ({"Utilization": 0.08}, "inside the band"),  # within the runs' band for this job
+)
+DEADLINE = ("Devices that hold the model states", "Devices for the deadline", "Devices for the deadline, low",
+            "Devices for the deadline, expected", "Devices for the deadline, high")
+INPUT_KEYS = {v: k for k, v in budget_sheet.NAMES.items()}
+ENERGY = ("Energy (kWh)", "Energy, low", "Energy, expected", "Energy, high")
+PRICED = ("Cost at 100% on that row (USD)", "Tokens for the budget", "Tokens for the budget, low",
+          "Tokens for the budget, expected", "Tokens for the budget, high")
+
+
+def _set(wb, name: str, value) -> None:
+    sheet, cell = wb.defined_names[name].attr_text.split("!")
+    wb[sheet.strip("'")][cell.replace("$", "")] = value
+
+
+def _rows(ws) -> dict[str, object]:
+    return {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1)
+            if isinstance(ws[f"A{r}"].value, str)}
+
+
+@pytest.fixture(scope="module")
+def books(soffice, built, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("missing")
+    paths = []
+    for k, (inputs, _) in enumerate(CASES):
+        wb = openpyxl.load_workbook(built.path, keep_vba=True)
+        for name, value in inputs.items():
+            _set(wb, name, value)
+        paths.append(tmp / f"case{k}.xlsm")
+        wb.save(paths[-1])
+    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+
+
+def test_the_catalog_lacks_what_the_cases_need():
+    table = calc.catalog()
+    assert table.get(TPU).watts is None and table.get(TPU).usd_per_device_hour is None
+    assert table.get(H100).usd_per_device_hour is None and budget_sheet.INPUTS[3][2] == H100
+
+
+def test_no_watts_reads_no_watts(books):
+    got = _rows(books[0]["Budget"])
+    assert all(got[label] == pieces.NO_WATTS for label in ENERGY), {k: got[k] for k in ENERGY}
+    assert isinstance(got["Wall-clock hours"], float)  # the rest of the job stands
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_no_price_reads_no_price(books, k):
+    got = _rows(books[k]["Budget"])
+    cost = next(label for label in got if label.startswith("Cost (") and label.endswith(")"))
+    assert got[cost] == pieces.NO_PRICE
+    assert all(got[label] == pieces.NO_PRICE for label in PRICED), {k: got[k] for k in PRICED}
+    assert not any(isinstance(v, str) and v.startswith("#") for v in got.values()), [
+        (label, v) for label, v in got.items() if isinstance(v, str) and v.startswith("#")]
+
+
+
+def _job_values(inputs: dict) -> dict:
+    v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+    v.update({INPUT_KEYS[name]: value for name, value in inputs.items()})
+    return v
+
+
+def test_deadline_counts_the_jobs_own_memory(books):
+    inputs, _ = CASES[3]
+    got = _rows(books[3]["Budget"])
+    v = _job_values(inputs)
+    job = ranges_block.job(v, calc.catalog())
+    days = deadline_block.DAYS_DEFAULT
+    assert got["Devices needed to fit"] == got["Devices that hold the model states"] == 1
+    assert got["Wall-clock hours"] > 30 and got["Devices for the deadline"] == plan.devices_for(job, days) == 1
+    three = plan.devices_for(job.with_(utilization="prior"), days, case=None)
+    assert [got[f"Devices for the deadline, {c}"] for c in ("low", "expected", "high")] == list(three)
+
+
+def test_deadline_says_when_no_count_holds_the_model(books):
+    inputs, _ = CASES[4]
+    got = _rows(books[4]["Budget"])
+    job = ranges_block.job(_job_values(inputs), calc.catalog())
+    assert plan.devices_for(job, deadline_block.DAYS_DEFAULT) == float("inf")  # calc: never fits
+    fit = got["Devices needed to fit"]
+    assert isinstance(fit, str) and "does not fit" in fit
+    assert got[input_checks.FITS] == fit and all(got[label] == fit for label in DEADLINE), {
+        k: got[k] for k in DEADLINE}
+    assert isinstance(got["Wall-clock hours"], float)  # the Results stand
+
+
+def _note(ws, label: str) -> object:
+    row = next(c.row for c in ws["A"] if c.value == label)
+    return ws[f"C{row}"].value, ws[f"C{row + 1}"].value
+
+
+def test_hours_say_goodput_is_not_counted_and_flag_a_utilization_outside_the_band(books):
+    v = _job_values(CASES[1][0])
+    p = ranges_block.budget(v, calc.catalog(), utilization="prior").prior
+    assert not p.low <= v["utilization"] <= p.high  # the placeholder 40% lies outside
+    goodput, band = _note(books[1]["Budget"], "Wall-clock hours")
+    assert goodput == pieces.GOODPUT_NOTE
+    assert band == f"{v['utilization']:.0%} is outside the runs' {p.low:.0%}-{p.high:.0%} (ranges below)"
+    v = _job_values(CASES[5][0])
+    p = ranges_block.budget(v, calc.catalog(), utilization="prior").prior
+    assert p.low <= v["utilization"] <= p.high
+    assert _note(books[5]["Budget"], "Wall-clock hours")[1] in (None, "")
