@@ -13,11 +13,12 @@ All copies are recalculated in ONE LibreOffice run."""
 
 from __future__ import annotations
 
-import openpyxl
+from collections.abc import Callable
+
 import pytest
 
+from tests.sheet_cases import recalculated_copies, set_named
 from trainbudget import calc
-from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
 from trainbudget.calc import plan
@@ -41,11 +42,6 @@ PRICED = ("Cost at 100% on that row (USD)", "Tokens for the budget", "Tokens for
           "Tokens for the budget, expected", "Tokens for the budget, high")
 
 
-def _set(wb, name: str, value) -> None:
-    sheet, cell = wb.defined_names[name].attr_text.split("!")
-    wb[sheet.strip("'")][cell.replace("$", "")] = value
-
-
 def _rows(ws) -> dict[str, object]:
     return {ws[f"A{r}"].value: ws[f"B{r}"].value for r in range(1, ws.max_row + 1)
             if isinstance(ws[f"A{r}"].value, str)}
@@ -54,14 +50,12 @@ def _rows(ws) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def books(soffice, built, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("missing")
-    paths = []
-    for k, (inputs, _) in enumerate(CASES):
-        wb = openpyxl.load_workbook(built.path, keep_vba=True)
-        for name, value in inputs.items():
-            _set(wb, name, value)
-        paths.append(tmp / f"case{k}.xlsm")
-        wb.save(paths[-1])
-    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+    def edit(inputs: dict) -> Callable:
+        def apply(wb) -> None:
+            for name, value in inputs.items():
+                set_named(wb, name, value)
+        return apply
+    return recalculated_copies(built.path, tmp, [edit(inputs) for inputs, _ in CASES])
 
 
 def test_the_catalog_lacks_what_the_cases_need():

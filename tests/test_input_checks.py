@@ -7,11 +7,13 @@ All copies are recalculated in ONE LibreOffice run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import openpyxl
 import pytest
 
+from tests.sheet_cases import named_value, recalculated_copies, set_named
 from trainbudget import calc
-from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import input_pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
 
@@ -40,11 +42,6 @@ def _calc_error(changes: dict) -> str:
     return "#VALUE! " + str(e.value)
 
 
-def _set(wb, name: str, value) -> None:
-    sheet, cell = wb.defined_names[name].attr_text.split("!")
-    wb[sheet.strip("'")][cell.replace("$", "")] = value
-
-
 def _labels(ws) -> dict[str, int]:
     return {c.value: c.row for c in ws["A"] if isinstance(c.value, str)}
 
@@ -55,23 +52,15 @@ def books(soffice, built, tmp_path_factory):
     cases = [{}] + [{name: value, **extra} for name, value, extra in BAD]
     cases += [{"deadline": (name, value)} for name, value in DEADLINE_BAD]
     cases += [{name: value} for name, value, _ in WORDED]
-    paths = []
-    for k, case in enumerate(cases):
-        wb = openpyxl.load_workbook(built.path, keep_vba=True)
-        for name, value in case.items():
-            if name == "deadline":
-                _set(wb, *value)
-            else:
-                _set(wb, budget_sheet.NAMES[name], value)
-        paths.append(tmp / f"case{k:02d}.xlsm")
-        wb.save(paths[-1])
-    outs = engine.convert(paths, "xlsx", tmp / "out")
-    return cases, [openpyxl.load_workbook(p, data_only=True) for p in outs], openpyxl.load_workbook(built.path)
-
-
-def _cell(wb, name: str):
-    sheet, cell = wb.defined_names[name].attr_text.split("!")
-    return wb[sheet.strip("'")][cell.replace("$", "")].value
+    def edit(case: dict) -> Callable:
+        def apply(wb) -> None:
+            for name, value in case.items():
+                if name == "deadline":
+                    set_named(wb, *value)
+                else:
+                    set_named(wb, budget_sheet.NAMES[name], value)
+        return apply
+    return cases, recalculated_copies(built.path, tmp, map(edit, cases)), openpyxl.load_workbook(built.path)
 
 
 def _figures(wb) -> dict[str, list]:
@@ -90,8 +79,8 @@ def _figures(wb) -> dict[str, list]:
 
 def test_good_inputs_pass_and_show_figures(books):
     _, got, _ = books
-    assert _cell(got[0], input_pieces.INPUT_ERROR) in (None, "")
-    assert _cell(got[0], input_checks.DEADLINE_ERROR) in (None, "")
+    assert named_value(got[0], input_pieces.INPUT_ERROR) in (None, "")
+    assert named_value(got[0], input_checks.DEADLINE_ERROR) in (None, "")
     figures = _figures(got[0])
     assert all(isinstance(x, (int, float)) for x in figures["results"] + figures["deadline"])
     assert len(figures["deadline"]) >= 12 and sum(isinstance(x, (int, float)) for x in figures["compare"]) > 60
@@ -101,8 +90,8 @@ def test_each_bad_input_shows_calcs_message_and_no_number(books):
     cases, got, _ = books
     for case, wb in zip(cases[1:1 + len(BAD)], got[1:1 + len(BAD)], strict=True):
         want = _calc_error(case)
-        assert _cell(wb, input_pieces.INPUT_ERROR) == want, case
-        assert _cell(wb, input_checks.DEADLINE_ERROR) == want, case
+        assert named_value(wb, input_pieces.INPUT_ERROR) == want, case
+        assert named_value(wb, input_checks.DEADLINE_ERROR) == want, case
         ws = wb["Budget"]
         assert ws[f"B{_labels(ws)['Input check (blank: all pass)']}"].value == want, case  # above the Results
         figures = _figures(wb)
@@ -112,7 +101,7 @@ def test_each_bad_input_shows_calcs_message_and_no_number(books):
 
 def test_reviewers_utilization_40_reads_as_calc_words_it(books):
     _, got, _ = books
-    assert _cell(got[1], input_pieces.INPUT_ERROR) == "#VALUE! utilization must be in (0, 1] (got 40)"
+    assert named_value(got[1], input_pieces.INPUT_ERROR) == "#VALUE! utilization must be in (0, 1] (got 40)"
 
 
 def test_a_bad_deadline_stops_only_the_deadline_rows(books):
@@ -120,7 +109,8 @@ def test_a_bad_deadline_stops_only_the_deadline_rows(books):
     for (name, value), wb in zip(DEADLINE_BAD, got[1 + len(BAD):1 + len(BAD) + len(DEADLINE_BAD)], strict=True):
         arg = dict((r[0], r[1]) for r in input_checks.DEADLINE_RULES)[name]
         want = f"#VALUE! {arg} must be > 0 (got {value})"
-        assert _cell(wb, input_checks.DEADLINE_ERROR) == want and _cell(wb, input_pieces.INPUT_ERROR) in (None, "")
+        assert named_value(wb, input_checks.DEADLINE_ERROR) == want
+        assert named_value(wb, input_pieces.INPUT_ERROR) in (None, "")
         figures = _figures(wb)
         assert set(figures["deadline"]) == {want}
         assert all(isinstance(x, (int, float)) for x in figures["results"])
@@ -129,7 +119,7 @@ def test_a_bad_deadline_stops_only_the_deadline_rows(books):
 def test_blank_and_text_inputs_are_refused_in_the_sheets_words(books):
     _, got, _ = books
     for (_, _, want), wb in zip(WORDED, got[-len(WORDED):], strict=True):
-        assert _cell(wb, input_pieces.INPUT_ERROR) == want
+        assert named_value(wb, input_pieces.INPUT_ERROR) == want
         assert set(_figures(wb)["results"]) == {want}
 
 

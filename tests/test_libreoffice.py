@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import openpyxl
 import pytest
 
+from tests.sheet_cases import recalculated_copies
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native
@@ -184,16 +186,13 @@ NEEDED_CASES = ((10.3e9, 3), (70.6e9, 14))
 def needed_books(soffice, built, tmp_path_factory):
     """The template with the Budget set to each case, recalculated in one LibreOffice run."""
     tmp = tmp_path_factory.mktemp("needed")
-    paths = []
-    for k, (params, _) in enumerate(NEEDED_CASES):
-        wb = openpyxl.load_workbook(built.path, keep_vba=True)
-        ws = wb["Budget"]
-        for name, value in {"params": params, "device": H100, "zero_stage": 3, "method": "full",
-                            "optimizer": "adamw", "activations": 0.0}.items():
-            ws[budget_sheet.REF[name].replace("$", "")] = value
-        paths.append(tmp / f"needed{k}.xlsm")
-        wb.save(paths[-1])
-    return [openpyxl.load_workbook(p, data_only=True) for p in engine.convert(paths, "xlsx", tmp / "out")]
+    def edit(params: float) -> Callable:
+        def apply(wb) -> None:
+            for name, value in {"params": params, "device": H100, "zero_stage": 3, "method": "full",
+                                "optimizer": "adamw", "activations": 0.0}.items():
+                wb["Budget"][budget_sheet.REF[name].replace("$", "")] = value
+        return apply
+    return recalculated_copies(built.path, tmp, [edit(params) for params, _ in NEEDED_CASES], "needed")
 
 
 def test_budget_devices_needed_counts_usable_memory(needed_books):

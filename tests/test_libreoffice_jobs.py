@@ -16,6 +16,7 @@ import numpy as np
 import openpyxl
 import pytest
 
+from tests.sheet_cases import set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native, pieces
@@ -102,23 +103,18 @@ def table_of(job: dict) -> calc.DeviceTable:
     return calc.DeviceTable(rows)
 
 
-def _set(wb, name: str, value) -> None:
-    sheet, cell = wb.defined_names[name].attr_text.split("!")
-    wb[sheet.strip("'")][cell.replace("$", "")] = value
-
-
 def _write(template, path, job: dict, plan_rows: list[tuple]) -> None:
     wb = openpyxl.load_workbook(template, keep_vba=True)
     for name, key in budget_sheet.NAMES.items():
-        _set(wb, key, job[name])  # a blank typed price: None
-    _set(wb, "Provider", job["provider"] or None)
-    _set(wb, "Plan", job["plan"])
-    _set(wb, "Currency", job["currency"][0])
-    _set(wb, "USD_rate", job["currency"][1])
+        set_named(wb, key, job[name])  # a blank typed price: None
+    set_named(wb, "Provider", job["provider"] or None)
+    set_named(wb, "Plan", job["plan"])
+    set_named(wb, "Currency", job["currency"][0])
+    set_named(wb, "USD_rate", job["currency"][1])
     for (name, *_), value in zip(model_block.LAYOUT_INPUTS, job["layout"], strict=True):
-        _set(wb, name, value)
+        set_named(wb, name, value)
     if job.get("clear_date"):
-        _set(wb, "Rate_date", None)
+        set_named(wb, "Rate_date", None)
     if job["row_price"] is not None:
         devices = wb["Devices"]
         row = next(r for r in range(2, devices.max_row + 1) if devices.cell(r, 1).value == job["device"])

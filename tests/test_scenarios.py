@@ -20,6 +20,7 @@ import numpy as np
 import openpyxl
 import pytest
 
+from tests.sheet_cases import name_ref, set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import fold, input_pieces, pieces
@@ -31,17 +32,6 @@ PRICES_CSV = Path(calc.__file__).parent / "data" / "prices.csv"
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 CASES = ("low", "expected", "high")
 FP8_DEVICE = "H100 SXM, FP8 tensor core, dense"
-
-
-def _name_ref(wb, name: str) -> tuple[str, str]:
-    """(sheet title, cell) of a defined name that points at one cell."""
-    sheet, cell = wb.defined_names[name].attr_text.split("!")
-    return sheet.strip("'"), cell.replace("$", "")
-
-
-def _set(wb, name: str, value) -> None:
-    sheet, cell = _name_ref(wb, name)
-    wb[sheet][cell] = value
 
 
 def _random_plans(seed: int = 20261130) -> list[tuple]:
@@ -91,15 +81,15 @@ def lo(soffice, built, tmp_path_factory):
     shutil.copyfile(built.path, template)
     half = tmp / "half.xlsm"
     wb = openpyxl.load_workbook(built.path, keep_vba=True)
-    _set(wb, "USD_rate", 0.5)
-    _set(wb, "Currency", "XYZ")
+    set_named(wb, "USD_rate", 0.5)
+    set_named(wb, "Currency", "XYZ")
     wb.save(half)
     random = tmp / "random.xlsm"
     wb = openpyxl.load_workbook(built.path, keep_vba=True)
     plan_rows = _random_plans()
     _write_plans(wb, plan_rows)
-    _set(wb, "Provider", "gcp")
-    _set(wb, "Plan", "1yr")
+    set_named(wb, "Provider", "gcp")
+    set_named(wb, "Plan", "1yr")
     wb["Budget"][budget_sheet.REF["device"].replace("$", "")] = FP8_DEVICE
     wb.save(random)
     out = engine.convert([template, half, random], "xlsx", tmp / "out")
@@ -264,7 +254,7 @@ def test_prices_table_rows_equal_csv(built):
 
 def test_price_ages_follow_the_budget_date(lo):
     ws = lo["template"]["Prices"]
-    sheet, cell = _name_ref(lo["formulas"], "Rate_date")
+    sheet, cell = name_ref(lo["formulas"], "Rate_date")
     when = lo["template"][sheet][cell].value.date()
     ages = [(ws[f"L{r}"].value, ws[f"K{r}"].value) for r in range(prices_sheet.FIRST_ROW + 1, ws.max_row + 1)]
     assert ages and all(age == (when - as_of.date()).days for age, as_of in ages)
@@ -285,7 +275,7 @@ def test_prior_cells_are_named_and_sourced(built):
     c = calc.prior.coefficients()
     for name, want in (("Prior_intercept", c.intercept), ("Prior_devices", c.devices), ("Prior_band_high", c.band_high),
                        ("Goodput", calc.prior.GOODPUT)):  # Util_low / _expected / _high: native formulas of these
-        sheet, cell = _name_ref(wb, name)
+        sheet, cell = name_ref(wb, name)
         assert math.isclose(wb[sheet][cell].value, want, rel_tol=1e-15)
     notes = " ".join(str(c.value) for row in wb["Budget"].iter_rows() for c in row if isinstance(c.value, str))
     assert "arXiv:2407.21783" in notes and calc.runs.load_runs()[0].run in notes
