@@ -110,9 +110,6 @@ def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float
     Floats for a scalar prior, arrays for a job-keyed prior of an array of jobs."""
     span, basis = _tuple_new(Span, (prior.low, prior.expected, prior.high)), f"prior: {prior.basis}"
     factors = prior.factors(g)
-    f0, f1, f2 = factors
-    if type(f0) is float and type(f1) is float and type(f2) is float:
-        return span, basis, factors, max(factors)
     return span, basis, factors, top_factor(factors)
 
 

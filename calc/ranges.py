@@ -141,7 +141,25 @@ def top_factor(factors: Any) -> float:
     """The largest of the prior's hour factors (each a float, or an array for a job-keyed prior)."""
     if factors is None:
         return 1.0
+    f0, f1, f2 = factors
+    if type(f0) is float and type(f1) is float and type(f2) is float:  # a scalar prior: no numpy
+        return max(f0, f1, f2)
     return max(f if type(f) is float else float(np.max(f)) for f in factors)
+
+
+def _scale(usd: Any, watts: Any, pue: Any) -> float | None:
+    """The largest of 1, usd and watts · PUE (what cost and energy multiply the device-hours by),
+    or None where a price, the watts or the PUE is an array (then each range is checked alone)."""
+    scale = 1.0
+    if usd is not None:
+        if type(usd) is not float:
+            return None
+        scale = max(scale, usd)
+    if watts is not None:
+        if type(watts) is not float or type(pue) is not float:
+            return None
+        scale = max(scale, watts * pue)
+    return scale
 
 
 def range_of(point: Any, factors: Any, top: float) -> Any:
@@ -173,16 +191,8 @@ def checked_once(device_hours1: np.ndarray, top: float, usd: Any, watts: Any, pu
     or product of the four can overflow (SAFE is 1e8 below float64's largest: rounding cannot
     matter), and _over need not sum each (top 0.0 tells it so). Otherwise (or for arrays of
     prices, watts or PUEs) each range is checked on its own and a failure named as before."""
-    scale = 1.0
-    if usd is not None:
-        if type(usd) is not float:
-            return top
-        scale = max(scale, usd)
-    if watts is not None:
-        if type(watts) is not float or type(pue) is not float:
-            return top
-        scale = max(scale, watts * pue)
-    if finite_below(float(np.add.reduce(device_hours1, axis=None)) * top * scale):
+    scale = _scale(usd, watts, pue)
+    if scale is not None and finite_below(float(np.add.reduce(device_hours1, axis=None)) * top * scale):
         return 0.0
     return top
 
@@ -200,18 +210,9 @@ def lazy_ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: An
     arith.SAFE, no point or product of the four overflows (checked_once's bound, one product on).
     The figures are the same products as checked_once's path, bit for bit: device-hours
     hours · devices, cost device-hours · usd, energy schedule.kwh(watts, device-hours, PUE)."""
-    if not (isinstance(hours1, np.ndarray) and hours1.ndim):
+    scale = _scale(usd, watts, pue)
+    if scale is None or not (isinstance(hours1, np.ndarray) and hours1.ndim):
         return None
-    scale = 1.0
-    for price in (usd, None if watts is None else pue):
-        if price is not None and type(price) is not float:
-            return None
-    if usd is not None:
-        scale = max(scale, usd)
-    if watts is not None:
-        if type(watts) is not float:
-            return None
-        scale = max(scale, watts * pue)
     most = float(np.max(n)) if isinstance(n, np.ndarray) else float(n)
     if not finite_below(float(np.add.reduce(hours1, axis=None)) * most * top * scale):
         return None
@@ -251,7 +252,7 @@ def _points(hours: _Shared, n: Any, usd: Any, watts: Any, pue: Any) -> list[Any]
 
 def _hours_span(hours: _Shared, f0: Any, f1: Any, f2: Any) -> Span:
     h, last = hours.take()
-    return _tuple_new(Span, (h * f0, h * f1, times(h, f2, True) if last else h * f2))
+    return _tuple_new(Span, (h * f0, h * f1, times(h, f2, last)))  # the last reader's buffer
 
 
 def _taken_span(points: Later, i: int, f0: Any, f1: Any, f2: Any) -> Span:

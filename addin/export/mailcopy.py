@@ -324,9 +324,10 @@ def _dated_footers(parts: dict[str, bytes], copied: set[str], day: str) -> None:
     """Every `&D` in the headers and footers of the sheets the copy rewrote as `day` (ISO); a sheet
     the export only copies stays byte for byte."""
     for sheet, name in package.sheet_parts(parts).items():
+        if sheet in copied:  # never parsed (a copied sheet may hold a million rows)
+            continue
         root = partedit.root_of(parts, name)
-        texts = [p for hf in root.iter(xmlcells.q(root, "headerFooter")) for p in hf if p.text and "&D" in p.text]
-        if sheet in copied or not texts:
+        if not any(p.text and "&D" in p.text for hf in root.iter(xmlcells.q(root, "headerFooter")) for p in hf):
             continue
 
         def dated(root: object) -> None:
