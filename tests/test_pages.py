@@ -114,3 +114,21 @@ def test_dates_shown_are_iso(built):
                     assert fmt.endswith("yyyy-mm-dd"), (ws.title, c.coordinate, fmt)
                     seen += 1
     assert seen >= 40  # the Prices table's as-of column, the Budget's date and price dates, Scenarios'
+
+
+def test_budget_chart_names_every_device(built):
+    """Every bar of the Budget's device chart carries its name: no label skipped (tickLblSkip 1),
+    and a label (7 pt, its box 1.15 times that) fits each bar's share of the chart's height, so neither
+    Excel nor LibreOffice drops overlapping labels (LibreOffice rendered it: every name shown)."""
+    chart = _book(built)["Budget"]._charts[0]
+    with zipfile.ZipFile(built.path) as z:
+        xml = z.read(next(n for n in z.namelist() if n.startswith("xl/charts/chart"))).decode()
+    from lxml import etree
+    ns = {"c": "http://schemas.openxmlformats.org/drawingml/2006/chart",
+          "a": "http://schemas.openxmlformats.org/drawingml/2006/main"}
+    cat_ax = etree.fromstring(xml.encode()).find(".//c:catAx", ns)
+    assert cat_ax.find("c:tickLblSkip", ns).get("val") == "1"
+    size_pt = int(cat_ax.find("c:txPr//a:defRPr", ns).get("sz")) / 100
+    bars = len(calc.catalog()) + budget_sheet.COMPARE_SPARE
+    plot_cm = chart.anchor.ext.height / 360000 * 0.8  # EMU to cm; the plot, less the title and hours axis
+    assert size_pt * 1.15 * 2.54 / 72 <= plot_cm / bars, (size_pt, plot_cm / bars)  # a label box: 1.15 x its size

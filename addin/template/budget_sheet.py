@@ -7,6 +7,8 @@ from typing import Any
 
 from openpyxl.chart import BarChart, Reference, Series
 from openpyxl.chart.data_source import AxDataSource, NumData, NumVal, StrData, StrRef, StrVal
+from openpyxl.chart.text import RichText
+from openpyxl.drawing.text import CharacterProperties, Paragraph, ParagraphProperties, RichTextProperties
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.pagebreak import Break
@@ -325,6 +327,10 @@ def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int, anchor: st
     # openpyxl omits <c:delete val="0"/> unless told, and Excel reads a missing one as a deleted
     # axis (no device names, no hours scale); LibreOffice draws them either way.
     chart.x_axis.delete = chart.y_axis.delete = False
+    # every device's name, at 7 pt so one fits each bar: Excel and LibreOffice otherwise skip labels that overlap
+    chart.x_axis.tickLblSkip = 1
+    chart.x_axis.txPr = RichText(bodyPr=RichTextProperties(), p=[Paragraph(
+        pPr=ParagraphProperties(defRPr=CharacterProperties(sz=700)), r=[], endParaRPr=CharacterProperties(sz=700))])
     chart.y_axis.crosses = "max"  # the hours scale at the bottom, below the last (reversed) category
     chart.y_axis.axPos = "b"  # as Excel writes a horizontal bar chart: values along the bottom
     chart.series.append(series)
