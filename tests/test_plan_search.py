@@ -186,3 +186,17 @@ def test_the_sentence_gives_the_fewest_devices_and_says_why_more_come_out_cheape
     fewest = int(min(p.devices for p in plans if p.feasible and p.price_label == top["cheapest"].price_label))
     assert f"The fewest that meet the deadline there: {fewest:,} x " in first
     assert top["cheapest"].devices > fewest and "read the larger counts as optimistic" in first
+
+
+def test_layout_column_does_not_read_expert_parallel_as_a_factor_of_the_devices():
+    """The plan table's layout: devices = TP x PP x CP x DP; expert parallelism splits the experts
+    within the data-parallel ranks, so it is shown beside DP (and only when > 1), never as a
+    fifth factor ("EP8 DP64" on 64 devices read as 512)."""
+    from trainbudget.addin.cli import plan as plan_cli
+    row = {"tensor_parallel": 2, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 8,
+           "data_parallel": 32, "zero_stage": 1}
+    text = plan_cli._layout(row)
+    assert text == "TP2 PP1 CP1 DP32 (EP8) Z1"
+    assert plan_cli._layout(dict(row, expert_parallel=1)) == "TP2 PP1 CP1 DP32 Z1"
+    factors = [int(t[2:]) for t in text.split() if t[:2] in ("TP", "PP", "CP", "DP")]
+    assert factors[0] * factors[1] * factors[2] * factors[3] == 64

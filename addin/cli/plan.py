@@ -69,9 +69,9 @@ def _days(v: float | None) -> str:
 def _layout(row: dict[str, Any]) -> str:
     if row["tensor_parallel"] is None:
         return "-"
+    ep = row["expert_parallel"]  # experts split within the data-parallel ranks: not a factor of the devices
     return (f"TP{row['tensor_parallel']} PP{row['pipeline_parallel']} CP{row['context_parallel']} "
-            f"EP{row['expert_parallel']} "
-            f"DP{row['data_parallel']} Z{row['zero_stage']}")
+            f"DP{row['data_parallel']}{f' (EP{ep})' if ep != 1 else ''} Z{row['zero_stage']}")
 
 
 def _phrase(p: planning.Plan | None) -> str:
@@ -199,7 +199,8 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     b = None if lead is None else calc.budget(lead.job)  # the basis of one plan's own job (one count)
     if b is not None:
         click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
-                   "Memory per device on the layout shown (usable memory: capacity less a reserve).")
+                   "Memory per device on the layout shown (usable memory: capacity less a reserve; "
+                   "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
     click.echo("Prices are each provider's published rate as of its date (trainbudget prices); "
                f"feasible plans first, by {case} cost. Counts planned: the deadline's fewest devices with a layout "
                f"that fits and its doublings (data parallelism doubled) up to {planning.max_plan_devices():,.0f}, "
