@@ -26,7 +26,8 @@ and then reading every figure (every array made), what a door that renders them 
 The last rows are this machine's floors: for the vector case one N-element multiply into a new
 array, how many of those one budget() call costs, and how many new N-element arrays the call and
 every figure read keep (tracemalloc), each at least one such multiply; for the scalar case the
-same question's objects and arithmetic as straight-line Python with no checks or look-ups.
+same question's objects and arithmetic as straight-line Python with no checks or look-ups. Then
+the bytecodes one scalar question runs (new, same, straight-line): a count no load changes.
 """
 
 from __future__ import annotations
@@ -177,6 +178,30 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
           f"{call * one / n * 1e9:.0f} and {every * one / n * 1e9:.0f})")
     print(f"{'floor: a scalar Budget, straight-line (us)':40}{us(straight_line()):10.1f}   "
           "(no checks, look-ups or provenance: the Job, the objects and the arithmetic)")
+    counts = [bytecodes(fn) for fn in (fresh_questions(), scalar_budget, straight_line())]
+    print(f"{'bytecodes: new, same, straight-line':40}" + "".join(f"{c:10,}" for c in counts)
+          + "   (the interpreter's work per question: a count no load on the machine moves)")
+
+
+def bytecodes(fn: Callable[[], object]) -> int:
+    """Python bytecodes one call of `fn` executes (sys.settrace's opcode events; numpy's C code
+    counts as the one instruction that calls it), after two warm calls: unlike a timing, the same
+    on a busy machine as on an idle one."""
+    import collections
+    fn(), fn()
+    seen: collections.Counter[str] = collections.Counter()
+
+    def trace(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            seen["op"] += 1
+        return trace
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return seen["op"]
 
 
 def kept_arrays(fn: Callable[[], object], n: int) -> float:
