@@ -96,7 +96,8 @@ def test_chart_starts_a_page_and_small_rates_keep_three_digits(built):
     ws = _book(built)["Budget"]
     anchor = ws._charts[0].anchor._from.row  # 0-based: the break is after the row above the chart
     arch = next(c.row for c in ws["A"] if str(c.value).startswith("Architecture (optional)"))
-    assert [b.id for b in ws.row_breaks.brk] == [anchor, arch - 1]  # and the model blocks' page
+    appendix = next(c.row for c in ws["A"] if str(c.value).startswith("How the prior is made"))
+    assert [b.id for b in ws.row_breaks.brk] == [anchor, arch - 1, appendix - 1]  # model blocks', prior's pages
     fmt = ws["F6"].number_format
     assert "[<1]0.000" in fmt and "[<10]0.00" in fmt  # 0.206 TFLOP/s is not shown as 0.2
 
@@ -132,3 +133,26 @@ def test_budget_chart_names_every_device(built):
     bars = len(calc.catalog()) + budget_sheet.COMPARE_SPARE
     plot_cm = chart.anchor.ext.height / 360000 * 0.8  # EMU to cm; the plot, less the title and hours axis
     assert size_pt * 1.15 * 2.54 / 72 <= plot_cm / bars, (size_pt, plot_cm / bars)  # a label box: 1.15 x its size
+
+
+def test_prior_constants_print_after_the_answer(built):
+    """The Budget's printed pages put the answer first: the prior's fitted coefficients, spans, family
+    and decades tables (the constants its rows read by name) come after the comparison chart and
+    the architecture, on the last page, and are still inside the print area (an auditor's page)."""
+    wb = _book(built)
+    ws = wb["Budget"]
+    appendix = next(c.row for c in ws["A"] if str(c.value).startswith("How the prior is made"))
+    ranges = next(c.row for c in ws["A"] if str(c.value).startswith("Ranges"))
+    chart = ws._charts[0].anchor._from.row + 1
+    arch = next(c.row for c in ws["A"] if str(c.value).startswith("Architecture (optional)"))
+    assert ranges < chart < arch < appendix
+    last = int(re.sub(r"\D", "", ws.print_area.split(":")[-1]))
+    for name in ("Prior_intercept", "Prior_span_params_low", native_prefixes()):
+        ref = wb.defined_names[name].attr_text.split("!")[1].replace("$", "")
+        first_row = int(re.sub(r"\D", "", ref.split(":")[0]))
+        assert appendix < first_row <= last, (name, ref)
+
+
+def native_prefixes() -> str:
+    from trainbudget.addin.functions import prior_native
+    return prior_native.PREFIXES

@@ -104,12 +104,22 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
     ws.print_area = f"A1:K{compare_end}"
     model_block.write(ws, cached, table, values, REF["params"])  # architecture and layout, below all else
+    _prior_appendix(ws)
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
     ws.oddFooter.left.text = "Training budget, printed &D"
     ws.oddFooter.right.text = "page &P of &N"
     ws.protection.sheet = True
+
+
+def _prior_appendix(ws: Worksheet) -> None:
+    """The prior's constants and tables on the Budget's last printed page, after the architecture:
+    the pages before hold the answer (inputs, results, ranges, deadline, the comparison and its chart)."""
+    top = model_block.first_free_row(ws)
+    ws.row_breaks.append(Break(id=top - 1))
+    end = ranges_block.write_prior_tables(ws, top)
+    ws.print_area = f"{ws.print_area.split('!')[-1].split(':')[0].replace('$', '')}:K{end}"
 
 
 def _inputs(ws: Worksheet, cached: CachedCells) -> None:

@@ -175,7 +175,6 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     fam = prior._families(v["device"], table)
     hardware = table.get(v["device"]).hardware or v["device"]
     long, pos = prior_native.positions(hardware)
-    runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
     p_moe = v.get("active_params") is not None and v["active_params"] < v["params"]
     text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
     rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
@@ -217,9 +216,24 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     style(ws[f"B{g}"], "0.0%").value = p.goodput
     note_cell(ws, f"C{g}", prior.GOODPUT_BASIS)
     _name(ws, "Goodput", f"B{g}")
-    i = g
+    text(ws, f"A{g + 1}", "The prior's coefficients, spans and tables: below the architecture, the last page "
+                          "(How the prior is made).", styles.NOTE)
+    return g + 1
+
+
+def write_prior_tables(ws: Worksheet, top: int) -> int:
+    """The prior's constants, read by name by the prior's rows above (Prior_*, Prior_fx_*, the
+    family prefixes, the decades' words): its fitted coefficients and spans, the family table, the
+    decades table and the runs it was fitted on, from row `top`, under a heading of their own (the
+    Budget's last printed page: the reader's pages hold the answer, the appendix how it is made).
+    Returns the last row written."""
+    c = prior.coefficients()
+    runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
+    text(ws, f"A{top}", "How the prior is made: its coefficients, spans and tables (the rows above read them by name)",
+         styles.HEADING)
+    i = top
     for i, (name, value, note) in enumerate(prior_native.coefficient_rows() + prior_native.span_rows(),
-                                            start=g + 1):
+                                            start=top + 1):
         text(ws, f"A{i}", name.replace("_", " "))
         style(ws[f"B{i}"], _span_format(name) if name.startswith("Prior_span_") else "0.0000").value = value
         note_cell(ws, f"C{i}", note)
