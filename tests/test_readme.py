@@ -32,23 +32,51 @@ def test_transcripts_are_real_output():
     assert run_cli("estimate", check=True).stdout.strip() in README
 
 
+def _api_block() -> list[str]:
+    """The README's five-line API, its statements joined (a call may continue on the next line)."""
+    block = README.split("```python\n")[1].split("```")[0]
+    lines: list[str] = []
+    for line in block.splitlines():
+        if lines and line.startswith(" "):
+            lines[-1] += " " + line.partition("#")[0].strip()
+        else:
+            lines.append(line)
+    return lines
+
+
 def _api_lines() -> list[tuple[str, str]]:
     """(expression, the figure its comment states) of the README's five-line API."""
-    block = README.split("```python\n")[1].split("```")[0]
     out = []
-    for line in block.splitlines():
+    for line in _api_block():
         code, _, comment = line.partition("#")
         number = re.match(r"\s*(\d[\d.,]*)\b", comment)
-        if code.strip() and not code.startswith("from") and number:
+        if code.strip() and not code.startswith("from") and "=" not in code.split("(")[0] and number:
             out.append((code.strip(), number.group(1).replace(",", "")))
     return out
 
 
+def _api_names() -> dict:
+    """The names the block's assignments make (job, b), each line run as a user would."""
+    from trainbudget import calc
+    names: dict = {"calc": calc}
+    for line in _api_block():
+        code = line.partition("#")[0].strip()
+        if code and not code.startswith("from") and "=" in code.split("(")[0]:
+            exec(code, names)
+    return names
+
+
+def test_the_api_block_runs_and_states_two_figures():
+    assert len(_api_lines()) >= 2
+    names = _api_names()
+    assert isinstance(names["b"], names["calc"].Budget) and names["b"].job == names["job"]
+    last = _api_block()[-1].partition("#")[0].strip()
+    assert eval(last, names).shape == (2,)  # the broadcast line gives one figure per job
+
+
 @pytest.mark.parametrize(("expression", "stated"), _api_lines())
 def test_the_api_lines_compute_what_their_comments_say(expression, stated):
-    from trainbudget import calc
-
-    value = float(eval(expression, {"calc": calc}))  # the README's own line, as a user would run it
+    value = float(eval(expression, _api_names()))  # the README's own line, as a user would run it
     decimals = len(stated.partition(".")[2])
     assert round(value, decimals) == pytest.approx(float(stated)), expression
 
