@@ -66,10 +66,10 @@ HELPERS = (
      '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
-    ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
-     '0.0 "B"'),
     # FLOPs, hours, cost and energy read it: 6 a training step, 2 inference's forward pass (calc.flops)
     ("FLOPs_per_token", "FLOPs per parameter-token (the method's)", native.flops_per_param_token("Method"), "0"),
+    ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
+     '0.0 "B"'),
 )
 HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB", "_usable_gib": "Usable_GiB",
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",

@@ -20,7 +20,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ...calc import prices, prior, ranges
 from ...calc.budget import PRIOR_OF_TRAINING
-from ..functions import fold, input_pieces, pieces, prior_native
+from ..functions import input_pieces, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
@@ -259,13 +259,6 @@ def _span_format(name: str) -> str | None:
     return next((fmt for key, fmt in SPAN_FORMATS.items() if name.startswith(f"Prior_span_{key}_")), None)
 
 
-def forward_caveat() -> str:
-    """What the basis line adds for an inference job (FLOPs_per_token the forward pass's 2): the
-    prior is fitted on training runs, as calc.budget's utilization basis says."""
-    k = fold.literal(calc.flops.FORWARD_FLOPS_PER_PARAM_TOKEN)
-    return f'IF(FLOPs_per_token={k},"{PRIOR_OF_TRAINING}","")'
-
-
 def _basis_rows(p: prior.UtilizationPrior, forward: bool) -> list[tuple[str, str, str, Any, str | None, str]]:
     """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values;
     `forward`: the job is inference (a forward pass), its basis saying the prior is of training runs."""
@@ -289,7 +282,8 @@ def _basis_rows(p: prior.UtilizationPrior, forward: bool) -> list[tuple[str, str
     rows += [("Prior_beyond", "Basis: the extrapolation note", prior_native.beyond(outs), note, None,
               "blank: the job lies within the runs"),
              ("Prior_basis", "Basis: which runs the prior describes",
-              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond") + "&" + forward_caveat(),
+              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond") + "&"
+              + pieces.forward_caveat("FLOPs_per_token", PRIOR_OF_TRAINING),
               p.basis + (PRIOR_OF_TRAINING if forward else ""), None, "")]
     return rows
 
