@@ -335,8 +335,9 @@ def _flops(total: Any, active: Any, tokens: Any, method: str) -> Any:
     """FLOPs: k · N · D on the active parameters, k the method's FLOPs per parameter-token (6 for a
     training step, 2 for inference's forward pass: calc.flops.flops_per_param_token); calc.flops'
     active_params check, and its overflow error naming the inputs out of range."""
-    k = _PER_TOKEN.get(method) if type(method) is str else None
-    if k is None:
+    try:
+        k = _PER_TOKEN[method]
+    except (KeyError, TypeError):
         k = flops_per_param_token(method)  # a method written otherwise ("Inference"), or refused naming it
     try:
         if active is total:
