@@ -341,9 +341,9 @@ def _flops(total: Any, active: Any, tokens: Any, method: str) -> Any:
         k = flops_per_param_token(method)  # a method written otherwise ("Inference"), or refused naming it
     try:
         if active is total:
-            return dense_flops(total, tokens, per_param_token=k)
+            return dense_flops(total, tokens, "none", k)
         if type(active) is float and type(total) is float and active <= total:
-            return dense_flops(active, tokens, per_param_token=k)
+            return dense_flops(active, tokens, "none", k)
     except ResultOverflowError:
         pass  # train_flops says which inputs are out of range
     flops = train_flops(total, tokens, active_params=None if active is total else active)
