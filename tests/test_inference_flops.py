@@ -9,6 +9,8 @@ on training runs, and an inference job's basis says so. Functions without a meth
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 
@@ -132,6 +134,17 @@ def test_cli_estimate_inference_is_a_third(extra):
         assert _close(inference[k], full[k] * THIRD), k
     want = calc.budget(_job(method="inference", utilization="prior" if extra == ("--range",) else 0.4))
     assert inference["utilization_basis"] == want.utilization_basis
+
+
+def test_cli_csv_inference_is_a_third():
+    rows = {}
+    for method in ("full", "inference"):
+        proc = invoke("estimate", "--params", "7e9", "--tokens", "1e12", "--device", H100, "--devices", "64",
+                      "--price", "2.5", "--utilization", "0.4", "--method", method, "--csv", check=True)
+        rows[method] = next(csv.DictReader(io.StringIO(proc.stdout)))
+    assert float(rows["inference"]["flops"]) == KAPLAN_FORWARD * 7e9 * 1e12
+    for k in ("hours", "days", "device_hours", "cost_usd", "energy_kwh"):
+        assert _close(float(rows["inference"][k]), float(rows["full"][k]) * THIRD), k
 
 
 def test_cli_text_says_forward_only_and_the_priors_basis():
