@@ -47,7 +47,14 @@ from .checks import (
     whole_in,
 )
 from .devices import DeviceTable, catalog
-from .flops import dense_flops, train_flops
+from .flops import FLOPS_PER_PARAM_TOKEN as _PER_TOKEN
+from .flops import (
+    FORWARD_FLOPS_PER_PARAM_TOKEN,
+    TRAIN_FLOPS_PER_PARAM_TOKEN,
+    dense_flops,
+    flops_per_param_token,
+    train_flops,
+)
 from .job import Budget, Job, Owned, Span
 from .jobprior import scalar_job_prior
 from .memory import (
@@ -230,7 +237,9 @@ def budget(job: Job) -> Budget:
         active, experts, stage = total, 0.0, 0.0
     u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
     device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
-    flops = _flops(total, active, tokens)
+    flops = _flops(total, active, tokens, job.method)
+    if prior is not None and job.method != "full":  # a forward pass's range, from a prior of training runs
+        u_basis = _forward_basis(u_basis, job.method)
     memory, dp = _memory(job, total, experts, stage, n, plain)
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
@@ -313,17 +322,32 @@ def _plain(job: Job) -> tuple[float, ...] | None:
     return (params, float(n), float(t), float(p), float(c), float(e), float(zero), act, tokens)
 
 
-def _flops(total: Any, active: Any, tokens: Any) -> Any:
-    """Training FLOPs: 6 · N · D on the active parameters (calc.flops; its active_params check, and
-    its overflow error naming the inputs out of range)."""
+PRIOR_OF_TRAINING = "; fitted on training runs, not on inference"
+
+
+def _forward_basis(basis: str, method: str) -> str:
+    """`basis`, saying for an inference job (a forward pass, calc.flops) that the prior it comes
+    from is fitted on training runs."""
+    return basis + PRIOR_OF_TRAINING if flops_per_param_token(method) == FORWARD_FLOPS_PER_PARAM_TOKEN else basis
+
+
+def _flops(total: Any, active: Any, tokens: Any, method: str) -> Any:
+    """FLOPs: k · N · D on the active parameters, k the method's FLOPs per parameter-token (6 for a
+    training step, 2 for inference's forward pass: calc.flops.flops_per_param_token); calc.flops'
+    active_params check, and its overflow error naming the inputs out of range."""
+    try:
+        k = _PER_TOKEN[method]
+    except (KeyError, TypeError):
+        k = flops_per_param_token(method)  # a method written otherwise ("Inference"), or refused naming it
     try:
         if active is total:
-            return dense_flops(total, tokens)
+            return dense_flops(total, tokens, "none", k)
         if type(active) is float and type(total) is float and active <= total:
-            return dense_flops(active, tokens)
+            return dense_flops(active, tokens, "none", k)
     except ResultOverflowError:
         pass  # train_flops says which inputs are out of range
-    return train_flops(total, tokens, active_params=None if active is total else active)
+    flops = train_flops(total, tokens, active_params=None if active is total else active)
+    return flops if k == TRAIN_FLOPS_PER_PARAM_TOKEN else dense_flops(active + 0.0 * total, tokens, per_param_token=k)
 
 
 # A scalar job's memory (a frozen MemoryBreakdown) and data-parallel size by (method, optimizer, trainable,

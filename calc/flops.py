@@ -37,9 +37,29 @@ from .errors import out_positive
 
 RECOMPUTE = ("none", "selective", "op", "full")
 
+# FLOPs per parameter per token, by what a token goes through (Kaplan et al. 2020, arXiv:2001.08361,
+# §2.1 Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn per token; a training step, forward and
+# backward, C ≈ 6N). LoRA and QLoRA run a training step too: the backward pass still runs through the
+# frozen weights for the activations' gradients, so they stay at 6 (Hu et al. 2021, arXiv:2106.09685).
+TRAIN_FLOPS_PER_PARAM_TOKEN = 6.0  # a training step: forward 2N + backward 4N
+FORWARD_FLOPS_PER_PARAM_TOKEN = 2.0  # a forward pass alone: method "inference" (weights only, calc.memory)
+FLOPS_PER_PARAM_TOKEN = {"full": TRAIN_FLOPS_PER_PARAM_TOKEN, "lora": TRAIN_FLOPS_PER_PARAM_TOKEN,
+                         "qlora": TRAIN_FLOPS_PER_PARAM_TOKEN, "inference": FORWARD_FLOPS_PER_PARAM_TOKEN}
+
+
+def flops_per_param_token(method: str) -> float:
+    """FLOPs per parameter per token of `method` (calc.memory.METHODS): 6 for a training step
+    (full, lora, qlora), 2 for a forward pass (inference); Kaplan et al. 2020, §2.1 Table 1."""
+    k = FLOPS_PER_PARAM_TOKEN.get(method) if type(method) is str else None
+    if k is None:
+        k = FLOPS_PER_PARAM_TOKEN[choice("method", method, tuple(FLOPS_PER_PARAM_TOKEN))]
+    return k
+
+
 # FLOPs per parameter per token (dense part) and per L·d_model·T (attention part), by recompute.
 # Forward = 2N and 4·L·d·T; backward = twice the forward (Kaplan §2.1; PaLM App. B).
-_DENSE_PER_TOKEN = {"none": 6.0, "selective": 6.0, "op": 7.0, "full": 8.0}
+_DENSE_PER_TOKEN = {"none": TRAIN_FLOPS_PER_PARAM_TOKEN, "selective": TRAIN_FLOPS_PER_PARAM_TOKEN, "op": 7.0,
+                    "full": 8.0}
 _ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "op": 12.0, "full": 16.0}
 
 
@@ -95,10 +115,12 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
     return out_positive(per_token * d, "FLOPs figure")
 
 
-def dense_flops(params: Any, tokens: Any, recompute: str = "none") -> Any:
+def dense_flops(params: Any, tokens: Any, recompute: str = "none", per_param_token: float | None = None) -> Any:
     """The dense part on checked numbers: 6 · params · tokens FLOPs (8 under full recompute;
-    Kaplan et al. 2020, see the module doc), the formula train_flops and calc.budget share."""
-    per_token = _DENSE_PER_TOKEN[recompute] * params
+    Kaplan et al. 2020, see the module doc), the formula train_flops and calc.budget share;
+    `per_param_token` in place of recompute's factor (calc.budget: flops_per_param_token of the
+    job's method, 2 for inference)."""
+    per_token = (_DENSE_PER_TOKEN[recompute] if per_param_token is None else per_param_token) * params
     return out_positive(times(per_token, tokens, True), "FLOPs figure")  # per_token is a new array (or a float)
 
 

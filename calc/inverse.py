@@ -328,10 +328,11 @@ def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utiliz
 
 def tokens_for_budget(params: Any, device: Any, usd: Any, *, usd_per_device_hour: Any = None,
                       utilization: Any = 1.0, devices: Any = 1, case: str | None = None,
-                      table: DeviceTable | None = None, active_params: Any = None) -> Any:
+                      table: DeviceTable | None = None, active_params: Any = None, method: str = "full") -> Any:
     """Most whole tokens `usd` USD buys: cost per token = device-hours per token (FLOPs / rate /
     utilization, whatever the device count) x price per device-hour (None: the device row's).
-    `active_params`: a mixture of experts' (Job.active_params)."""
+    `active_params`: a mixture of experts' (Job.active_params); `method` the job's (inference: a
+    forward pass, calc.flops.flops_per_param_token)."""
     job = Job(params=params, tokens=1.0, device=device, devices=devices, utilization=utilization,
-              price=usd_per_device_hour, table=table, active_params=active_params)
+              price=usd_per_device_hour, table=table, active_params=active_params, method=method)
     return tokens_for(job, usd, case=case)

@@ -71,12 +71,14 @@ def parse_price(name: str, value: Any) -> Any:
 def plan_row(params: float, tokens: float, device: str, *, devices: int = 1, utilization: Any = "prior",
              price: str | float | None = None, own: Owned | None = None, pue: float = 1.0,
              table: DeviceTable | None = None, name: str = "", today: dt.date | None = None,
-             active_params: float | None = None) -> dict[str, Any]:
+             active_params: float | None = None, method: str = "full") -> dict[str, Any]:
     """One plan's figures (the Scenarios sheet's row: `hours`, `device_hours`, `usd`, `kwh`, with
     `_low/_expected/_high` for a range), read off budget(Job(...)); `active_params` (count) a
-    mixture of experts' active parameters, None: all `params` (dense)."""
+    mixture of experts' active parameters, None: all `params` (dense); `method` the Job's
+    (inference: a forward pass, calc.flops.flops_per_param_token)."""
     table = catalog() if table is None else table
     b = budget(Job(params=params, active_params=active_params, tokens=tokens, device=device, devices=devices,
+                   method=method,
                    utilization=utilization, price=own if own is not None else (None if price == "" else price),
                    pue=pue, table=table, name=name, today=today))
     return legacy_row(b, name or table.get(device).name)

@@ -187,7 +187,8 @@ def expected_budget(job: dict) -> dict[str, object]:
         return None if no_price or x is None else x * cur[1]
 
     want: dict[str, object] = {
-        "Training compute (FLOPs)": calc.train_flops(p, tok, active_params=job["active_params"]),
+        # a training step's 6·N·D, inference's forward pass 2·N·D (calc.flops.flops_per_param_token)
+        "Training compute (FLOPs)": calc.train_flops(p, tok, active_params=job["active_params"]) * _step(job),
         "Active parameters used (blank: all)": job["active_params"] or p,
         "Model states, whole job": calc.train_bytes(p, **mem) / 1e9,
         **{f"{part.capitalize()} per device": getattr(per, part) / 1e9 for part in native.PARTS},
@@ -199,18 +200,25 @@ def expected_budget(job: dict) -> dict[str, object]:
         "Energy (kWh)": pieces.NO_WATTS if b.energy_kwh is None else b.energy_kwh,  # the command line's word
     }
     assert math.isclose(b.hours, calc.train_hours(p, tok, dev, utilization=job["utilization"], devices=job["devices"],
-                                                  table=t, active_params=job["active_params"]), rel_tol=1e-12)
+                                                  table=t, active_params=job["active_params"]) * _step(job),
+                        rel_tol=1e-12)
     r = calc_job(job, utilization="prior", **({"price": 0.0} if no_price else {}))
     for j, case in enumerate(("low", "expected", "high")):
         want[f"Hours, {case}"] = r.hours.as_tuple()[j]
         want[f"Device-hours, {case}"] = r.device_hours.as_tuple()[j]
         want[f"Cost, {case} ({cur[0]})"] = cost(None if r.cost_usd is None else r.cost_usd.as_tuple()[j])
         want[f"Energy, {case}"] = pieces.NO_WATTS if r.energy_kwh is None else r.energy_kwh.as_tuple()[j]
-    want["Basis: which runs the prior describes"] = r.prior.basis  # the basis line, as the command line prints it
+    # the basis line, as the command line prints it (an inference job's: fitted on training runs)
+    want["Basis: which runs the prior describes"] = r.utilization_basis.removeprefix("prior: ")
     want["Mixture of experts (1: yes)"] = float(
         job["active_params"] is not None and job["active_params"] < p)
     want.update(_layout(job))
     return want
+
+
+def _step(job: dict) -> float:
+    """The job's FLOPs per parameter-token over a training step's (calc.flops): 1, or 1/3 for inference."""
+    return calc.flops.flops_per_param_token(job["method"]) / calc.flops.TRAIN_FLOPS_PER_PARAM_TOKEN
 
 
 def _layout(job: dict) -> dict[str, float]:
@@ -257,9 +265,11 @@ def test_every_device_row_equals_calc_and_the_results(recalculated):
             r = rows[d.name]
             hours = float(calc.train_hours(job["params"], job["tokens"], d.name, utilization=job["utilization"],
                                            devices=job["devices"], table=t, active_params=job["active_params"]))
+            hours *= _step(job)
             assert _same(ws[f"{hours_col}{r}"].value, hours), (i, d.name)
             if d.name == job["device"]:  # one price on the page: the chosen device's row is the results'
-                assert ws[f"{cost_col}{r}"].value == results, (i, job, ws[f"{cost_col}{r}"].value, results)
+                got = ws[f"{cost_col}{r}"].value  # (hours x devices x price against device-hours x price: to an ulp)
+                assert _same(got, results), (i, job, got, results)
             elif d.usd_per_device_hour is None:  # owned and measured rows: no price, never the typed one
                 assert ws[f"{cost_col}{r}"].value == pieces.NO_PRICE == ws[f"{whose_col}{r}"].value
 

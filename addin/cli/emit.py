@@ -127,11 +127,12 @@ def header(b: Budget) -> list[str]:
     name = f"{job.model.name}, " if job.model is not None else ""
     active = (f", {rep.format_count(b.active_params)} active" if float(b.active_params) != float(b.params) else "")
     n = int(job.devices)
+    tokens = "tokens, forward only" if job.method == "inference" else "training tokens"  # calc.flops: 2 FLOPs, not 6
     return [f"{_method(job)} of a {name}{rep.format_count(b.params)}{active}: "
             f"{float(b.memory.total) / GIB:,.1f} GiB per device of weights, gradients and optimizer state "
             f"before activations ({job.optimizer}, ZeRO {int(job.zero_stage)}, {layout_words(b)} "
             f"on {n} device{'s' * (n != 1)}{_uneven_words(b)})",
-            f"{rep.format_count(job.tokens)} training tokens: {rep.format_flops(b.flops)}"]
+            f"{rep.format_count(job.tokens)} {tokens}: {rep.format_flops(b.flops)}"]
 
 
 def _where(b: Budget, table: calc.DeviceTable) -> str:
@@ -199,7 +200,8 @@ def assumptions(budgets: list[Budget]) -> list[str]:
     if first.prior is not None:
         p = first.prior
         lines.append(f"utilization prior: {p.low:.3f} / {p.expected:.3f} / {p.high:.3f} (low / expected / high; "
-                     f"{p.basis}); goodput {float(first.goodput):.2f} ({first.goodput_basis})")
+                     f"{first.utilization_basis.removeprefix('prior: ')}); goodput {float(first.goodput):.2f} "
+                     f"({first.goodput_basis})")  # the Budget's basis: an inference job's says "fitted on training"
     else:
         lines.append(f"utilization {float(first.utilization):.0%} of the device's rate (given); goodput "
                      f"{float(first.goodput):.2f} ({first.goodput_basis})")

@@ -83,7 +83,8 @@ _OPTIONS = (
     click.option("--pue", type=float, default=None, show_default="1.0; 1.58 with --own",
                  help="Data-centre power usage effectiveness (>= 1) applied to the energy."),
     click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
-                 help="Fine-tuning method (memory per device)."),
+                 help="Method: full, lora, qlora train (6 FLOPs per parameter-token); inference is a forward "
+                      "pass (2 FLOPs per parameter-token, weights only in memory)."),
     click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
                  help="Optimizer (memory per device)."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,

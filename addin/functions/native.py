@@ -11,7 +11,7 @@ import re
 import string
 from typing import Any
 
-from ...calc import memory
+from ...calc import flops, memory
 from . import fold
 from .plan_native import USABLE_GIB
 
@@ -90,9 +90,29 @@ def render(template: str, exprs: dict[str, str]) -> str:
         filled["_trainable"] = fold.fold(_render(TRAINABLE, filled))
     if "optimizer" in filled and "_optimizer_bytes" not in filled:
         filled["_optimizer_bytes"] = optimizer_bytes(filled["optimizer"])
+    if "{_flops_per_param_token}" in template and "_flops_per_param_token" not in filled:
+        filled["_flops_per_param_token"] = flops_per_param_token(filled.get("method"))
     if "{_devices_needed}" in template:
         filled["_devices_needed"] = _devices_needed(filled)
     return fold.fold(_render(template, filled))
+
+
+FLOPS_PER_PARAM_TOKEN = "{_flops_per_param_token}"  # the registry's FLOPs and hours read this piece
+
+
+def flops_per_param_token(method: str | None = None) -> str:
+    """FLOPs per parameter per token of the method `method` names (an expression; None: a function
+    without a method, a training step): calc.flops.FLOPS_PER_PARAM_TOKEN, 6 for a training step,
+    2 for inference's forward pass (Kaplan et al. 2020, §2.1 Table 1). A sheet that knows its
+    job's method gives this piece a named row (the Budget's FLOPs_per_token)."""
+    train = fold.literal(flops.TRAIN_FLOPS_PER_PARAM_TOKEN)
+    if method is None:
+        return train
+    expr = train
+    for name, k in reversed(flops.FLOPS_PER_PARAM_TOKEN.items()):
+        if k != flops.TRAIN_FLOPS_PER_PARAM_TOKEN:
+            expr = f'IF({method}="{name}",{fold.literal(k)},{expr})'
+    return fold.fold(expr)
 
 
 def _devices_needed(exprs: dict[str, str]) -> str:

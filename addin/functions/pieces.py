@@ -9,6 +9,7 @@ a label says GB, device memory in GiB.
 
 from __future__ import annotations
 
+from ...calc import flops
 from . import native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
@@ -327,6 +328,14 @@ def active_used(active: str, params: str) -> str:
 def moe_flag(active: str, params: str) -> str:
     """1 for a mixture of experts (fewer active than total parameters, calc.budget's MoE rule), else 0."""
     return f"IF({active}<{params},1,0)"
+
+
+def forward_caveat(flops_per_token: str, words: str) -> str:
+    """`words` where the job's FLOPs per parameter-token (`flops_per_token`) is a forward pass's
+    (calc.flops.FORWARD_FLOPS_PER_PARAM_TOKEN: inference), else "": the basis line's caveat that the
+    utilization prior is fitted on training runs (calc.budget's utilization basis)."""
+    k = native.fold.literal(flops.FORWARD_FLOPS_PER_PARAM_TOKEN)
+    return f'IF({flops_per_token}={k},"{words}","")'
 
 
 # --- notes beside the Results -------------------------------------------------------------------

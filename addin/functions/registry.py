@@ -146,7 +146,8 @@ DEVICES = Arg("devices", "count", "Devices training together")
 PRICE = Arg("usd_per_device_hour", "USD per device-hour", "Your price per device-hour",
             native_default="{device:usd_per_device_hour}", default_text="the device row's price")
 PUE = Arg("pue", "ratio >= 1", "Data-centre power usage effectiveness")
-METHOD = Arg("method", "full / lora / qlora / inference", "Fine-tuning method", kind="text")
+METHOD = Arg("method", "full / lora / qlora / inference", "Method: full, lora or qlora train (6 FLOPs per "
+             "parameter-token); inference is weights only, a forward pass (2)", kind="text")
 OPTIMIZER = Arg("optimizer", " | ".join(calc.OPTIMIZERS), "Optimizer")
 ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
@@ -178,14 +179,18 @@ RESIDUAL = Arg("residual", "fraction of capex", "Value recovered at the end of l
 PUE_OWNED = Arg("pue", "ratio >= 1", "Data-centre PUE (Uptime Institute 2023 average: 1.58)")
 OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the devices train")
 
-_FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,6))*{active_params}'
+# FLOPs per parameter-token: native.FLOPS_PER_PARAM_TOKEN, the training step's 6 (calc.flops) in
+# these functions, which take no method; a sheet that knows its job's method gives its own row
+# (the Budget's FLOPs_per_token: 2 for inference), so its FLOPs, hours, cost and energy follow it.
+_K = native.FLOPS_PER_PARAM_TOKEN
+_FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,' + _K + '))*{active_params}'
           '+IF(OR({recompute}="none",{recompute}="op"),12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 # 6*params*tokens FLOPs at TFLOP/s*1E12*utilization per device, 3600 s an hour: written so that
 # the known factors fold into one number.
-_GPU_HOURS = "6*{active_params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
+_GPU_HOURS = _K + "*{active_params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
 _HOURS = f"{_GPU_HOURS}/{{devices}}"
 # kWh: watts * device-hours * PUE / 1000, the 1000 folded in with the hour: 3600E12*1000 = 3.6E18.
-_ENERGY = "{pue}*{device:watts}*6*{active_params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
+_ENERGY = "{pue}*{device:watts}*" + _K + "*{active_params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
 # TRAIN_ACTIVATION_BYTES (calc.activation_bytes, Korthikanti et al. 2022 Table 2 and §4.2.3/§4.3):
@@ -305,11 +310,13 @@ DAYS = Arg("days", "days", "Deadline: days of wall-clock training")
 USD = Arg("usd", "USD", "Money to spend on device-hours")
 _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_DEVICES_FOR_DAYS",
-                  "Fewest devices that finish within the days (memory: see TRAIN_DEVICES_NEEDED)", "devices",
+                  "Fewest devices that finish training (6*params*tokens FLOPs) within the days (memory: see "
+                  "TRAIN_DEVICES_NEEDED)", "devices",
                   calc_plan.devices_for_days, (PARAMS, TOKENS, DEVICE, DAYS, UTILIZATION, ACTIVE),
                   plan_native.devices_for_days(_GPU_HOURS),
                   ("70.6E9", "15E12", '"H200 SXM, BF16 tensor core, dense"', "90", "0.4")),
-    ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole tokens the money buys in device-hours", "tokens",
+    ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole training tokens (6 FLOPs per parameter each) the money buys",
+                  "tokens",
                   calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES, ACTIVE),
                   plan_native.tokens_for_budget(_GPU_HOURS.replace("{tokens}", "1")),
                   ("70.6E9", '"H200 SXM, BF16 tensor core, dense"', "2E6", "2.5", "0.4", "1024")),
@@ -326,17 +333,21 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                                               ACTIVATIONS),
                   "+".join(native.per_device(p) for p in native.PARTS) + "+{activations}",
                   ("7E9",)),
-    ExcelFunction("TRAIN_HOURS", "Wall-clock training hours at the given utilization", "hours",
+    ExcelFunction("TRAIN_HOURS", "Wall-clock training hours (6*params*tokens FLOPs) at the given utilization",
+                  "hours",
                   calc.train_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, ACTIVE), _HOURS,
                   ("7E9", "1E9", '"H100 SXM, BF16 tensor core, dense"')),
-    ExcelFunction("TRAIN_GPU_HOURS", "Device-hours (GPU-hours): hours times devices", "device-hours",
+    ExcelFunction("TRAIN_GPU_HOURS", "Training device-hours (GPU-hours, 6*params*tokens FLOPs): hours times devices",
+                  "device-hours",
                   calc.gpu_hours, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, ACTIVE), _GPU_HOURS,
                   ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64")),
-    ExcelFunction("TRAIN_COST", "Training cost: device-hours times price per device-hour", "USD",
+    ExcelFunction("TRAIN_COST", "Training cost (6*params*tokens FLOPs): device-hours times price per device-hour",
+                  "USD",
                   calc.train_cost, (PARAMS, TOKENS, DEVICE, PRICE, UTILIZATION, DEVICES, ACTIVE),
                   f"{_GPU_HOURS}*{{usd_per_device_hour}}",
                   ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "2.5", "0.4", "64")),
-    ExcelFunction("TRAIN_ENERGY_KWH", "Energy: board watts * device-hours * PUE / 1000", "kWh",
+    ExcelFunction("TRAIN_ENERGY_KWH",
+                  "Training energy (6*params*tokens FLOPs): board watts * device-hours * PUE / 1000", "kWh",
                   calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES, ACTIVE),
                   _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
     ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count that holds the job, counted against usable "
@@ -358,7 +369,8 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
-    ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills",
+    ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills (method "
+                  "inference: a forward pass, 2 FLOPs per parameter-token)",
                   "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
                                          METHOD, OPTIMIZER, ZERO, ACTIVE),
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),

@@ -68,17 +68,20 @@ HELPERS = (
      '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
+    # FLOPs, hours, cost and energy read it: 6 a training step, 2 inference's forward pass (calc.flops)
+    ("FLOPs_per_token", "FLOPs per parameter-token (the method's)", native.flops_per_param_token("Method"), "0"),
     ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
      '0.0 "B"'),
 )
 HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB", "_usable_gib": "Usable_GiB",
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
-                "_optimizer_bytes": "Optimizer_bytes"}
+                "_optimizer_bytes": "Optimizer_bytes", "_flops_per_param_token": "FLOPs_per_token"}
+FLOPS_HELPER = {"_flops_per_param_token": "FLOPs_per_token"}  # the method's factor, for the blocks' hours
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
-ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter per token (Kaplan et al. 2020); hours at the utilization"
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (inference 2; Kaplan 2020); hours at the utilization"
                " above (dense peak); job memory in GB (1e9 B), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
@@ -153,7 +156,8 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
               "Usable_GiB": calc.capacity.usable_bytes_of(memory_gib) / calc.capacity.GIB,
               "Board_watts": pieces.NO_WATTS if table.get(v["device"]).watts is None else table.value(
                   v["device"], "watts"), "Trainable_params": trainable,
-              "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]]}
+              "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]],
+              "FLOPs_per_token": calc.flops.flops_per_param_token(v["method"])}
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
     parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job
     for part, (expr, _) in native.PARTS.items():
@@ -288,7 +292,8 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         cells = (
             (rate_col, native.lookup(name_ref, "tflops"), table.value(d.name) if d else "", styles.TFLOPS),
             (hours_col, spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
-                                            helpers={"device:tflops": f"{rate_col}{r}"}), hours, styles.HOURS),
+                                            helpers={"device:tflops": f"{rate_col}{r}", **FLOPS_HELPER}), hours,
+             styles.HOURS),
             (days_col, pieces.days(f"{hours_col}{r}"), float(row.days) if row else "", styles.DAYS),
             (price_col, pieces.compare_price(name_ref, "Device", "Price_used", own),
              (pieces.NO_PRICE if usd is None else usd) if d else "", styles.USD_RATE),

@@ -47,7 +47,8 @@ def _native(fn: str, utilization: str, tflops: str) -> str:
     spec = BY_NAME[fn]
     exprs = {**EXPRS, "utilization": utilization}
     return spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
-                               helpers={"device:tflops": tflops, "device:memory_gib": "Memory_GiB"})
+                               helpers={"device:tflops": tflops, "device:memory_gib": "Memory_GiB",
+                                        "_flops_per_param_token": "FLOPs_per_token"})  # the method's
 
 
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], last: int) -> int:
@@ -80,7 +81,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
 
 def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, str, str, Any, str, str]]:
     """(name, label, formula, cached value, format, note) for each result row."""
-    job = {"table": table, "active_params": v.get("active_params")}
+    job = {"table": table, "active_params": v.get("active_params"), "method": v["method"]}
     days, usd = DAYS_DEFAULT, USD_DEFAULT
     prior_rate = "Prior_TFLOPS"
     # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc.plan.devices_for

@@ -19,6 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
+from ...calc.budget import PRIOR_OF_TRAINING
 from ..functions import input_pieces, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
@@ -200,7 +201,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        *_basis_rows(p),
+        *_basis_rows(p, calc.flops.flops_per_param_token(v["method"]) == calc.flops.FORWARD_FLOPS_PER_PARAM_TOKEN),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
@@ -272,8 +273,9 @@ def _span_format(name: str) -> str | None:
     return next((fmt for key, fmt in SPAN_FORMATS.items() if name.startswith(f"Prior_span_{key}_")), None)
 
 
-def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str | None, str]]:
-    """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values."""
+def _basis_rows(p: prior.UtilizationPrior, forward: bool) -> list[tuple[str, str, str, Any, str | None, str]]:
+    """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values;
+    `forward`: the job is inference (a forward pass), its basis saying the prior is of training runs."""
     tail = prior_native.TAIL.format(n=p.n_runs)
     head = p.basis[:-len(": " + tail)]
     note = head[head.index(" (extrapolated:"):] if " (extrapolated:" in head else ""
@@ -294,7 +296,9 @@ def _basis_rows(p: prior.UtilizationPrior) -> list[tuple[str, str, str, Any, str
     rows += [("Prior_beyond", "Basis: the extrapolation note", prior_native.beyond(outs), note, None,
               "blank: the job lies within the runs"),
              ("Prior_basis", "Basis: which runs the prior describes",
-              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond"), p.basis, None, "")]
+              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond") + "&"
+              + pieces.forward_caveat("FLOPs_per_token", PRIOR_OF_TRAINING),
+              p.basis + (PRIOR_OF_TRAINING if forward else ""), None, "")]
     return rows
 
 
@@ -338,7 +342,8 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
                                                                   "Prior_row"), d.name, None),
         ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
             {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
-             "devices": "Devices_count", "active_params": "Active_used"}, blank_means_default=False),
+             "devices": "Devices_count", "active_params": "Active_used"}, blank_means_default=False,
+            helpers={"_flops_per_param_token": "FLOPs_per_token"}),  # the method's (Budget's helper row)
          float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
     )  # the ranges' cost is at Price_used: the chosen row's price, not its 16-bit row's (as calc.budget)
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):

@@ -48,11 +48,15 @@ INPUTS = (("name", "Plan", None), ("params", "Model parameters", styles.COUNT),
           ("price", "Price: USD per device-hour, or provider:plan", styles.USD_RATE), ("pue", "PUE", styles.RATIO))
 FIRST = 5  # first input row
 ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
+# The plan's method, below its other inputs (a PLANS tuple gives those nine): blank = full (a training
+# step, 6 FLOPs per parameter-token); inference a forward pass, 2 (calc.flops, calc.plans.plan_row).
+METHOD = ("method", "Method (blank: full; inference: a forward pass)", None)
+ROW[METHOD[0]] = ROW["pue"] + 1
 HELPERS = ("active_used", "moe", "hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts",
-           "hours_100", "provider", "plan", "plan_col", "price_date", "price_found", "price_used",
+           "flops_per_token", "hours_100", "provider", "plan", "plan_col", "price_date", "price_found", "price_used",
            "prior_hardware", "prior_pos_long",
            "prior_pos", "prior_effect", "util_expected", "util_low", "util_high")
-HELPER_FIRST = ROW["pue"] + 2
+HELPER_FIRST = ROW["method"] + 2
 ROW.update({name: HELPER_FIRST + i for i, name in enumerate(HELPERS)})
 RESULT_FIRST = ROW[HELPERS[-1]] + 2
 FIGURES = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
@@ -83,10 +87,11 @@ def formulas(c: str) -> dict[str, str]:
                                                                         at("prior_row"))),
          "rate": native.lookup(at("row_used"), "tflops"),
          "watts": pieces.or_blank(native.lookup(at("row_used"), "watts")),
+         "flops_per_token": native.flops_per_param_token(at("method")),  # blank: 6, a training step
          "hours_100": BY_NAME["TRAIN_HOURS"].native_formula(
              {"params": at("params"), "tokens": at("tokens"), "device": at("row_used"), "utilization": "1",
               "devices": at("devices"), "active_params": at("active_used")}, blank_means_default=False,
-             helpers={"device:tflops": at("rate")}),
+             helpers={"device:tflops": at("rate"), "_flops_per_param_token": at("flops_per_token")}),
          **pieces.plan_price_parts(price, at("provider")),
          "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
          "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
@@ -113,25 +118,27 @@ def formulas(c: str) -> dict[str, str]:
     return f
 
 
-def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable) -> dict[str, Any]:
-    """calc's figures for a plan column (cached values and the test's reference), by row name."""
+def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable, method: str | None = None) -> dict[str, Any]:
+    """calc's figures for a plan column (cached values and the test's reference), by row name;
+    `method` the plan's Method cell (None: blank, full)."""
     if plan is None:
         return {}
     _, params, active, tokens, device, devices, util, price, pue = plan
+    method = method or "full"
     ranged = isinstance(util, str)
     used_params = params if active is None else active
     used = calc.ranges.prior_device(device, table) if ranged else device
     row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
-                         table=table, active_params=active)
+                         table=table, active_params=active, method=method)
     d, u = table.get(device), table.get(used)
     parsed = calc.prices.parse_spec(price) if isinstance(price, str) else None
     out: dict[str, Any] = {
         "active_used": used_params, "moe": int(used_params < params),
         "hardware": d.hardware, "kind": d.kind, "precision": d.precision,
         "prior_row": ranges_block.position(d, table), "row_used": used, "rate": u.tflops,
-        "watts": u.watts if u.watts else "",
-        "hours_100": float(calc.train_hours(params, tokens, u.tflops, devices=devices,
-                                                  active_params=active)),
+        "watts": u.watts if u.watts else "", "flops_per_token": calc.flops.flops_per_param_token(method),
+        "hours_100": float(calc.budget(calc.Job(params=params, tokens=tokens, device=used, devices=devices,
+                                                active_params=active, method=method, table=table)).hours),
         "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
         "plan_col": prices_sheet.PLANS.index(parsed[1]) + 1 if parsed else "",
         "price_date": 0, "price_found": "", "price_used": row["usd_per_device_hour"]}
@@ -171,7 +178,8 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
               "moe": "Mixture of experts (1: fewer active than total parameters)",
               "hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
               "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
-              "rate": "Rate (TFLOP/s)", "watts": "Power (W)", "hours_100": "Hours at 100% utilization",
+              "rate": "Rate (TFLOP/s)", "watts": "Power (W)",
+              "flops_per_token": "FLOPs per parameter-token (the method's)", "hours_100": "Hours at 100% utilization",
               "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
               "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
               "price_used": "Price used (USD per device-hour)",
@@ -180,12 +188,13 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
               "prior_effect": "Prior: family effect (log utilization)",
               "util_expected": "Utilization, expected (the plan's own prior)", "util_low": "Utilization, low",
               "util_high": "Utilization, high"}
-    fmts = {"active_used": styles.COUNT, "moe": "0", "rate": styles.TFLOPS, "watts": '#,##0 "W"',
+    fmts = {"active_used": styles.COUNT, "moe": "0", "flops_per_token": "0", "rate": styles.TFLOPS,
+            "watts": '#,##0 "W"',
             "hours_100": styles.HOURS, "prior_row": "0",
             "plan_col": "0", "price_date": DATE_OR_NONE, "price_found": styles.USD_RATE,
             "price_used": styles.USD_RATE, "prior_effect": "0.0000", "prior_pos_long": "0", "prior_pos": "0",
             "util_expected": "0.0%", "util_low": "0.0%", "util_high": "0.0%"}
-    for name, label, _ in INPUTS:
+    for name, label, _ in (*INPUTS, METHOD):
         text(ws, f"A{ROW[name]}", label, styles.BOLD)
     for name in HELPERS:
         text(ws, f"A{ROW[name]}", labels[name])
@@ -223,6 +232,8 @@ def _column(ws: Worksheet, cached: CachedCells, c: str, plan: tuple[Any, ...] | 
             cell.data_type = "s"
         if name == "device":
             cell.alignment = styles.WRAP
+    cell = style(ws[f"{c}{ROW['method']}"], None, styles.INPUT_FONT, styles.INPUT_FILL)  # blank: full
+    cell.protection, cell.border = styles.UNLOCKED, styles.BOX
     want = expected(plan, table)
     for name, formula in formulas(c).items():
         bold = name.startswith(tuple(f for f, *_ in FIGURES)) and name not in HELPERS

@@ -133,7 +133,17 @@ def plans(values: Any) -> list[Problem]:
                 problems += _price(where, value, providers)
             elif name == "active_params" and value not in (None, ""):  # blank: all parameters (dense)
                 problems += _active(where, label, value, got["params"])
+        problems += _plan_method(f"Scenarios!{c}{scenarios.ROW['method']}", ws[f"{c}{scenarios.ROW['method']}"].value)
     return problems
+
+
+def _plan_method(where: str, value: Any) -> list[Problem]:
+    """A plan's Method: blank (full) or one of calc.METHODS as the sheet compares it (any case, no
+    spaces); anything else the sheet would cost as a training step."""
+    if value in (None, "") or (isinstance(value, str) and value.casefold() in calc.METHODS):
+        return []
+    return [Problem(where, f"Method must be blank or one of {', '.join(calc.METHODS)} (got {checks.show(value)}): "
+                           "the sheet costs any other as a training step", kind=KIND, fix=FIX)]
 
 
 def _active(where: str, label: str, value: Any, params: Any, whose: str = "the plan's parameters") -> list[Problem]:
