@@ -127,10 +127,13 @@ def header(b: Budget) -> list[str]:
     name = f"{job.model.name}, " if job.model is not None else ""
     active = (f", {rep.format_count(b.active_params)} active" if float(b.active_params) != float(b.params) else "")
     n = int(job.devices)
-    tokens = "tokens, forward only" if job.method == "inference" else "training tokens"  # calc.flops: 2 FLOPs, not 6
+    forward = job.method == "inference"  # weights only (calc.memory); calc.flops: 2 FLOPs, not 6
+    tokens = "tokens, forward only" if forward else "training tokens"
+    held = "weights" if forward else "weights, gradients and optimizer state"
+    setup = f"ZeRO {int(job.zero_stage)}" if forward else f"{job.optimizer}, ZeRO {int(job.zero_stage)}"
     return [f"{_method(job)} of a {name}{rep.format_count(b.params)}{active}: "
-            f"{float(b.memory.total) / GIB:,.1f} GiB per device of weights, gradients and optimizer state "
-            f"before activations ({job.optimizer}, ZeRO {int(job.zero_stage)}, {layout_words(b)} "
+            f"{float(b.memory.total) / GIB:,.1f} GiB per device of {held} "
+            f"before activations ({setup}, {layout_words(b)} "
             f"on {n} device{'s' * (n != 1)}{_uneven_words(b)})",
             f"{rep.format_count(job.tokens)} {tokens}: {rep.format_flops(b.flops)}"]
 

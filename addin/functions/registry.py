@@ -187,10 +187,10 @@ _FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,' + _K + '))*{active_p
           '+IF(OR({recompute}="none",{recompute}="op"),12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 # 6*params*tokens FLOPs at TFLOP/s*1E12*utilization per device, 3600 s an hour: written so that
 # the known factors fold into one number.
-_GPU_HOURS = _K + "*{active_params}*{tokens}/(3600E12*{utilization}*{device:tflops})"
+_GPU_HOURS = native.JOB_FLOPS + "/(3600E12*{utilization}*{device:tflops})"  # JOB_FLOPS: K*active*tokens
 _HOURS = f"{_GPU_HOURS}/{{devices}}"
 # kWh: watts * device-hours * PUE / 1000, the 1000 folded in with the hour: 3600E12*1000 = 3.6E18.
-_ENERGY = "{pue}*{device:watts}*" + _K + "*{active_params}*{tokens}/(3.6E18*{utilization}*{device:tflops})"
+_ENERGY = "{pue}*{device:watts}*" + native.JOB_FLOPS + "/(3.6E18*{utilization}*{device:tflops})"
 _SB = "{seq_len}*{micro_batch}*{d_model}"
 
 # TRAIN_ACTIVATION_BYTES (calc.activation_bytes, Korthikanti et al. 2022 Table 2 and §4.2.3/§4.3):
@@ -318,7 +318,7 @@ _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole training tokens (6 FLOPs per parameter each) the money buys",
                   "tokens",
                   calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES, ACTIVE),
-                  plan_native.tokens_for_budget(_GPU_HOURS.replace("{tokens}", "1")),
+                  plan_native.tokens_for_budget(_GPU_HOURS.replace(native.JOB_FLOPS, _K + "*{active_params}*1")),
                   ("70.6E9", '"H200 SXM, BF16 tensor core, dense"', "2E6", "2.5", "0.4", "1024")),
 )
 

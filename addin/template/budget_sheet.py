@@ -70,13 +70,19 @@ HELPERS = (
      styles.COUNT),
     # FLOPs, hours, cost and energy read it: 6 a training step, 2 inference's forward pass (calc.flops)
     ("FLOPs_per_token", "FLOPs per parameter-token (the method's)", native.flops_per_param_token("Method"), "0"),
+    # the every-device rows' numerator: one name, not the three factors (native.JOB_FLOPS)
+    ("Job_FLOPs", "Job FLOPs (the three above times tokens)",
+     native.job_flops({"active_params": "Active_used", "tokens": "Tokens",
+                       "_flops_per_param_token": "FLOPs_per_token"}),
+     styles.COUNT),
     ("Optimizer_bytes", "Optimizer bytes per trainable parameter", native.optimizer_bytes("Optimizer"),
      '0.0 "B"'),
 )
 HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB", "_usable_gib": "Usable_GiB",
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
-                "_optimizer_bytes": "Optimizer_bytes", "_flops_per_param_token": "FLOPs_per_token"}
-FLOPS_HELPER = {"_flops_per_param_token": "FLOPs_per_token"}  # the method's factor, for the blocks' hours
+                "_optimizer_bytes": "Optimizer_bytes", "_flops_per_param_token": "FLOPs_per_token",
+                "_job_flops": "Job_FLOPs"}
+FLOPS_HELPER = {"_flops_per_param_token": "FLOPs_per_token", "_job_flops": "Job_FLOPs"}  # the job's, by name
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
@@ -157,7 +163,8 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
               "Board_watts": pieces.NO_WATTS if table.get(v["device"]).watts is None else table.value(
                   v["device"], "watts"), "Trainable_params": trainable,
               "Optimizer_bytes": calc.memory.OPTIMIZER_BYTES[v["optimizer"]],
-              "FLOPs_per_token": calc.flops.flops_per_param_token(v["method"])}
+              "FLOPs_per_token": calc.flops.flops_per_param_token(v["method"]),
+              "Job_FLOPs": ranges_block.budget(v, table).flops}  # the Budget's own FLOPs
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
     parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job
     for part, (expr, _) in native.PARTS.items():
