@@ -8,6 +8,7 @@ from . import native
 
 INPUT_ERROR = "Input_error"  # "" while every Budget input passes, else the first failing one's message
 DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input, else "does not fit"
+RATE_ERROR = "Rate_error"  # "" while the currency rate (USD_rate) is a number > 0, else its refusal
 DEVICES_NEEDED = "Devices_needed"  # the Budget's "Devices needed to fit": its method, optimizer, ZeRO stage
 
 

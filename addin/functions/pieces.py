@@ -9,7 +9,7 @@ a label says GB, device memory in GiB.
 
 from __future__ import annotations
 
-from . import native
+from . import input_pieces, native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
 NO_WATTS = "no watts"  # an energy without the device row's board power (the command line's word)
@@ -125,8 +125,10 @@ def price_note(source: str) -> str:
 
 
 def cost(device_hours: str, price: str, rate: str = "USD_rate") -> str:
-    """Device-hours times the price, in the chosen currency; "no price" without one."""
-    return f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")'
+    """Device-hours times the price, in the chosen currency; "no price" without one; the rate's
+    refusal (Rate_error: input_checks) while the rate is refused."""
+    return input_pieces.unless_error(f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")',
+                                     input_pieces.RATE_ERROR)
 
 
 def compare_rule(name: str, chosen: str, own: str, *, chosen_value: str, own_value: str, no_price: str) -> str:
@@ -219,42 +221,12 @@ def plan_column(plan: str, plans: tuple[str, ...]) -> str:
     return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in plans) + "},0)"
 
 
-def newest(provider: str, hardware: str, column: str) -> str:
-    """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
-    return (f"SUMPRODUCT(MAX((Price_provider={provider})*(Price_device={hardware})"
-            f"*(INDEX(Price_plans,0,{column})>0)*Price_as_of))")
-
-
-def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
-    """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
-    plan = f"INDEX(Price_plans,0,{column})"
-    return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
-            f"+(Price_as_of<>{date})+({plan}<=0)>0)))")
-
-
-def provider_date(provider: str, hardware: str, column: str) -> str:
-    """The newest date of the provider's price for the hardware; 0 without a provider."""
-    return f'IF({provider}="",0,{newest(provider, hardware, column)})'
-
-
-def provider_price(provider: str, hardware: str, column: str, date: str) -> str:
-    """The provider's price at `date`; blank where there is none (date 0)."""
-    return f'IF({date}=0,"",{cheapest(provider, hardware, column, date)})'
-
-
 def age_days(today: str, as_of: str) -> str:
     """A price's age in days at the date `today` names; blank while that date is cleared."""
     return f'IF({today}="","",{today}-{as_of})'
 
 
 # --- the Scenarios sheet's plan column (calc.plans.plan_row over calc.budget) ------------------------
-
-def plan_price_parts(price: str, provider: str) -> dict[str, str]:
-    """A plan's price cell split: provider (before the colon) and plan (after it; on_demand when none)."""
-    plan = f"MID({price},LEN({provider})+2,99)"
-    return {"provider": f'IF(OR({price}="",ISNUMBER({price})),"",LEFT({price},FIND(":",{price}&":")-1))',
-            "plan": f'IF({provider}="","",IF({plan}="","on_demand",{plan}))'}
-
 
 def plan_price_used(price: str, found: str, own: str) -> str:
     """A plan's price: the number typed, else the provider's (none found: #N/A); blank: `own`, the

@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ..functions import input_pieces, pieces, prior_native
+from ..functions import input_pieces, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
@@ -45,10 +45,11 @@ def prior_name(device: str, kind: str, precision: str, row: str) -> str:
 
 
 def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
-    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"]
-    is the price "provider:plan"; else the typed price; blank: the device row's own)."""
+    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"] and
+    v["offering"] is the price "provider:plan[:offering]"; else the typed price; blank: the device row's own)."""
     if v.get("provider"):
-        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
+        named = f":{v['offering']}" if v.get("offering") else ""
+        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}{named}"
     else:
         spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
     return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
@@ -76,8 +77,9 @@ def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str
     usd = budget(v, table).usd_per_device_hour
     if v.get("provider"):
         plan = v.get("plan") or "on_demand"
+        named = f" {v['offering']}" if v.get("offering") else ""
         return (None, f"no {v['provider']} price for it") if usd is None else (
-            float(usd), f"{v['provider']} {plan} price")
+            float(usd), f"{v['provider']} {plan}{named} price")
     if isinstance(v.get("usd_per_device_hour"), (int, float)):
         return float(usd), pieces.TYPED
     return (None, pieces.NO_PRICE) if usd is None else (float(usd), pieces.ROW_PRICE)
@@ -130,14 +132,19 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
         ("Provider", "Price from provider", "input", "", None, None,
          "blank: the typed price above; else a provider of the Prices sheet"),
         ("Plan", "Plan", "input", "on_demand", None, None, " | ".join(prices_sheet.PLANS)),
+        ("Offering", "Offering", "input", "", None, None,
+         "blank: any; else an Offering of the Prices sheet (any case)"),
+        ("Price_spec", "Price spec (as --price on the command line)", "formula",
+         price_pieces.joined_spec("Provider", "Plan", "Offering"), "", None, "blank: no provider"),
         ("Hardware_of_device", "Device hardware", "formula", field("Device", "hardware"), d.hardware, None,
          "prices are per hardware (Devices sheet, Hardware column)"),
         ("Plan_col", "Plan column in Prices", "formula", prices_sheet.plan_column("Plan"), 1, "0", ""),
         ("Price_date", "Newest price of the provider (as of)", "formula",
-         pieces.provider_date("Provider", "Hardware_of_device", "Plan_col"), 0,
+         price_pieces.provider_date("Provider", "Hardware_of_device", "Plan_col", "Offering"), 0,
          '[=0]"none";yyyy-mm-dd', "none: no price of that provider and plan for this hardware"),
         ("Price_found", "Provider's price (USD per device-hour)", "formula",
-         pieces.provider_price("Provider", "Hardware_of_device", "Plan_col", "Price_date"), "", styles.USD_RATE,
+         price_pieces.provider_price("Provider", "Hardware_of_device", "Plan_col", "Price_date", "Offering"), "",
+         styles.USD_RATE,
          "the cheapest row of that date"),
         ("Row_price", "The device row's price (USD per device-hour)", "formula", pieces.row_price("Device"),
          "" if own is None else own, styles.USD_RATE, "blank: the Devices sheet has none for it"),
@@ -146,7 +153,8 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
          pieces.NO_PRICE if usd is None else usd, styles.USD_RATE,
          "the provider's price; else the typed price above; else the device row's"),
         ("Price_source", "Price from", "formula",
-         pieces.price_source("Provider", "Plan", "Price_found", "Price_per_hour", "Row_price"), source, None,
+         pieces.price_source("Provider", price_pieces.plan_and_offering("Plan", "Offering"), "Price_found",
+                             "Price_per_hour", "Row_price"), source, None,
          "whose price every cost on this sheet uses"),
         ("Currency", "Currency (code)", "input", "USD", None, None, "every money figure is shown in it"),
         ("USD_rate", "Currency units per USD", "input", 1.0, None, "0.0000", "1 for USD"),
