@@ -113,9 +113,10 @@ def price_used(provider: str, found: str, typed: str, own: str) -> str:
                       typed_price=typed, own_price=own, no_price=f'"{NO_PRICE}"')
 
 
-def price_source(provider: str, plan: str, found: str, typed: str, own: str) -> str:
-    """Whose price `price_used` took, in words: the same rule (price_rule), each case named."""
-    return price_rule(provider, found, typed, own, provider_price=f'{provider}&" "&{plan}&" price"',
+def price_source(provider: str, spec: str, found: str, typed: str, own: str) -> str:
+    """Whose price `price_used` took, in words: the same rule (price_rule), each case named (a
+    provider's by its spec, "runpod:on_demand price")."""
+    return price_rule(provider, found, typed, own, provider_price=f'{spec}&" price"',
                       provider_missing=f'"no "&{provider}&" price for it"', typed_price=f'"{TYPED}"',
                       own_price=f'"{ROW_PRICE}"', no_price=f'"{NO_PRICE}"')
 

@@ -54,11 +54,6 @@ def joined_spec(provider: str, plan: str, offering: str) -> str:
     return f'IF({provider}="","",{provider}&":"&{plan}&IF({offering}="","",":"&{offering}))'
 
 
-def plan_and_offering(plan: str, offering: str) -> str:
-    """The plan, and the offering after it where one is named ("on_demand Secure Cloud H100 SXM")."""
-    return f'{plan}&IF({offering}="",""," "&{offering})'
-
-
 def _matches(offering: str) -> str:
     """1 on the Prices rows of `offering` (any case, as calc compares it), every row where it is blank."""
     return f'(({offering}="")+(Price_offering={offering})>0)'
@@ -71,21 +66,22 @@ def newest(provider: str, hardware: str, column: str, offering: str) -> str:
 
 
 def cheapest(provider: str, hardware: str, column: str, date: str, offering: str) -> str:
-    """The cheapest plan price among the rows of `provider`, `hardware` and `offering` as of `date`."""
+    """The cheapest plan price among the rows of `provider`, `hardware` and `offering` as of `date`
+    (the newest such row's date: none is newer); a row that fails any test costs 1E9 more."""
     plan = f"INDEX(Price_plans,0,{column})"
     return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
-            f"+(1-{_matches(offering)})+(Price_as_of<>{date})+({plan}<=0)>0)))")
+            f"+({offering}<>\"\")*(Price_offering<>{offering})+(Price_as_of<{date})+({plan}=0))))")
 
 
 def provider_date(provider: str, hardware: str, column: str, offering: str) -> str:
     """The newest date of the provider's (offering's) price for the hardware; 0 without a provider
     or where the provider or plan is unknown (the checks refuse those)."""
-    return f'IF(OR({provider}="",NOT(ISNUMBER({column}))),0,{newest(provider, hardware, column, offering)})'
+    return f'IF(OR({provider}="",ISNA({column})),0,{newest(provider, hardware, column, offering)})'
 
 
 def provider_price(provider: str, hardware: str, column: str, date: str, offering: str) -> str:
     """The provider's price at `date`; blank where there is none (date 0)."""
-    return f'IF({date}=0,"",{cheapest(provider, hardware, column, date, offering)})'
+    return f'IF({date},{cheapest(provider, hardware, column, date, offering)},"")'
 
 
 # --- calc's refusals of a spec (calc.prices.parse_spec and lookup), as a check chain's rows ----------
@@ -105,12 +101,11 @@ def known_plan(provider: str, plan: str, column: str) -> tuple[str, str, str]:
             f'"#VALUE! {PLAN_WORDS} (got \'"&{plan}&"\')"')
 
 
-def row_found(provider: str, column: str, offering: str, date: str, device: str) -> tuple[str, str, str]:
+def row_found(provider: str, plan: str, offering: str, date: str, device: str) -> tuple[str, str, str]:
     """calc.prices.lookup: no row of the provider (and offering) for the device's hardware that
     publishes the plan."""
-    plan = "INDEX({" + ",".join(f'"{p}"' for p in prices.PLANS) + "}," + column + ")"
-    named = f'IF({offering}="",""," \'"&{offering}&"\'")'
-    message = f'"#VALUE! price: no "&LOWER({provider})&" "&{plan}&{named}&" price for \'"&{device}&"\'"'
+    named = f'IF({offering}="",""," \'"&{offering}&"\'")'  # the plan: as typed, one of PLANS in any case
+    message = f'"#VALUE! price: no "&LOWER({provider})&" "&LOWER({plan})&{named}&" price for \'"&{device}&"\'"'
     return ("price: a Prices row of the provider, plan and offering for the device's hardware",
             f'OR({provider}="",{date}>0)', message)
 
@@ -119,4 +114,4 @@ def spec_checks(provider: str, plan: str, column: str, offering: str, date: str,
                 device: str) -> list[tuple[str, str, str]]:
     """The three refusals in calc's order: unknown provider, unknown plan, no row."""
     return [known_provider(provider, spec), known_plan(provider, plan, column),
-            row_found(provider, column, offering, date, device)]
+            row_found(provider, plan, offering, date, device)]
