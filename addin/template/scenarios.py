@@ -62,8 +62,10 @@ FIGURES = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", st
 CASES = ("low", "expected", "high")
 for _k, (_fig, *_) in enumerate(FIGURES):
     for _j, _case in enumerate(CASES):
-        ROW[f"{_fig}_{_case}"] = RESULT_FIRST + 1 + 3 * _k + _j
-CHECK_FIRST = RESULT_FIRST + 3 * len(FIGURES) + 2  # the plans' input checks (heading), below the results
+        ROW[f"{_fig}_{_case}"] = RESULT_FIRST + 2 + 3 * _k + _j
+ROW["input_check"] = RESULT_FIRST + 1  # the plan's first refusal, whole (wrapped), above its figures
+CHECK_FIRST = RESULT_FIRST + 3 * len(FIGURES) + 3  # the plans' input checks (heading), below the results
+CHECK_HEIGHT = 48  # points: four lines of a refusal at the note size (the longest, about 100 characters)
 LABEL_WIDTH = 46  # column A: the longest label ("Mixture of experts (1: fewer active than total parameters)") whole
 EXCEL_EPOCH = calc.prices.dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
 DATE_OR_NONE = '[=0]"none";yyyy-mm-dd'
@@ -113,6 +115,7 @@ def formulas(c: str) -> dict[str, str]:
         f[f"check_{k}"] = pieces.blank_if(dev, own)
         before = at(f"check_{k}")
     error = at(CHECK)
+    f["input_check"] = error
     for case in CASES:
         f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, at(UTIL[case]), case != "expected", dev)
         hours = at(f"hours_{case}")
@@ -206,9 +209,13 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     text(ws, f"A{FIRST - 1}", "Inputs", styles.HEADING)
     text(ws, f"A{HELPER_FIRST - 1}", "Figures used below", styles.HEADING)
     text(ws, f"A{RESULT_FIRST}", "Results", styles.HEADING)
+    text(ws, f"A{ROW['input_check']}", "Input check (the first refused input; blank: passes)", styles.BOLD)
+    ws.row_dimensions[ROW["input_check"]].height = CHECK_HEIGHT
     text(ws, f"A{CHECK_FIRST}", "Input checks (calc's rules, in calc.budget's order)", styles.HEADING)
     for k, label in enumerate(CHECK_LABELS):
         text(ws, f"A{ROW[f'check_{k}']}", label).alignment = styles.WRAP
+        if len(label) > LABEL_WIDTH:  # two lines
+            ws.row_dimensions[ROW[f"check_{k}"]].height = 30
     labels = {"active_used": "Active parameters used (blank: all)",
               "moe": "Mixture of experts (1: fewer active than total parameters)",
               "hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
@@ -273,6 +280,8 @@ def _column(ws: Worksheet, cached: CachedCells, c: str, plan: tuple[Any, ...] | 
                               styles.BOLD if bold else styles.BODY, styles.RESULT_FILL if bold else None)
         if name == "row_used":
             cell.alignment = styles.WRAP
+        if name == "input_check":
+            cell.font, cell.alignment = styles.ERROR_NOTE, styles.WRAP
 
 
 def _validation(ws: Worksheet) -> None:
