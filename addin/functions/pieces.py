@@ -126,10 +126,13 @@ def price_note(source: str) -> str:
 
 
 def cost(device_hours: str, price: str, rate: str = "USD_rate") -> str:
-    """Device-hours times the price, in the chosen currency; "no price" without one; the rate's
-    refusal (Rate_error: input_checks) while the rate is refused."""
-    return input_pieces.unless_error(f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")',
-                                     input_pieces.RATE_ERROR)
+    """Device-hours times the price, in the chosen currency; "no price" without one."""
+    return f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")'
+
+
+def money(formula: str) -> str:
+    """A money figure, or the currency rate's refusal (Rate_error: input_checks) while it is refused."""
+    return input_pieces.unless_error(formula, input_pieces.RATE_ERROR)
 
 
 def compare_rule(name: str, chosen: str, own: str, *, chosen_value: str, own_value: str, no_price: str) -> str:

@@ -132,7 +132,7 @@ def _condition(ref: str, name: str, kind: str, arg: Any) -> str:
                 else input_pieces.one_of(ref, arg, quoted=True))
     if kind == "whole_in":
         return input_pieces.one_of(ref, tuple(map(str, arg)), quoted=False)
-    bound = None if arg is None else (ref_of(arg) if isinstance(arg, str) else f"{arg:g}")
+    bound = None if arg is None else (_bound(arg)[1] if isinstance(arg, (str, tuple)) else f"{arg:g}")
     return input_pieces.rule_condition(kind, ref, bound)
 
 
@@ -166,15 +166,16 @@ def chain(rules: tuple[Rule, ...]) -> list[Row]:
             said = PRIOR_WORDS if blank == "prior" else words("number")
             rows.append(_row(f"{name} {said}", _ok(ref, name, f"ISNUMBER({ref})", blank),
                              input_pieces.quoted(ref)))
-        got = (input_pieces.pair_shown(name, ref, arg.partition("=")[0].lower(), ref_of(arg)) if kind == "at_most"
+        got = (input_pieces.pair_shown(name, ref, *_bound(arg)) if kind == "at_most"
                else input_pieces.quoted(ref) if kind in ("choice", "device", "device_name") else ref)
         rows.append(_row(f"{name} {words(kind, arg)}", _ok(ref, name, _condition(ref, name, kind, arg), blank), got))
     return rows
 
 
-def ref_of(arg: str) -> str:
-    """The cell an at_most rule's bound names: "Params", or a plan's cell ("params=B6" -> "B6")."""
-    return arg.partition("=")[2] or arg
+def _bound(arg: str | tuple[str, str]) -> tuple[str, str]:
+    """An at_most rule's bound as (calc's argument name, its cell): "Params" -> ("params", "Params");
+    a plan's ("params", "B6") as it is."""
+    return (arg.lower(), arg) if isinstance(arg, str) else arg
 
 
 def _row(label: str, ok: str, got: str) -> Row:
@@ -201,6 +202,11 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
             cached.formula(ws, f"B{r}", input_pieces.first_refusal(before, f"ISNUMBER({input_pieces.DEVICES_NEEDED})",
                                                              input_pieces.DEVICES_NEEDED), "", None, fill=None)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${r}")
+    r += 1  # the comparison's blank test: any refusal of the inputs or the rate
+    text(ws, f"A{r}", "Any refusal (inputs, currency rate)")
+    cached.formula(ws, f"B{r}", input_pieces.any_refusal(), "", None, fill=None)
+    ws.parent.defined_names[input_pieces.ANY_ERROR] = DefinedName(input_pieces.ANY_ERROR,
+                                                                  attr_text=f"'{ws.title}'!$B${r}")
     return r
 
 

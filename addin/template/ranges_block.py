@@ -368,7 +368,7 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             dh = f"B{rows.get(('device_hours', case))}"
             formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
-                       "usd": pieces.cost(dh, "Price_used"),
+                       "usd": pieces.money(pieces.cost(dh, "Price_used")),
                        "kwh": pieces.with_watts("Board_watts", pieces.energy_kwh("Board_watts", dh, "PUE_ratio"))}[key]
             span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
             value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (

@@ -121,8 +121,8 @@ def formulas(c: str) -> dict[str, str]:
         hours = at(f"hours_{case}")
         f[f"device_hours_{case}"] = pieces.blank_if(hours, pieces.times(hours, at("devices")))
         dh = at(f"device_hours_{case}")
-        f[f"usd_{case}"] = input_pieces.unless_error(pieces.unless_blank(
-            [dh, at("price_used")], pieces.product([dh, at("price_used"), "USD_rate"])), input_pieces.RATE_ERROR)
+        f[f"usd_{case}"] = pieces.money(pieces.unless_blank([dh, at("price_used")],
+                                                            pieces.product([dh, at("price_used"), "USD_rate"])))
         f[f"kwh_{case}"] = pieces.unless_blank([dh, at("watts")], pieces.energy_kwh(at("watts"), dh, at("pue")))
         for fig, *_ in FIGURES:  # a refused plan shows its first refusal instead of a figure
             f[f"{fig}_{case}"] = input_pieces.unless_error(f[f"{fig}_{case}"], error)
@@ -141,7 +141,7 @@ def rules(c: str) -> tuple[input_checks.Rule, ...]:
             (at("tokens"), "tokens", "positive", None, False), (at("devices"), "devices", "whole", 1, False),
             (at("utilization"), "utilization", "fraction", None, "prior"),
             (at("device"), "device", "device_name", None, False),
-            (active, "active_params", "at_most", f"params={params}", True),
+            (active, "active_params", "at_most", ("params", params), True),
             (price, "usd_per_device_hour", "price_number", None, True), (price, "price", "spec", spec, True),
             (at("pue"), "pue", "at_least", 1.0, False))
 
