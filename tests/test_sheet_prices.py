@@ -199,7 +199,7 @@ def test_the_email_copy_prices_the_same_in_gnumeric(built, soffice, tmp_path):
     assert got[("Scenarios", f"D{scenarios.ROW['usd_expected']}")] == _refusal(e.value)
 
 
-def test_the_shipped_workbook_is_the_template_built(built):
+def test_the_shipped_workbook_has_the_offering_input_and_plan_checks():
     """workbook/TrainingBudget.xlsm carries the Offering input and the Scenarios checks."""
     shipped = openpyxl.load_workbook(Path(__file__).parents[1] / "workbook" / "TrainingBudget.xlsm")
     assert "Offering" in shipped.defined_names and "Rate_error" in shipped.defined_names
