@@ -25,11 +25,13 @@ H100 = "H100 SXM, BF16 tensor core, dense"
 DEFAULTS = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
 # specs calc prices: an offering that is not the cheapest row, one in another case, spaces, a bare provider
 PRICED = ("runpod:on_demand:Secure Cloud H100 SXM", "runpod:on_demand:community cloud h100 sxm",
-          " RunPod : on_demand : SECURE CLOUD H100 SXM ", "gcp:1yr", "gcp", "lambda:on_demand:1x H100 SXM")
+          " RunPod : on_demand : SECURE CLOUD H100 SXM ", "gcp:1yr", "gcp", "lambda:on_demand:1x H100 SXM",
+          "runpod:OD:secure cloud h100 sxm", "gcp:1-Year", "gcp:reserved 3yr")  # plan aliases, as calc reads them
 # specs calc refuses: an offering that names no row, an unknown provider, an unknown plan, an offering
-# of another hardware (runpod's H200 row for an H100 job)
+# of another hardware (runpod's H200 row for an H100 job), a plan the offering does not publish, a plan
+# name that is no alias, an alias's plan on another hardware's offering (its words name the plan itself)
 REFUSED = ("runpod:on_demand:Secure Cloud", "foo:on_demand", "aws:weekly", "runpod:on_demand:Secure Cloud H200",
-           "gcp:spot:a3-highgpu-1g")
+           "gcp:spot:a3-highgpu-1g", "gcp:1 year", "gcp:3y:a3-ultragpu-8g")
 # a Scenarios plan's bad inputs (row name, value), each refused as calc.plans.plan_row refuses it
 PLAN_BAD = (("utilization", 40), ("params", -7e9), ("device", "H10"), ("pue", 0.5), ("price", -1.0),
             ("devices", 2.5), ("active_params", 9e9), ("tokens", "many"), ("utilization", "soon"))

@@ -220,9 +220,11 @@ def prior_name(device: str, kind: str, precision: str, row: str, sixteen_bit: tu
 
 # --- the Prices table (calc.prices.lookup: the newest row publishing the plan, then the cheapest) ---
 
-def plan_column(plan: str, plans: tuple[str, ...]) -> str:
-    """The plan's position among the price columns (1 on-demand ... 4 spot)."""
-    return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in plans) + "},0)"
+def plan_column(plan: str) -> str:
+    """The plan's position among the price columns (1 on-demand ... 4 spot) for its name or an alias,
+    any case, spaces read as "_" (calc.prices.plan_name), from the Prices sheet's Plan_names and
+    Plan_columns (prices_sheet.PLAN_NAMES); #N/A for none."""
+    return f'INDEX(Plan_columns,MATCH(SUBSTITUTE(TRIM({plan})," ","_"),Plan_names,0))'
 
 
 def age_days(today: str, as_of: str) -> str:

@@ -101,11 +101,16 @@ def known_plan(provider: str, plan: str, column: str) -> tuple[str, str, str]:
             f'"#VALUE! {PLAN_WORDS} (got \'"&{plan}&"\')"')
 
 
-def row_found(provider: str, plan: str, offering: str, date: str, device: str) -> tuple[str, str, str]:
+def plan_name(column: str) -> str:
+    """The plan's own name (calc.prices.PLANS) for its column: "on_demand" for "od" or "On Demand"."""
+    return f"INDEX(Plan_names,{column})"  # its first rows are the plans, in the price columns' order
+
+
+def row_found(column: str, provider: str, offering: str, date: str, device: str) -> tuple[str, str, str]:
     """calc.prices.lookup: no row of the provider (and offering) for the device's hardware that
     publishes the plan."""
-    named = f'IF({offering}="",""," \'"&{offering}&"\'")'  # the plan: as typed, one of PLANS in any case
-    message = f'"#VALUE! price: no "&LOWER({provider})&" "&LOWER({plan})&{named}&" price for \'"&{device}&"\'"'
+    named = f'IF({offering}="",""," \'"&{offering}&"\'")'
+    message = f'"#VALUE! price: no "&LOWER({provider})&" "&{plan_name(column)}&{named}&" price for \'"&{device}&"\'"'
     return ("price: a Prices row of the provider, plan and offering for the device's hardware",
             f'OR({provider}="",{date}>0)', message)
 
@@ -114,4 +119,4 @@ def spec_checks(provider: str, plan: str, column: str, offering: str, date: str,
                 device: str) -> list[tuple[str, str, str]]:
     """The three refusals in calc's order: unknown provider, unknown plan, no row."""
     return [known_provider(provider, spec), known_plan(provider, plan, column),
-            row_found(provider, plan, offering, date, device)]
+            row_found(column, provider, offering, date, device)]

@@ -37,6 +37,11 @@ NAMES = {"Price_provider": f"{TABLE}[Provider]", "Price_offering": f"{TABLE}[Off
          "Price_as_of": f"{TABLE}[As of]",
          "Price_plans": f"{TABLE}[[{PLAN_HEADERS['on_demand']}]:[{PLAN_HEADERS['spot']}]]"}
 FIRST_ROW = 4  # the table's header row
+# The plan names calc reads (calc.prices.PLANS, then calc.prices.plan_name's aliases: "od", "1y", ...)
+# with each one's price column, beside the table (columns O and P): Plan_names, Plan_columns.
+PLAN_NAMES = (*((p, i + 1) for i, p in enumerate(PLANS)),
+              *((alias, PLANS.index(plan) + 1) for alias, plan in prices._ALIASES.items()))
+PLAN_NAMES_COL = "O"
 
 
 def budget_date() -> dt.date:
@@ -78,6 +83,7 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
                        (when - dt.date.fromisoformat(p.as_of)).days, "0", fill=None).alignment = styles.WRAP
         text(ws, f"M{r}", p.note).alignment = styles.WRAP
     last = FIRST_ROW + len(rows)
+    _plan_names(ws)
     from .sheets import _table  # the Devices table's style
     _table(ws, TABLE, f"A{FIRST_ROW}:M{last}")
     widths(ws, A=13)
@@ -90,15 +96,30 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
     landscape_fit_width(ws)
 
 
+def _plan_names(ws: Worksheet) -> None:
+    """The plan names a price spec may use and the price column each reads (calc.prices.plan_name)."""
+    text(ws, f"{PLAN_NAMES_COL}{FIRST_ROW - 1}", "Plan names (calc.prices: plans, then aliases)", styles.BOLD)
+    for col, header in ((PLAN_NAMES_COL, "Plan name"), ("P", "Price column (1 on-demand ... 4 spot)")):
+        style(ws[f"{col}{FIRST_ROW}"], font=styles.BOLD).value = header
+        ws[f"{col}{FIRST_ROW}"].alignment = styles.WRAP
+    for r, (name, column) in enumerate(PLAN_NAMES, start=FIRST_ROW + 1):
+        text(ws, f"{PLAN_NAMES_COL}{r}", name)
+        ws[f"P{r}"] = column
+    widths(ws, **{PLAN_NAMES_COL: 16, "P": 12})
+
+
 def add_names(wb: Workbook) -> None:
-    """The column names the price lookups use."""
+    """The column names the price lookups use, and the plan names' two columns."""
     for name, ref in NAMES.items():
         wb.defined_names[name] = DefinedName(name, attr_text=ref)
+    last = FIRST_ROW + len(PLAN_NAMES)
+    for name, col in (("Plan_names", PLAN_NAMES_COL), ("Plan_columns", "P")):
+        wb.defined_names[name] = DefinedName(name, attr_text=f"'Prices'!${col}${FIRST_ROW + 1}:${col}${last}")
 
 
 def plan_column(plan: str) -> str:
     """The plan's position among the price columns (1 on-demand ... 4 spot)."""
-    return pieces.plan_column(plan, PLANS)
+    return pieces.plan_column(plan)
 
 
 def newest(provider: str, hardware: str, column: str, offering: str) -> str:
