@@ -97,7 +97,7 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
         if name == "Provider":
             if value not in (None, "") and str(value).strip().casefold() not in providers:
                 problems.append(Problem(f"{sheet}!{ref}", f"Provider {checks.show(value)} is not in the Prices "
-                                        "sheet: the typed price is used instead", kind=KIND, fix=FIX))
+                                        "sheet: the results show calc's refusal of it", kind=KIND, fix=FIX))
             continue
         problems += _check(f"{sheet}!{ref}", name, CURRENCY[name], value)
     return problems
