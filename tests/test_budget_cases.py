@@ -1,9 +1,9 @@
 """Budget cases recalculated by LibreOffice.
 
 Missing data reads as the command line words it, never as a spreadsheet error: a device row
-without watts shows "no watts" for every energy; no price (blank typed price on a row without one,
-or a provider with no price for the hardware) shows "no price" for every cost and for the tokens a
-budget buys.
+without watts shows "no watts" for every energy; no price (blank typed price on a row without one)
+shows "no price" for every cost and for the tokens a budget buys. A provider with no price for the
+hardware is refused as calc.budget refuses it (the Input check's message: tests/test_sheet_prices.py).
 
 The deadline block counts the devices that hold the model states as the Results' "Devices needed
 to fit" (the job's method, optimizer and ZeRO stage), as calc.plan.devices_for does for the job;
@@ -28,7 +28,7 @@ H100 = "H100 SXM, BF16 tensor core, dense"  # no row price in the catalog
 CASES = (
     ({"Device": TPU}, "no watts"),
     ({"Price_per_hour": None}, "no price"),  # blank typed price, the H100 row has none
-    ({"Provider": "lambda", "Device": TPU}, "no price"),  # a provider without a TPU price
+    ({"Provider": "lambda", "Device": TPU}, "refused"),  # a provider without a TPU price: calc refuses it
     # the reviewer's: LoRA with 8-bit AdamW, ZeRO 0, one device: fits on 1; a 34-hour job in 30 days: 1
     ({"Method": "lora", "Optimizer": "adamw_8bit", "ZeRO_stage": 0, "Devices_count": 1}, "lora"),
     ({"Params": 70e9, "ZeRO_stage": 0}, "does not fit"),  # full AdamW 70B unsharded: no count holds it
@@ -70,7 +70,15 @@ def test_no_watts_reads_no_watts(books):
     assert isinstance(got["Wall-clock hours"], float)  # the rest of the job stands
 
 
-@pytest.mark.parametrize("k", [1, 2])
+def test_a_provider_without_a_price_for_the_hardware_is_refused_as_calc_refuses(books):
+    got = _rows(books[2]["Budget"])
+    with pytest.raises(calc.TrainingBudgetError) as e:
+        calc.budget(ranges_block.job(_job_values({"Device": TPU}), calc.catalog(), price="lambda:on_demand"))
+    said = "#VALUE! " + str(e.value).split(" (providers with prices for it")[0]
+    assert got["Wall-clock hours"] == said and got["Cost (USD)"] == said
+
+
+@pytest.mark.parametrize("k", [1])
 def test_no_price_reads_no_price(books, k):
     got = _rows(books[k]["Budget"])
     cost = next(label for label in got if label.startswith("Cost (") and label.endswith(")"))

@@ -32,6 +32,11 @@ CHANGES = {
     "FP8 device": {"Device": FP8, ("Scenarios", "Device", "B"): FP8, ("Scenarios", "Device", "G"): FP8},
     "provider price": {"Provider": "aws", ("Scenarios", "Price", "C"): "aws:on_demand"},
     "currency": {"Currency": "EUR", "USD_rate": 0.92},
+    # an offering named (any case) on both sheets, a refused spec and a refused plan input (their words)
+    "offering": {"Provider": "runpod", "Offering": "secure cloud h100 sxm",
+                 ("Scenarios", "Price", "C"): "runpod:on_demand:Community Cloud H100 SXM",
+                 ("Scenarios", "Price", "D"): "foo:on_demand", ("Scenarios", "Utilization", "E"): 40},
+    "bad rate": {"USD_rate": 0},
     "MoE": {"Params": 46.7e9, "Active_params": 12.9e9, "Tokens": 1e12,  # Mixtral 8x7B-like: the basis says MoE
             ("Scenarios", "Active parameters (blank: all)", "B"): 2e9},  # plan B: 7B total, 2B active
 }

@@ -8,7 +8,14 @@ from . import native
 
 INPUT_ERROR = "Input_error"  # "" while every Budget input passes, else the first failing one's message
 DEADLINE_ERROR = "Deadline_error"  # Input_error, else the first refused deadline input, else "does not fit"
+RATE_ERROR = "Rate_error"  # "" while the currency rate (USD_rate) is a number > 0, else its refusal
+ANY_ERROR = "Refused"  # Input_error&Rate_error: "" while the inputs and the rate pass (the comparison's blank test)
 DEVICES_NEEDED = "Devices_needed"  # the Budget's "Devices needed to fit": its method, optimizer, ZeRO stage
+
+
+def any_refusal() -> str:
+    """The Budget's refusals joined (ANY_ERROR's cell): "" while every input and the rate pass."""
+    return f"{INPUT_ERROR}&{RATE_ERROR}"
 
 
 def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:

@@ -10,7 +10,7 @@ a label says GB, device memory in GiB.
 from __future__ import annotations
 
 from ...calc import flops
-from . import native
+from . import input_pieces, native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
 NO_WATTS = "no watts"  # an energy without the device row's board power (the command line's word)
@@ -114,9 +114,10 @@ def price_used(provider: str, found: str, typed: str, own: str) -> str:
                       typed_price=typed, own_price=own, no_price=f'"{NO_PRICE}"')
 
 
-def price_source(provider: str, plan: str, found: str, typed: str, own: str) -> str:
-    """Whose price `price_used` took, in words: the same rule (price_rule), each case named."""
-    return price_rule(provider, found, typed, own, provider_price=f'{provider}&" "&{plan}&" price"',
+def price_source(provider: str, spec: str, found: str, typed: str, own: str) -> str:
+    """Whose price `price_used` took, in words: the same rule (price_rule), each case named (a
+    provider's by its spec, "runpod:on_demand price")."""
+    return price_rule(provider, found, typed, own, provider_price=f'{spec}&" price"',
                       provider_missing=f'"no "&{provider}&" price for it"', typed_price=f'"{TYPED}"',
                       own_price=f'"{ROW_PRICE}"', no_price=f'"{NO_PRICE}"')
 
@@ -128,6 +129,11 @@ def price_note(source: str) -> str:
 def cost(device_hours: str, price: str, rate: str = "USD_rate") -> str:
     """Device-hours times the price, in the chosen currency; "no price" without one."""
     return f'IF(ISNUMBER({price}),{native.wrap(device_hours)}*{price}*{rate},"{NO_PRICE}")'
+
+
+def money(formula: str) -> str:
+    """A money figure, or the currency rate's refusal (Rate_error: input_checks) while it is refused."""
+    return input_pieces.unless_error(formula, input_pieces.RATE_ERROR)
 
 
 def compare_rule(name: str, chosen: str, own: str, *, chosen_value: str, own_value: str, no_price: str) -> str:
@@ -215,32 +221,11 @@ def prior_name(device: str, kind: str, precision: str, row: str, sixteen_bit: tu
 
 # --- the Prices table (calc.prices.lookup: the newest row publishing the plan, then the cheapest) ---
 
-def plan_column(plan: str, plans: tuple[str, ...]) -> str:
-    """The plan's position among the price columns (1 on-demand ... 4 spot)."""
-    return "MATCH(" + plan + ",{" + ",".join(f'"{p}"' for p in plans) + "},0)"
-
-
-def newest(provider: str, hardware: str, column: str) -> str:
-    """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
-    return (f"SUMPRODUCT(MAX((Price_provider={provider})*(Price_device={hardware})"
-            f"*(INDEX(Price_plans,0,{column})>0)*Price_as_of))")
-
-
-def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
-    """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
-    plan = f"INDEX(Price_plans,0,{column})"
-    return (f"SUMPRODUCT(MIN({plan}+1E9*((Price_provider<>{provider})+(Price_device<>{hardware})"
-            f"+(Price_as_of<>{date})+({plan}<=0)>0)))")
-
-
-def provider_date(provider: str, hardware: str, column: str) -> str:
-    """The newest date of the provider's price for the hardware; 0 without a provider."""
-    return f'IF({provider}="",0,{newest(provider, hardware, column)})'
-
-
-def provider_price(provider: str, hardware: str, column: str, date: str) -> str:
-    """The provider's price at `date`; blank where there is none (date 0)."""
-    return f'IF({date}=0,"",{cheapest(provider, hardware, column, date)})'
+def plan_column(plan: str) -> str:
+    """The plan's position among the price columns (1 on-demand ... 4 spot) for its name or an alias,
+    any case, spaces read as "_" (calc.prices.plan_name), from the Prices sheet's Plan_names and
+    Plan_columns (prices_sheet.PLAN_NAMES); #N/A for none."""
+    return f'INDEX(Plan_columns,MATCH(SUBSTITUTE(TRIM({plan})," ","_"),Plan_names,0))'
 
 
 def age_days(today: str, as_of: str) -> str:
@@ -249,13 +234,6 @@ def age_days(today: str, as_of: str) -> str:
 
 
 # --- the Scenarios sheet's plan column (calc.plans.plan_row over calc.budget) ------------------------
-
-def plan_price_parts(price: str, provider: str) -> dict[str, str]:
-    """A plan's price cell split: provider (before the colon) and plan (after it; on_demand when none)."""
-    plan = f"MID({price},LEN({provider})+2,99)"
-    return {"provider": f'IF(OR({price}="",ISNUMBER({price})),"",LEFT({price},FIND(":",{price}&":")-1))',
-            "plan": f'IF({provider}="","",IF({plan}="","on_demand",{plan}))'}
-
 
 def plan_price_used(price: str, found: str, own: str) -> str:
     """A plan's price: the number typed, else the provider's (none found: #N/A); blank: `own`, the

@@ -228,7 +228,7 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     rows += [
         ("Days", pieces.days(f"B{hours_row}"), float(b.days), styles.DAYS),
         ("Device-hours", _native("TRAIN_GPU_HOURS"), float(b.device_hours), styles.DEVICE_HOURS),
-        ("Cost (USD)", pieces.cost(f"B{hours_row + 2}", "Price_used"), ranges_block.money(b.cost_usd),
+        ("Cost (USD)", pieces.money(pieces.cost(f"B{hours_row + 2}", "Price_used")), ranges_block.money(b.cost_usd),
          ranges_block.CURRENCY_FORMAT),
         ("Energy (kWh)", pieces.with_watts("Board_watts", _native("TRAIN_ENERGY_KWH")),
          pieces.NO_WATTS if b.energy_kwh is None else float(b.energy_kwh), styles.KWH),
@@ -285,8 +285,10 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         r = top + 1 + k
         d = devices[k - 1] if k <= len(devices) else None
         name_ref = f"${name_col}{r}"
-        # blank while an input is refused (Input_error): the row's figures, which read the name, stay blank
-        cached.formula(ws, f"{name_col}{r}", input_pieces.name_unless_error(pieces.nth_name(k)), d.name if d else "",
+        # blank while an input or the currency rate is refused (Input_error, Rate_error): the row's
+        # figures, which read the name, stay blank
+        named = input_pieces.name_unless_error(pieces.nth_name(k), input_pieces.ANY_ERROR)
+        cached.formula(ws, f"{name_col}{r}", named, d.name if d else "",
                        fill=None).alignment = styles.SHRINK  # a long device name shows whole, smaller
         exprs = {**EXPRS, "device": name_ref}
         chosen = d is not None and d.name.lower() == str(v["device"]).lower()

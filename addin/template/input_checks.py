@@ -1,4 +1,5 @@
-"""The Budget's input checks: calc's rule for every numeric input, written twice from one table.
+"""The Budget's input checks: calc's rule for every numeric input, written twice from one table
+(and, from the same rules, each Scenarios plan's chain: scenario_rules).
 
 1. As each input cell's data validation, "stop" style, its message in calc's words
    ("utilization must be in (0, 1]").
@@ -22,6 +23,7 @@ line prints.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +33,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import checks
-from ..functions import input_pieces, native
+from ..functions import input_pieces, native, price_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 
@@ -39,7 +41,7 @@ from .cached_cells import CachedCells, text
 NO_ADAPTER = ("full", "inference")
 DEADLINE_ERROR = input_pieces.DEADLINE_ERROR
 FITS = "the model states fit (Devices needed to fit)"
-Rule = tuple[str, str, str, Any, bool]
+Rule = tuple[str, str, str, Any, "bool | str"]
 
 
 def _probe(kind: str, arg: Any) -> Callable[[], Any]:
@@ -60,8 +62,10 @@ DEVICE_WORDS = "must be a Name of the Devices sheet"  # calc: "unknown device 'H
 
 def words(kind: str, arg: Any = None) -> str:
     """calc's words for the rule `kind` ("must be > 0"): the text of the error it raises."""
-    if kind == "device":  # calc names the closest rows; the sheet names where its rows are
+    if kind in ("device", "device_name"):  # calc names the closest rows; the sheet names where its rows are
         return DEVICE_WORDS
+    if kind == "price_number":
+        kind = "non_negative"
     try:
         _probe(kind, arg)()
     except calc.TrainingBudgetError as e:
@@ -69,6 +73,22 @@ def words(kind: str, arg: Any = None) -> str:
         start = 2 if said.startswith("x ") else said.index(" must") + 1
         return said[start:said.rindex(" (got")]
     raise AssertionError(f"calc accepted the probe of {kind}")  # pragma: no cover
+
+
+PRIOR_WORDS = "must be a number in (0, 1] or 'prior'"  # calc.budget's words for a utilization of text
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """The cells of a price spec's parts (a "spec" rule's argument): price_pieces.spec_checks'."""
+
+    provider: str
+    plan: str
+    column: str
+    offering: str
+    date: str
+    spec: str
+    device: str
 
 
 # (sheet name, calc's argument name, kind, its bound or options, blank allowed), in calc.budget's order
@@ -86,8 +106,12 @@ BUDGET_RULES: tuple[Rule, ...] = (
     ("ZeRO_stage", "zero_stage", "whole_in", calc.memory.ZERO_STAGES, False),
     ("LoRA_share", "trainable", "positive", None, False),  # read by lora and qlora only (NO_ADAPTER)
     ("Price_per_hour", "usd_per_device_hour", "non_negative", None, True),  # blank: the device row's price
+    ("Price_spec", "price", "spec", Spec("Provider", "Plan", "Plan_col", "Offering", "Price_date", "Price_spec",
+                                         "Device"), True),  # a provider's price: calc.prices' refusals
     ("PUE_ratio", "pue", "at_least", 1.0, False),
 )
+# the currency rate (USD_rate, money figures only: Rate_error): a number > 0 as calc.checks.positive words it
+RATE_RULES: tuple[Rule, ...] = (("USD_rate", "USD_rate", "positive", None, False),)
 # the deadline block's inputs (calc.plan.devices_for_days' days, tokens_for_budget's usd)
 DEADLINE_RULES: tuple[Rule, ...] = (
     ("Deadline_days", "days", "positive", None, False),
@@ -99,37 +123,63 @@ def _condition(ref: str, name: str, kind: str, arg: Any) -> str:
     """calc's rule for the argument `name` on the number (or text, for a choice) in `ref`."""
     if kind == "device":
         return f"OR(ISNUMBER({ref}),{input_pieces.listed(ref, native.NAMES)})"
+    if kind == "device_name":  # a Scenarios plan's device: a Devices row's name
+        return input_pieces.listed(ref, native.NAMES)
+    if kind == "price_number":  # a Scenarios plan's price: a number >= 0, else a spec (its own rules)
+        return f"OR(NOT(ISNUMBER({ref})),{input_pieces.rule_condition('non_negative', ref)})"
     if kind == "choice":
         return (input_pieces.listed(ref, input_pieces.optimizer_names()) if name == "optimizer"
                 else input_pieces.one_of(ref, arg, quoted=True))
     if kind == "whole_in":
         return input_pieces.one_of(ref, tuple(map(str, arg)), quoted=False)
-    bound = None if arg is None else (arg if isinstance(arg, str) else f"{arg:g}")
+    bound = None if arg is None else (_bound(arg)[1] if isinstance(arg, (str, tuple)) else f"{arg:g}")
     return input_pieces.rule_condition(kind, ref, bound)
 
 
-def _ok(ref: str, name: str, cond: str, blank: bool) -> str:
-    """`cond`, or TRUE where a blank is allowed, or where the method does not read the input."""
+def _ok(ref: str, name: str, cond: str, blank: bool | str) -> str:
+    """`cond`, or TRUE where a blank is allowed (`blank` a text: where the cell holds that text, as
+    "prior" for a plan's utilization), or where the method does not read the input."""
     if name == "trainable":
         cond = input_pieces.unless_one_of("Method", NO_ADAPTER, cond)
+    if isinstance(blank, str):
+        return f'OR({ref}="{blank}",{cond})'
     return input_pieces.or_blank_ok(ref, cond) if blank else cond
 
 
-def chain(rules: tuple[Rule, ...]) -> list[tuple[str, str, str]]:
-    """(label, ok, value shown) for each row of the chain: a number input's "must be a number"
+Row = tuple[str, str, Callable[[str], str]]  # (label, ok, the refusal given the label's cell)
+
+
+def chain(rules: tuple[Rule, ...]) -> list[Row]:
+    """(label, ok, refusal) for each row of the chain: a number input's "must be a number"
     first, then its rule (a row's rule is read only while the rows above pass: a number is there).
-    The label is the rule in calc's words, and the row's refusal quotes it (the row says what it refuses)."""
-    rows: list[tuple[str, str, str]] = []
+    The label is the rule in calc's words, and the row's refusal quotes it (the row says what it
+    refuses); a price spec's rules (kind "spec") are calc.prices' own three, worded by price_pieces."""
+    rows: list[Row] = []
     numbered: set[str] = set()
     for ref, name, kind, arg, blank in rules:
-        if kind not in ("choice", "device") and ref not in numbered:
+        if kind == "spec":
+            rows += [(label, ok, lambda _, m=message: m) for label, ok, message in price_pieces.spec_checks(
+                arg.provider, arg.plan, arg.column, arg.offering, arg.date, arg.spec, arg.device)]
+            continue
+        if kind not in ("choice", "device", "device_name", "price_number") and ref not in numbered:
             numbered.add(ref)
-            rows.append((f"{name} {words('number')}", _ok(ref, name, f"ISNUMBER({ref})", blank),
-                         input_pieces.quoted(ref)))
-        got = (input_pieces.pair_shown(name, ref, arg.lower(), arg) if kind == "at_most"
-               else input_pieces.quoted(ref) if kind in ("choice", "device") else ref)
-        rows.append((f"{name} {words(kind, arg)}", _ok(ref, name, _condition(ref, name, kind, arg), blank), got))
+            said = PRIOR_WORDS if blank == "prior" else words("number")
+            rows.append(_row(f"{name} {said}", _ok(ref, name, f"ISNUMBER({ref})", blank),
+                             input_pieces.quoted(ref)))
+        got = (input_pieces.pair_shown(name, ref, *_bound(arg)) if kind == "at_most"
+               else input_pieces.quoted(ref) if kind in ("choice", "device", "device_name") else ref)
+        rows.append(_row(f"{name} {words(kind, arg)}", _ok(ref, name, _condition(ref, name, kind, arg), blank), got))
     return rows
+
+
+def _bound(arg: str | tuple[str, str]) -> tuple[str, str]:
+    """An at_most rule's bound as (calc's argument name, its cell): "Params" -> ("params", "Params");
+    a plan's ("params", "B6") as it is."""
+    return (arg.lower(), arg) if isinstance(arg, str) else arg
+
+
+def _row(label: str, ok: str, got: str) -> Row:
+    return label, ok, lambda at: input_pieces.refusal(at, got)
 
 
 def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
@@ -139,12 +189,12 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
     text(ws, f"A{r}", "Input checks (calc's rules, in calc.budget's order)", styles.HEADING)
     text(ws, f"C{r}", "each row: the refusal above it, else its own rule's; blank: passes", styles.NOTE)
     for rules, name, before in ((BUDGET_RULES, input_pieces.INPUT_ERROR, None),
-                                (DEADLINE_RULES, DEADLINE_ERROR, input_pieces.INPUT_ERROR)):
-        for label, ok, got in chain(rules):
+                                (DEADLINE_RULES, DEADLINE_ERROR, input_pieces.INPUT_ERROR),
+                                (RATE_RULES, input_pieces.RATE_ERROR, None)):
+        for label, ok, refusal in chain(rules):
             r += 1
             _label(ws, r, label)
-            refusal = input_pieces.refusal(f"A{r}", got)
-            cached.formula(ws, f"B{r}", input_pieces.first_refusal(before, ok, refusal), "", None, fill=None)
+            cached.formula(ws, f"B{r}", input_pieces.first_refusal(before, ok, refusal(f"A{r}")), "", None, fill=None)
             before = f"B{r}"
         if rules is DEADLINE_RULES:  # no count meets the deadline where the model states fit on none
             r += 1
@@ -152,6 +202,11 @@ def write(ws: Worksheet, cached: CachedCells, last: int) -> int:
             cached.formula(ws, f"B{r}", input_pieces.first_refusal(before, f"ISNUMBER({input_pieces.DEVICES_NEEDED})",
                                                              input_pieces.DEVICES_NEEDED), "", None, fill=None)
         ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!$B${r}")
+    r += 1  # the comparison's blank test: any refusal of the inputs or the rate
+    text(ws, f"A{r}", "Any refusal (inputs, currency rate)")
+    cached.formula(ws, f"B{r}", input_pieces.any_refusal(), "", None, fill=None)
+    ws.parent.defined_names[input_pieces.ANY_ERROR] = DefinedName(input_pieces.ANY_ERROR,
+                                                                  attr_text=f"'{ws.title}'!$B${r}")
     return r
 
 
@@ -180,7 +235,8 @@ def validate(ws: Worksheet, cells: dict[str, str], rules: tuple[Rule, ...]) -> N
     rule on two inputs (active_params <= params) joins that input's first rule."""
     by_ref: dict[str, list[Rule]] = {}
     for rule in rules:
-        by_ref.setdefault(rule[0], []).append(rule)
+        if rule[2] != "spec":  # the price spec's parts are checked by their own drop-downs
+            by_ref.setdefault(rule[0], []).append(rule)
     for ref, own in by_ref.items():
         cell, (_, name, kind, arg, blank) = cells[ref], own[0]
         if kind == "device":  # its drop-down of the Devices sheet's names (budget_sheet), free entry kept

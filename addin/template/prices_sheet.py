@@ -2,8 +2,9 @@
 sourced and dated like Devices, editable, with each price's age in days at the Budget's date.
 
 Lookups (Budget and Scenarios) go through defined names over the table's columns, so a row the
-user adds or edits is found: the newest row of the provider and device hardware that publishes
-the plan, then the cheapest, as calc.prices.lookup picks.
+user adds or edits is found: the newest row of the provider and device hardware (and offering,
+where the spec names one, any case) that publishes the plan, then the cheapest, as
+calc.prices.lookup picks (functions/price_pieces.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ...calc import prices
-from ..functions import pieces
+from ..functions import pieces, price_pieces
 from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
 
@@ -31,10 +32,16 @@ COLUMNS = (("Provider", 13, None), ("Offering", 18, None), ("Device (hardware)",
 AS_OF_COL, AGE_COL = "K", "L"
 PLANS = tuple(PLAN_HEADERS)  # the plan list, in the order of the price columns
 # Defined names over the table's columns (short formulas; rows added to the table are included).
-NAMES = {"Price_provider": f"{TABLE}[Provider]", "Price_device": f"{TABLE}[Device (hardware)]",
+NAMES = {"Price_provider": f"{TABLE}[Provider]", "Price_offering": f"{TABLE}[Offering]",
+         "Price_device": f"{TABLE}[Device (hardware)]",
          "Price_as_of": f"{TABLE}[As of]",
          "Price_plans": f"{TABLE}[[{PLAN_HEADERS['on_demand']}]:[{PLAN_HEADERS['spot']}]]"}
 FIRST_ROW = 4  # the table's header row
+# The plan names calc reads (calc.prices.PLANS, then calc.prices.plan_name's aliases: "od", "1y", ...)
+# with each one's price column, beside the table (columns O and P): Plan_names, Plan_columns.
+PLAN_NAMES = (*((p, i + 1) for i, p in enumerate(PLANS)),
+              *((alias, PLANS.index(plan) + 1) for alias, plan in prices._ALIASES.items()))
+PLAN_NAMES_COL = "O"
 
 
 def budget_date() -> dt.date:
@@ -53,8 +60,9 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
     text(ws, "A1", "Cloud prices per device-hour", styles.TITLE)
     text(ws, "A2", "USD per device-hour of one device (instance price / devices per instance), read on the "
                    "'As of' date from the source named. Edit or add rows: the Budget and Scenarios sheets "
-                   "look prices up here by provider, device hardware (the Devices sheet's Hardware) and plan; "
-                   "where a provider has several rows, the newest that publishes the plan wins, then the "
+                   "look prices up here by provider, device hardware (the Devices sheet's Hardware), plan and "
+                   "offering (where one is named, any case); where a provider has several rows, the newest "
+                   "that publishes the plan wins, then the "
                    "cheapest. Age counts to the Budget's date (Rate_date), shown here.", styles.NOTE)
     text(ws, "A3", "Ages counted to", styles.BOLD)
     serial = (budget_date() - dt.date(1899, 12, 30)).days  # the cached value: Excel's day serial (1900 system)
@@ -75,6 +83,7 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
                        (when - dt.date.fromisoformat(p.as_of)).days, "0", fill=None).alignment = styles.WRAP
         text(ws, f"M{r}", p.note).alignment = styles.WRAP
     last = FIRST_ROW + len(rows)
+    _plan_names(ws)
     from .sheets import _table  # the Devices table's style
     _table(ws, TABLE, f"A{FIRST_ROW}:M{last}")
     widths(ws, A=13)
@@ -87,22 +96,37 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
     landscape_fit_width(ws)
 
 
+def _plan_names(ws: Worksheet) -> None:
+    """The plan names a price spec may use and the price column each reads (calc.prices.plan_name)."""
+    text(ws, f"{PLAN_NAMES_COL}{FIRST_ROW - 1}", "Plan names (calc.prices: plans, then aliases)", styles.BOLD)
+    for col, header in ((PLAN_NAMES_COL, "Plan name"), ("P", "Price column (1 on-demand ... 4 spot)")):
+        style(ws[f"{col}{FIRST_ROW}"], font=styles.BOLD).value = header
+        ws[f"{col}{FIRST_ROW}"].alignment = styles.WRAP
+    for r, (name, column) in enumerate(PLAN_NAMES, start=FIRST_ROW + 1):
+        text(ws, f"{PLAN_NAMES_COL}{r}", name)
+        ws[f"P{r}"] = column
+    widths(ws, **{PLAN_NAMES_COL: 16, "P": 12})
+
+
 def add_names(wb: Workbook) -> None:
-    """The column names the price lookups use."""
+    """The column names the price lookups use, and the plan names' two columns."""
     for name, ref in NAMES.items():
         wb.defined_names[name] = DefinedName(name, attr_text=ref)
+    last = FIRST_ROW + len(PLAN_NAMES)
+    for name, col in (("Plan_names", PLAN_NAMES_COL), ("Plan_columns", "P")):
+        wb.defined_names[name] = DefinedName(name, attr_text=f"'Prices'!${col}${FIRST_ROW + 1}:${col}${last}")
 
 
 def plan_column(plan: str) -> str:
     """The plan's position among the price columns (1 on-demand ... 4 spot)."""
-    return pieces.plan_column(plan, PLANS)
+    return pieces.plan_column(plan)
 
 
-def newest(provider: str, hardware: str, column: str) -> str:
-    """As-of date of the newest row of `provider` and `hardware` publishing the plan (0: none)."""
-    return pieces.newest(provider, hardware, column)
+def newest(provider: str, hardware: str, column: str, offering: str) -> str:
+    """As-of date of the newest row of `provider`, `hardware` and `offering` publishing the plan (0: none)."""
+    return price_pieces.newest(provider, hardware, column, offering)
 
 
-def cheapest(provider: str, hardware: str, column: str, date: str) -> str:
-    """The cheapest plan price among the rows of `provider` and `hardware` as of `date`."""
-    return pieces.cheapest(provider, hardware, column, date)
+def cheapest(provider: str, hardware: str, column: str, date: str, offering: str) -> str:
+    """The cheapest plan price among the rows of `provider`, `hardware` and `offering` as of `date`."""
+    return price_pieces.cheapest(provider, hardware, column, date, offering)

@@ -20,7 +20,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ...calc import prices, prior, ranges
 from ...calc.budget import PRIOR_OF_TRAINING
-from ..functions import input_pieces, pieces, prior_native
+from ..functions import input_pieces, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
@@ -46,10 +46,11 @@ def prior_name(device: str, kind: str, precision: str, row: str) -> str:
 
 
 def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
-    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"]
-    is the price "provider:plan"; else the typed price; blank: the device row's own)."""
+    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"] and
+    v["offering"] is the price "provider:plan[:offering]"; else the typed price; blank: the device row's own)."""
     if v.get("provider"):
-        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}"
+        named = f":{v['offering']}" if v.get("offering") else ""
+        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}{named}"
     else:
         spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
     return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
@@ -60,8 +61,8 @@ def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
 
 
 def budget(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Budget:
-    """calc.budget of the sheet's job; a provider with no price for the hardware: no cost (the
-    sheet says "no price from ..."), the other figures as they are."""
+    """calc.budget of the sheet's job; a provider with no price for the hardware: no cost, the other
+    figures as they are (cached values only: the sheet's results show calc's refusal, input_checks)."""
     j = job(v, table, **changes)
     try:
         return calc.budget(j)
@@ -77,8 +78,9 @@ def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str
     usd = budget(v, table).usd_per_device_hour
     if v.get("provider"):
         plan = v.get("plan") or "on_demand"
+        named = f":{v['offering']}" if v.get("offering") else ""
         return (None, f"no {v['provider']} price for it") if usd is None else (
-            float(usd), f"{v['provider']} {plan} price")
+            float(usd), f"{v['provider']}:{plan}{named} price")
     if isinstance(v.get("usd_per_device_hour"), (int, float)):
         return float(usd), pieces.TYPED
     return (None, pieces.NO_PRICE) if usd is None else (float(usd), pieces.ROW_PRICE)
@@ -118,6 +120,9 @@ def _list(ws: Worksheet, ref: str, options: tuple[str, ...] | list[str]) -> None
     dv.add(ref)
 
 
+PRICE_ROWS = ("Provider", "Plan", "Offering", "Price_spec", "Hardware", "Plan_col", "Price_date")  # the block's first
+
+
 def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any],
                         r: int) -> int:
     """Provider and plan (blank provider: the typed price), the price used, and the currency."""
@@ -126,19 +131,27 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
     d = _device_row(v["device"], table)
     own = table.get(v["device"]).usd_per_device_hour
     usd, source = price(v, table)
+    # the cheapest row's lookup, the sheet's longest formula, reads its plan column and date by cell (the
+    # two rows above it), so that it stays short (test_scenarios' readability limit)
+    at = {name: f"B{r + 1 + i}" for i, name in enumerate(PRICE_ROWS)}
     rows: list[tuple[str, str, str, Any, Any, str | None, str]] = [
         # (name, label, kind: input|formula, formula or default, cached value, format, note)
         ("Provider", "Price from provider", "input", "", None, None,
          "blank: the typed price above; else a provider of the Prices sheet"),
         ("Plan", "Plan", "input", "on_demand", None, None, " | ".join(prices_sheet.PLANS)),
-        ("Hardware_of_device", "Device hardware", "formula", field("Device", "hardware"), d.hardware, None,
+        ("Offering", "Offering", "input", "", None, None,
+         "blank: any; else an Offering of the Prices sheet (any case)"),
+        ("Price_spec", "Price spec (as --price on the command line)", "formula",
+         price_pieces.joined_spec("Provider", "Plan", "Offering"), "", None, "blank: no provider"),
+        ("Hardware", "Device hardware", "formula", field("Device", "hardware"), d.hardware, None,
          "prices are per hardware (Devices sheet, Hardware column)"),
         ("Plan_col", "Plan column in Prices", "formula", prices_sheet.plan_column("Plan"), 1, "0", ""),
         ("Price_date", "Newest price of the provider (as of)", "formula",
-         pieces.provider_date("Provider", "Hardware_of_device", "Plan_col"), 0,
+         price_pieces.provider_date("Provider", "Hardware", "Plan_col", "Offering"), 0,
          '[=0]"none";yyyy-mm-dd', "none: no price of that provider and plan for this hardware"),
         ("Price_found", "Provider's price (USD per device-hour)", "formula",
-         pieces.provider_price("Provider", "Hardware_of_device", "Plan_col", "Price_date"), "", styles.USD_RATE,
+         price_pieces.provider_price("Provider", "Hardware", at["Plan_col"], at["Price_date"], "Offering"), "",
+         styles.USD_RATE,
          "the cheapest row of that date"),
         ("Row_price", "The device row's price (USD per device-hour)", "formula", pieces.row_price("Device"),
          "" if own is None else own, styles.USD_RATE, "blank: the Devices sheet has none for it"),
@@ -147,13 +160,14 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
          pieces.NO_PRICE if usd is None else usd, styles.USD_RATE,
          "the provider's price; else the typed price above; else the device row's"),
         ("Price_source", "Price from", "formula",
-         pieces.price_source("Provider", "Plan", "Price_found", "Price_per_hour", "Row_price"), source, None,
+         pieces.price_source("Provider", "Price_spec", "Price_found", "Price_per_hour", "Row_price"), source, None,
          "whose price every cost on this sheet uses"),
         ("Currency", "Currency (code)", "input", "USD", None, None, "every money figure is shown in it"),
         ("USD_rate", "Currency units per USD", "input", 1.0, None, "0.0000", "1 for USD"),
         ("Rate_date", "Date of the rate and prices", "input", prices_sheet.budget_date(), None, "yyyy-mm-dd",
          "the Prices sheet counts each price's age to this date"),
     ]
+    assert tuple(row[0] for row in rows[:len(PRICE_ROWS)]) == PRICE_ROWS
     for i, (name, label, kind, body, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
         if kind == "input":
@@ -179,7 +193,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     p_moe = v.get("active_params") is not None and v["active_params"] < v["params"]
     text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
     rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
-        ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware_of_device", "Device"),
+        ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware", "Device"),
          hardware, None, "its family by calc.prior.FAMILIES' name prefixes"),
         ("Prior_pos_long", "Its longest family prefix (position; 0: none)",
          prior_native.prefix_position_long("Prior_hardware"), long, "0", ""),
@@ -336,7 +350,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         ("Kind_of_device", "Device kind", field("Device", "kind"), table.get(v["device"]).kind, None),
         ("Precision_of_device", "Device precision", field("Device", "precision"), table.get(v["device"]).precision,
          None),
-        ("Prior_row", "Devices row number of its BF16/FP16 rate", prior_row("Hardware_of_device", "Kind_of_device"),
+        ("Prior_row", "Devices row number of its BF16/FP16 rate", prior_row("Hardware", "Kind_of_device"),
          position(d, table), "0"),
         ("Prior_device", "Device row the ranges use", prior_name("Device", "Kind_of_device", "Precision_of_device",
                                                                   "Prior_row"), d.name, None),
@@ -373,7 +387,7 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             dh = f"B{rows.get(('device_hours', case))}"
             formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
-                       "usd": pieces.cost(dh, "Price_used"),
+                       "usd": pieces.money(pieces.cost(dh, "Price_used")),
                        "kwh": pieces.with_watts("Board_watts", pieces.energy_kwh("Board_watts", dh, "PUE_ratio"))}[key]
             span = {"hours": b.hours, "device_hours": b.device_hours, "usd": b.cost_usd, "kwh": b.energy_kwh}[key]
             value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (

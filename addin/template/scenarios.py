@@ -20,9 +20,9 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import plans
-from ..functions import native, pieces, prior_native
+from ..functions import input_pieces, native, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
-from . import prices_sheet, ranges_block, styles
+from . import input_checks, prices_sheet, ranges_block, styles
 from .cached_cells import CachedCells, landscape_fit_width, style, text, widths
 
 COLUMNS = tuple("BCDEFGHIJK")  # ten plans
@@ -45,7 +45,8 @@ INPUTS = (("name", "Plan", None), ("params", "Model parameters", styles.COUNT),
           ("tokens", "Training tokens", styles.COUNT), ("device", "Device", None),
           ("devices", "Number of devices", styles.COUNT),
           ("utilization", 'Utilization (a share, or "prior")', styles.PERCENT),
-          ("price", "Price: USD per device-hour, or provider:plan", styles.USD_RATE), ("pue", "PUE", styles.RATIO))
+          ("price", "Price: USD per device-hour, or provider:plan[:offering]", styles.USD_RATE),
+          ("pue", "PUE", styles.RATIO))
 FIRST = 5  # first input row
 ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
 # The plan's method, below its other inputs (a PLANS tuple gives those nine): blank = full (a training
@@ -53,7 +54,8 @@ ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
 METHOD = ("method", "Method (blank: full; inference: a forward pass)", None)
 ROW[METHOD[0]] = ROW["pue"] + 1
 HELPERS = ("active_used", "moe", "hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts",
-           "flops_per_token", "hours_100", "provider", "plan", "plan_col", "price_date", "price_found", "price_used",
+           "flops_per_token", "hours_100", "provider", "spec_rest", "plan", "offering", "plan_col", "price_date",
+           "price_found", "price_used",
            "prior_hardware", "prior_pos_long",
            "prior_pos", "prior_effect", "util_expected", "util_low", "util_high")
 HELPER_FIRST = ROW["method"] + 2
@@ -64,8 +66,10 @@ FIGURES = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", st
 CASES = ("low", "expected", "high")
 for _k, (_fig, *_) in enumerate(FIGURES):
     for _j, _case in enumerate(CASES):
-        ROW[f"{_fig}_{_case}"] = RESULT_FIRST + 1 + 3 * _k + _j
-LAST = RESULT_FIRST + 3 * len(FIGURES)
+        ROW[f"{_fig}_{_case}"] = RESULT_FIRST + 2 + 3 * _k + _j
+ROW["input_check"] = RESULT_FIRST + 1  # the plan's first refusal, whole (wrapped), above its figures
+CHECK_FIRST = RESULT_FIRST + 3 * len(FIGURES) + 3  # the plans' input checks (heading), below the results
+CHECK_HEIGHT = 48  # points: four lines of a refusal at the note size (the longest, about 100 characters)
 LABEL_WIDTH = 46  # column A: the longest label ("Mixture of experts (1: fewer active than total parameters)") whole
 EXCEL_EPOCH = calc.prices.dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
 DATE_OR_NONE = '[=0]"none";yyyy-mm-dd'
@@ -92,10 +96,13 @@ def formulas(c: str) -> dict[str, str]:
              {"params": at("params"), "tokens": at("tokens"), "device": at("row_used"), "utilization": "1",
               "devices": at("devices"), "active_params": at("active_used")}, blank_means_default=False,
              helpers={"device:tflops": at("rate"), "_flops_per_param_token": at("flops_per_token")}),
-         **pieces.plan_price_parts(price, at("provider")),
+         "provider": price_pieces.spec_provider(price), "spec_rest": price_pieces.spec_rest(price, at("provider")),
+         "plan": price_pieces.spec_plan(at("spec_rest"), at("provider")),
+         "offering": price_pieces.spec_offering(at("spec_rest")),
          "plan_col": pieces.blank_if(at("plan"), prices_sheet.plan_column(at("plan"))),
-         "price_date": pieces.provider_date(at("provider"), at("hardware"), at("plan_col")),
-         "price_found": pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date")),
+         "price_date": price_pieces.provider_date(at("provider"), at("hardware"), at("plan_col"), at("offering")),
+         "price_found": price_pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date"),
+                                                    at("offering")),
          "price_used": pieces.plan_price_used(price, at("price_found"), pieces.named_row_price(dev)),
          # the plan's own prior (calc.prior.job_prior of its active parameters and MoE flag, as calc.budget's)
          "prior_hardware": prior_native.hardware_or_name(at("hardware"), dev),
@@ -107,15 +114,48 @@ def formulas(c: str) -> dict[str, str]:
          "util_low": prior_native.edge(at("util_expected"), at("prior_pos"), "low"),
          "util_high": prior_native.edge(at("util_expected"), at("prior_pos"), "high")}
     f = {k: pieces.blank_if(dev, v) for k, v in f.items()}
+    before = None
+    for k, (_, ok, refusal) in enumerate(input_checks.chain(rules(c))):  # the plan's checks, in calc's order
+        own = input_pieces.first_refusal(before, ok, refusal(f"$A${ROW[f'check_{k}']}"))
+        f[f"check_{k}"] = pieces.blank_if(dev, own)
+        before = at(f"check_{k}")
+    error = at(CHECK)
+    f["input_check"] = error
     for case in CASES:
         f[f"hours_{case}"] = pieces.plan_hours(at("hours_100"), util, at(UTIL[case]), case != "expected", dev)
         hours = at(f"hours_{case}")
         f[f"device_hours_{case}"] = pieces.blank_if(hours, pieces.times(hours, at("devices")))
         dh = at(f"device_hours_{case}")
-        f[f"usd_{case}"] = pieces.unless_blank([dh, at("price_used")],
-                                               pieces.product([dh, at("price_used"), "USD_rate"]))
+        f[f"usd_{case}"] = pieces.money(pieces.unless_blank([dh, at("price_used")],
+                                                            pieces.product([dh, at("price_used"), "USD_rate"])))
         f[f"kwh_{case}"] = pieces.unless_blank([dh, at("watts")], pieces.energy_kwh(at("watts"), dh, at("pue")))
+        for fig, *_ in FIGURES:  # a refused plan shows its first refusal instead of a figure
+            f[f"{fig}_{case}"] = input_pieces.unless_error(f[f"{fig}_{case}"], error)
     return f
+
+
+def rules(c: str) -> tuple[input_checks.Rule, ...]:
+    """The plan in column `c`'s inputs under calc.budget's rules, in its order (input_checks' kinds):
+    a share or "prior" for utilization, a Devices name, a price number >= 0 or a spec."""
+    def at(name: str) -> str:
+        return f"{c}{ROW[name]}"
+    params, active, price = at("params"), at("active_params"), at("price")
+    spec = input_checks.Spec(at("provider"), at("plan"), at("plan_col"), at("offering"), at("price_date"), price,
+                             at("device"))
+    return ((params, "params", "positive", None, False), (active, "active_params", "positive", None, True),
+            (at("tokens"), "tokens", "positive", None, False), (at("devices"), "devices", "whole", 1, False),
+            (at("utilization"), "utilization", "fraction", None, "prior"),
+            (at("device"), "device", "device_name", None, False),
+            (active, "active_params", "at_most", ("params", params), True),
+            (at("method"), "method", "choice", calc.METHODS, True),  # blank: full
+            (price, "usd_per_device_hour", "price_number", None, True), (price, "price", "spec", spec, True),
+            (at("pue"), "pue", "at_least", 1.0, False))
+
+
+CHECK_LABELS = tuple(label for label, *_ in input_checks.chain(rules(COLUMNS[0])))  # the same in every column
+ROW.update({f"check_{k}": CHECK_FIRST + 1 + k for k in range(len(CHECK_LABELS))})
+CHECK = f"check_{len(CHECK_LABELS) - 1}"  # a plan's first refusal ("" while it passes): its results show it
+LAST = ROW[CHECK]
 
 
 def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable, method: str | None = None) -> dict[str, Any]:
@@ -140,6 +180,8 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable, method: str 
         "hours_100": float(calc.budget(calc.Job(params=params, tokens=tokens, device=used, devices=devices,
                                                 active_params=active, method=method, table=table)).hours),
         "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
+        "spec_rest": price.partition(":")[2] if parsed else "",
+        "offering": calc.prices.offering(price) if parsed else "",
         "plan_col": prices_sheet.PLANS.index(parsed[1]) + 1 if parsed else "",
         "price_date": 0, "price_found": "", "price_used": row["usd_per_device_hour"]}
     if parsed:
@@ -167,20 +209,29 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     text(ws, "A2", 'Each column is a plan. Utilization "prior" gives low / expected / high from the published '
                    "runs like the plan (its own prior: the Budget sheet's Prior_ coefficients, Goodput) on the "
                    "device's 16-bit row; a "
-                   "share gives one figure. Price: a number (USD per device-hour) or provider:plan "
-                   f"(plans: {', '.join(prices_sheet.PLANS)}) from the Prices sheet.", styles.NOTE)
+                   "share gives one figure. Price: a number (USD per device-hour) or provider:plan[:offering] "
+                   f"(plans: {', '.join(prices_sheet.PLANS)}; an offering of the Prices sheet, any case), "
+                   "as --price on the command line.", styles.NOTE)
     text(ws, "A3", "Money in the Budget's currency (Currency, USD_rate). The chart draws the plans of columns "
                    f"B-{COLUMNS[len(PLANS) - 1]}, each named by its Plan cell.", styles.NOTE)
     text(ws, f"A{FIRST - 1}", "Inputs", styles.HEADING)
     text(ws, f"A{HELPER_FIRST - 1}", "Figures used below", styles.HEADING)
     text(ws, f"A{RESULT_FIRST}", "Results", styles.HEADING)
+    text(ws, f"A{ROW['input_check']}", "Input check (the first refused input; blank: passes)", styles.BOLD)
+    ws.row_dimensions[ROW["input_check"]].height = CHECK_HEIGHT
+    text(ws, f"A{CHECK_FIRST}", "Input checks (calc's rules, in calc.budget's order)", styles.HEADING)
+    for k, label in enumerate(CHECK_LABELS):
+        text(ws, f"A{ROW[f'check_{k}']}", label).alignment = styles.WRAP
+        if len(label) > LABEL_WIDTH:  # two lines
+            ws.row_dimensions[ROW[f"check_{k}"]].height = 30
     labels = {"active_used": "Active parameters used (blank: all)",
               "moe": "Mixture of experts (1: fewer active than total parameters)",
               "hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
               "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
               "rate": "Rate (TFLOP/s)", "watts": "Power (W)",
               "flops_per_token": "FLOPs per parameter-token (the method's)", "hours_100": "Hours at 100% utilization",
-              "provider": "Provider", "plan": "Plan", "plan_col": "Plan column in Prices",
+              "provider": "Provider", "spec_rest": "Price spec after the provider", "plan": "Plan",
+              "offering": "Offering (blank: any)", "plan_col": "Plan column in Prices",
               "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
               "price_used": "Price used (USD per device-hour)",
               "prior_hardware": "Prior: hardware read", "prior_pos_long": "Prior: longest family prefix (0: none)",
@@ -241,6 +292,8 @@ def _column(ws: Worksheet, cached: CachedCells, c: str, plan: tuple[Any, ...] | 
                               styles.BOLD if bold else styles.BODY, styles.RESULT_FILL if bold else None)
         if name == "row_used":
             cell.alignment = styles.WRAP
+        if name == "input_check":
+            cell.font, cell.alignment = styles.ERROR_NOTE, styles.WRAP
 
 
 def _validation(ws: Worksheet) -> None:

@@ -13,6 +13,7 @@ HEADING = Font(name=FONT, size=12, bold=True, color="1F3864")
 NOTE = Font(name=FONT, size=9, italic=True, color="595959")
 INPUT_FONT = Font(name=FONT, size=11, color="0000C0")
 ERROR_FONT = Font(name=FONT, size=11, bold=True, color="C00000")  # a refused input's message
+ERROR_NOTE = Font(name=FONT, size=9, bold=True, color="C00000")  # the same, wrapped in a narrow column
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")    # pale yellow: type here
 RESULT_FILL = PatternFill("solid", fgColor="E2EFDA")   # pale green: computed

@@ -97,7 +97,7 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
         if name == "Provider":
             if value not in (None, "") and str(value).strip().casefold() not in providers:
                 problems.append(Problem(f"{sheet}!{ref}", f"Provider {checks.show(value)} is not in the Prices "
-                                        "sheet: the typed price is used instead", kind=KIND, fix=FIX))
+                                        "sheet: the results show calc's refusal of it", kind=KIND, fix=FIX))
             continue
         problems += _check(f"{sheet}!{ref}", name, CURRENCY[name], value)
     return problems
@@ -174,7 +174,8 @@ def _price(where: str, value: Any, providers: set[str]) -> list[Problem]:
     if not isinstance(value, str):
         return _check(where, label, checks.non_negative, value)
     provider, _, plan = value.strip().partition(":")
-    if provider.casefold() not in providers:
+    plan = plan.partition(":")[0].strip()  # "provider:plan:offering": the workbook's formulas read the offering too
+    if provider.strip().casefold() not in providers:
         return [Problem(where, f"{label} {value!r} names no provider of the Prices sheet", kind=KIND, fix=FIX)]
     return _check(where, label, lambda n, v: checks.choice(n, v, prices_sheet.PLANS), plan or "on_demand")
 
