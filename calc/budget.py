@@ -237,9 +237,13 @@ def budget(job: Job) -> Budget:
         active, experts, stage = total, 0.0, 0.0
     u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
     device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
-    flops = _flops(total, active, tokens, job.method)
-    if prior is not None and job.method != "full":  # a forward pass's range, from a prior of training runs
-        u_basis = _forward_basis(u_basis, job.method)
+    try:  # the method's FLOPs per parameter-token: a canonical name is one look-up
+        k = _PER_TOKEN[job.method]
+    except (KeyError, TypeError):
+        k = flops_per_param_token(job.method)  # written otherwise ("Inference"), or refused naming it
+    flops = _flops(total, active, tokens, k)
+    if prior is not None and k == FORWARD_FLOPS_PER_PARAM_TOKEN:  # a forward pass's range, from training runs
+        u_basis += PRIOR_OF_TRAINING
     memory, dp = _memory(job, total, experts, stage, n, plain)
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
@@ -325,20 +329,10 @@ def _plain(job: Job) -> tuple[float, ...] | None:
 PRIOR_OF_TRAINING = "; fitted on training runs, not on inference"
 
 
-def _forward_basis(basis: str, method: str) -> str:
-    """`basis`, saying for an inference job (a forward pass, calc.flops) that the prior it comes
-    from is fitted on training runs."""
-    return basis + PRIOR_OF_TRAINING if flops_per_param_token(method) == FORWARD_FLOPS_PER_PARAM_TOKEN else basis
-
-
-def _flops(total: Any, active: Any, tokens: Any, method: str) -> Any:
-    """FLOPs: k · N · D on the active parameters, k the method's FLOPs per parameter-token (6 for a
-    training step, 2 for inference's forward pass: calc.flops.flops_per_param_token); calc.flops'
-    active_params check, and its overflow error naming the inputs out of range."""
-    try:
-        k = _PER_TOKEN[method]
-    except (KeyError, TypeError):
-        k = flops_per_param_token(method)  # a method written otherwise ("Inference"), or refused naming it
+def _flops(total: Any, active: Any, tokens: Any, k: float) -> Any:
+    """FLOPs: k · N · D on the active parameters, k the method's FLOPs per parameter-token
+    (calc.flops.flops_per_param_token); calc.flops' active_params check, and its overflow error
+    naming the inputs out of range."""
     try:
         if active is total:
             return dense_flops(total, tokens, "none", k)
