@@ -91,7 +91,7 @@ def render(template: str, exprs: dict[str, str]) -> str:
     if "optimizer" in filled and "_optimizer_bytes" not in filled:
         filled["_optimizer_bytes"] = optimizer_bytes(filled["optimizer"])
     if "{_job_flops}" in template and "_job_flops" not in filled:  # inline: the FLOPs' own expression
-        template = template.replace(JOB_FLOPS, _JOB_FLOPS_EXPR)
+        template = template.replace(JOB_FLOPS, JOB_FLOPS_EXPR)
     if "{_flops_per_param_token}" in template and "_flops_per_param_token" not in filled:
         filled["_flops_per_param_token"] = flops_per_param_token(filled.get("method"))
     if "{_devices_needed}" in template:
@@ -104,12 +104,12 @@ FLOPS_PER_PARAM_TOKEN = "{_flops_per_param_token}"  # the registry's FLOPs and h
 # active parameters times tokens (calc.flops), inline unless a sheet names a row for it (the
 # Budget's Job_FLOPs: its every-device rows then read one name, not the three factors).
 JOB_FLOPS = "{_job_flops}"
-_JOB_FLOPS_EXPR = FLOPS_PER_PARAM_TOKEN + "*{active_params}*{tokens}"
+JOB_FLOPS_EXPR = FLOPS_PER_PARAM_TOKEN + "*{active_params}*{tokens}"
 
 
 def job_flops(exprs: dict[str, str]) -> str:
     """The job's FLOPs as an expression of `exprs` (the named inputs and helpers): a helper row's formula."""
-    return render(_JOB_FLOPS_EXPR, exprs)
+    return render(JOB_FLOPS_EXPR, exprs)
 
 
 def flops_per_param_token(method: str | None = None) -> str:

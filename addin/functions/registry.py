@@ -318,7 +318,8 @@ _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole training tokens (6 FLOPs per parameter each) the money buys",
                   "tokens",
                   calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES, ACTIVE),
-                  plan_native.tokens_for_budget(_GPU_HOURS.replace(native.JOB_FLOPS, _K + "*{active_params}*1")),
+                  plan_native.tokens_for_budget(  # device-hours per token: the FLOPs inlined, one token
+                      _GPU_HOURS.replace(native.JOB_FLOPS, native.JOB_FLOPS_EXPR).replace("{tokens}", "1")),
                   ("70.6E9", '"H200 SXM, BF16 tensor core, dense"', "2E6", "2.5", "0.4", "1024")),
 )
 

@@ -80,9 +80,7 @@ HELPERS = (
 )
 HELPER_EXPRS = {"device:tflops": "Rate_TFLOPS", "device:memory_gib": "Memory_GiB", "_usable_gib": "Usable_GiB",
                 "device:watts": "Board_watts", "_trainable": "Trainable_params",
-                "_optimizer_bytes": "Optimizer_bytes", "_flops_per_param_token": "FLOPs_per_token",
-                "_job_flops": "Job_FLOPs"}
-FLOPS_HELPER = {"_flops_per_param_token": "FLOPs_per_token", "_job_flops": "Job_FLOPs"}  # the job's, by name
+                "_optimizer_bytes": "Optimizer_bytes", **ranges_block.FLOPS_HELPERS}
 PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
@@ -301,8 +299,8 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
         cells = (
             (rate_col, native.lookup(name_ref, "tflops"), table.value(d.name) if d else "", styles.TFLOPS),
             (hours_col, spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
-                                            helpers={"device:tflops": f"{rate_col}{r}", **FLOPS_HELPER}), hours,
-             styles.HOURS),
+                                            helpers={"device:tflops": f"{rate_col}{r}",
+                                                     **ranges_block.FLOPS_HELPERS}), hours, styles.HOURS),
             (days_col, pieces.days(f"{hours_col}{r}"), float(row.days) if row else "", styles.DAYS),
             (price_col, pieces.compare_price(name_ref, "Device", "Price_used", own),
              (pieces.NO_PRICE if usd is None else usd) if d else "", styles.USD_RATE),

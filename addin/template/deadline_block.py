@@ -48,8 +48,7 @@ def _native(fn: str, utilization: str, tflops: str) -> str:
     exprs = {**EXPRS, "utilization": utilization}
     return spec.native_formula({a.name: exprs[a.name] for a in spec.args}, blank_means_default=False,
                                helpers={"device:tflops": tflops, "device:memory_gib": "Memory_GiB",
-                                        "_flops_per_param_token": "FLOPs_per_token",  # the method's
-                                        "_job_flops": "Job_FLOPs"})  # the Budget's helper rows
+                                        **ranges_block.FLOPS_HELPERS})
 
 
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], last: int) -> int:

@@ -278,6 +278,9 @@ def write_prior_tables(ws: Worksheet, top: int) -> int:
     return note
 
 
+# The Budget's helper rows for the job's FLOPs (budget_sheet.HELPERS): the method's factor and the
+# product, read by name by the hours of every block of the Budget (ranges, deadline, every device).
+FLOPS_HELPERS = {"_flops_per_param_token": "FLOPs_per_token", "_job_flops": "Job_FLOPs"}
 SPAN_FORMATS = {"params": styles.COUNT, "devices": "#,##0.0", "tokens": "#,##0.00"}  # the spans' own units
 
 
@@ -357,7 +360,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         ("Hours_at_100", "Hours at 100% on that row", BY_NAME["TRAIN_HOURS"].native_formula(
             {"params": "Params", "tokens": "Tokens", "device": "Prior_device", "utilization": "1",
              "devices": "Devices_count", "active_params": "Active_used"}, blank_means_default=False,
-            helpers={"_flops_per_param_token": "FLOPs_per_token", "_job_flops": "Job_FLOPs"}),  # the Budget's rows
+            helpers=FLOPS_HELPERS),
          float(budget(v, table, device=d.name, utilization=1.0).hours), styles.HOURS),
     )  # the ranges' cost is at Price_used: the chosen row's price, not its 16-bit row's (as calc.budget)
     for i, (name, label, formula, value, fmt) in enumerate(helpers, start=r + 1):
