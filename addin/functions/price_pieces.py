@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ...calc import prices
 
-NAMES = ("Price_provider", "Price_device", "Price_offering", "Price_as_of", "Price_plans")  # prices_sheet.NAMES
 PLAN_WORDS = "plan must be one of " + ", ".join(prices.PLANS)  # calc.prices.plan_name's refusal
 
 
