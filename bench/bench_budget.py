@@ -26,7 +26,9 @@ and then reading every figure (every array made), what a door that renders them 
 The last rows are this machine's floors: for the vector case one N-element multiply into a new
 array, how many of those one budget() call costs, and how many new N-element arrays the call and
 every figure read keep (tracemalloc), each at least one such multiply; for the scalar case the
-same question's objects and arithmetic as straight-line Python with no checks or look-ups. Then
+same question's objects and arithmetic as straight-line Python with no checks or look-ups, and
+the objects alone (the Job, its MemoryBreakdown, UtilizationPrior, five Spans and the Budget built
+from figures worked out beforehand: what the issue's frozen data model costs before any work). Then
 the bytecodes one scalar question runs (new, same, straight-line): a count no load changes.
 """
 
@@ -178,6 +180,8 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
           f"{call * one / n * 1e9:.0f} and {every * one / n * 1e9:.0f})")
     print(f"{'floor: a scalar Budget, straight-line (us)':40}{us(straight_line()):10.1f}   "
           "(no checks, look-ups or provenance: the Job, the objects and the arithmetic)")
+    print(f"{'floor: the objects alone (us)':40}{us(objects_alone()):10.1f}   "
+          "(the Job, MemoryBreakdown, UtilizationPrior, 5 Spans and Budget; no arithmetic)")
     counts = [bytecodes(fn) for fn in (fresh_questions(), scalar_budget, straight_line())]
     print(f"{'bytecodes: new, same, straight-line':40}" + "".join(f"{c:10,}" for c in counts)
           + "   (the interpreter's work per question: a count no load on the machine moves)")
@@ -257,6 +261,34 @@ def straight_line() -> Callable[[], calc.Budget]:
                            ref.utilization_basis, 0.79, ref.goodput_basis, 2.5, ref.price_label, None, None, None,
                            1.2, prior)
     return ask
+
+def objects_alone() -> Callable[[], calc.Budget]:
+    """The scalar question's objects and nothing else: a new Job (keywords, as a door builds it), its
+    MemoryBreakdown, UtilizationPrior, five Spans and the Budget, every figure taken from a Budget
+    worked out beforehand. The frozen data model's own cost per question, the floor under any
+    composer of it on this interpreter and machine."""
+    import dataclasses
+
+    from trainbudget.calc.job import Span
+    from trainbudget.calc.memory import MemoryBreakdown
+    from trainbudget.calc.prior import UtilizationPrior
+    ref = scalar_budget()
+    m, q = ref.memory, ref.prior
+    parts = (m.weights, m.gradients, m.optimizer, m.master, m.activations, m.total)
+    prior = (q.low, q.expected, q.high, q.goodput, q.n_runs, q.basis, q.method)
+    fields = [getattr(ref, f.name) for f in dataclasses.fields(ref)]
+    make = tuple.__new__
+    s0, s1, s2, s3, s4 = (tuple(getattr(ref, k)) for k in ("hours", "days", "device_hours", "cost_usd", "energy_kwh"))
+    count = iter(range(1, 1 << 62))
+
+    def ask() -> calc.Budget:
+        job = calc.Job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tensor_parallel=2,
+                       zero_stage=3, utilization="prior", price=2.5, pue=1.2)
+        mem, made = MemoryBreakdown(*parts), UtilizationPrior(*prior)
+        return calc.Budget(job, *fields[1:5], mem, *fields[6:10], make(Span, s0), make(Span, s1), make(Span, s2),
+                           make(Span, s3), make(Span, s4), *fields[15:25], made)
+    return ask
+
 
 if __name__ == "__main__":
     args = sys.argv[1:]
