@@ -18,15 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from .budget import Budget, Job, Owned, Span, budget
-from .checks import TrainingBudgetError, show
+from .checks import TrainingBudgetError, choice, show
 from .devices import DeviceTable, catalog
+from .memory import METHODS
 from .models import ModelPreset, model_preset
 from .owned import PUE_INDUSTRY
 from .units import parse_count, parse_number, parse_share
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own", "model",
-                    "active_params")   # model: a preset name (calc.models) in place of params
+                    "active_params", "method", "pue")   # model: a preset name (calc.models) in place of params;
+# method and pue as the workbook's Scenarios plans have them (blank: the command line's --method, --pue)
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
 __all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
@@ -191,7 +193,10 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
             raise TrainingBudgetError(f"{where}: {need} is required")
     params, active, preset = _model(where, r)
     used: list[str] = []
+    pue = parse_number("pue", r["pue"], 1.0) if "pue" in r else pue  # (the row's PUE is its owned price's too)
     job = base.with_(params=params, active_params=active, model=preset,
+                     method=choice("method", r["method"], METHODS) if "method" in r else base.method,
+                     pue=pue if "pue" in r else base.pue,
                      tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
                      devices=_devices(where, r.get("devices", 1)),
                      utilization=_utilization(where, r.get("utilization"), utilization, used),

@@ -103,6 +103,28 @@ def test_scenarios_rows_take_the_command_lines_layout_and_method(tmp_path):
     assert row["energy_kwh"] == pytest.approx(want.energy_kwh) and row["utilization"] == 0.4
 
 
+def test_scenario_rows_take_their_own_method_and_pue(tmp_path):
+    """A scenarios file's method and pue columns, as the workbook's Scenarios plans have them: a row's
+    cell is that row's Job's (a blank one takes --method / --pue), so each row equals calc.budget of it;
+    the text says each row's method and PUE. (Before, both columns were refused as unknown.)"""
+    path = tmp_path / "plans.csv"
+    path.write_text("name,params,tokens,device,devices,utilization,price,method,pue\n"
+                    f'T,7B,1T,"{H100}",8,40%,2.5,,\n'
+                    f'I,7B,1T,"{H100}",8,40%,2.5,Inference,1.3\n'
+                    f'L,7B,1T,"{H100}",8,40%,2.5,lora,\n', "utf-8")
+    rows = _json("--scenarios", str(path), "--method", "qlora", "--pue", "1.1")["rows"]
+    for row, method, pue in zip(rows, ("qlora", "inference", "lora"), (1.1, 1.3, 1.1), strict=True):
+        want = calc.budget(calc.Job(params=7e9, tokens=1e12, devices=8, utilization=0.4, price=2.5,
+                                    method=method, pue=pue))
+        assert row["method"] == method and row["pue"] == pue
+        assert row["hours"] == want.hours and row["energy_kwh"] == want.energy_kwh
+        assert row["memory_per_device_gib"] * GIB == want.memory.total
+    assert rows[1]["hours"] == pytest.approx(rows[0]["hours"] / 3)  # a forward pass: 2 FLOPs, not 6
+    text = invoke("estimate", "--scenarios", str(path), "--method", "qlora", "--pue", "1.1", check=True).stdout
+    assert "I: inference of 7B params" in text and "T: QLoRA fine-tune of 7B params" in text
+    assert "(at PUE 1.3)" in text and "(at PUE 1.1)" in text
+
+
 # ---- item 2: one memory figure, on the layout, with the method; whether it fits ----------------------
 
 def test_one_memory_figure_on_the_layout():
@@ -267,6 +289,9 @@ MODELS = "name,model,params,active_params,tokens,device,devices,utilization"
     (MODELS, "M,Llama 9,,,1T,{d},8,0.4", "scenario 1: model must be one of"),
     (MODELS, "M,,7B,8B,1T,{d},8,0.4", "scenario 1: active_params '8B' is more than params '7B'"),
     (MODELS, "M,,,,1T,{d},8,0.4", "scenario 1: params (or model) is required"),
+    (PLANS + ",method", "A,7B,1T,{d},8,0.4,2.5,,train", "scenario 1: method must be one of full, lora, qlora"),
+    (PLANS + ",pue", "A,7B,1T,{d},8,0.4,2.5,,0.5", "scenario 1: pue must be >= 1 (got '0.5')"),
+    (PLANS + ",pue", "A,7B,1T,{d},8,0.4,2.5,,x", "scenario 1: pue must be a number"),
 ])
 def test_bad_scenario_cells_are_refused(tmp_path, header, row, needle):
     path = tmp_path / "plans.csv"

@@ -249,13 +249,17 @@ def scenario_text(b: Budget) -> str:
     """One scenario as a block (written as soon as it is computed)."""
     job = b.job
     device = asked_device(b)
-    lines = [f"{job.name or device}: {rep.format_count(b.params)} params, {rep.format_count(job.tokens)} tokens, "
-             f"{int(job.devices)} x {device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
+    lines = [f"{job.name or device}: {_method(job)} of {rep.format_count(b.params)} params, "
+             f"{rep.format_count(job.tokens)} tokens, {int(job.devices)} x {device}; "
+             f"{float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
     for key, unit in (("hours", "hours"), ("days", "days"), ("device_hours", "device-hours"),
                       ("cost_usd", "USD"), ("energy_kwh", "kWh")):
         value = getattr(b, key)
         text = ("no price" if key == "cost_usd" else "no watts") if value is None else figure(value)
-        lines.append(f"  {unit:13} {text}" + ("  (low / expected / high)" if isinstance(value, Span) else ""))
+        notes = ["low / expected / high"] if isinstance(value, Span) else []
+        if key == "energy_kwh" and value is not None:  # each row's own PUE (a scenarios file's pue column)
+            notes.append(f"at PUE {float(b.pue):g}")
+        lines.append(f"  {unit:13} {text}" + (f"  ({', '.join(notes)})" if notes else ""))
     u = (f"{float(b.utilization):.0%} (given)" if not b.ranged else
          f"prior {figure(b.utilization, 3)} ({b.utilization_basis})")
     lines.append(f"  utilization   {u}; goodput {float(b.goodput):.2f} ({b.goodput_basis})")

@@ -81,10 +81,12 @@ _OPTIONS = (
                  help="Share of wall-clock time spent training (restarts and failures excluded): 0.9 or 90%; "
                       f"default 1.0 with --utilization, the prior's {GOODPUT:.2f} with --range."),
     click.option("--pue", type=float, default=None, show_default="1.0; 1.58 with --own",
-                 help="Data-centre power usage effectiveness (>= 1) applied to the energy."),
+                 help="Data-centre power usage effectiveness (>= 1) applied to the energy. With --scenarios: "
+                      "fills the blank pue cells only."),
     click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
                  help="Method: full, lora, qlora train (6 FLOPs per parameter-token); inference is a forward "
-                      "pass (2 FLOPs per parameter-token, weights only in memory)."),
+                      "pass (2 FLOPs per parameter-token, weights only in memory). With --scenarios: fills the "
+                      "blank method cells only."),
     click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
                  help="Optimizer (memory per device)."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
@@ -112,7 +114,8 @@ _OPTIONS = (
     click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
                  help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own "
                       "and optionally active_params (a mixture of experts) or model (a preset in place of "
-                      "params); cells as on the command line: 7B, 40%, prior, aws:on_demand."),
+                      "params), method and pue (as the workbook's Scenarios plans); cells as on the command "
+                      "line: 7B, 40%, prior, aws:on_demand, inference."),
     click.option("--json", "as_json", is_flag=True, help="Print JSON."),
     click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
     model_layout.CATALOG,
