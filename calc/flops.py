@@ -39,17 +39,27 @@ RECOMPUTE = ("none", "selective", "op", "full")
 
 # FLOPs per parameter per token, by what a token goes through (Kaplan et al. 2020, arXiv:2001.08361,
 # §2.1 Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn per token; a training step, forward and
-# backward, C ≈ 6N). LoRA and QLoRA run a training step too: the backward pass still runs through the
-# frozen weights for the activations' gradients, so they stay at 6 (Hu et al. 2021, arXiv:2106.09685).
+# backward, C ≈ 6N). The backward pass is two matmuls per weight matrix, each the forward's size: the
+# gradient with respect to the layer's input (2N) and with respect to its weights (2N) (Narayanan et
+# al. 2021, arXiv:2104.04473, Appendix "Floating-point operations"; Hobbhahn & Sevilla 2021, Epoch
+# AI, "What's the backward-forward FLOP ratio for neural networks?": 2:1 for linear layers).
+# LoRA and QLoRA freeze the base weights: the backward pass still carries the activations' gradients
+# through them (2N) but computes no weight gradient for them, so 4N (Hu et al. 2021, arXiv:2106.09685,
+# §4.2, measured a 25% speedup over full fine-tuning on GPT-3 175B "as we do not need to calculate the
+# gradient for the vast majority of the parameters"; the rest of a step, attention and the
+# non-matmul work, does not shrink, and the utilization carries it). The adapters' own 6 FLOPs per
+# adapter parameter-token are left out: 1% of N (calc.memory's default adapters) adds 0.06N, 1.5%.
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6.0  # a training step: forward 2N + backward 4N
+FROZEN_FLOPS_PER_PARAM_TOKEN = 4.0  # a step through frozen weights (LoRA, QLoRA): forward 2N + activations' 2N
 FORWARD_FLOPS_PER_PARAM_TOKEN = 2.0  # a forward pass alone: method "inference" (weights only, calc.memory)
-FLOPS_PER_PARAM_TOKEN = {"full": TRAIN_FLOPS_PER_PARAM_TOKEN, "lora": TRAIN_FLOPS_PER_PARAM_TOKEN,
-                         "qlora": TRAIN_FLOPS_PER_PARAM_TOKEN, "inference": FORWARD_FLOPS_PER_PARAM_TOKEN}
+FLOPS_PER_PARAM_TOKEN = {"full": TRAIN_FLOPS_PER_PARAM_TOKEN, "lora": FROZEN_FLOPS_PER_PARAM_TOKEN,
+                         "qlora": FROZEN_FLOPS_PER_PARAM_TOKEN, "inference": FORWARD_FLOPS_PER_PARAM_TOKEN}
 
 
 def flops_per_param_token(method: str) -> float:
-    """FLOPs per parameter per token of `method` (calc.memory.METHODS): 6 for a training step
-    (full, lora, qlora), 2 for a forward pass (inference); Kaplan et al. 2020, §2.1 Table 1."""
+    """FLOPs per parameter per token of `method` (calc.memory.METHODS): 6 for a full training step,
+    4 for a step through frozen base weights (lora, qlora), 2 for a forward pass (inference); see
+    FLOPS_PER_PARAM_TOKEN's sources."""
     k = FLOPS_PER_PARAM_TOKEN.get(method) if type(method) is str else None
     if k is None:
         k = FLOPS_PER_PARAM_TOKEN[choice("method", method, tuple(FLOPS_PER_PARAM_TOKEN))]

@@ -37,16 +37,19 @@ def _random_jobs(n: int, seed: int = 17) -> list[Job]:
 def test_points_equal_the_point_functions(job):
     b = budget(job)
     kw = {"utilization": job.utilization, "devices": job.devices}
-    assert b.hours == pytest.approx(calc.train_hours(job.params, job.tokens, job.device, **kw))
+    # the point functions cost a full training step (6 FLOPs per parameter-token); LoRA and QLoRA run 4
+    k = calc.flops.flops_per_param_token(job.method) / calc.flops.TRAIN_FLOPS_PER_PARAM_TOKEN
+    assert b.hours == pytest.approx(k * calc.train_hours(job.params, job.tokens, job.device, **kw))
     assert b.days == pytest.approx(b.hours / 24)
-    assert b.device_hours == pytest.approx(calc.gpu_hours(job.params, job.tokens, job.device, **kw))
-    assert b.cost_usd == pytest.approx(calc.train_cost(job.params, job.tokens, job.device,
-                                                       usd_per_device_hour=job.price, **kw))
-    assert b.energy_kwh == pytest.approx(calc.train_energy_kwh(job.params, job.tokens, job.device, pue=job.pue, **kw))
+    assert b.device_hours == pytest.approx(k * calc.gpu_hours(job.params, job.tokens, job.device, **kw))
+    assert b.cost_usd == pytest.approx(k * calc.train_cost(job.params, job.tokens, job.device,
+                                                           usd_per_device_hour=job.price, **kw))
+    assert b.energy_kwh == pytest.approx(k * calc.train_energy_kwh(job.params, job.tokens, job.device, pue=job.pue,
+                                                                   **kw))
     mem = calc.train_memory(job.params, method=job.method, optimizer=job.optimizer, zero_stage=job.zero_stage,
                             devices=job.devices)
     assert b.memory.total == pytest.approx(mem.total)
-    assert b.flops == pytest.approx(calc.train_flops(job.params, job.tokens))
+    assert b.flops == pytest.approx(k * calc.train_flops(job.params, job.tokens))
     assert b.headroom_bytes == pytest.approx(usable_bytes(job.device) - mem.total)
     assert b.fits == (mem.total <= usable_bytes(job.device))
     assert b.goodput == 1.0 and b.utilization_basis == "given" and "not counted" in b.goodput_basis

@@ -119,7 +119,7 @@ def test_scenario_rows_take_their_own_method_and_pue(tmp_path):
         assert row["method"] == method and row["pue"] == pue
         assert row["hours"] == want.hours and row["energy_kwh"] == want.energy_kwh
         assert row["memory_per_device_gib"] * GIB == want.memory.total
-    assert rows[1]["hours"] == pytest.approx(rows[0]["hours"] / 3)  # a forward pass: 2 FLOPs, not 6
+    assert rows[1]["hours"] == pytest.approx(rows[0]["hours"] / 2)  # a forward pass (2) against QLoRA's step (4)
     text = invoke("estimate", "--scenarios", str(path), "--method", "qlora", "--pue", "1.1", check=True).stdout
     assert "I: inference of 7B params" in text and "T: QLoRA fine-tune of 7B params" in text
     assert "(at PUE 1.3)" in text and "(at PUE 1.1)" in text

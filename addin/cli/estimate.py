@@ -84,9 +84,9 @@ _OPTIONS = (
                  help="Data-centre power usage effectiveness (>= 1) applied to the energy. With --scenarios: "
                       "fills the blank pue cells only."),
     click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
-                 help="Method: full, lora, qlora train (6 FLOPs per parameter-token); inference is a forward "
-                      "pass (2 FLOPs per parameter-token, weights only in memory). With --scenarios: fills the "
-                      "blank method cells only."),
+                 help="Method: full trains every weight (6 FLOPs per parameter-token); lora, qlora train "
+                      "adapters over frozen weights (4: no weight gradients for them); inference is a forward "
+                      "pass (2, weights only in memory). With --scenarios: fills the blank method cells only."),
     click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
                  help="Optimizer (memory per device)."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,

@@ -114,16 +114,20 @@ def job_flops(exprs: dict[str, str]) -> str:
 
 def flops_per_param_token(method: str | None = None) -> str:
     """FLOPs per parameter per token of the method `method` names (an expression; None: a function
-    without a method, a training step): calc.flops.FLOPS_PER_PARAM_TOKEN, 6 for a training step,
-    2 for inference's forward pass (Kaplan et al. 2020, §2.1 Table 1). A sheet that knows its
-    job's method gives this piece a named row (the Budget's FLOPs_per_token)."""
+    without a method, a training step): calc.flops.FLOPS_PER_PARAM_TOKEN, 6 for a full training
+    step, 4 through frozen base weights (lora, qlora), 2 for inference's forward pass; one IF per
+    factor other than 6, its methods in one OR. A sheet that knows its job's method gives this
+    piece a named row (the Budget's FLOPs_per_token)."""
     train = fold.literal(flops.TRAIN_FLOPS_PER_PARAM_TOKEN)
     if method is None:
         return train
-    expr = train
-    for name, k in reversed(flops.FLOPS_PER_PARAM_TOKEN.items()):
+    by_factor: dict[float, list[str]] = {}
+    for name, k in flops.FLOPS_PER_PARAM_TOKEN.items():
         if k != flops.TRAIN_FLOPS_PER_PARAM_TOKEN:
-            expr = f'IF({method}="{name}",{fold.literal(k)},{expr})'
+            by_factor.setdefault(k, []).append(f'{method}="{name}"')
+    expr = train
+    for k, tests in reversed(by_factor.items()):
+        expr = f"IF({tests[0] if len(tests) == 1 else 'OR(' + ','.join(tests) + ')'},{fold.literal(k)},{expr})"
     return fold.fold(expr)
 
 

@@ -146,8 +146,9 @@ DEVICES = Arg("devices", "count", "Devices training together")
 PRICE = Arg("usd_per_device_hour", "USD per device-hour", "Your price per device-hour",
             native_default="{device:usd_per_device_hour}", default_text="the device row's price")
 PUE = Arg("pue", "ratio >= 1", "Data-centre power usage effectiveness")
-METHOD = Arg("method", "full / lora / qlora / inference", "Method: full, lora or qlora train (6 FLOPs per "
-             "parameter-token); inference is weights only, a forward pass (2)", kind="text")
+METHOD = Arg("method", "full / lora / qlora / inference", "Method: full trains every weight (6 FLOPs per "
+             "parameter-token); lora or qlora train adapters over frozen weights (4); inference is weights "
+             "only, a forward pass (2)", kind="text")
 OPTIMIZER = Arg("optimizer", " | ".join(calc.OPTIMIZERS), "Optimizer")
 ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",

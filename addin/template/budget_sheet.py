@@ -68,7 +68,8 @@ HELPERS = (
      '#,##0 "W"'),
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
-    # FLOPs, hours, cost and energy read it: 6 a training step, 2 inference's forward pass (calc.flops)
+    # FLOPs, hours, cost and energy read it: 6 a full training step, 4 LoRA / QLoRA over frozen weights,
+    # 2 inference's forward pass (calc.flops.FLOPS_PER_PARAM_TOKEN)
     ("FLOPs_per_token", "FLOPs per parameter-token (the method's)", native.flops_per_param_token("Method"), "0"),
     # the every-device rows' numerator: one name, not the three factors (native.JOB_FLOPS)
     ("Job_FLOPs", "Job FLOPs (the three above times tokens)",
@@ -85,7 +86,8 @@ PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
-ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (inference 2; Kaplan 2020); hours at the utilization"
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (LoRA, QLoRA 4; inference 2; Kaplan 2020); hours at"
+               " the utilization"
                " above (dense peak); job memory in GB (1e9 B), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison

@@ -50,7 +50,8 @@ INPUTS = (("name", "Plan", None), ("params", "Model parameters", styles.COUNT),
 FIRST = 5  # first input row
 ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
 # The plan's method, below its other inputs (a PLANS tuple gives those nine): blank = full (a training
-# step, 6 FLOPs per parameter-token); inference a forward pass, 2 (calc.flops, calc.plans.plan_row).
+# step, 6 FLOPs per parameter-token); lora / qlora 4 (frozen weights); inference a forward pass, 2
+# (calc.flops.FLOPS_PER_PARAM_TOKEN, calc.plans.plan_row).
 METHOD = ("method", "Method (blank: full; inference: a forward pass)", None)
 ROW[METHOD[0]] = ROW["pue"] + 1
 HELPERS = ("active_used", "moe", "hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts",

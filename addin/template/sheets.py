@@ -147,7 +147,9 @@ ABOUT = [
     ("Training budgets are bytes and FLOPs: can we train this, on what, for how long, at what cost?", None),
     ("", None),
     ("Assumptions and units", styles.HEADING),
-    ("Compute: 6 FLOPs per parameter per token (Kaplan et al. 2020, arXiv:2001.08361, §2.1).", None),
+    ("Compute: 6 FLOPs per parameter per token for a full training step (Kaplan et al. 2020,"
+     " arXiv:2001.08361, §2.1); 4 for LoRA and QLoRA, whose frozen weights get no weight gradients"
+     " (Hu et al. 2021, arXiv:2106.09685, §4.2); 2 for inference, a forward pass alone.", None),
     ("Memory: 16 bytes per parameter for bf16 weights and gradients with fp32 Adam states and master"
      " copy (ZeRO, arXiv:1910.02054, §3.1); ZeRO stages 1-3 shard them over the devices (§5).", None),
     ("Hours = FLOPs / (TFLOP/s x 1e12 x utilization x devices) / 3600. Vendor rates are dense peaks"
