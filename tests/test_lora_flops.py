@@ -26,6 +26,7 @@ from trainbudget.addin.lite import runtime
 from trainbudget.addin.lite import spec as lite_spec
 from trainbudget.addin.template import budget_sheet, ranges_block
 from trainbudget.addin.udf import udfs
+from trainbudget.calc.budget import PRIOR_OF_FULL
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 FORWARD, ACTIVATION_GRADS, WEIGHT_GRADS = 2.0, 2.0, 2.0  # per parameter-token: each matmul's size, 2N
@@ -106,6 +107,18 @@ def test_train_budget_udf_and_lite_follow_the_method():
     assert "frozen weights (4)" in method.help
 
 
+def test_a_lora_range_says_its_prior_is_of_full_training_runs():
+    """The prior is fitted on full training runs; LoRA's measured speed-up (Hu et al. 2021, footnote 5:
+    1.33x) is less than its FLOPs' (1.5x), so its basis says so, as an inference job's says its own."""
+    full = calc.budget(_job(utilization="prior"))
+    for method in METHODS:
+        b = calc.budget(_job(utilization="prior", method=method))
+        assert b.utilization_basis == full.utilization_basis + PRIOR_OF_FULL
+        assert "1.33x" in b.utilization_basis and "1.5x" in b.utilization_basis
+    assert "LoRA ran" not in calc.budget(_job(utilization="prior", method="inference")).utilization_basis
+    assert "LoRA ran" not in calc.budget(_job(method="lora")).utilization_basis  # a given utilization: no prior
+
+
 def test_the_native_factor_names_each_method_once():
     expr = native.flops_per_param_token("Method")
     assert expr == 'IF(OR(Method="lora",Method="qlora"),4,IF(Method="inference",2,6))'
@@ -124,6 +137,8 @@ def test_budget_sheet_lora_equals_calc(book):
     v["method"] = "lora"
     b, full = ranges_block.budget(v, calc.catalog()), ranges_block.budget({**v, "method": "full"}, calc.catalog())
     assert named_value(book, "FLOPs_per_token") == FROZEN
+    ranged = ranges_block.budget(v, calc.catalog(), utilization="prior")
+    assert named_value(book, "Prior_basis") == ranged.utilization_basis[len("prior: "):]
     for label, value, whole in (("Training compute (FLOPs)", b.flops, full.flops),
                                 ("Wall-clock hours", b.hours, full.hours),
                                 ("Device-hours", b.device_hours, full.device_hours),

@@ -9,7 +9,6 @@ a label says GB, device memory in GiB.
 
 from __future__ import annotations
 
-from ...calc import flops
 from . import input_pieces, native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
@@ -308,12 +307,14 @@ def moe_flag(active: str, params: str) -> str:
     return f"IF({active}<{params},1,0)"
 
 
-def forward_caveat(flops_per_token: str, words: str) -> str:
-    """`words` where the job's FLOPs per parameter-token (`flops_per_token`) is a forward pass's
-    (calc.flops.FORWARD_FLOPS_PER_PARAM_TOKEN: inference), else "": the basis line's caveat that the
-    utilization prior is fitted on training runs (calc.budget's utilization basis)."""
-    k = native.fold.literal(flops.FORWARD_FLOPS_PER_PARAM_TOKEN)
-    return f'IF({flops_per_token}={k},"{words}","")'
+def prior_caveat(flops_per_token: str, caveats: dict[float, str]) -> str:
+    """The basis line's caveat for the job's FLOPs per parameter-token (`flops_per_token`), calc.budget's
+    PRIOR_CAVEATS: `caveats[k]` where it is k (inference's forward pass, LoRA's step through frozen
+    weights), else "" (a full training step: the runs the prior is fitted on)."""
+    expr = '""'
+    for k, words in reversed(caveats.items()):
+        expr = f'IF({flops_per_token}={native.fold.literal(k)},"{words}",{expr})'
+    return expr
 
 
 # --- notes beside the Results -------------------------------------------------------------------

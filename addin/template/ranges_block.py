@@ -19,7 +19,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import prices, prior, ranges
-from ...calc.budget import PRIOR_OF_TRAINING
+from ...calc.budget import PRIOR_CAVEATS
 from ..functions import input_pieces, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
@@ -215,7 +215,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        *_basis_rows(p, calc.flops.flops_per_param_token(v["method"]) == calc.flops.FORWARD_FLOPS_PER_PARAM_TOKEN),
+        *_basis_rows(p, PRIOR_CAVEATS.get(calc.flops.flops_per_param_token(v["method"]), "")),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
@@ -290,9 +290,9 @@ def _span_format(name: str) -> str | None:
     return next((fmt for key, fmt in SPAN_FORMATS.items() if name.startswith(f"Prior_span_{key}_")), None)
 
 
-def _basis_rows(p: prior.UtilizationPrior, forward: bool) -> list[tuple[str, str, str, Any, str | None, str]]:
+def _basis_rows(p: prior.UtilizationPrior, caveat: str) -> list[tuple[str, str, str, Any, str | None, str]]:
     """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values;
-    `forward`: the job is inference (a forward pass), its basis saying the prior is of training runs."""
+    `caveat` the job's method's words on the prior (calc.budget.PRIOR_CAVEATS; "" for full training)."""
     tail = prior_native.TAIL.format(n=p.n_runs)
     head = p.basis[:-len(": " + tail)]
     note = head[head.index(" (extrapolated:"):] if " (extrapolated:" in head else ""
@@ -314,8 +314,8 @@ def _basis_rows(p: prior.UtilizationPrior, forward: bool) -> list[tuple[str, str
               "blank: the job lies within the runs"),
              ("Prior_basis", "Basis: which runs the prior describes",
               prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond") + "&"
-              + pieces.forward_caveat("FLOPs_per_token", PRIOR_OF_TRAINING),
-              p.basis + (PRIOR_OF_TRAINING if forward else ""), None, "")]
+              + pieces.prior_caveat("FLOPs_per_token", PRIOR_CAVEATS),
+              p.basis + caveat, None, "")]
     return rows
 
 
