@@ -137,6 +137,13 @@ def offering(spec: str) -> str:
     return _parts(spec)[2]
 
 
+def spec_words(spec: str) -> str:
+    """A provider spec in lookup's refusal words: "aws spot", "lambda on_demand '8x H100 SXM'"."""
+    provider, plan = parse_spec(spec)  # type: ignore[misc]  (a number is never looked up)
+    named = offering(spec)
+    return f"{provider} {plan}" + (f" {named!r}" if named else "")
+
+
 def spec_for(row: Price, plan: str) -> str:
     """The spec that prices by exactly `row` at `plan`: "provider:plan:offering"."""
     return f"{row.provider}:{plan_name(plan)}:{row.offering}"
@@ -162,8 +169,7 @@ def lookup(spec: str, device: str, table: DeviceTable | None = None) -> tuple[Pr
     rows = [r for r in find(device, provider, plan, table) if not named or r.offering.lower() == named]
     if not rows:
         known = sorted({r.provider for r in find(device, table=table)})
-        what = f"{provider} {plan}" + (f" {offering(spec)!r}" if named else "")
-        raise TrainingBudgetError(f"price: no {what} price for {device!r} "
+        raise TrainingBudgetError(f"price: no {spec_words(spec)} price for {device!r} "
                                   f"(providers with prices for it: {', '.join(known) or 'none'})")
     best = max(rows, key=lambda r: (r.as_of, -r.usd[plan]))
     return best, plan

@@ -123,6 +123,17 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
     return lines
 
 
+def _check_applies(utilization: float | None, case: str | None, own: str | None, usd_per_kwh: float | None) -> None:
+    """Refuse an option that would change nothing (as estimate does): --case picks one of the prior's
+    low / expected / high, which a given --utilization does not have; --usd-per-kwh prices --own."""
+    if case is not None and utilization is not None:
+        raise calc.TrainingBudgetError(f"--case {case} picks a case of the prior's range; --utilization "
+                                       f"{utilization:g} gives one case (drop --case, or --utilization for the prior)")
+    if usd_per_kwh is not None and own is None:
+        raise calc.TrainingBudgetError(f"--usd-per-kwh applies to owned hardware: give --own CAPEX,LIFE too "
+                                       f"(got --usd-per-kwh {usd_per_kwh:g})")
+
+
 @click.command()
 @model_layout.MODEL
 @model_layout.CONFIG
@@ -140,22 +151,26 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
 @click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
 @click.option("--goodput", type=UtilizationType(), default=None,
               help="Share of wall-clock time spent training (0.9, 90%); default: the prior's.")
-@click.option("--case", type=click.Choice(("expected", "high")), default="expected", show_default=True,
-              help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).")
+@click.option("--case", type=click.Choice(("expected", "high")), default=None,
+              help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).  "
+              "[default: expected; not with --utilization, which gives one case]")
 @click.option("--node", type=int, default=1, show_default=True, help="Device counts are multiples of this.")
-@click.option("--limit", type=int, default=20, show_default=True, help="Rows printed (text output).")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 def plan(model_name: str | None, config_path: str | None, params: float | None, tokens: float, days: float,
          budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
-         usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None, case: str,
-         node: int, limit: int, as_json: bool, as_csv: bool) -> None:
+         usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None,
+         case: str | None, node: int, limit: int, as_json: bool, as_csv: bool) -> None:
     """Devices for a deadline on every device and price offering, at the fewest devices that meet it and
     its doublings: the cheapest plans that fit and finish."""
     if utilization is not None and as_range:
         raise click.UsageError("give --utilization or --range, not both")
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
+    _check_applies(utilization, case, own, usd_per_kwh)
+    case = case or "expected"
     preset = model_layout.resolve(model_name, config_path)
     if preset is not None and params is not None:
         raise click.UsageError("give --model/--config or --params, not both")

@@ -1,0 +1,76 @@
+"""A hostile pass over the newest doors (plan, prices by offering, scenarios files, inference): each
+test a defect found by comparing doors, failing before its fix. Figures are calc's own (calc.budget,
+calc.prices.lookup): nothing here is typed in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trainbudget import calc
+from trainbudget.addin.cli.main import cli, run
+from trainbudget.calc import plan, prices
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+B200 = "B200, BF16 tensor core, dense"
+PLAN = ("plan", "--params", "7B", "--tokens", "100B", "--days", "10")
+
+
+def _cli(capsys, *args):
+    code = run(cli, list(args))
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (("--utilization", "0.4", "--case", "high"), "--case high picks a case of the prior's range"),
+    (("--usd-per-kwh", "0.1"), "--usd-per-kwh applies to owned hardware: give --own CAPEX,LIFE too"),
+    (("--limit", "-1"), "-1 is not in the range x>=0"),
+])
+def test_plan_refuses_an_option_that_would_change_nothing(capsys, extra, needle):
+    """plan took --case with a given utilization (one case), --usd-per-kwh without --own and a
+    negative --limit (it printed all rows but the last and "... 1 more"), changing nothing: as
+    estimate does, it now refuses them, one line and exit 2."""
+    code, out, err = _cli(capsys, *PLAN, "--device", H100, *extra)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_plan_refuses_a_price_no_planned_device_has_in_calcs_words(capsys):
+    """plan --device H100 --price aws:spot printed "no price" rows marked "not feasible: model states
+    only" and exit 0, where estimate and calc.budget refuse the spec: now refused in lookup's words."""
+    with pytest.raises(calc.TrainingBudgetError) as want:
+        calc.budget(calc.Job(params=7e9, device=H100, price="aws:spot"))
+    code, out, err = _cli(capsys, *PLAN, "--device", H100, "--price", "aws:spot")
+    assert code == 2 and out == "" and err.strip() == f"trainbudget: error: {want.value}"
+    code, out, err = _cli(capsys, *PLAN, "--device", H100, "--device", B200, "--price", "aws:spot")
+    assert code == 2 and "price: no aws spot price for any of the 2 devices planned" in err
+    with pytest.raises(calc.TrainingBudgetError, match="no aws spot price for 'H100"):
+        plan.rank_plans(1e11, 10, params=7e9, devices=[H100], price="aws:spot")
+
+
+def test_a_plan_without_a_price_says_so_before_the_devices_note():
+    """A device the price names no row for (B200 at aws's H100 offering), or a device without any
+    price: its plans are infeasible for want of a price, and the note says that first (it said only
+    "model states only (no shape: no activations)", which is no reason)."""
+    plans = plan.rank_plans(1e11, 10, params=7e9, devices=[H100, B200], price="aws:od:p5.48xlarge",
+                            utilization=0.4)
+    priced = [p for p in plans if p.device == H100]
+    unpriced = [p for p in plans if p.device == B200]
+    assert priced and unpriced and all(p.feasible for p in priced) and not any(p.feasible for p in unpriced)
+    assert all(p.note.startswith("no aws on_demand 'p5.48xlarge' price for this device; ") for p in unpriced)
+    assert prices.spec_words("aws:od:p5.48xlarge") == "aws on_demand 'p5.48xlarge'"
+    measured = "M3 Ultra, PyTorch MPS bf16 matmul (measured)"
+    own = plan.rank_plans(1e11, 10, params=7e9, devices=[measured], utilization=0.4)
+    assert own and all(p.note.startswith("no price; ") and not p.feasible for p in own)
+
+
+def test_a_params_only_plan_has_the_planners_device_bound(capsys):
+    """--days 1e-9 planned 193,681,587,499 H100s as feasible for a params-only job, while a model
+    with a shape is refused past calc.layouts.MAX_FIT_DEVICES: now the same bound for both."""
+    plans = plan.rank_plans(1e11, 1e-9, params=7e9, devices=[H100])
+    assert plans and not any(p.feasible for p in plans)
+    assert all("the planner considers" in p.note for p in plans)
+    code, out, _ = _cli(capsys, *PLAN[:-1], "1e-9", "--device", H100, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["fastest"] is None and all(r["devices"] is None for r in data["plans"])
