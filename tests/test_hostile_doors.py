@@ -74,3 +74,24 @@ def test_a_params_only_plan_has_the_planners_device_bound(capsys):
     code, out, _ = _cli(capsys, *PLAN[:-1], "1e-9", "--device", H100, "--json")
     data = json.loads(out)
     assert code == 0 and data["fastest"] is None and all(r["devices"] is None for r in data["plans"])
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (("--optimizer", "sgd"), "--optimizer does not apply to --method inference"),
+    (("--zero-stage", "1"), "--zero-stage 1 shards optimizer states, which --method inference has none of"),
+    (("--zero-stage", "2"), "--zero-stage 2 shards optimizer states and gradients"),
+])
+def test_inference_refuses_an_optimizer_and_a_zero_stage_that_change_nothing(capsys, extra, needle):
+    """estimate --method inference --optimizer sgd (or ZeRO 1 / 2) was taken and changed nothing (the
+    JSON even said "optimizer": "sgd"); the estimate's own rule is that an option that does not apply
+    is refused. ZeRO 3 still shards the weights, and a training job still takes --optimizer."""
+    base = ("estimate", "--params", "7B", "--device", H100, "--utilization", "0.4", "--json")
+    code, out, err = _cli(capsys, *base, "--method", "inference", *extra)
+    assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _cli(capsys, *base, "--method", "inference", "--zero-stage", "3", "--devices", "8")
+    row = json.loads(out)["rows"][0]
+    want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, devices=8, utilization=0.4,
+                                method="inference", zero_stage=3))
+    assert code == 0 and row["memory_per_device_gib"] == want.memory.total / 2 ** 30
+    code, out, _ = _cli(capsys, *base, "--optimizer", "sgd")
+    assert code == 0 and json.loads(out)["rows"][0]["optimizer"] == "sgd"

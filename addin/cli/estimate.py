@@ -85,8 +85,8 @@ _OPTIONS = (
     click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
                  help="Method: full, lora, qlora train (6 FLOPs per parameter-token); inference is a forward "
                       "pass (2 FLOPs per parameter-token, weights only in memory)."),
-    click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
-                 help="Optimizer (memory per device)."),
+    click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default=None, show_default="adamw",
+                 help="Optimizer (memory per device); not with --method inference."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
                  help="ZeRO stage sharding model states over the devices (memory per device)."),
     model_layout.MODEL, model_layout.CONFIG,
