@@ -177,14 +177,19 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
              filled: Filled | None, i: int) -> Job:
     """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
     extra = rec.get(None) if isinstance(rec, dict) else None
+    if len(rec) - (None in rec) == 1 and ";" in str(next(k for k in rec if k is not None)):
+        raise TrainingBudgetError(f"{where}: the header is one column ({show(next(k for k in rec if k is not None))}): "
+                                  "separate the cells with commas, not semicolons")
     if extra and any(str(c).strip() for c in extra):
         raise TrainingBudgetError(f"{where}: {len(extra)} cell(s) beyond the header's columns "
                                   f"({show(', '.join(map(str, extra)))}); the columns are "
                                   f"{', '.join(SCENARIO_COLUMNS)}")
     unknown = sorted(str(k) for k in rec if k is not None and k not in SCENARIO_COLUMNS)
     if unknown:
-        raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(unknown)} "
-                                  f"(known: {', '.join(SCENARIO_COLUMNS)})")
+        close = [k for k in unknown if k.strip().lower() in SCENARIO_COLUMNS]
+        hint = f"; write {', '.join(repr(k.strip().lower()) for k in close)}" if close else ""
+        raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(map(repr, unknown))} "
+                                  f"(known, lower case: {', '.join(SCENARIO_COLUMNS)}{hint})")
     r = {k: v for k, v in rec.items() if k is not None and v is not None and str(v).strip() != ""}
     for need in ("tokens", "device"):
         if need not in r:

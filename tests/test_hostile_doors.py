@@ -95,3 +95,26 @@ def test_inference_refuses_an_optimizer_and_a_zero_stage_that_change_nothing(cap
     assert code == 0 and row["memory_per_device_gib"] == want.memory.total / 2 ** 30
     code, out, _ = _cli(capsys, *base, "--optimizer", "sgd")
     assert code == 0 and json.loads(out)["rows"][0]["optimizer"] == "sgd"
+
+
+def _scenarios(tmp_path, text):
+    path = tmp_path / "plans.csv"
+    path.write_bytes(text.encode("utf-8"))
+    return str(path)
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("name;params;tokens;device;devices;utilization\na;7B;1B;H100 SXM, BF16 tensor core, dense;1;0.4\n",
+     "scenario 1: the header is one column ('name;params;tokens;device;devices;utilization'): separate the "
+     "cells with commas, not semicolons"),
+    ('Name, Params,tokens,device,utilization\na,7B,1B,"H100 SXM, BF16 tensor core, dense",0.4\n',
+     "unknown column(s) ' Params', 'Name' (known, lower case: name, params, tokens"),
+])
+def test_a_scenarios_file_of_another_dialect_is_refused_in_words_that_say_why(capsys, tmp_path, text, needle):
+    """A semicolon-separated file (a spreadsheet's export where the decimal mark is a comma) was
+    refused as '2 cell(s) beyond the header's columns', a capitalised or spaced header as unknown
+    columns without saying what to write: now the message says what is wrong."""
+    code, out, err = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, text))
+    assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
+    if "Params" in text:
+        assert "write 'params', 'name')" in err
