@@ -118,3 +118,28 @@ def test_a_scenarios_file_of_another_dialect_is_refused_in_words_that_say_why(ca
     assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
     if "Params" in text:
         assert "write 'params', 'name')" in err
+
+
+def test_prices_names_an_unknown_provider_as_calc_does(capsys):
+    """prices --provider nope said "no prices for device None from 'nope'" (no device was given);
+    now it says the provider is unknown and lists the known ones, as a price spec's refusal does."""
+    code, out, err = _cli(capsys, "prices", "--provider", "nope")
+    assert code == 2 and out == ""
+    assert f"no nope prices, unknown provider (providers: {', '.join(prices.providers())})" in err
+    code, out, err = _cli(capsys, "prices", "--provider", " AWS", "--json")
+    assert code == 0 and {r["provider"] for r in json.loads(out)} == {"aws"}
+
+
+def test_the_command_line_reads_method_and_optimizer_in_any_case_as_calc_does(capsys):
+    """calc.budget, TRAIN_BUDGET and the Lite functions take method 'Inference' and optimizer 'SGD'
+    (calc.checks.choice reads any case); estimate refused them (click's Choice was case sensitive)."""
+    base = ("estimate", "--params", "7B", "--device", H100, "--utilization", "0.4", "--json")
+    for method, optimizer in (("Inference", None), ("FULL", "SGD")):
+        code, out, err = _cli(capsys, *base, "--method", method, *(("--optimizer", optimizer) if optimizer else ()))
+        want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method,
+                                    optimizer=optimizer or "adamw"))
+        row = json.loads(out)["rows"][0]
+        assert code == 0 and err == ""
+        assert (row["flops"], row["hours"], row["memory_per_device_gib"]) == (
+            want.flops, want.hours, want.memory.total / 2 ** 30)
+        assert row["method"] == method.lower()
