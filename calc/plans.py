@@ -119,7 +119,7 @@ def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilizatio
         try:
             job = _row_job(where, rec, base, utilization, price, own, usd_per_kwh, occupancy, pue, filled, i)
         except TrainingBudgetError as e:
-            raise named(where, e) from None
+            raise named(where, e, rec.get("name")) from None
         yield job
 
 
@@ -150,14 +150,18 @@ def scenario_budgets(records: Iterable[Mapping[str, Any]], base: Job, **defaults
         try:
             b = budget(job)
         except TrainingBudgetError as e:
-            raise named(f"scenario {i}", e) from None
+            raise named(f"scenario {i}", e, job.name) from None
         yield b
 
 
-def named(where: str, e: TrainingBudgetError) -> TrainingBudgetError:
-    """`e` with its message prefixed by `where` ("scenario 3: ...") unless it already is."""
+def named(where: str, e: TrainingBudgetError, name: Any = None) -> TrainingBudgetError:
+    """`e` with its message prefixed by `where` ("scenario 3: ...") unless it already is, and the
+    row's name at the end where it has one ("... (the row named 'b')": the number counts non-blank
+    rows only, so a file with blank lines numbers its rows otherwise; the name is the file's own)."""
     text = str(e)
-    return e if text.startswith(f"{where}:") else TrainingBudgetError(f"{where}: {text}")
+    text = text if text.startswith(f"{where}:") else f"{where}: {text}"
+    shown = "" if name is None else str(name).strip()
+    return TrainingBudgetError(f"{text} (the row named {shown!r})" if shown else text)
 
 
 def _blank(value: Any) -> bool:

@@ -143,3 +143,17 @@ def test_the_command_line_reads_method_and_optimizer_in_any_case_as_calc_does(ca
         assert (row["flops"], row["hours"], row["memory_per_device_gib"]) == (
             want.flops, want.hours, want.memory.total / 2 ** 30)
         assert row["method"] == method.lower()
+
+
+def test_a_scenarios_refusal_names_the_row_as_the_file_does(capsys, tmp_path):
+    """"scenario 2" counts the non-blank rows, so in a file with blank lines it is not the line a
+    spreadsheet shows; the refusal now ends with the row's own name as well."""
+    text = ('name,params,tokens,device,devices,utilization,price\n\n,,,,,,\n'
+            f'a,7B,1B,"{H100}",1,40 %,2\n\nb,7B,1B,"{H100}",1,,2\n')
+    code, out, err = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, text))
+    assert code == 2 and out == ""
+    assert err.strip().startswith("trainbudget: error: scenario 2: utilization is blank")
+    assert err.strip().endswith("(the row named 'b')")
+    nameless = text.replace("\nb,", "\n,")
+    code, out, err = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, nameless))
+    assert code == 2 and "scenario 2: utilization is blank" in err and "row named" not in err
