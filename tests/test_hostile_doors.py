@@ -93,6 +93,7 @@ def test_inference_refuses_an_optimizer_and_a_zero_stage_that_change_nothing(cap
     want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, devices=8, utilization=0.4,
                                 method="inference", zero_stage=3))
     assert code == 0 and row["memory_per_device_gib"] == want.memory.total / 2 ** 30
+    assert row["optimizer"] is None and row["optimizer_gib"] == row["gradients_gib"] == 0.0  # it said "adamw"
     code, out, _ = _cli(capsys, *base, "--optimizer", "sgd")
     assert code == 0 and json.loads(out)["rows"][0]["optimizer"] == "sgd"
 
