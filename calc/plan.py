@@ -97,6 +97,7 @@ class Plan:
         row: dict[str, Any] = {"device": self.device, "price": self.price_label,
                                "usd_per_device_hour": None if b is None else _num(b.usd_per_device_hour),
                                "price_as_of": None if b is None else b.price_as_of,
+                               "price_age_days": None if b is None else b.price_age_days,
                                "devices": None if not math.isfinite(self.devices) else int(self.devices),
                                **(self.layout or dict.fromkeys(LAYOUT_KEYS)),
                                "memory_per_device_gib": None if b is None else

@@ -103,6 +103,14 @@ def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> 
     return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
 
 
+def _oldest(shown: list[planning.Plan]) -> str:
+    """The oldest dated price among the plans shown (a price from prices.csv can be years old, and
+    the table shows no dates; --json and --csv give each plan's as_of and age)."""
+    dated = [(p.budget.price_as_of, p.price_label) for p in shown
+             if p.budget is not None and p.budget.price_as_of is not None]
+    return "" if not dated else "; the oldest shown: {1}, as of {0}".format(*min(dated))
+
+
 def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
     """The ranked plans as aligned text rows, feasible first, by cost."""
     three = " (low / expected / high)" if plans and plans[0].ranged else ""
@@ -216,7 +224,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve; "
                    "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
-    click.echo("Prices are each provider's published rate as of its date (trainbudget prices); "
-               f"feasible plans first, by {case} cost. Counts planned: the deadline's fewest devices with a layout "
-               f"that fits and its doublings (data parallelism doubled) up to {planning.max_plan_devices():,.0f}, "
-               "the most devices of a published run the prior was fitted on.")
+    click.echo("Prices are each provider's published rate as of its date (trainbudget prices"
+               f"{_oldest(plans[:limit])}); feasible plans first, by {case} cost. Counts planned: the deadline's "
+               "fewest devices with a layout that fits and its doublings (data parallelism doubled) up to "
+               f"{planning.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")
