@@ -173,3 +173,35 @@ def test_a_plan_says_how_old_its_prices_are(capsys):
     assert {r["price_age_days"] for r in rows} == {want.price_age_days} and want.price_age_days > 365
     code, out, _ = _cli(capsys, *args)
     assert code == 0 and f"the oldest shown: gcp:{plan_name} {row.offering}, as of {row.as_of}" in out
+
+
+@pytest.mark.parametrize(("spec", "tail"), [
+    ("aws:spot", "; aws publishes on_demand for it)"),
+    ("gcp:spot:a3-highgpu-1g", "; gcp publishes on_demand, 1yr, 3yr for it)"),
+    ("aws:od:p5en.48xlarge", "; that aws offering prices H200 SXM)"),
+    ("lambda:od:8x  H100 SXM", "; lambda's offerings for it: 1x H100 SXM, 8x H100 SXM)"),
+])
+def test_a_price_refusal_says_what_the_provider_has(capsys, spec, tail):
+    """"no aws spot price for 'H100 ...' (providers with prices for it: aws, ...)" listed aws among
+    the providers with prices, which reads as a contradiction; the refusal now says which plans the
+    provider publishes for the device, which hardware a named offering prices, or the provider's
+    offerings for it. The same words from calc, estimate, plan and a scenarios row."""
+    with pytest.raises(calc.TrainingBudgetError) as said:
+        calc.budget(calc.Job(params=7e9, device=H100, price=spec))
+    assert str(said.value).endswith(tail) and str(said.value).startswith("price: no ")
+    for args in (("estimate", "--params", "7B", "--device", H100), (*PLAN, "--device", H100)):
+        code, out, err = _cli(capsys, *args, "--price", spec)
+        assert code == 2 and out == "" and err.strip() == f"trainbudget: error: {said.value}"
+
+
+def test_a_scenarios_text_block_says_the_method(capsys, tmp_path):
+    """estimate --scenarios --method inference printed "a: 7B params, 1B tokens, ..." and hours a
+    third of training's, nothing saying they are a forward pass's; each block now names the method
+    when it is not a full fine-tune (whose words stay as they were)."""
+    path = _scenarios(tmp_path, f'name,params,tokens,device,devices,utilization\na,7B,1B,"{H100}",1,0.4\n')
+    for method, lead in (("inference", "a: inference of 7B params, 1B tokens (forward only), 1 x "),
+                         ("lora", "a: LoRA fine-tune of 7B params, 1B tokens, 1 x "),
+                         ("full", "a: 7B params, 1B tokens, 1 x ")):
+        code, out, _ = _cli(capsys, "estimate", "--scenarios", path, "--method", method)
+        b = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method))
+        assert code == 0 and out.startswith(lead) and f"{b.memory.total / 2 ** 30:,.1f} GiB per device" in out
