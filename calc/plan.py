@@ -277,7 +277,19 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
             b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=spec))
             plans += _plans(name, label, counts, layout, b, days, case, budget_usd, note, ranged,
                             unpriced.get(name, "no price"))
+        if own is not None and table.get(name).watts is None:  # not costed: say why, in calc.budget's words
+            plans += _plans(name, own.label(), np.array([n]), layout, None, days, case, budget_usd,
+                            _unowned(base.with_(device=name, price=own)), ranged)
     return sorted(plans, key=_rank)
+
+
+def _unowned(job: Job) -> str:
+    """Why owned hardware cannot price `job`'s device (no watts: no energy share): calc.budget's refusal."""
+    try:
+        budget(job)
+    except TrainingBudgetError as e:
+        return str(e)
+    return "owned hardware: not priced"  # not reached: a device without watts is refused
 
 
 def _unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str]:

@@ -205,3 +205,19 @@ def test_a_scenarios_text_block_says_the_method(capsys, tmp_path):
         code, out, _ = _cli(capsys, "estimate", "--scenarios", path, "--method", method)
         b = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method))
         assert code == 0 and out.startswith(lead) and f"{b.memory.total / 2 ** 30:,.1f} GiB per device" in out
+
+
+def test_plan_says_why_owned_hardware_prices_no_plan_on_a_device_without_watts():
+    """plan --own dropped the owned option without a word on a device without watts (a TPU, a
+    measured row), where estimate --own refuses it ('has no watts for the energy share'): the plan
+    now lists the owned option as not feasible, in calc.budget's words."""
+    tpu = "TPU v6e (Trillium), BF16, dense"
+    own = calc.plans.parse_own("30000,5", 0.1)
+    with pytest.raises(calc.TrainingBudgetError) as said:
+        calc.budget(calc.Job(params=7e9, device=tpu, price=own))
+    plans = plan.rank_plans(1e10, 10, params=7e9, devices=[tpu], own=own)
+    owned = [p for p in plans if p.price_label == own.label()]
+    assert len(owned) == 1 and not owned[0].feasible and owned[0].note == str(said.value)
+    assert "has no watts" in owned[0].note and owned[0].row()["cost_usd_expected"] is None
+    priced = [p for p in plans if p.price_label.startswith("gcp:")]
+    assert priced and any(p.feasible for p in priced)
