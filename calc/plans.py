@@ -261,6 +261,9 @@ def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
 
 def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, usd_per_kwh: float | None,
            occupancy: float, pue: float | None, used: list[str]) -> Any:
+    if r.get("own") and r.get("price"):  # as --price with --own: one price per job
+        raise TrainingBudgetError(f"{where}: give price or own, not both (got price {show(r['price'])} and own "
+                                  f"{show(r['own'])}: one price per row, as --price and --own on the command line)")
     if r.get("own") or (own and not r.get("price")):
         used += ["owned"] if r.get("own") else ["own", "owned"]
         return parse_own(r.get("own") or own, usd_per_kwh, pue, occupancy)

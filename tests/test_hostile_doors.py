@@ -221,3 +221,16 @@ def test_plan_says_why_owned_hardware_prices_no_plan_on_a_device_without_watts()
     assert "has no watts" in owned[0].note and owned[0].row()["cost_usd_expected"] is None
     priced = [p for p in plans if p.price_label.startswith("gcp:")]
     assert priced and any(p.feasible for p in priced)
+
+
+def test_a_scenarios_row_with_a_price_and_an_own_cell_is_refused(capsys, tmp_path):
+    """A row with both a price and an own cell was priced as owned hardware, its price cell left
+    unread without a word; the command line refuses --price with --own, and so does the row now."""
+    text = f'name,params,tokens,device,devices,utilization,price,own\na,7B,1B,"{H100}",1,0.4,aws:od,"30000,5"\n'
+    code, out, err = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, text), "--usd-per-kwh", "0.1")
+    assert code == 2 and out == "" and "scenario 1: give price or own, not both (got price 'aws:od'" in err
+    code, out, _ = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, text.replace("aws:od", "")),
+                        "--usd-per-kwh", "0.1", "--json")
+    want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4,
+                                price=calc.plans.parse_own("30000,5", 0.1)))
+    assert code == 0 and json.loads(out)["rows"][0]["cost_usd"] == want.cost_usd
