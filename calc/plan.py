@@ -245,8 +245,8 @@ def _candidates(names: Any, table: DeviceTable) -> list[str]:
     """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
     (calc.ranges.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
     rows are planned when named)."""
-    if names:
-        return [table.get(n).name for n in names]
+    if names:  # each device once, however often (or in whatever spelling) it is named
+        return list(dict.fromkeys(table.get(n).name for n in names))
     return list(dict.fromkeys(prior_device(d.name, table) for d in table if d.memory_gib))
 
 

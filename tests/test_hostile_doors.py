@@ -234,3 +234,10 @@ def test_a_scenarios_row_with_a_price_and_an_own_cell_is_refused(capsys, tmp_pat
     want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4,
                                 price=calc.plans.parse_own("30000,5", 0.1)))
     assert code == 0 and json.loads(out)["rows"][0]["cost_usd"] == want.cost_usd
+
+
+def test_a_device_named_twice_is_planned_once():
+    """plan --device X --device X ranked every plan of X twice (28 rows for 14)."""
+    once = plan.rank_plans(1e10, 10, params=7e9, devices=[H100], price="2", utilization=0.4)
+    twice = plan.rank_plans(1e10, 10, params=7e9, devices=[H100, H100], price="2", utilization=0.4)
+    assert once and [p.row() for p in twice] == [p.row() for p in once]
