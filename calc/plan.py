@@ -35,7 +35,7 @@ import numpy as np
 
 from . import prices
 from .budget import Budget, Job, Owned, Span, budget, usable_bytes
-from .checks import positive, whole
+from .checks import TrainingBudgetError, positive, whole
 from .devices import DeviceTable, catalog
 from .inverse import CASES as CASES  # re-exported (with the next names): moved to calc.inverse
 from .inverse import EXACT as EXACT
@@ -97,6 +97,7 @@ class Plan:
         row: dict[str, Any] = {"device": self.device, "price": self.price_label,
                                "usd_per_device_hour": None if b is None else _num(b.usd_per_device_hour),
                                "price_as_of": None if b is None else b.price_as_of,
+                               "price_age_days": None if b is None else b.price_age_days,
                                "devices": None if not math.isfinite(self.devices) else int(self.devices),
                                **(self.layout or dict.fromkeys(LAYOUT_KEYS)),
                                "memory_per_device_gib": None if b is None else
@@ -213,13 +214,13 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
     n0 = devices_for(states, days, case=case, node=node)
     if not math.isfinite(n0):
         return math.inf, None, None, "does not fit in memory"
+    if n0 > MAX_FIT_DEVICES:  # with a shape or without: the same bound (a params-only job had none)
+        return math.inf, None, None, _too_many(days, n0)
     preset = job.model
     if preset is None or not preset.has_shape:
         layout = {"tensor_parallel": 1, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 1,
                   "data_parallel": int(n0), "zero_stage": 3}
         return n0, states.with_(devices=n0), layout, "model states only (no shape: no activations)"
-    if n0 > MAX_FIT_DEVICES:
-        return math.inf, None, None, _too_many(days, n0)
     n, found = _fit_count(job, preset, n0, float(node), table, cache)
     if found is None:
         return math.inf, None, None, f"no layout fits on {n0:g} to {n0 + (SEARCH_STEPS - 1) * node:g} devices"
@@ -244,8 +245,8 @@ def _candidates(names: Any, table: DeviceTable) -> list[str]:
     """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
     (calc.ranges.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
     rows are planned when named)."""
-    if names:
-        return [table.get(n).name for n in names]
+    if names:  # each device once, however often (or in whatever spelling) it is named
+        return list(dict.fromkeys(table.get(n).name for n in names))
     return list(dict.fromkeys(prior_device(d.name, table) for d in table if d.memory_gib))
 
 
@@ -267,18 +268,56 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     cache: dict[tuple[Any, ...], Any] = {}
     plans: list[Plan] = []
     ranged = wants_prior(utilization)
-    for name in _candidates(devices, table):
+    names = _candidates(devices, table)
+    unpriced = _unpriced(price, names, table)
+    for name in names:
         n, at, layout, note = _device_plan(base.with_(device=name), days, case, node, table, cache)
         counts = counts_considered(n) if at is not None else np.array([n])
         for spec, label in price_options(name, price, own, table) or [(None, "no price")]:
             b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=spec))
-            plans += _plans(name, label, counts, layout, b, days, case, budget_usd, note, ranged)
+            plans += _plans(name, label, counts, layout, b, days, case, budget_usd, note, ranged,
+                            unpriced.get(name, "no price"))
+        if own is not None and table.get(name).watts is None:  # not costed: say why, in calc.budget's words
+            plans += _plans(name, own.label(), np.array([n]), layout, None, days, case, budget_usd,
+                            _unowned(base.with_(device=name, price=own)), ranged)
     return sorted(plans, key=_rank)
 
 
+def _unowned(job: Job) -> str:
+    """Why owned hardware cannot price `job`'s device (no watts: no energy share): calc.budget's refusal."""
+    try:
+        budget(job)
+    except TrainingBudgetError as e:
+        return str(e)
+    return "owned hardware: not priced"  # not reached: a device without watts is refused
+
+
+def _unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str]:
+    """For a PROVIDER:PLAN[:OFFERING] price, why each device without a row for it has no price
+    (calc.prices.lookup's words); refused in those words where no device planned has a row, as
+    calc.budget refuses the spec for one job."""
+    if not isinstance(price, str) or _is_number(price):
+        return {}
+    spec = price if ":" in price else f"{price}:on_demand"
+    missing: dict[str, str] = {}
+    for name in names:
+        try:
+            prices.lookup(spec, name, table)
+        except TrainingBudgetError as e:
+            missing[name] = str(e)
+    if names and len(missing) == len(names):
+        if len(names) == 1:
+            raise TrainingBudgetError(missing[names[0]])
+        raise TrainingBudgetError(f"price: no {prices.spec_words(spec)} price for any of the {len(names)} devices "
+                                  f"planned (trainbudget prices lists each provider's offerings)")
+    return {name: f"no {prices.spec_words(spec)} price for this device" for name in missing}
+
+
 def _plans(name: str, label: str, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,
-           days: float, case: str, budget_usd: float | None, note: str, ranged: bool) -> list[Plan]:
-    """One Plan per count of one device and price, from the Budget over the counts."""
+           days: float, case: str, budget_usd: float | None, note: str, ranged: bool,
+           no_price: str = "no price") -> list[Plan]:
+    """One Plan per count of one device and price, from the Budget over the counts; a plan without a
+    price says so first (`no_price`: why), before the device's note."""
     out = []
     for k, n in enumerate(counts):
         at = k if len(counts) > 1 else None
@@ -287,8 +326,8 @@ def _plans(name: str, label: str, counts: np.ndarray, layout: dict[str, int] | N
         fits, hours, cost = plan.value("fits"), plan.value("hours"), plan.figure("cost_usd")
         ok = b is not None and bool(fits is not False) and float(pick(hours, case)) <= 24 * days * (1 + EXACT)
         within = None if budget_usd is None else cost is not None and cost <= budget_usd
-        out.append(Plan(name, label, float(n), lay, b, ok and cost is not None, within, case,
-                        note or ("" if cost is not None or b is None else "no price"), ranged, at))
+        why = note if cost is not None or b is None else "; ".join(filter(None, (no_price, note)))
+        out.append(Plan(name, label, float(n), lay, b, ok and cost is not None, within, case, why, ranged, at))
     return out
 
 

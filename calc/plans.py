@@ -121,7 +121,7 @@ def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilizatio
         try:
             job = _row_job(where, rec, base, utilization, price, own, usd_per_kwh, occupancy, pue, filled, i)
         except TrainingBudgetError as e:
-            raise named(where, e) from None
+            raise named(where, e, rec.get("name")) from None
         yield job
 
 
@@ -152,14 +152,18 @@ def scenario_budgets(records: Iterable[Mapping[str, Any]], base: Job, **defaults
         try:
             b = budget(job)
         except TrainingBudgetError as e:
-            raise named(f"scenario {i}", e) from None
+            raise named(f"scenario {i}", e, job.name) from None
         yield b
 
 
-def named(where: str, e: TrainingBudgetError) -> TrainingBudgetError:
-    """`e` with its message prefixed by `where` ("scenario 3: ...") unless it already is."""
+def named(where: str, e: TrainingBudgetError, name: Any = None) -> TrainingBudgetError:
+    """`e` with its message prefixed by `where` ("scenario 3: ...") unless it already is, and the
+    row's name at the end where it has one ("... (the row named 'b')": the number counts non-blank
+    rows only, so a file with blank lines numbers its rows otherwise; the name is the file's own)."""
     text = str(e)
-    return e if text.startswith(f"{where}:") else TrainingBudgetError(f"{where}: {text}")
+    text = text if text.startswith(f"{where}:") else f"{where}: {text}"
+    shown = "" if name is None else str(name).strip()
+    return TrainingBudgetError(f"{text} (the row named {shown!r})" if shown else text)
 
 
 def _blank(value: Any) -> bool:
@@ -179,14 +183,19 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
              filled: Filled | None, i: int) -> Job:
     """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
     extra = rec.get(None) if isinstance(rec, dict) else None
+    if len(rec) - (None in rec) == 1 and ";" in str(next(k for k in rec if k is not None)):
+        raise TrainingBudgetError(f"{where}: the header is one column ({show(next(k for k in rec if k is not None))}): "
+                                  "separate the cells with commas, not semicolons")
     if extra and any(str(c).strip() for c in extra):
         raise TrainingBudgetError(f"{where}: {len(extra)} cell(s) beyond the header's columns "
                                   f"({show(', '.join(map(str, extra)))}); the columns are "
                                   f"{', '.join(SCENARIO_COLUMNS)}")
     unknown = sorted(str(k) for k in rec if k is not None and k not in SCENARIO_COLUMNS)
     if unknown:
-        raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(unknown)} "
-                                  f"(known: {', '.join(SCENARIO_COLUMNS)})")
+        close = [k for k in unknown if k.strip().lower() in SCENARIO_COLUMNS]
+        hint = f"; write {', '.join(repr(k.strip().lower()) for k in close)}" if close else ""
+        raise TrainingBudgetError(f"{where}: unknown column(s) {', '.join(map(repr, unknown))} "
+                                  f"(known, lower case: {', '.join(SCENARIO_COLUMNS)}{hint})")
     r = {k: v for k, v in rec.items() if k is not None and v is not None and str(v).strip() != ""}
     for need in ("tokens", "device"):
         if need not in r:
@@ -257,6 +266,9 @@ def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
 
 def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, usd_per_kwh: float | None,
            occupancy: float, pue: float | None, used: list[str]) -> Any:
+    if r.get("own") and r.get("price"):  # as --price with --own: one price per job
+        raise TrainingBudgetError(f"{where}: give price or own, not both (got price {show(r['price'])} and own "
+                                  f"{show(r['own'])}: one price per row, as --price and --own on the command line)")
     if r.get("own") or (own and not r.get("price")):
         used += ["owned"] if r.get("own") else ["own", "owned"]
         return parse_own(r.get("own") or own, usd_per_kwh, pue, occupancy)

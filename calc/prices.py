@@ -137,6 +137,29 @@ def offering(spec: str) -> str:
     return _parts(spec)[2]
 
 
+def _what_there_is(provider: str, named: str, device: str, table: DeviceTable | None) -> str:
+    """lookup's refusal, continued: the plans `provider` publishes for the device (of the offering
+    named), or the hardware the named offering prices. Kept free of ')' (the workbook's copy of the
+    refusal ends at the parenthesis)."""
+    own = [r for r in find(device, provider, table=table) if not named or r.offering.lower() == named]
+    if own:
+        hint = f"; {provider} publishes {', '.join(p for p in PLANS if any(p in r.usd for r in own))} for it"
+    elif other := sorted({r.device for r in load_prices() if named and r.provider == provider
+                          and r.offering.lower() == named}):
+        hint = f"; that {provider} offering prices {' and '.join(other)}"
+    else:
+        offerings = sorted({r.offering for r in find(device, provider, table=table)})
+        hint = f"; {provider}'s offerings for it: {', '.join(offerings)}" if named and offerings else ""
+    return "" if ")" in hint else hint
+
+
+def spec_words(spec: str) -> str:
+    """A provider spec in lookup's refusal words: "aws spot", "lambda on_demand '8x H100 SXM'"."""
+    provider, plan = parse_spec(spec)  # type: ignore[misc]  (a number is never looked up)
+    named = offering(spec)
+    return f"{provider} {plan}" + (f" {named!r}" if named else "")
+
+
 def spec_for(row: Price, plan: str) -> str:
     """The spec that prices by exactly `row` at `plan`: "provider:plan:offering"."""
     return f"{row.provider}:{plan_name(plan)}:{row.offering}"
@@ -162,9 +185,9 @@ def lookup(spec: str, device: str, table: DeviceTable | None = None) -> tuple[Pr
     rows = [r for r in find(device, provider, plan, table) if not named or r.offering.lower() == named]
     if not rows:
         known = sorted({r.provider for r in find(device, table=table)})
-        what = f"{provider} {plan}" + (f" {offering(spec)!r}" if named else "")
-        raise TrainingBudgetError(f"price: no {what} price for {device!r} "
-                                  f"(providers with prices for it: {', '.join(known) or 'none'})")
+        raise TrainingBudgetError(f"price: no {spec_words(spec)} price for {device!r} "
+                                  f"(providers with prices for it: {', '.join(known) or 'none'}"
+                                  f"{_what_there_is(provider, named, device, table)})")
     best = max(rows, key=lambda r: (r.as_of, -r.usd[plan]))
     return best, plan
 

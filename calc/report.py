@@ -122,7 +122,8 @@ def budget_row(b: Budget) -> dict[str, Any]:
         **{k: _n(lay[k]) for k in ("tensor_parallel", "pipeline_parallel", "expert_parallel",
                                    "context_parallel", "data_parallel")},
         "pipeline_stage_layers": _stage_layers(job, lay["pipeline_parallel"]),
-        "method": job.method, "optimizer": job.optimizer, "zero_stage": _n(job.zero_stage),
+        "method": job.method, "optimizer": None if str(job.method).lower() == "inference" else job.optimizer,
+        "zero_stage": _n(job.zero_stage),  # (an inference job, a forward pass, has no optimizer)
         "memory_per_device_gib": float(b.memory.total) / GIB,
         **{f"{part}_gib": float(v) / GIB for part, v in b.memory.as_dict().items() if part != "total"},
         "usable_gib": None if b.usable_bytes is None else float(b.usable_bytes) / GIB,

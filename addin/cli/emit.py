@@ -249,9 +249,11 @@ def scenario_text(b: Budget) -> str:
     """One scenario as a block (written as soon as it is computed)."""
     job = b.job
     device = asked_device(b)
-    lines = [f"{job.name or device}: {_method(job)} of {rep.format_count(b.params)} params, "
-             f"{rep.format_count(job.tokens)} tokens, {int(job.devices)} x {device}; "
-             f"{float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
+    what = f"{rep.format_count(b.params)} params" if job.method == "full" else \
+        f"{_method(job)} of {rep.format_count(b.params)} params"  # the method's FLOPs: say which
+    forward = " (forward only)" if job.method == "inference" else ""
+    lines = [f"{job.name or device}: {what}, {rep.format_count(job.tokens)} tokens{forward}, "
+             f"{int(job.devices)} x {device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
     for key, unit in (("hours", "hours"), ("days", "days"), ("device_hours", "device-hours"),
                       ("cost_usd", "USD"), ("energy_kwh", "kWh")):
         value = getattr(b, key)

@@ -83,12 +83,12 @@ _OPTIONS = (
     click.option("--pue", type=float, default=None, show_default="1.0; 1.58 with --own",
                  help="Data-centre power usage effectiveness (>= 1) applied to the energy. With --scenarios: "
                       "fills the blank pue cells only."),
-    click.option("--method", type=click.Choice(calc.METHODS), default="full", show_default=True,
+    click.option("--method", type=click.Choice(calc.METHODS, case_sensitive=False), default="full", show_default=True,
                  help="Method: full trains every weight (6 FLOPs per parameter-token); lora, qlora train "
                       "adapters over frozen weights (4: no weight gradients for them); inference is a forward "
                       "pass (2, weights only in memory). With --scenarios: fills the blank method cells only."),
-    click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS), default="adamw", show_default=True,
-                 help="Optimizer (memory per device)."),
+    click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS, case_sensitive=False), default=None,
+                 show_default="adamw", help="Optimizer (memory per device); not with --method inference."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
                  help="ZeRO stage sharding model states over the devices (memory per device)."),
     model_layout.MODEL, model_layout.CONFIG,

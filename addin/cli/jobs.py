@@ -30,7 +30,7 @@ class Options:
     pue: float | None
     goodput: float | None
     method: str
-    optimizer: str
+    optimizer: str | None
     zero_stage: int
     model_name: str | None
     config_path: str | None
@@ -69,6 +69,7 @@ def check(o: Options) -> None:
         raise Error(f"--active-params {o.active_params:g} is more than --params "
                     f"{calc.SEED_PARAMS if o.params is None else o.params:g} (a mixture of experts runs a share "
                     "of its parameters per token)")
+    _check_forward(o)
     if o.as_range and o.utilization is not None:
         raise Error("--range takes low / expected / high utilization from the published runs; "
                     "give --range or --utilization, not both")
@@ -103,6 +104,19 @@ def check(o: Options) -> None:
         whole(option, value)
 
 
+def _check_forward(o: Options) -> None:
+    """Inference keeps weights only (calc.memory): an optimizer, or a ZeRO stage that shards only
+    optimizer states (1) and gradients (2), would change nothing; ZeRO 3 shards the weights."""
+    if o.method != "inference":
+        return
+    if o.optimizer is not None:
+        raise Error(f"--optimizer does not apply to --method inference: a forward pass keeps no gradients or "
+                    f"optimizer states (got --optimizer {o.optimizer})")
+    if o.zero_stage in (1, 2):
+        raise Error(f"--zero-stage {o.zero_stage} shards optimizer states{' and gradients' * (o.zero_stage == 2)}, "
+                    "which --method inference has none of: give 0, or 3 to shard the weights")
+
+
 def model(o: Options) -> ModelPreset | None:
     """The preset or config named on the command line (None when neither is)."""
     if o.config_path is not None:
@@ -120,7 +134,7 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
                     devices=1 if o.n_devices is None else o.n_devices,
                     tensor_parallel=o.tp, pipeline_parallel=o.pp, expert_parallel=o.ep, context_parallel=o.cp,
-                    method=o.method, optimizer=o.optimizer, zero_stage=o.zero_stage,
+                    method=o.method, optimizer=o.optimizer or "adamw", zero_stage=o.zero_stage,
                     utilization="prior" if o.as_range else (1.0 if o.utilization is None else o.utilization),
                     goodput=o.goodput, price=owned if owned is not None else plans.parse_price("--price", o.price),
                     pue=o.pue, table=table)

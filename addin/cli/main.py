@@ -87,6 +87,9 @@ def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool
     """Cloud prices per device-hour (on demand, 1-year, 3-year, spot), each with its source, date and age."""
     from ...calc import prices as priced
 
+    if provider is not None and provider.strip().lower() not in priced.providers():
+        raise calc.TrainingBudgetError(f"--provider {provider!r}: no {provider.strip().lower()} prices, unknown "
+                                       f"provider (providers: {', '.join(priced.providers())})")
     rows = [r for r in priced.price_rows(device, table=_table(catalog_path))
             if provider is None or r["provider"] == provider.strip().lower()]
     if not rows:

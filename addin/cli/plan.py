@@ -103,6 +103,14 @@ def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> 
     return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
 
 
+def _oldest(shown: list[planning.Plan]) -> str:
+    """The oldest dated price among the plans shown (a price from prices.csv can be years old, and
+    the table shows no dates; --json and --csv give each plan's as_of and age)."""
+    dated = [(p.budget.price_as_of, p.price_label) for p in shown
+             if p.budget is not None and p.budget.price_as_of is not None]
+    return "" if not dated else "; the oldest shown: {1}, as of {0}".format(*min(dated))
+
+
 def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
     """The ranked plans as aligned text rows, feasible first, by cost."""
     three = " (low / expected / high)" if plans and plans[0].ranged else ""
@@ -123,6 +131,17 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
     return lines
 
 
+def _check_applies(utilization: float | None, case: str | None, own: str | None, usd_per_kwh: float | None) -> None:
+    """Refuse an option that would change nothing (as estimate does): --case picks one of the prior's
+    low / expected / high, which a given --utilization does not have; --usd-per-kwh prices --own."""
+    if case is not None and utilization is not None:
+        raise calc.TrainingBudgetError(f"--case {case} picks a case of the prior's range; --utilization "
+                                       f"{utilization:g} gives one case (drop --case, or --utilization for the prior)")
+    if usd_per_kwh is not None and own is None:
+        raise calc.TrainingBudgetError(f"--usd-per-kwh applies to owned hardware: give --own CAPEX,LIFE too "
+                                       f"(got --usd-per-kwh {usd_per_kwh:g})")
+
+
 @click.command()
 @model_layout.MODEL
 @model_layout.CONFIG
@@ -140,22 +159,26 @@ def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
 @click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
 @click.option("--goodput", type=UtilizationType(), default=None,
               help="Share of wall-clock time spent training (0.9, 90%); default: the prior's.")
-@click.option("--case", type=click.Choice(("expected", "high")), default="expected", show_default=True,
-              help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).")
+@click.option("--case", type=click.Choice(("expected", "high")), default=None,
+              help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).  "
+              "[default: expected; not with --utilization, which gives one case]")
 @click.option("--node", type=int, default=1, show_default=True, help="Device counts are multiples of this.")
-@click.option("--limit", type=int, default=20, show_default=True, help="Rows printed (text output).")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 def plan(model_name: str | None, config_path: str | None, params: float | None, tokens: float, days: float,
          budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
-         usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None, case: str,
-         node: int, limit: int, as_json: bool, as_csv: bool) -> None:
+         usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None,
+         case: str | None, node: int, limit: int, as_json: bool, as_csv: bool) -> None:
     """Devices for a deadline on every device and price offering, at the fewest devices that meet it and
     its doublings: the cheapest plans that fit and finish."""
     if utilization is not None and as_range:
         raise click.UsageError("give --utilization or --range, not both")
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
+    _check_applies(utilization, case, own, usd_per_kwh)
+    case = case or "expected"
     preset = model_layout.resolve(model_name, config_path)
     if preset is not None and params is not None:
         raise click.UsageError("give --model/--config or --params, not both")
@@ -201,7 +224,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve; "
                    "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
-    click.echo("Prices are each provider's published rate as of its date (trainbudget prices); "
-               f"feasible plans first, by {case} cost. Counts planned: the deadline's fewest devices with a layout "
-               f"that fits and its doublings (data parallelism doubled) up to {planning.max_plan_devices():,.0f}, "
-               "the most devices of a published run the prior was fitted on.")
+    click.echo("Prices are each provider's published rate as of its date (trainbudget prices"
+               f"{_oldest(plans[:limit])}); feasible plans first, by {case} cost. Counts planned: the deadline's "
+               "fewest devices with a layout that fits and its doublings (data parallelism doubled) up to "
+               f"{planning.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")
