@@ -209,9 +209,11 @@ def beyond(outsides: list[str]) -> str:
     return f'IF({joined}="",""," (extrapolated: the runs span "&MID({joined},3,999)&")")'
 
 
-def basis(runs: str, scale: str, note: str) -> str:
-    """The basis line from its pieces (basis_runs, basis_scale, beyond) and the tail."""
-    return f'{runs}&{scale}&{note}&": "&{TAIL_NAME}'
+def basis(runs: str, scale: str, note: str, caveat: str | None = None) -> str:
+    """The basis line from its pieces (basis_runs, basis_scale, beyond), the tail and, where given,
+    the method's caveat (`caveat`: a cell holding pieces.prior_caveat, calc.budget.PRIOR_CAVEATS)."""
+    line = f'{runs}&{scale}&{note}&": "&{TAIL_NAME}'
+    return line if caveat is None else f"{line}&{caveat}"
 
 
 def log_expected(effect: str, active: str, devices: str, tokens: str, moe: str = "0") -> str:

@@ -224,7 +224,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
         _name(ws, name, f"B{i}")
         if name == "Prior_basis":  # one long line: over B and C, wrapped, the row as tall as it needs
             _wrap_over_b_c(ws, i, value)
-        elif name.startswith(("Prior_basis_", "Prior_out_", "Prior_beyond")):
+        elif name.startswith(("Prior_basis_", "Prior_out_", "Prior_beyond", "Prior_caveat")):
             cell.alignment = styles.SHRINK
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
@@ -312,9 +312,10 @@ def _basis_rows(p: prior.UtilizationPrior, caveat: str) -> list[tuple[str, str, 
                      ", " + words if words in spans else "", None, "the runs' span where the job lies outside it"))
     rows += [("Prior_beyond", "Basis: the extrapolation note", prior_native.beyond(outs), note, None,
               "blank: the job lies within the runs"),
+             ("Prior_caveat", "Basis: the method's note", pieces.prior_caveat("FLOPs_per_token", PRIOR_CAVEATS),
+              caveat, None, "blank: a full training step, as the runs"),
              ("Prior_basis", "Basis: which runs the prior describes",
-              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond") + "&"
-              + pieces.prior_caveat("FLOPs_per_token", PRIOR_CAVEATS),
+              prior_native.basis("Prior_basis_runs", "Prior_basis_scale", "Prior_beyond", "Prior_caveat"),
               p.basis + caveat, None, "")]
     return rows
 
