@@ -298,19 +298,18 @@ def _unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str
     calc.budget refuses the spec for one job."""
     if not isinstance(price, str) or _is_number(price):
         return {}
-    spec = price if ":" in price else f"{price}:on_demand"
     missing: dict[str, str] = {}
     for name in names:
         try:
-            prices.lookup(spec, name, table)
+            prices.lookup(price, name, table)  # a bare provider: on_demand
         except TrainingBudgetError as e:
             missing[name] = str(e)
     if names and len(missing) == len(names):
         if len(names) == 1:
             raise TrainingBudgetError(missing[names[0]])
-        raise TrainingBudgetError(f"price: no {prices.spec_words(spec)} price for any of the {len(names)} devices "
+        raise TrainingBudgetError(f"price: no {prices.spec_words(price)} price for any of the {len(names)} devices "
                                   f"planned (trainbudget prices lists each provider's offerings)")
-    return {name: f"no {prices.spec_words(spec)} price for this device" for name in missing}
+    return {name: f"no {prices.spec_words(price)} price for this device" for name in missing}
 
 
 def _plans(name: str, label: str, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,
