@@ -371,8 +371,8 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
-    ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills (method "
-                  "inference: a forward pass, 2 FLOPs per parameter-token)",
+    ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills (FLOPs "
+                  "per parameter-token by method: full 6, lora and qlora 4, inference 2, a forward pass)",
                   "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
                                          METHOD, OPTIMIZER, ZERO, ACTIVE),
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),

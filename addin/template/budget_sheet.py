@@ -86,8 +86,7 @@ PART_NAMES = {part: f"{part.capitalize()}_GB" for part in native.PARTS}
 COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 
 
-ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (LoRA 4, inference 2); hours at"
-               " the utilization"
+ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (LoRA 4, inference 2); hours at the utilization"
                " above (dense peak); job memory in GB (1e9 B), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 CHART_ROWS = 50  # rows the chart covers below the comparison
