@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import sys
 
-from trainbudget.calc.backtest import GOALS, backtest
-from trainbudget.calc.prior import LLAMA3_GOODPUT
+from trainbudget.calc.prior.backtest import GOALS, backtest
+from trainbudget.calc.prior.utilization import LLAMA3_GOODPUT
 
 VARIANTS = (("jackknife+", frozenset()), ("jackknife+", frozenset({"tokens"})), ("loo", frozenset()),
             ("loo", frozenset({"tokens"})))

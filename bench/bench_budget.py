@@ -29,6 +29,7 @@ every figure read keep (tracemalloc), each at least one such multiply; for the s
 same question's objects and arithmetic as straight-line Python with no checks or look-ups, and
 the objects alone (the Job, its MemoryBreakdown, UtilizationPrior, five Spans and the Budget built
 from figures worked out beforehand: what the issue's frozen data model costs before any work). Then
+from trainbudget.calc.prior import utilization as calc_prior
 the bytecodes one scalar question runs (new, same, straight-line): a count no load changes.
 """
 
@@ -100,7 +101,7 @@ def scalar_budget(c: ModuleType = calc) -> calc.Budget:
 
 def fresh_questions(c: ModuleType = calc) -> Callable[[], calc.Budget]:
     """The scalar question with a parameter count never asked before on each call: no cache of
-    budget() (the job's prior, the layout's memory) or of calc.prior.job_prior can answer it."""
+    budget() (the job's prior, the layout's memory) or of calc_prior.job_prior can answer it."""
     count = iter(range(1, 1 << 62))
 
     def ask() -> calc.Budget:
@@ -229,9 +230,9 @@ def straight_line() -> Callable[[], calc.Budget]:
     MemoryBreakdown, UtilizationPrior, Spans and Budget, and the arithmetic with numpy's log10
     and exp (the calls the prior needs). What one scalar question costs in this interpreter on
     this machine before any of the work that makes it a checked, cited answer."""
-    from trainbudget.calc.job import Span
-    from trainbudget.calc.memory import MemoryBreakdown
-    from trainbudget.calc.prior import UtilizationPrior
+    from trainbudget.calc.compose.job import Span
+    from trainbudget.calc.physics.memory import MemoryBreakdown
+    from trainbudget.calc.prior.utilization import UtilizationPrior
     ref = scalar_budget()
     make = tuple.__new__
     count = iter(range(1, 1 << 62))
@@ -269,9 +270,9 @@ def objects_alone() -> Callable[[], calc.Budget]:
     composer of it on this interpreter and machine."""
     import dataclasses
 
-    from trainbudget.calc.job import Span
-    from trainbudget.calc.memory import MemoryBreakdown
-    from trainbudget.calc.prior import UtilizationPrior
+    from trainbudget.calc.compose.job import Span
+    from trainbudget.calc.physics.memory import MemoryBreakdown
+    from trainbudget.calc.prior.utilization import UtilizationPrior
     ref = scalar_budget()
     m, q = ref.memory, ref.prior
     parts = (m.weights, m.gradients, m.optimizer, m.master, m.activations, m.total)

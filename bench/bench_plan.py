@@ -2,7 +2,7 @@
 
 Run: python bench/bench_plan.py. Prints figures; asserts nothing (issue 20's goal: the whole
 `trainbudget plan` command over the catalog and the price table within 3 s on this machine).
-In-process: best of several calls of calc.plan.rank_plans (each call searches its layouts afresh);
+In-process: best of several calls of calc_plan.rank_plans (each call searches its layouts afresh);
 as a command: wall time of `python -m trainbudget.addin.cli plan ...` (interpreter start and imports
 included), best of three. Also the scalar inverse questions (devices for a deadline, tokens for a budget).
 """
@@ -15,7 +15,7 @@ import time
 import timeit
 
 from trainbudget import calc
-from trainbudget.calc import plan
+from trainbudget.calc.planning import rank as plan
 
 MODEL, TOKENS, DAYS = "Llama 3.1 405B", 15e12, 90.0
 COMMAND = [sys.executable, "-m", "trainbudget.addin.cli", "plan", "--model", MODEL, "--tokens", "15T",

@@ -6,28 +6,17 @@ tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), GiB (2^30 bytes: device memory), ho
 One job, one answer: `budget(Job(...))` composes every figure of a job into one `Budget`.
 """
 
-from .backtest import backtest
-from .budget import Budget, Job, Owned, Span, budget, usable_bytes
-from .checks import TrainingBudgetError, UnknownDeviceError
-from .config import load_config
-from .devices import Device, DeviceTable, catalog, load_devices
-from .flops import chinchilla_tokens, train_flops
-from .layouts import Layouts, fit_layouts
-from .memory import (
-                     METHODS,
-                     OPTIMIZERS,
-                     MemoryBreakdown,
-                     activation_bytes,
-                     train_bytes,
-                     train_memory,
-)
-from .models import ModelPreset, ParamBreakdown, model_params, model_preset, model_presets
-from .owned import owned_usd_per_device_hour
-from .prices import load_prices
-from .prior import GOODPUT, UtilizationPrior, utilization_prior
-from .ranges import train_range
-from .report import SEED_DEVICES, SEED_PARAMS, SEED_TOKENS, budget_rows
-from .schedule import (
+from .base.checks import TrainingBudgetError, UnknownDeviceError
+from .base.units import parse_count
+from .compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
+from .compose.ranges import train_range
+from .compose.report import SEED_DEVICES, SEED_PARAMS, SEED_TOKENS, budget_rows
+from .hardware.catalog import Device, DeviceTable, catalog, load_devices
+from .model.hf_config import load_config
+from .model.shapes import ModelPreset, ParamBreakdown, model_params, model_preset, model_presets
+from .money.owned import owned_usd_per_device_hour
+from .money.prices import load_prices
+from .money.totals import (
                      device_tflops,
                      devices_needed,
                      gpu_hours,
@@ -35,7 +24,18 @@ from .schedule import (
                      train_energy_kwh,
                      train_hours,
 )
-from .units import parse_count
+from .physics.fit import Layouts, fit_layouts
+from .physics.flops import chinchilla_tokens, train_flops
+from .physics.memory import (
+                     METHODS,
+                     OPTIMIZERS,
+                     MemoryBreakdown,
+                     activation_bytes,
+                     train_bytes,
+                     train_memory,
+)
+from .prior.backtest import backtest
+from .prior.utilization import GOODPUT, UtilizationPrior, utilization_prior
 
 __all__ = [
     "METHODS", "OPTIMIZERS", "SEED_DEVICES", "SEED_PARAMS", "SEED_TOKENS", "Device", "DeviceTable",

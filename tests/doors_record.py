@@ -1,7 +1,7 @@
 """Record (or replay) the JSON that `estimate`, `fit` and `plan` print for 200 seeded random jobs.
 
 The fixture `tests/data/doors_json.json.gz` was recorded before calc moved into rooms; the test
-`tests/budget/test_no_figure_change.py` replays the same command lines and compares every figure.
+`tests/test_no_figure_change.py` replays the same command lines and compares every figure.
 Run `python -m tests.doors_record` to record it again (only when a figure is meant to change).
 """
 
@@ -15,8 +15,9 @@ from pathlib import Path
 
 FIXTURE = Path(__file__).parent / "data" / "doors_json.json.gz"
 JOBS = 200
-DEVICES = ["H100 SXM, BF16 tensor core, dense", "H100 SXM, FP8 tensor core, dense", "A100 SXM 80GB, BF16 tensor core, dense",
-           "H200 SXM, BF16 tensor core, dense", "MI300X, BF16 matrix, dense", "TPU v6e (Trillium), BF16, dense",
+DEVICES = ["H100 SXM, BF16 tensor core, dense", "H100 SXM, FP8 tensor core, dense",
+           "A100 SXM 80GB, BF16 tensor core, dense", "H200 SXM, BF16 tensor core, dense",
+           "MI300X, BF16 matrix, dense", "TPU v6e (Trillium), BF16, dense",
            "B200, BF16 tensor core, dense", "M3 Ultra, MLX fp32 matmul (measured)"]
 MODELS = ["Llama 3.1 8B", "Llama 3.1 70B", "Mistral 7B", "Mixtral 8x7B", "Qwen3-30B-A3B", "Llama 3.1 405B"]
 PRICES = ["2.5", "aws:on_demand", "gcp:3yr", "lambda", "coreweave:on_demand", "0.9"]

@@ -10,13 +10,15 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc.budget import Job, Owned, Span, budget, usable_bytes
+from trainbudget.calc.compose.budget import Job, Owned, Span, budget, usable_bytes
+from trainbudget.calc.physics import flops as calc_flops
+from trainbudget.calc.prior import utilization as calc_prior
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 DEVICES = (H100, "B200, BF16 tensor core, dense", "H200 SXM, FP8 tensor core, dense",
            "RTX 4090, BF16 tensor core, dense", "MI300X, BF16 matrix, dense")
 GIB = 2.0 ** 30
-budget_module = importlib.import_module("trainbudget.calc.budget")  # calc.budget is the function
+budget_module = importlib.import_module("trainbudget.calc.compose.budget")  # calc.budget is the function
 
 
 def _random_jobs(n: int, seed: int = 17) -> list[Job]:
@@ -38,7 +40,7 @@ def test_points_equal_the_point_functions(job):
     b = budget(job)
     kw = {"utilization": job.utilization, "devices": job.devices}
     # the point functions cost a full training step (6 FLOPs per parameter-token); LoRA and QLoRA run 4
-    k = calc.flops.flops_per_param_token(job.method) / calc.flops.TRAIN_FLOPS_PER_PARAM_TOKEN
+    k = calc_flops.flops_per_param_token(job.method) / calc_flops.TRAIN_FLOPS_PER_PARAM_TOKEN
     assert b.hours == pytest.approx(k * calc.train_hours(job.params, job.tokens, job.device, **kw))
     assert b.days == pytest.approx(b.hours / 24)
     assert b.device_hours == pytest.approx(k * calc.gpu_hours(job.params, job.tokens, job.device, **kw))
@@ -58,7 +60,7 @@ def test_points_equal_the_point_functions(job):
 def test_ranges_equal_train_range():
     for device in DEVICES:
         b = budget(Job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
-        p = calc.prior.job_prior(device, active_params=13e9, devices=64, tokens=1e12)  # the job's own prior
+        p = calc_prior.job_prior(device, active_params=13e9, devices=64, tokens=1e12)  # the job's own prior
         r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
         for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
                           (b.energy_kwh, "kwh")):
@@ -159,7 +161,7 @@ def test_a_given_prior_wins_else_the_jobs_own():
     asked = calc.utilization_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True)
     job = Job(model=mixtral, devices=64, expert_parallel=8, utilization=asked)
     assert budget(job).prior is asked and asked.basis in budget(job).utilization_basis
-    own = calc.prior.job_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True,
+    own = calc_prior.job_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True,
                                tokens=job.tokens)
     assert budget(job.with_(utilization="prior")).prior == own   # Mixtral: fewer active than total, MoE
     every = calc.utilization_prior()
@@ -272,7 +274,7 @@ def test_every_field_of_a_budget_holds_its_own_figure():
     """budget() fills Budget by position: each field, by name, is the figure it names."""
     job = SCALAR_JOBS[0]
     b = budget(job)
-    prior = calc.prior.job_prior(H100, active_params=13e9, devices=64, tokens=1e12)
+    prior = calc_prior.job_prior(H100, active_params=13e9, devices=64, tokens=1e12)
     assert b.job is job and b.device == H100 and b.flops == 6 * 13e9 * 1e12
     assert b.params == 13e9 and b.active_params == 13e9 and b.prior == prior
     assert b.memory.total == calc.train_memory(13e9, zero_stage=3, devices=64, tensor_parallel=2).total

@@ -6,7 +6,7 @@ shows "no price" for every cost and for the tokens a budget buys. A provider wit
 hardware is refused as calc.budget refuses it (the Input check's message: tests/test_sheet_prices.py).
 
 The deadline block counts the devices that hold the model states as the Results' "Devices needed
-to fit" (the job's method, optimizer and ZeRO stage), as calc.plan.devices_for does for the job;
+to fit" (the job's method, optimizer and ZeRO stage), as calc_plan.devices_for does for the job;
 where the states fit on no count it says so instead of a number.
 
 All copies are recalculated in ONE LibreOffice run."""
@@ -21,7 +21,7 @@ from tests.sheet_cases import recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin.functions import pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
-from trainbudget.calc import plan
+from trainbudget.calc.planning import rank as plan
 
 TPU = "TPU v5e, BF16, dense"  # no watts and no price in the catalog
 H100 = "H100 SXM, BF16 tensor core, dense"  # no row price in the catalog

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trainbudget import calc
-from trainbudget.calc import capacity, devices
+from trainbudget.calc.hardware import capacity
+from trainbudget.calc.hardware import catalog as devices
 
 GIB = 2.0 ** 30
 

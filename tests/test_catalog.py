@@ -7,6 +7,8 @@ from importlib import resources
 import pytest
 
 from trainbudget import calc
+from trainbudget.calc.hardware import catalog as calc_devices
+from trainbudget.calc.prior import runs as calc_runs
 
 REQUIRED_HARDWARE = ["A100 SXM 80GB", "H100 SXM", "H100 PCIe", "H200 SXM", "B200", "GB200 (per GPU)",
                      "L40S", "RTX 4090", "MI300X", "MI325X", "TPU v5e", "TPU v5p", "TPU v6e", "Gaudi 3",
@@ -35,7 +37,7 @@ def test_every_row_sourced_dated_and_positive(rows):
 
 
 def test_unique_names(rows):
-    keys = [calc.devices.normalize(r["name"]) for r in rows]
+    keys = [calc_devices.normalize(r["name"]) for r in rows]
     assert len(keys) == len(set(keys))
 
 
@@ -98,6 +100,6 @@ def test_b200_bandwidth_settled_and_m3_ultra_usable(rows):
 def test_tpu_v3_is_gophers_device():
     v3 = calc.catalog().get("TPU v3, BF16, dense")
     assert (v3.tflops, v3.memory_gib, v3.memory_tbps) == (123, 32, 0.9)
-    (gopher,) = [r for r in calc.runs.load_runs() if r.run.startswith("Gopher")]
+    (gopher,) = [r for r in calc_runs.load_runs() if r.run.startswith("Gopher")]
     assert gopher.device == v3.name and gopher.use == "main"
-    assert calc.runs.implied_utilization(gopher) == pytest.approx(0.302, abs=0.001)
+    assert calc_runs.implied_utilization(gopher) == pytest.approx(0.302, abs=0.001)

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import invoke, run_cli
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli
+from trainbudget.calc.planning import scenarios as calc_plans
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2.0 ** 30
@@ -338,7 +339,7 @@ def test_a_large_scenarios_file_is_streamed(tmp_path):
     Jobs and written one at a time: reading 10x the rows costs about the same peak memory."""
     import tracemalloc
 
-    from trainbudget.calc import plans
+    from trainbudget.calc.planning import scenarios as plans
 
     def peak(rows: int) -> int:
         path = tmp_path / f"plans{rows}.csv"
@@ -419,7 +420,7 @@ def test_the_chosen_rows_price_prices_the_range_too():
     assert point.usd_per_device_hour == ranged.usd_per_device_hour == 3.0
     assert ranged.cost_usd.expected == pytest.approx(ranged.device_hours.expected * 3.0)
     assert ranged.price_label == point.price_label == "the device row's own price"
-    row = calc.plans.plan_row(7e9, 1e10, FP8, devices=8, utilization="prior", table=table)
+    row = calc_plans.plan_row(7e9, 1e10, FP8, devices=8, utilization="prior", table=table)
     assert row["usd_expected"] == pytest.approx(ranged.cost_usd.expected)
     # one rule both ways: a price only on the 16-bit row is not the FP8 row's price
     other = calc.budget(job.with_(table=_priced({H100: 2.0}), utilization="prior"))

@@ -14,6 +14,7 @@ from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin.cli import emit
 from trainbudget.addin.udf import udfs
+from trainbudget.calc.money import prices as calc_prices
 
 DEVICES = ("H100 SXM, BF16 tensor core, dense", "H200 SXM, BF16 tensor core, dense", "B200, BF16 tensor core, dense",
            "H100 SXM, FP8 tensor core, dense", "MI300X, BF16 matrix, dense")
@@ -53,7 +54,7 @@ def _case(rng: np.random.Generator) -> tuple[list[str], calc.Job]:
     elif price is not None:
         if price.startswith("provider"):  # a provider that prices this device, on demand or spot
             plan = price.partition(":")[2] or None
-            offers = sorted({r.provider for r in calc.prices.find(device, plan=plan or "on_demand")})
+            offers = sorted({r.provider for r in calc_prices.find(device, plan=plan or "on_demand")})
             price = f"{offers[int(rng.integers(0, len(offers)))]}" + (f":{plan}" if plan else "") if offers else "2.75"
         args += ["--price", price]
         job.update(price=float(price) if price[0].isdigit() else price)

@@ -19,6 +19,8 @@ from trainbudget.addin.cli import render
 from trainbudget.addin.measure import backends
 from trainbudget.addin.measure import core as measure
 from trainbudget.addin.udf import cells, udfs
+from trainbudget.calc.base import checks as calc_checks
+from trainbudget.calc.model import hf_config as calc_config
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 ACT = (32, 4096, 32, 4096, 1)  # n_layers, d_model, n_heads, seq_len, micro_batch
@@ -90,7 +92,7 @@ def test_complex_numbers_refused(call, text):
 ])
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # numpy's, before the error
 def test_overflow_is_an_error_naming_the_argument(call, text):
-    with pytest.raises(calc.checks.ResultOverflowError) as err:
+    with pytest.raises(calc_checks.ResultOverflowError) as err:
         call()
     assert text in str(err.value)
 
@@ -115,7 +117,7 @@ def test_udf_overflow_says_so_not_does_not_fit():
     ("yes", True), ("True", True), ("TRUE", True), ("1", True),
 ])
 def test_string_flags_read_as_written(given, means):
-    assert calc.checks.flag("f", given) is means
+    assert calc_checks.flag("f", given) is means
     plain = calc.activation_bytes(*ACT, sequence_parallel=means, flash_attention=means)
     assert calc.activation_bytes(*ACT, sequence_parallel=given, flash_attention=given) == plain
     assert calc.train_bytes(7e9, master=given) == calc.train_bytes(7e9, master=means)
@@ -304,7 +306,7 @@ def test_a_fifo_catalog_is_refused_without_blocking(tmp_path, args):
 
 def test_config_size_refusal_names_the_limit(tmp_path):
     path = tmp_path / "config.json"
-    path.write_text('{"pad": "' + "x" * calc.config.MAX_CONFIG_BYTES + '"}')
+    path.write_text('{"pad": "' + "x" * calc_config.MAX_CONFIG_BYTES + '"}')
     message = _message(lambda: calc.load_config(path))
     assert "larger than 1,000,000 bytes (0.95 MiB)" in message and "not JSON" not in message
 

@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import invoke
 from trainbudget import calc
-from trainbudget.calc import plans
-from trainbudget.calc.prior import GOODPUT
+from trainbudget.calc.planning import scenarios as plans
+from trainbudget.calc.prior.utilization import GOODPUT
 
 BF16 = "H100 SXM, BF16 tensor core, dense"
 FP8 = "H100 SXM, FP8 tensor core, dense"

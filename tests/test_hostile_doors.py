@@ -1,6 +1,6 @@
 """A hostile pass over the newest doors (plan, prices by offering, scenarios files, inference): each
 test a defect found by comparing doors, failing before its fix. Figures are calc's own (calc.budget,
-calc.prices.lookup): nothing here is typed in."""
+calc_prices.lookup): nothing here is typed in."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
-from trainbudget.calc import plan, prices
+from trainbudget.calc.money import prices
+from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import scenarios as calc_plans
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 B200 = "B200, BF16 tensor core, dense"
@@ -67,7 +69,7 @@ def test_a_plan_without_a_price_says_so_before_the_devices_note():
 
 def test_a_params_only_plan_has_the_planners_device_bound(capsys):
     """--days 1e-9 planned 193,681,587,499 H100s as feasible for a params-only job, while a model
-    with a shape is refused past calc.layouts.MAX_FIT_DEVICES: now the same bound for both."""
+    with a shape is refused past calc_layouts.MAX_FIT_DEVICES: now the same bound for both."""
     plans = plan.rank_plans(1e11, 1e-9, params=7e9, devices=[H100])
     assert plans and not any(p.feasible for p in plans)
     assert all("the planner considers" in p.note for p in plans)
@@ -133,7 +135,7 @@ def test_prices_names_an_unknown_provider_as_calc_does(capsys):
 
 def test_the_command_line_reads_method_and_optimizer_in_any_case_as_calc_does(capsys):
     """calc.budget, TRAIN_BUDGET and the Lite functions take method 'Inference' and optimizer 'SGD'
-    (calc.checks.choice reads any case); estimate refused them (click's Choice was case sensitive)."""
+    (calc_checks.choice reads any case); estimate refused them (click's Choice was case sensitive)."""
     base = ("estimate", "--params", "7B", "--device", H100, "--utilization", "0.4", "--json")
     for method, optimizer in (("Inference", None), ("FULL", "SGD")):
         code, out, err = _cli(capsys, *base, "--method", method, *(("--optimizer", optimizer) if optimizer else ()))
@@ -212,7 +214,7 @@ def test_plan_says_why_owned_hardware_prices_no_plan_on_a_device_without_watts()
     measured row), where estimate --own refuses it ('has no watts for the energy share'): the plan
     now lists the owned option as not feasible, in calc.budget's words."""
     tpu = "TPU v6e (Trillium), BF16, dense"
-    own = calc.plans.parse_own("30000,5", 0.1)
+    own = calc_plans.parse_own("30000,5", 0.1)
     with pytest.raises(calc.TrainingBudgetError) as said:
         calc.budget(calc.Job(params=7e9, device=tpu, price=own))
     plans = plan.rank_plans(1e10, 10, params=7e9, devices=[tpu], own=own)
@@ -232,7 +234,7 @@ def test_a_scenarios_row_with_a_price_and_an_own_cell_is_refused(capsys, tmp_pat
     code, out, _ = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, text.replace("aws:od", "")),
                         "--usd-per-kwh", "0.1", "--json")
     want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4,
-                                price=calc.plans.parse_own("30000,5", 0.1)))
+                                price=calc_plans.parse_own("30000,5", 0.1)))
     assert code == 0 and json.loads(out)["rows"][0]["cost_usd"] == want.cost_usd
 
 

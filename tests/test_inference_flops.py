@@ -1,5 +1,5 @@
 """Method "inference" is a forward pass: 2 FLOPs per parameter per token, not a training step's 6
-(Kaplan et al. 2020, arXiv:2001.08361, §2.1 Table 1; calc.flops.flops_per_param_token).
+(Kaplan et al. 2020, arXiv:2001.08361, §2.1 Table 1; calc_flops.flops_per_param_token).
 
 An inference job's FLOPs, hours, device-hours, cost and energy are a third of the same full job's in
 every door: calc (scalars and arrays), the command line (estimate and --scenarios), TRAIN_BUDGET
@@ -28,7 +28,9 @@ from trainbudget.addin.lite import spec as lite_spec
 from trainbudget.addin.template import budget_sheet, deadline_block, ranges_block, scenarios
 from trainbudget.addin.udf import udfs
 from trainbudget.addin.verify import inputs as verify_inputs
-from trainbudget.calc import plan
+from trainbudget.calc.physics import flops as calc_flops
+from trainbudget.calc.planning import rank as calc_plan
+from trainbudget.calc.planning import rank as plan
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 KAPLAN_FORWARD, KAPLAN_TRAIN = 2.0, 6.0  # Kaplan et al. 2020, §2.1 Table 1: C_forward ≈ 2N, C ≈ 6N
@@ -48,12 +50,12 @@ def _job(**changes) -> calc.Job:
 # --- calc ----------------------------------------------------------------------------------------
 
 def test_flops_per_param_token_by_method():
-    assert calc.flops.flops_per_param_token("inference") == KAPLAN_FORWARD
-    assert calc.flops.flops_per_param_token("full") == KAPLAN_TRAIN
-    assert calc.flops.flops_per_param_token("Inference") == KAPLAN_FORWARD  # as calc.memory reads it
-    assert set(calc.flops.FLOPS_PER_PARAM_TOKEN) == set(calc.METHODS)
+    assert calc_flops.flops_per_param_token("inference") == KAPLAN_FORWARD
+    assert calc_flops.flops_per_param_token("full") == KAPLAN_TRAIN
+    assert calc_flops.flops_per_param_token("Inference") == KAPLAN_FORWARD  # as calc.memory reads it
+    assert set(calc_flops.FLOPS_PER_PARAM_TOKEN) == set(calc.METHODS)
     with pytest.raises(calc.TrainingBudgetError, match=r"method must be one of .*'forward'"):
-        calc.flops.flops_per_param_token("forward")
+        calc_flops.flops_per_param_token("forward")
 
 
 @pytest.mark.parametrize("utilization", [0.4, "prior"])
@@ -104,8 +106,8 @@ def test_an_inference_range_says_its_prior_is_fitted_on_training_runs():
 def test_deadline_and_money_questions_follow_the_method():
     job = _job(method="inference", devices=1)
     assert plan.devices_for(job, 30.0) < plan.devices_for(job.with_(method="full"), 30.0)
-    tokens = calc.plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4, method="inference")
-    train = calc.plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4)
+    tokens = calc_plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4, method="inference")
+    train = calc_plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4)
     assert abs(tokens - 3 * train) <= 3  # whole tokens: three times as many, within the rounding
 
 
@@ -278,7 +280,7 @@ def test_scenarios_columns_follow_their_method(books):
         b = calc.budget(calc.Job(params=params, active_params=active, tokens=tokens, device=device, devices=devices,
                                  utilization=util, price=price, pue=pue, table=table, method=method))
         full = calc.budget(b.job.with_(method="full"))
-        assert ws[f"{c}{scenarios.ROW['flops_per_token']}"].value == calc.flops.flops_per_param_token(method)
+        assert ws[f"{c}{scenarios.ROW['flops_per_token']}"].value == calc_flops.flops_per_param_token(method)
         for fig, key in (("hours", "hours"), ("device_hours", "device_hours"), ("usd", "cost_usd"),
                          ("kwh", "energy_kwh")):
             value, train = getattr(b, key), getattr(full, key)
@@ -292,7 +294,7 @@ def test_scenarios_columns_follow_their_method(books):
                     assert cell in (None, ""), (c, fig, case)
                     continue
                 assert _close(cell, want, 1e-9), (c, fig, case, cell, want)
-                ratio = calc.flops.flops_per_param_token(method) / KAPLAN_TRAIN  # inference 1/3, LoRA 2/3
+                ratio = calc_flops.flops_per_param_token(method) / KAPLAN_TRAIN  # inference 1/3, LoRA 2/3
                 assert _close(cell, whole * ratio, 1e-9), (c, fig, case)
 
 

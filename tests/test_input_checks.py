@@ -16,6 +16,8 @@ from tests.sheet_cases import named_value, recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin.functions import input_pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
+from trainbudget.calc.physics import memory as calc_memory
+from trainbudget.calc.planning import rank as calc_plan
 
 DEFAULTS = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
 # (input, bad value, extra changes): the reviewer's six and one of every other rule
@@ -125,9 +127,9 @@ def test_blank_and_text_inputs_are_refused_in_the_sheets_words(books):
 
 def test_plan_rules_word_as_calc_plan():
     table = calc.catalog()
-    for call, name in ((lambda: calc.plan.devices_for_days(8e9, 1e9, "H100 SXM, BF16 tensor core, dense", 0.0,
+    for call, name in ((lambda: calc_plan.devices_for_days(8e9, 1e9, "H100 SXM, BF16 tensor core, dense", 0.0,
                                                           utilization=0.4, table=table), "days"),
-                       (lambda: calc.plan.tokens_for_budget(8e9, "H100 SXM, BF16 tensor core, dense", 0.0,
+                       (lambda: calc_plan.tokens_for_budget(8e9, "H100 SXM, BF16 tensor core, dense", 0.0,
                                                            usd_per_device_hour=2.5, utilization=0.4,
                                                            table=table), "usd")):
         with pytest.raises(calc.TrainingBudgetError, match=rf"^{name} must be > 0 \(got 0\)$"):
@@ -155,5 +157,5 @@ def test_words_are_calcs():
     assert input_checks.words("fraction") == "must be in (0, 1]"
     assert input_checks.words("at_least", 1.0) == "must be >= 1"
     assert input_checks.words("whole", 1) == "must be a whole number >= 1"
-    assert input_checks.words("whole_in", calc.memory.ZERO_STAGES) == "must be 0, 1, 2 or 3"
+    assert input_checks.words("whole_in", calc_memory.ZERO_STAGES) == "must be 0, 1, 2 or 3"
     assert input_checks.words("at_most") == "must be <= params"

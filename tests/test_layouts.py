@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc.layouts import fit_layouts
-from trainbudget.calc.models import model_preset
+from trainbudget.calc.model import shapes as calc_models
+from trainbudget.calc.model.shapes import model_preset
+from trainbudget.calc.physics.fit import fit_layouts
 
 CONFIGS = __import__("pathlib").Path(__file__).parent / "data" / "configs"
 
@@ -173,7 +174,7 @@ def test_bad_arguments_name_themselves():
 def test_fit_arguments_are_checked(kwargs, message):
     args = {"devices": 8, **kwargs}
     n = args.pop("devices")
-    if message is None:  # 'no' is False, not True (calc.checks.flag)
+    if message is None:  # 'no' is False, not True (calc_checks.flag)
         off = fit_layouts("Llama 3.1 8B", H100, n, **args)
         on = fit_layouts("Llama 3.1 8B", H100, n, sequence_parallel=True)
         assert off.activations.max() > on.activations.max()
@@ -325,7 +326,7 @@ def test_native_forms_equal_calc_in_libreoffice(soffice, tmp_path):
 
 def test_fit_activations_are_activation_bytes_on_the_models_shape():
     """fit_layouts' activations are calc.activation_bytes with the preset's own widths."""
-    shape = calc.models.model_preset("Llama 3.1 70B").shape
+    shape = calc_models.model_preset("Llama 3.1 70B").shape
     rows = calc.fit_layouts("Llama 3.1 70B", H100, 64, recompute="none", micro_batch=1, context_parallel=1)
     assert rows.tensor.size > 0
     even = 80 % rows.pipeline == 0

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc.budget import Job, Span, budget
-from trainbudget.calc.checks import ResultOverflowError
-from trainbudget.calc.frozen import Later, fast_init
-from trainbudget.calc.schedule import hours_at
+from trainbudget.calc.base.checks import ResultOverflowError
+from trainbudget.calc.base.fastinit import Later, fast_init
+from trainbudget.calc.compose.budget import Job, Span, budget
+from trainbudget.calc.money.totals import hours_at
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 RANGES = ("hours", "days", "device_hours", "cost_usd", "energy_kwh")
@@ -125,7 +125,7 @@ def test_any_order_of_reading_gives_the_same_figures():
 def test_array_prices_take_the_eager_path_with_the_same_figures():
     job = _job()
     b = budget(job.with_(price=np.full(64, 2.5)))
-    from trainbudget.calc import ranges
+    from trainbudget.calc.compose import ranges
     assert b.__dict__["_later"]["cost_usd"].make is ranges._span   # its point made in the call
     assert budget(job).__dict__["_later"]["cost_usd"].make is ranges._taken_span   # made when read
     assert all(np.array_equal(x, y) for x, y in zip(b.cost_usd, budget(job).cost_usd, strict=True))

@@ -21,7 +21,8 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native
 from trainbudget.addin.functions.registry import BY_NAME
 from trainbudget.addin.template import budget_sheet, ranges_block, scenarios
-from trainbudget.calc import runs
+from trainbudget.calc.planning import scenarios as calc_plans
+from trainbudget.calc.prior import runs
 
 LAB = calc.Device("Lab box (measured)", 123.4, memory_gib=96.0, watts=500.0, source="bench run 2026-11-28",
                   as_of="2026-11-28")
@@ -252,7 +253,7 @@ def test_fp8_row_price_reaches_the_ranges_and_the_scenarios(fp8_priced):
     assert _same(got["Cost (USD)"], float(ranges_block.budget(v, table).cost_usd))
     plans = wb["Scenarios"]
     _, params, _, tokens, device, devices, util, _, pue = plan
-    row = calc.plans.plan_row(params, tokens, device, devices=devices, utilization=util, pue=pue, table=table)
+    row = calc_plans.plan_row(params, tokens, device, devices=devices, utilization=util, pue=pue, table=table)
     assert plans[f"B{scenarios.ROW['price_used']}"].value == FP8_PRICE == row["usd_per_device_hour"]
     for case in ("low", "expected", "high"):
         assert _same(plans[f"B{scenarios.ROW[f'usd_{case}']}"].value, row[f"usd_{case}"]), case

@@ -22,7 +22,10 @@ from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native, pieces
 from trainbudget.addin.template import budget_sheet, model_block, prices_sheet, scenarios
-from trainbudget.calc import plans, prices
+from trainbudget.calc.model import shapes as calc_models
+from trainbudget.calc.money import prices
+from trainbudget.calc.physics import flops as calc_flops
+from trainbudget.calc.planning import scenarios as plans
 
 N_JOBS = 50
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -199,7 +202,7 @@ def expected_budget(job: dict) -> dict[str, object]:
         return None if no_price or x is None else x * cur[1]
 
     want: dict[str, object] = {
-        # a training step's 6·N·D, inference's forward pass 2·N·D (calc.flops.flops_per_param_token)
+        # a training step's 6·N·D, inference's forward pass 2·N·D (calc_flops.flops_per_param_token)
         "Training compute (FLOPs)": calc.train_flops(p, tok, active_params=job["active_params"]) * _step(job),
         "Active parameters used (blank: all)": job["active_params"] or p,
         "Model states, whole job": calc.train_bytes(p, **mem) / 1e9,
@@ -230,12 +233,12 @@ def expected_budget(job: dict) -> dict[str, object]:
 
 def _step(job: dict) -> float:
     """The job's FLOPs per parameter-token over a training step's (calc.flops): 1, or 1/3 for inference."""
-    return calc.flops.flops_per_param_token(job["method"]) / calc.flops.TRAIN_FLOPS_PER_PARAM_TOKEN
+    return calc_flops.flops_per_param_token(job["method"]) / calc_flops.TRAIN_FLOPS_PER_PARAM_TOKEN
 
 
 def _layout(job: dict) -> dict[str, float]:
-    shape = dict(calc.models.model_preset(model_block.PRESET).shape)
-    arch = calc.models.model_params(**{f: shape[f] for _, _, f, _ in model_block.ARCH_INPUTS},
+    shape = dict(calc_models.model_preset(model_block.PRESET).shape)
+    arch = calc_models.model_params(**{f: shape[f] for _, _, f, _ in model_block.ARCH_INPUTS},
                                     head_dim=shape["d_model"] // shape["n_heads"])
     tp, pp, ep = job["layout"]
     m = calc.train_memory(arch.total, devices=job["devices"], expert_params=arch.experts,

@@ -1,7 +1,7 @@
 """The job-keyed prior's native pieces (addin/functions/prior_native.py) recalculated by LibreOffice
-and by Gnumeric equal calc.prior.job_prior (1e-9) at 60 random jobs: every catalog hardware, an
+and by Gnumeric equal calc_prior.job_prior (1e-9) at 60 random jobs: every catalog hardware, an
 unknown hardware, MoE and dense, 1 to 16,384 devices; the planner's devices for a deadline
-equal calc.plan.devices_for with utilization "prior:job"; and the basis line (its decades, dense or
+equal calc_plan.devices_for with utilization "prior:job"; and the basis line (its decades, dense or
 MoE, the extrapolation note) is calc's text exactly."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from openpyxl.workbook.defined_name import DefinedName
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import prior_native
-from trainbudget.calc import plan, prior
+from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.prior import utilization as prior
 
 N = 60
 UNKNOWN = "Custom ASIC X1"   # hardware no family prefix matches: calc's family unknown
@@ -162,7 +163,7 @@ def test_native_prior_equals_calc_in_gnumeric(cases):
 
 
 def test_longest_prefix_first_is_calcs_first_match():
-    """The sheets match prefixes longest first; calc.prior.family takes the first of FAMILIES that
+    """The sheets match prefixes longest first; calc_prior.family takes the first of FAMILIES that
     matches: the same family for every catalog hardware, every prefix and every prefix extended."""
     names = ({d.hardware for d in calc.catalog()} | {p for p, _ in prior.FAMILIES}
              | {p + "X 1" for p, _ in prior.FAMILIES})

@@ -1,5 +1,5 @@
 """LoRA and QLoRA train adapters over frozen base weights: 4 FLOPs per parameter per token, not a full
-training step's 6 (calc.flops.FROZEN_FLOPS_PER_PARAM_TOKEN: the backward pass carries the activations'
+training step's 6 (calc_flops.FROZEN_FLOPS_PER_PARAM_TOKEN: the backward pass carries the activations'
 gradients through the frozen weights, 2N, and computes no weight gradient for them; Narayanan et al.
 2021, arXiv:2104.04473, on the backward pass's two matmuls; Hu et al. 2021, arXiv:2106.09685, §4.2).
 
@@ -26,7 +26,8 @@ from trainbudget.addin.lite import runtime
 from trainbudget.addin.lite import spec as lite_spec
 from trainbudget.addin.template import budget_sheet, ranges_block
 from trainbudget.addin.udf import udfs
-from trainbudget.calc.budget import PRIOR_OF_FULL
+from trainbudget.calc.compose.budget import PRIOR_OF_FULL
+from trainbudget.calc.physics import flops as calc_flops
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 FORWARD, ACTIVATION_GRADS, WEIGHT_GRADS = 2.0, 2.0, 2.0  # per parameter-token: each matmul's size, 2N
@@ -52,9 +53,9 @@ def _values(x):
 
 def test_frozen_weights_run_four_flops_per_parameter_token():
     for method in METHODS:
-        assert calc.flops.flops_per_param_token(method) == FROZEN
-    assert calc.flops.flops_per_param_token("LoRA") == FROZEN  # as calc.memory reads the name
-    assert calc.flops.flops_per_param_token("full") == FULL
+        assert calc_flops.flops_per_param_token(method) == FROZEN
+    assert calc_flops.flops_per_param_token("LoRA") == FROZEN  # as calc.memory reads the name
+    assert calc_flops.flops_per_param_token("full") == FULL
 
 
 @pytest.mark.parametrize("method", METHODS)

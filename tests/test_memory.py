@@ -228,7 +228,7 @@ def test_moe_flops_follow_active_params_through_the_schedule():
 
 
 def test_chinchilla_follows_table_3_not_a_flat_20():
-    from trainbudget.calc.flops import CHINCHILLA_TABLE_3
+    from trainbudget.calc.physics.flops import CHINCHILLA_TABLE_3
     assert calc.chinchilla_tokens(10e9) == pytest.approx(205.1e9, rel=0.002)
     for n, d in CHINCHILLA_TABLE_3:
         assert calc.chinchilla_tokens(n) == pytest.approx(d, rel=0.01 if n != 67e9 else 0.08)
@@ -383,7 +383,7 @@ def test_moe_layers_average_with_the_dense_ones():
     ({"flash_attention": "False"}, None),
 ])
 def test_activation_options_are_checked(kwargs, message):
-    if message is None:  # 'False' is False (calc.checks.flag), not a truthy string
+    if message is None:  # 'False' is False (calc_checks.flag), not a truthy string
         assert (calc.activation_bytes(2, 512, 8, 256, 1, **kwargs)
                 == calc.activation_bytes(2, 512, 8, 256, 1, flash_attention=False))
         return

@@ -19,6 +19,8 @@ from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions.registry import BY_NAME
 from trainbudget.addin.template import budget_sheet, model_block
+from trainbudget.calc.model import shapes as calc_models
+from trainbudget.calc.physics import memory as calc_memory
 
 GB = 1e9
 ARCH_FIELDS = {name: field for name, _, field, _ in model_block.ARCH_INPUTS}
@@ -27,7 +29,7 @@ _SHAPE_KEYS = tuple(ARCH_FIELDS.values())
 
 
 def _preset(name: str) -> dict:
-    shape = calc.models.model_preset(name).shape
+    shape = calc_models.model_preset(name).shape
     return {k: shape[k] for k in _SHAPE_KEYS}
 
 
@@ -137,7 +139,7 @@ def test_blocks_equal_calc(recalculated, case):
     assert _close(at("Arch_params"), p.total), label
     assert _close(at("Arch_active"), p.active), label
     assert _close(at("Arch_expert_params"), p.experts), label
-    assert _close(at("Data_parallel"), calc.memory.layout_data_parallel(
+    assert _close(at("Data_parallel"), calc_memory.layout_data_parallel(
         v["devices"], layout["tensor_parallel"], layout["pipeline_parallel"], 1,
         layout["expert_parallel"])), label
     total_row = int(names["Layout_total_GB"][1:])
@@ -166,7 +168,7 @@ def test_published_parameter_counts(recalculated):
     books = books[:len(CASES)]
     for book, (label, shape, _, _), preset in zip(books, CASES, ("Llama 3.1 8B", "Mixtral 8x7B",
                                                                  "Mixtral 8x7B", "Llama 3.1 70B"), strict=True):
-        published = calc.models.model_preset(preset)
+        published = calc_models.model_preset(preset)
         got = book["Budget"][names["Arch_params"]].value, book["Budget"][names["Arch_active"]].value
         assert math.isclose(got[0], published.published_total_params, rel_tol=0.005), label
         # Arch_active leaves the (untied) input table out (calc.models); Meta and Mistral count it in

@@ -3,7 +3,8 @@
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc.models import model_preset, model_presets
+from trainbudget.calc.model import shapes as calc_models
+from trainbudget.calc.model.shapes import model_preset, model_presets
 
 
 @pytest.mark.parametrize("name", ["Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B", "Mixtral 8x7B"])
@@ -92,7 +93,7 @@ def test_broadcasts_over_arrays():
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from trainbudget.calc.config import load_config  # noqa: E402
+from trainbudget.calc.model.hf_config import load_config  # noqa: E402
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 
@@ -216,7 +217,7 @@ def test_active_is_what_deepseek_and_openai_publish_and_the_inclusive_count_stay
     assert mixtral.active_with_embedding == pytest.approx(12.9e9, rel=0.005)       # 12.88B
     assert mixtral.active / 12.9e9 - 1 == pytest.approx(-0.012, abs=0.001)         # 12.75B
     oss = load_config(CONFIGS / "gpt-oss-20b.json").shape
-    assert calc.models.params_active(**oss) == pytest.approx(3.61e9, rel=0.005)  # MODEL_ACTIVE_PARAMS
+    assert calc_models.params_active(**oss) == pytest.approx(3.61e9, rel=0.005)  # MODEL_ACTIVE_PARAMS
 
 
 def test_llama4_scout_text_stack_and_shared_expert():

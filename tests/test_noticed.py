@@ -22,11 +22,9 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import openpyxl
@@ -42,45 +40,16 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import pieces
 from trainbudget.addin.template import budget_sheet, model_block
 from trainbudget.addin.udf import udfs
-from trainbudget.calc import plan, prior, stages
-from trainbudget.calc.errors import TINY
-
-ROOT = Path(__file__).resolve().parent.parent
-MAX_LINES = 400  # the developers' guide: small modules, about 400 lines at most
-
-
-@pytest.mark.parametrize("path", ["calc/plan.py", "calc/checks.py", "calc/inverse.py", "calc/errors.py"])
-def test_the_split_modules_are_small(path: str) -> None:
-    lines = len((ROOT / path).read_text().splitlines())
-    assert lines <= MAX_LINES, f"{path} has {lines} lines"
-
-
-# Every name other modules, tests and benchmarks import from the two old modules (grep of main, ecd50ec).
-OLD_NAMES = {
-    "trainbudget.calc.plan": ["CASES", "EXACT", "HOURS_PER_DAY", "MAX_STEPS", "LAYOUT_KEYS", "SEARCH_STEPS",
-                              "Plan", "devices_for", "devices_for_days", "headline", "pick", "price_options",
-                              "rank_plans", "tokens_by", "tokens_for", "tokens_for_budget"],
-    "trainbudget.calc.checks": ["SHOWN_CHARS", "Number", "ResultOverflowError", "TrainingBudgetError",
-                                "UnknownDeviceError", "agree", "at_least", "broadcasts", "choice", "divides",
-                                "flag", "fraction", "non_negative", "number", "out", "pick", "positive", "show",
-                                "whole", "whole_in"],
-}
-NEW_HOME = {"trainbudget.calc.plan": "trainbudget.calc.inverse", "trainbudget.calc.checks": "trainbudget.calc.errors"}
-
-
-@pytest.mark.parametrize("module", sorted(OLD_NAMES))
-def test_every_old_import_still_works_and_is_the_same_object(module: str) -> None:
-    old = importlib.import_module(module)
-    new = importlib.import_module(NEW_HOME[module])
-    for name in OLD_NAMES[module]:
-        assert hasattr(old, name), f"{module}.{name} is gone"
-        if hasattr(new, name):  # a moved name is re-exported, not copied
-            assert getattr(old, name) is getattr(new, name), f"{module}.{name} is a copy"
+from trainbudget.calc.base.errors import TINY
+from trainbudget.calc.money import totals as calc_schedule
+from trainbudget.calc.physics import stages
+from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.prior import utilization as prior
 
 
 def test_one_error_class_whichever_module_it_is_imported_from() -> None:
     from trainbudget import calc
-    from trainbudget.calc import checks, errors
+    from trainbudget.calc.base import checks, errors
     assert calc.TrainingBudgetError is checks.TrainingBudgetError is errors.TrainingBudgetError
     assert issubclass(errors.ResultOverflowError, checks.TrainingBudgetError)
 
@@ -375,7 +344,7 @@ def test_even_stages_are_the_same_floats_as_before():
 def test_estimate_says_the_stages_are_uneven_and_prints_the_largest():
     args = ("estimate", "--model", "Llama 3.1 70B", "--tokens", "1T", "--devices", "24", "--tp", "8", "--pp", "3",
             "--device", H100)
-    want = float(calc.budget(_job(3.0)).memory.total) / calc.schedule.GIB
+    want = float(calc.budget(_job(3.0)).memory.total) / calc_schedule.GIB
     text = invoke(*args, check=True).stdout
     assert f"{want:,.1f} GiB per device" in text and "uneven stages 27/27/26 layers: memory of the largest" in text
     row = json.loads(invoke(*args, "--json", check=True).stdout)["rows"][0]

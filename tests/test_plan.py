@@ -12,8 +12,10 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
-from trainbudget.calc import plan
-from trainbudget.calc.budget import Job, budget
+from trainbudget.calc.compose.budget import Job, budget
+from trainbudget.calc.money import prices as calc_prices
+from trainbudget.calc.planning import rank as calc_plan
+from trainbudget.calc.planning import rank as plan
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 H200 = "H200 SXM, BF16 tensor core, dense"
@@ -158,7 +160,7 @@ def test_a_given_price_and_owned_hardware_are_options():
     assert {p.budget.usd_per_device_hour for p in plans} == {
         3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
     aws = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="aws:on_demand")
-    assert {p.budget.usd_per_device_hour for p in aws} == {calc.prices.usd_per_device_hour("aws:on_demand", H100)}
+    assert {p.budget.usd_per_device_hour for p in aws} == {calc_prices.usd_per_device_hour("aws:on_demand", H100)}
 
 
 def _cli(capsys, *args):
@@ -356,16 +358,16 @@ def test_devices_for_a_job_keyed_prior_is_the_fewest_that_meet_the_deadline():
     """utilization "prior:job": utilization grows as devices^b, so the closed form is
     n = (hours·n at a reference / (T · ref^-b))^(1/(1+b)); each case's answer meets the deadline
     and one device fewer does not (checked with a Budget at each count)."""
-    from trainbudget.calc import prior
+    from trainbudget.calc.prior import utilization as prior
     h200 = "H200 SXM, BF16 tensor core, dense"
     assert prior.coefficients().devices_exponent > 0
     job = calc.Job(params=70e9, tokens=15e12, device=h200, utilization="prior:job")
-    three = calc.plan.devices_for(job, 90.0, case=None, memory=False)
-    for k, case in enumerate(calc.plan.CASES):
+    three = calc_plan.devices_for(job, 90.0, case=None, memory=False)
+    for k, case in enumerate(calc_plan.CASES):
         def hours(m, case=case):
-            return float(calc.plan.pick(calc.budget(job.with_(devices=float(m))).hours, case))
+            return float(calc_plan.pick(calc.budget(job.with_(devices=float(m))).hours, case))
         assert hours(three[k]) <= 90 * 24 < hours(three[k] - 1)
-    node8 = calc.plan.devices_for(job, 90.0, node=8, memory=False)
+    node8 = calc_plan.devices_for(job, 90.0, node=8, memory=False)
     assert node8 % 8 == 0 and node8 - 8 < three[1] <= node8
 
 
@@ -374,11 +376,11 @@ def test_tokens_for_a_job_keyed_prior_spend_at_most_the_budget():
     a thousandth more tokens is not."""
     h200 = "H200 SXM, BF16 tensor core, dense"
     job = calc.Job(params=70e9, tokens=15e12, device=h200, devices=1024, utilization="prior:job", price=3.0)
-    three = calc.plan.tokens_for(job, 1e7, case=None)
+    three = calc_plan.tokens_for(job, 1e7, case=None)
     assert three[0] < three[1] < three[2]
-    for k, case in enumerate(calc.plan.CASES):
+    for k, case in enumerate(calc_plan.CASES):
         at = {"low": "high", "high": "low"}.get(case, case)
         def cost(d, at=at):
-            return float(calc.plan.pick(calc.budget(job.with_(tokens=float(d))).cost_usd, at))
+            return float(calc_plan.pick(calc.budget(job.with_(tokens=float(d))).cost_usd, at))
         assert cost(three[k]) <= 1e7 < cost(three[k] * 1.001)
-    assert calc.plan.tokens_for(job, 1e7, case="expected") == three[1]
+    assert calc_plan.tokens_for(job, 1e7, case="expected") == three[1]

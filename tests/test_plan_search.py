@@ -14,8 +14,12 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
-from trainbudget.calc import inverse, plan, prices
-from trainbudget.calc.budget import budget
+from trainbudget.calc.compose.budget import budget
+from trainbudget.calc.money import prices
+from trainbudget.calc.planning import inverse
+from trainbudget.calc.planning import rank as calc_plan
+from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.prior import utilization as calc_prior
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 PLANS = ("on_demand", "1yr", "3yr", "spot")
@@ -78,8 +82,8 @@ def _check_headline(plans, budget_usd, days):
     """Every plan's figures are calc.budget's at its own count; the headline is the best of them."""
     for p in plans:
         b = budget(p.job)
-        cost, hours = calc.plan.pick(b.cost_usd, p.case), calc.plan.pick(b.hours, p.case)
-        assert p.figure("cost_usd") == float(cost) and p.figure("days") == float(calc.plan.pick(b.days, p.case))
+        cost, hours = calc_plan.pick(b.cost_usd, p.case), calc_plan.pick(b.hours, p.case)
+        assert p.figure("cost_usd") == float(cost) and p.figure("days") == float(calc_plan.pick(b.days, p.case))
         assert p.feasible == bool(b.fits and hours <= 24 * days * (1 + 1e-12))
         assert p.within_budget == (float(cost) <= budget_usd)
     ok = [p for p in plans if p.feasible]
@@ -97,7 +101,7 @@ def test_headline_is_the_best_count_where_more_devices_are_cheaper():
     """The reviewer's job: Llama 3.1 70B on 2T tokens in 30 days on H100s, 5M USD. The prior's
     utilization rises with devices (b > 0), so the deadline's fewest count is neither the fastest
     within budget nor the cheapest."""
-    assert calc.prior.coefficients().devices_exponent > 0
+    assert calc_prior.coefficients().devices_exponent > 0
     plans = plan.rank_plans(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100], budget_usd=5e6)
     n = min(p.devices for p in plans)
     assert sorted({p.devices for p in plans}) == list(plan.counts_considered(n))

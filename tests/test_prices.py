@@ -10,7 +10,8 @@ import pytest
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.calc import owned, plans, prices
+from trainbudget.calc.money import owned, prices
+from trainbudget.calc.planning import scenarios as plans
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc import prior, ridge, runs
-from trainbudget.calc.backtest import GOALS
-from trainbudget.calc.backtest import backtest as run_backtest
+from trainbudget.calc.prior import ridge, runs
+from trainbudget.calc.prior import utilization as prior
+from trainbudget.calc.prior.backtest import GOALS
+from trainbudget.calc.prior.backtest import backtest as run_backtest
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 A100 = "A100 SXM 80GB, BF16 tensor core, dense"

@@ -5,14 +5,15 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc import ranges
+from trainbudget.calc.compose import ranges
+from trainbudget.calc.prior import utilization as calc_prior
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
 def _factors(params=7e9, tokens=1e12, devices=8, device=None):
-    """The job's own prior's hour factors (calc.prior.job_prior of a dense job), recomputed."""
-    p = calc.prior.job_prior(device or H100, active_params=params, devices=devices, tokens=tokens)
+    """The job's own prior's hour factors (calc_prior.job_prior of a dense job), recomputed."""
+    p = calc_prior.job_prior(device or H100, active_params=params, devices=devices, tokens=tokens)
     return np.array([1 / (p.high * p.goodput), 1 / (p.expected * p.goodput), 1 / (p.low * p.goodput)])
 
 
@@ -109,7 +110,7 @@ def test_readme_range_transcript_is_real_output():
 def test_job_keyed_prior_through_budget_array_equals_scalar():
     """utilization="prior:job": each job's own prior; an array of jobs equals the jobs one by one,
     bit for bit, and an MoE job (fewer active than total parameters) reads as MoE."""
-    from trainbudget.calc import prior
+    from trainbudget.calc.prior import utilization as prior
     h100 = "H100 SXM, BF16 tensor core, dense"
     params = np.array([7e9, 70e9, 405e9])
     n = np.array([64.0, 2048.0, 16384.0])

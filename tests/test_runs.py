@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.calc import runs
+from trainbudget.calc.prior import runs
 
 
 def _csv(name):
@@ -94,7 +94,7 @@ def test_the_corrections_of_2026_11_30_are_applied():
 
 
 def test_excluded_runs_are_not_samples():
-    from trainbudget.calc import prior
+    from trainbudget.calc.prior import utilization as prior
     main = {r.run for r in runs.load_runs() if r.use == "main"}
     assert {"Llama 3.2 1B", "Llama 3.2 3B", "Pythia 70M", "Llama 4 Behemoth"}.isdisjoint(main)
     assert prior._packaged(prior.GOODPUT).fit.n == sum(prior.run_utilization(r) is not None

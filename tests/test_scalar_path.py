@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trainbudget import calc
-from trainbudget.calc import prior as prior_module
-from trainbudget.calc.budget import Job, budget
+from trainbudget.calc.compose.budget import Job, budget
+from trainbudget.calc.prior import utilization as calc_prior
+from trainbudget.calc.prior import utilization as prior_module
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 DEVICES = (H100, "A100 SXM 80GB, BF16 tensor core, dense", "B200, BF16 tensor core, dense", 312.0)
@@ -19,9 +19,9 @@ QUESTIONS = [(13e9, 64.0, 1e12), (7e9, 8.0, 2e11), (4.05e11, 16384.0, 1.5e13), (
 @pytest.mark.parametrize("device", DEVICES)
 def test_a_scalar_jobs_prior_is_its_element_of_the_array_bit_for_bit(device):
     p, n, tok = (np.array(col) for col in zip(*QUESTIONS, strict=True))
-    many = calc.prior.job_prior(device, active_params=p, devices=n, moe=False, tokens=tok)
+    many = calc_prior.job_prior(device, active_params=p, devices=n, moe=False, tokens=tok)
     for i, (p1, n1, t1) in enumerate(QUESTIONS):
-        one = calc.prior.job_prior(device, active_params=p1, devices=n1, moe=False, tokens=t1)
+        one = calc_prior.job_prior(device, active_params=p1, devices=n1, moe=False, tokens=t1)
         assert (one.low, one.expected, one.high) == (many.low[i], many.expected[i], many.high[i])
         assert type(one.expected) is float
 
@@ -31,10 +31,10 @@ def test_a_scalar_jobs_prior_is_its_element_of_the_array_bit_for_bit(device):
 def test_the_cached_basis_is_the_basis_worked_out_afresh(device, question):
     p, n, tok = question
     prior_module._BASES.clear()
-    fresh = calc.prior.job_prior(device, active_params=p * (1 + 1e-9), devices=n, moe=True, tokens=tok).basis
-    again = calc.prior.job_prior(device, active_params=p * (1 + 2e-9), devices=n, moe=True, tokens=tok).basis
+    fresh = calc_prior.job_prior(device, active_params=p * (1 + 1e-9), devices=n, moe=True, tokens=tok).basis
+    again = calc_prior.job_prior(device, active_params=p * (1 + 2e-9), devices=n, moe=True, tokens=tok).basis
     zero_d = prior_module._job_basis(prior_module._families(device, None), device, np.float64(p * (1 + 1e-9)),
-                                     np.float64(n), np.float64(1.0), np.float64(tok), calc.prior.coefficients())
+                                     np.float64(n), np.float64(1.0), np.float64(tok), calc_prior.coefficients())
     assert fresh == again == zero_d and "MoE" in fresh
 
 
@@ -47,7 +47,7 @@ def _beyond_by_loop(goodput: float, values: tuple[float, float, float]) -> str:
 
 
 def test_beyond_says_what_its_loop_says_at_the_edges():
-    g = calc.prior.GOODPUT
+    g = calc_prior.GOODPUT
     (p0, p1), (d0, d1), (t0, t1) = prior_module._spans(g).values()
     for values in [(p0, d0, t0), (p1, d1, t1), (p0 * 0.998, d0, t0), (p1 * 1.002, d1 * 1.002, t0 * 0.5),
                    (13e9, 64.0, 76.9), (1e6, 1.0, 1e6), (p0 * 0.999, d1 * 1.001, t1)]:

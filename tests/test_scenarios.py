@@ -26,7 +26,10 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import fold, input_pieces, pieces
 from trainbudget.addin.template import budget_sheet, prices_sheet, scenarios
 from trainbudget.addin.verify import check as verify
-from trainbudget.calc import plans, prices
+from trainbudget.calc.money import prices
+from trainbudget.calc.planning import scenarios as plans
+from trainbudget.calc.prior import runs as calc_runs
+from trainbudget.calc.prior import utilization as calc_prior
 
 PRICES_CSV = Path(calc.__file__).parent / "data" / "prices.csv"
 FIGURES = ("hours", "device_hours", "usd", "kwh")
@@ -106,7 +109,7 @@ def _same(got, want) -> bool:
 
 
 def _check_plans(ws, plan_rows: list[tuple]) -> int:
-    """Every result cell of every plan column equal to calc.plans.plan_row; returns cells compared."""
+    """Every result cell of every plan column equal to calc_plans.plan_row; returns cells compared."""
     checked = 0
     table = calc.catalog()
     for c, (name, params, active, tokens, device, devices, util, price, pue) in zip(scenarios.COLUMNS, plan_rows,
@@ -144,7 +147,7 @@ def test_random_scenarios_equal_calc(lo):
 
 
 def test_scenario_rows_read_active_params_as_the_sheet():
-    """A scenarios CSV's active_params column (calc.plans.scenario_rows) gives the sheet's row
+    """A scenarios CSV's active_params column (calc_plans.scenario_rows) gives the sheet's row
     (plan_row with active_params) for every random plan, MoE or dense; active above params refused."""
     recs = [{"name": n, "params": repr(p), "active_params": "" if a is None else repr(a), "tokens": repr(t),
              "device": d, "devices": str(k), "utilization": str(u), "price": str(pr)}
@@ -272,13 +275,13 @@ def test_new_sheets_formulas_short_and_folded(built):
 
 def test_prior_cells_are_named_and_sourced(built):
     wb = openpyxl.load_workbook(built.path)
-    c = calc.prior.coefficients()
+    c = calc_prior.coefficients()
     for name, want in (("Prior_intercept", c.intercept), ("Prior_devices", c.devices), ("Prior_band_high", c.band_high),
-                       ("Goodput", calc.prior.GOODPUT)):  # Util_low / _expected / _high: native formulas of these
+                       ("Goodput", calc_prior.GOODPUT)):  # Util_low / _expected / _high: native formulas of these
         sheet, cell = name_ref(wb, name)
         assert math.isclose(wb[sheet][cell].value, want, rel_tol=1e-15)
     notes = " ".join(str(c.value) for row in wb["Budget"].iter_rows() for c in row if isinstance(c.value, str))
-    assert "arXiv:2407.21783" in notes and calc.runs.load_runs()[0].run in notes
+    assert "arXiv:2407.21783" in notes and calc_runs.load_runs()[0].run in notes
 
 
 def test_scatter_chart_of_cost_against_hours(built):

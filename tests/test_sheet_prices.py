@@ -1,4 +1,4 @@
-"""The workbook prices a job by a "provider:plan:offering" spec as calc does (calc.prices.lookup: the
+"""The workbook prices a job by a "provider:plan:offering" spec as calc does (calc_prices.lookup: the
 offering's newest row publishing the plan, then its cheapest; the offering any case), on the Budget
 sheet (Provider, Plan, Offering) and on Scenarios (a plan's price cell), and refuses in calc's words
 what calc refuses (unknown provider, plan or offering); each Scenarios plan shows its first refused
@@ -19,7 +19,9 @@ import pytest
 from tests.sheet_cases import named_value, recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin.template import budget_sheet, input_checks, ranges_block, scenarios
-from trainbudget.calc import plans
+from trainbudget.calc.base import checks as calc_checks
+from trainbudget.calc.money import prices as calc_prices
+from trainbudget.calc.planning import scenarios as plans
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 DEFAULTS = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
@@ -32,7 +34,7 @@ PRICED = ("runpod:on_demand:Secure Cloud H100 SXM", "runpod:on_demand:community 
 # name that is no alias, an alias's plan on another hardware's offering (its words name the plan itself)
 REFUSED = ("runpod:on_demand:Secure Cloud", "foo:on_demand", "aws:weekly", "runpod:on_demand:Secure Cloud H200",
            "gcp:spot:a3-highgpu-1g", "gcp:1 year", "gcp:3y:a3-ultragpu-8g")
-# a Scenarios plan's bad inputs (row name, value), each refused as calc.plans.plan_row refuses it
+# a Scenarios plan's bad inputs (row name, value), each refused as calc_plans.plan_row refuses it
 PLAN_BAD = (("utilization", 40), ("params", -7e9), ("device", "H10"), ("pue", 0.5), ("price", -1.0),
             ("devices", 2.5), ("active_params", 9e9), ("tokens", "many"), ("utilization", "soon"),
             ("method", "infer"))  # (a Method that is none of calc's: not costed as training in silence)
@@ -116,10 +118,10 @@ def _scenario(wb, name: str) -> object:
 def test_a_spec_calc_prices_costs_the_same_on_both_sheets(books, k):
     spec, wb = PRICED[k], books[k]
     b = _calc_budget(spec)
-    row, plan = calc.prices.lookup(spec, H100)
+    row, plan = calc_prices.lookup(spec, H100)
     assert b.usd_per_device_hour == row.usd[plan]
     if k == 0:  # the offering counts: the spec without it picks another row (the plan's cheapest)
-        assert row.usd[plan] != calc.prices.lookup("runpod", H100)[0].usd["on_demand"]
+        assert row.usd[plan] != calc_prices.lookup("runpod", H100)[0].usd["on_demand"]
     assert named_value(wb, "Price_found") == pytest.approx(row.usd[plan], rel=1e-12)
     assert _rows(wb["Budget"])["Cost (USD)"] == pytest.approx(float(b.cost_usd), rel=1e-9)
     assert named_value(wb, "Input_error") in (None, "")
@@ -164,7 +166,7 @@ def test_a_refused_plan_shows_its_first_refusal_in_calcs_words(books, k):
 def test_a_currency_rate_calc_would_refuse_is_refused_on_money(books, k):
     rate, wb = RATES[k], books[-len(RATES) + k]
     with pytest.raises(calc.TrainingBudgetError) as e:
-        calc.checks.positive("USD_rate", calc.checks.number("USD_rate", rate))
+        calc_checks.positive("USD_rate", calc_checks.number("USD_rate", rate))
     said = "#VALUE! " + str(e.value)
     rows = _rows(wb["Budget"])
     assert named_value(wb, "Rate_error") == said

@@ -1,10 +1,10 @@
 """The one emitter of `estimate`: `Budget`s as text, JSON or CSV. Formatting only: every figure is
-read off a calc.Budget (calc.report.budget_row gives the one row schema, keys with units).
+read off a calc.Budget (calc_report.budget_row gives the one row schema, keys with units).
 
 JSON numbers are exact and always valid RFC 8259 (no NaN or Infinity); text is rounded for
 reading. Every output says whether the job fits, the utilization and goodput used, and days.
 Every output names the device asked for; a range worked out on its 16-bit row (an FP8 peak's:
-calc.ranges.prior_device) says so (text: a line; JSON and CSV: `prior_device`).
+calc_ranges.prior_device) says so (text: a line; JSON and CSV: `prior_device`).
 Scenario rows are written as they are computed (a million-row file streams; estimate holds the
 output until every row is made, cli/estimate.py).
 """
@@ -21,12 +21,14 @@ from typing import Any
 import numpy as np
 
 from ... import calc
-from ...calc import capacity, stages
-from ...calc.budget import Budget, Span
-from ...calc.report import asked_device, budget_row, prior_row, row_keys
+from ...calc.compose.budget import Budget, Span
+from ...calc.compose.report import asked_device, budget_row, prior_row, row_keys
+from ...calc.hardware import capacity
+from ...calc.money import totals as calc_schedule
+from ...calc.physics import stages
 from . import render as rep
 
-GIB = calc.schedule.GIB
+GIB = calc_schedule.GIB
 Write = Callable[[str], None]
 
 

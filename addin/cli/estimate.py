@@ -17,9 +17,9 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc import plans
-from ...calc.prior import GOODPUT
-from ...calc.units import parse_share
+from ...calc.base.units import parse_share
+from ...calc.planning import scenarios as plans
+from ...calc.prior.utilization import GOODPUT
 from . import emit
 from . import jobs as making
 from . import layout as model_layout

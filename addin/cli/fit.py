@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc import capacity
+from ...calc.hardware import capacity
 from . import layout as model_layout
 
 H100 = "H100 SXM, BF16 tensor core, dense"

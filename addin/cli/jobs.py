@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import calc
-from ...calc import plans
-from ...calc.budget import Budget
-from ...calc.checks import at_least, fraction, whole
-from ...calc.config import load_config
-from ...calc.models import ModelPreset, model_preset
+from ...calc.base import checks as calc_checks
+from ...calc.base.checks import at_least, fraction, whole
+from ...calc.compose.budget import Budget
+from ...calc.model.hf_config import load_config
+from ...calc.model.shapes import ModelPreset, model_preset
+from ...calc.planning import scenarios as plans
 
 Error = calc.TrainingBudgetError
 
@@ -79,7 +80,7 @@ def check(o: Options) -> None:
                 raise Error(f"{option} applies to owned hardware: give --own CAPEX,LIFE too (got {option} {value:g})")
     for option, value in (("--usd-per-kwh", o.usd_per_kwh), ("--occupancy", o.occupancy)):
         if value is not None:
-            (calc.checks.non_negative if option == "--usd-per-kwh" else fraction)(option, value)
+            (calc_checks.non_negative if option == "--usd-per-kwh" else fraction)(option, value)
     if o.own is not None and o.price is not None:
         raise Error("give --price or --own, not both")
     if o.scenarios is not None:

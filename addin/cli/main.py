@@ -15,6 +15,8 @@ from typing import Any
 import click
 
 from ... import calc
+from ...calc.base import checks as calc_checks
+from ...calc.compose import report as calc_report
 from .. import TEMPLATE_NAME
 from . import layout as model_layout
 from . import render as rep
@@ -56,7 +58,7 @@ catalog_option = model_layout.CATALOG
 @catalog_option
 def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     """List the device catalog: name, kind, TFLOP/s, memory, watts, source."""
-    rows = calc.report.device_rows(_table(catalog_path))
+    rows = calc_report.device_rows(_table(catalog_path))
     if as_json:
         _emit_json(rows)
     elif as_csv:
@@ -70,7 +72,7 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
 @catalog_option
 def runs(as_json: bool, catalog_path: str | None) -> None:
     """Published training runs: the utilization they imply, and hours predicted at their MFU."""
-    rows = calc.report.runs_rows(_table(catalog_path))
+    rows = calc_report.runs_rows(_table(catalog_path))
     if as_json:
         _emit_json(rows)
     else:
@@ -85,7 +87,7 @@ def runs(as_json: bool, catalog_path: str | None) -> None:
 @catalog_option
 def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     """Cloud prices per device-hour (on demand, 1-year, 3-year, spot), each with its source, date and age."""
-    from ...calc import prices as priced
+    from ...calc.money import prices as priced
 
     if provider is not None and provider.strip().lower() not in priced.providers():
         raise calc.TrainingBudgetError(f"--provider {provider!r}: no {provider.strip().lower()} prices, unknown "
@@ -171,7 +173,7 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     core.check_seconds(seconds)  # a bounded, finite budget, checked before anything starts
     for option, value in (("--memory-gib", memory_gib), ("--watts", watts)):
         if value is not None:
-            calc.checks.positive(option, value)  # finite and > 0: inf or nan never reach the table
+            calc_checks.positive(option, value)  # finite and > 0: inf or nan never reach the table
     if workbook is not None:  # refuse before spending the time budget
         into.check_writable(workbook, name)
     chosen = backends.choose(backend)

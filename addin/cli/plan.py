@@ -1,5 +1,5 @@
 """`trainbudget plan`: the deadline and the money in, the devices, layout, days and cost out, for
-every catalog device and price (calc.plan.rank_plans). Thin: every figure is a calc Budget."""
+every catalog device and price (calc_plan.rank_plans). Thin: every figure is a calc Budget."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc import plan as planning
-from ...calc.plans import parse_own
+from ...calc.planning import rank as planning
+from ...calc.planning.scenarios import parse_own
 from . import layout as model_layout
 from . import render as rep
 from .estimate import CountType, UtilizationType

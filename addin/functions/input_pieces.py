@@ -27,7 +27,7 @@ def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:
 
 
 def one_of(ref: str, allowed: tuple[str, ...], quoted: bool) -> str:
-    """`ref` is one of `allowed` (texts compared case-blind, as calc.checks.choice; or numbers)."""
+    """`ref` is one of `allowed` (texts compared case-blind, as calc_checks.choice; or numbers)."""
     q = '"' if quoted else ""
     return "OR(" + ",".join(f"{ref}={q}{a}{q}" for a in allowed) + ")"
 
@@ -53,7 +53,7 @@ def unless_one_of(ref: str, values: tuple[str, ...], ok: str) -> str:
 
 
 def quoted(ref: str) -> str:
-    """A text input as calc.checks.show writes it: in quotes; "blank" for an empty cell."""
+    """A text input as calc_checks.show writes it: in quotes; "blank" for an empty cell."""
     return f'IF({ref}="","blank","\'"&{ref}&"\'")'
 
 

@@ -11,7 +11,7 @@ import re
 import string
 from typing import Any
 
-from ...calc import flops, memory
+from ...calc.physics import flops, memory
 from . import fold
 from .plan_native import USABLE_GIB
 
@@ -39,8 +39,8 @@ OPTIMIZER_SOURCES = {
 NAMES = "DeviceNames"  # defined name: Devices[Name], also the Budget's device list (the export adds
 #                        it to a user's workbook with the Devices table, see export.mailcopy)
 DOES_NOT_FIT = "#NUM! does not fit in device memory at this ZeRO stage"
-GB = "1E9"  # a decimal gigabyte, for figures whose label says GB (calc.schedule.GB)
-GIB = "2^30"  # a device's memory is a capacity in GiB (calc.layouts.GIB)
+GB = "1E9"  # a decimal gigabyte, for figures whose label says GB (calc_schedule.GB)
+GIB = "2^30"  # a device's memory is a capacity in GiB (calc_layouts.GIB)
 
 _SIMPLE = re.compile(r"""^(\$?[A-Za-z]{1,3}\$?\d+|[A-Za-z_][\w.]*|\d+(\.\d+)?([eE][+-]?\d+)?|"[^"]*")$""")
 
@@ -114,7 +114,7 @@ def job_flops(exprs: dict[str, str]) -> str:
 
 def flops_per_param_token(method: str | None = None) -> str:
     """FLOPs per parameter per token of the method `method` names (an expression; None: a function
-    without a method, a training step): calc.flops.FLOPS_PER_PARAM_TOKEN, 6 for a full training
+    without a method, a training step): calc_flops.FLOPS_PER_PARAM_TOKEN, 6 for a full training
     step, 4 through frozen base weights (lora, qlora), 2 for inference's forward pass; one IF per
     factor other than 6, its methods in one OR. A sheet that knows its job's method gives this
     piece a named row (the Budget's FLOPs_per_token)."""
@@ -132,7 +132,7 @@ def flops_per_param_token(method: str | None = None) -> str:
 
 
 def _devices_needed(exprs: dict[str, str]) -> str:
-    """Smallest device count that holds the job (calc.schedule.devices_needed): the sharded
+    """Smallest device count that holds the job (calc_schedule.devices_needed): the sharded
     parts over the room the unsharded parts and activations leave in one device's usable memory
     (plan_native.USABLE_GIB: capacity less the larger of 3 GiB and 5%, calc/capacity.py).
     `exprs` may name ready figures: "_sharded_bytes" and "_fixed_bytes" (unsharded parts plus
@@ -149,7 +149,7 @@ def _devices_needed(exprs: dict[str, str]) -> str:
 
 def usable_gib(memory_gib: str) -> str:
     """GiB a job may use of a device of `memory_gib` GiB: plan_native.USABLE_GIB, the capacity less
-    the larger of RESERVE_GIB and RESERVE_SHARE of it (calc.capacity.usable_bytes_of)."""
+    the larger of RESERVE_GIB and RESERVE_SHARE of it (calc_capacity.usable_bytes_of)."""
     return _render(USABLE_GIB, {"device:memory_gib": memory_gib})
 
 

@@ -196,7 +196,7 @@ def free_gb(memory_gib: str, total_gb: str) -> str:
     return f"{native.wrap(memory_gib)}*{native.GIB}/{native.GB}-{native.wrap(total_gb)}"
 
 
-# --- Devices-table fields and the prior's row (calc.ranges.prior_device) ---------------------------
+# --- Devices-table fields and the prior's row (calc_ranges.prior_device) ---------------------------
 
 def field(device: str, name: str) -> str:
     """A text field (Hardware, Kind, Precision) of the Devices row named `device`."""
@@ -212,17 +212,17 @@ def prior_row(hardware: str, kind: str, sixteen_bit: tuple[str, ...]) -> str:
 
 
 def prior_name(device: str, kind: str, precision: str, row: str, sixteen_bit: tuple[str, ...]) -> str:
-    """The device row the prior applies to (calc.ranges.prior_device): the row itself when it is
+    """The device row the prior applies to (calc_ranges.prior_device): the row itself when it is
     measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
     keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in sixteen_bit), f"{row}>=1E9"])
     return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
 
 
-# --- the Prices table (calc.prices.lookup: the newest row publishing the plan, then the cheapest) ---
+# --- the Prices table (calc_prices.lookup: the newest row publishing the plan, then the cheapest) ---
 
 def plan_column(plan: str) -> str:
     """The plan's position among the price columns (1 on-demand ... 4 spot) for its name or an alias,
-    any case, spaces read as "_" (calc.prices.plan_name), from the Prices sheet's Plan_names and
+    any case, spaces read as "_" (calc_prices.plan_name), from the Prices sheet's Plan_names and
     Plan_columns (prices_sheet.PLAN_NAMES); #N/A for none."""
     return f'INDEX(Plan_columns,MATCH(SUBSTITUTE(TRIM({plan})," ","_"),Plan_names,0))'
 
@@ -232,11 +232,11 @@ def age_days(today: str, as_of: str) -> str:
     return f'IF({today}="","",{today}-{as_of})'
 
 
-# --- the Scenarios sheet's plan column (calc.plans.plan_row over calc.budget) ------------------------
+# --- the Scenarios sheet's plan column (calc_plans.plan_row over calc.budget) ------------------------
 
 def plan_price_used(price: str, found: str, own: str) -> str:
     """A plan's price: the number typed, else the provider's (none found: #N/A); blank: `own`, the
-    chosen device row's own price (blank where it has none), as calc.plans.price_spec's None."""
+    chosen device row's own price (blank where it has none), as calc_plans.price_spec's None."""
     return f'IF({price}="",{own},IF(ISNUMBER({price}),{price},IF({found}="",NA(),{found})))'
 
 
@@ -280,12 +280,12 @@ UNEVEN = "uneven stages"
 def busiest_stage_params(params: str, stage_params: str, scale: str) -> str:
     """Parameters as if every pipeline stage held the busiest stage's ROUNDUP(layers / PP) layers
     (the first-stage `stage_params` whole; `scale` is busiest_scale), so that the even split gives
-    that stage's share: calc.stages.busiest_params."""
+    that stage's share: calc_stages.busiest_params."""
     return f"{native.wrap(stage_params)}+({native.wrap(params)}-{native.wrap(stage_params)})*{native.wrap(scale)}"
 
 
 def busiest_scale(layers: str, pp: str) -> str:
-    """ROUNDUP(layers / PP) · PP / layers (calc.stages.busiest_scale): 1 where PP divides the layers."""
+    """ROUNDUP(layers / PP) · PP / layers (calc_stages.busiest_scale): 1 where PP divides the layers."""
     return f"(ROUNDUP({layers}/{pp},0)*{pp}/{layers})"
 
 

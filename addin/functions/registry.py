@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import calc
-from ...calc import plan as calc_plan
+from ...calc.hardware import capacity as calc_capacity
+from ...calc.model import shapes as calc_models
+from ...calc.money import owned as calc_owned
+from ...calc.physics import activations as calc_activations
+from ...calc.physics import flops as calc_flops
+from ...calc.physics import memory as calc_memory
+from ...calc.planning import rank as calc_plan
 from . import native, plan_native
 
 REQUIRED = inspect.Parameter.empty
@@ -152,8 +158,8 @@ METHOD = Arg("method", "full / lora / qlora / inference", "Method: full trains e
 OPTIMIZER = Arg("optimizer", " | ".join(calc.OPTIMIZERS), "Optimizer")
 ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
-                native_default=repr(calc.memory.LORA_TRAINABLE),
-                default_text=f"{calc.memory.LORA_TRAINABLE!r} (1% of params)")
+                native_default=repr(calc_memory.LORA_TRAINABLE),
+                default_text=f"{calc_memory.LORA_TRAINABLE!r} (1% of params)")
 # A mixture of experts: FLOPs (and so hours, cost, energy) follow the parameters one token runs
 # through (calc.train_flops' active_params; Fedus et al. 2022, arXiv:2101.03961, section 2); memory
 # follows the total. Omitted or blank: all parameters (dense).
@@ -219,7 +225,7 @@ _ACT_WORK = ('IF(OR({recompute}="full",{recompute}="op"),' + _ACT_SBH + "*(" + _
 # the loss: 12 B per logit element (fp32 log-probabilities, their gradient and the input gradient;
 # calc.activations)
 _ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS
-               + f"+{calc.activations.LOSS_BYTES_PER_LOGIT['standard']!r}*" + _ACT_SBH
+               + f"+{calc_activations.LOSS_BYTES_PER_LOGIT['standard']!r}*" + _ACT_SBH
                + "*{vocab}/({d_model}*{tensor_parallel}),0)")
 _ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+" + _ACT_WORK
                 + "+IF({vocab}>0," + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
@@ -289,16 +295,16 @@ def _layout_part(stage: int) -> str:
             f"+{_EXPERT_DEV}/IF({{zero_stage}}>={stage},{_DP}/{{expert_parallel}},1))")
 
 
-_LAYOUT_BYTES = (f"{calc.memory.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"
+_LAYOUT_BYTES = (f"{calc_memory.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"
                  f"+({{_optimizer_bytes}}"
-                 f"+{calc.memory.MASTER_BYTES!r})*{_layout_part(1)}+{{activations}}")
+                 f"+{calc_memory.MASTER_BYTES!r})*{_layout_part(1)}+{{activations}}")
 
 _MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("MODEL_PARAMS", "Parameters of a transformer from its shape (embeddings, GQA, gated MLP, experts)",
-                  "parameters", calc.models.params_total, _SHAPE_ARGS, _PARAMS_TOTAL, _LLAMA_8B),
+                  "parameters", calc_models.params_total, _SHAPE_ARGS, _PARAMS_TOTAL, _LLAMA_8B),
     ExcelFunction("MODEL_ACTIVE_PARAMS",
                   "Parameters one token runs through (top-k of the experts), without the input embedding",
-                  "parameters", calc.models.params_active, _SHAPE_ARGS, _PARAMS_ACTIVE, _MIXTRAL),
+                  "parameters", calc_models.params_active, _SHAPE_ARGS, _PARAMS_ACTIVE, _MIXTRAL),
     ExcelFunction("TRAIN_LAYOUT_BYTES",
                   "Bytes per device on a tensor/pipeline/expert/data layout with ZeRO over data parallel",
                   "bytes", calc.train_bytes, (PARAMS, LAYOUT_DEVICES, TP, PP, EP, ZERO, EXPERT_PARAMS,
@@ -353,7 +359,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES, ACTIVE),
                   _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
     ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count that holds the job, counted against usable "
-                  f"memory: capacity less max({calc.capacity.RESERVE_GIB:g} GiB, {calc.capacity.RESERVE_SHARE:.0%})",
+                  f"memory: capacity less max({calc_capacity.RESERVE_GIB:g} GiB, {calc_capacity.RESERVE_SHARE:.0%})",
                   "devices",
                   calc.devices_needed, (PARAMS, DEVICE, METHOD, OPTIMIZER, ZERO, TRAINABLE, ACTIVATIONS),
                   "{_devices_needed}",  # a short device name keeps the example's native form under 200 characters
@@ -366,8 +372,8 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                                  "4", "1", "128256")),
     ExcelFunction("CHINCHILLA_TOKENS", "Compute-optimal tokens: about 20 per parameter (Hoffmann 2022)",
                   "tokens", calc.chinchilla_tokens, (PARAMS,),
-                  f"{calc.flops.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"
-                  f"^{calc.flops.CHINCHILLA_EXPONENT!r}", ("7E9",)),
+                  f"{calc_flops.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"
+                  f"^{calc_flops.CHINCHILLA_EXPONENT!r}", ("7E9",)),
     ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
@@ -378,7 +384,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),
     # Issue 13: owned-hardware price (calc/owned.py).
     ExcelFunction("OWNED_PRICE", "Owned hardware: USD per device-hour from capex, life and energy",
-                  "USD per device-hour", calc.owned.owned_price,
+                  "USD per device-hour", calc_owned.owned_price,
                   (CAPEX, WATTS, USD_PER_KWH, LIFE_YEARS, RESIDUAL, PUE_OWNED, OCCUPANCY),
                   "{capex_usd}*(1-{residual})/({life_years}*8760*{occupancy})+{watts}/1000*{pue}*{usd_per_kwh}",
                   ("33819", "700", "0.1", "5", "0", "1.58", "0.8")),

@@ -2,12 +2,12 @@
 in, the devices that finish by the deadline and the tokens the money buys out, each at the Budget's
 utilization and as low / expected / high from the job's own prior (Util_high, Util_expected,
 Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device); that prior moves
-with the devices and the tokens (calc.prior.Coefficients), so those rows are prior_native's closed forms.
+with the devices and the tokens (calc_prior.Coefficients), so those rows are prior_native's closed forms.
 
 Formulas are the registry's TRAIN_DEVICES_FOR_DAYS and TRAIN_TOKENS_FOR_BUDGET native forms over
 the named inputs; the devices that hold the model states are the Results' "Devices needed to fit"
 (Devices_needed: the job's method, optimizer, ZeRO stage, LoRA share and activations, in usable
-memory), and each deadline row takes the larger of the two, as calc.plan.devices_for does for the
+memory), and each deadline row takes the larger of the two, as calc_plan.devices_for does for the
 Budget's job. Where the states fit on no count, Deadline_error says so (input_checks.FITS) and the
 rows show it. Cached values come from calc.plan.
 """
@@ -20,7 +20,9 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc import plan, ranges
+from ...calc.compose import ranges
+from ...calc.money import totals as calc_schedule
+from ...calc.planning import rank as plan
 from ..functions import input_pieces, native, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import input_checks, ranges_block, styles
@@ -84,12 +86,12 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     job = {"table": table, "active_params": v.get("active_params"), "method": v["method"]}
     days, usd = DAYS_DEFAULT, USD_DEFAULT
     prior_rate = "Prior_TFLOPS"
-    # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc.plan.devices_for
+    # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc_plan.devices_for
     # counts the devices that hold its model states as the Results' "Devices needed to fit" does
     the_job = ranges_block.job(v, table)
     states = calc.devices_needed(v["params"], v["device"], method=v["method"], optimizer=v["optimizer"],
                                  zero_stage=v["zero_stage"], trainable=v["trainable"],
-                                 activations=v["activations"] * calc.schedule.GB, table=table)
+                                 activations=v["activations"] * calc_schedule.GB, table=table)
     rows: list[tuple[str | None, str, str, Any, str, str]] = [
         (prior_rate, "Rate of the row the ranges use (TFLOP/s)", native.lookup("Prior_device", "tflops"),
          table.value(ranges.prior_device(v["device"], table), "tflops"), styles.TFLOPS, "Prior_device above"),

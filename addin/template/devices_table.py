@@ -17,6 +17,7 @@ from typing import Any
 from openpyxl.utils import range_boundaries
 
 from ... import calc
+from ...calc.hardware import catalog as calc_devices
 from ..functions import native
 from ..ooxml import package, xmlcells
 
@@ -108,20 +109,20 @@ def load_catalog(path: Any) -> calc.DeviceTable:
     Devices table). A binary or undecodable file is a TrainingBudgetError naming it."""
     from pathlib import Path
 
-    from ...calc.textfile import open_regular
+    from ...calc.base.textfile import open_regular
 
     path = Path(path)
     with open_regular(path, "--catalog") as f:  # a FIFO or device refused, never waited on
         head = f.read(8)
     if path.suffix.lower() in (".xlsm", ".xlsx") or head.startswith((b"PK\x03\x04", bytes.fromhex("D0CF11E0"))):
         return table_from_workbook(path)
-    from ...calc.textfile import read_text
+    from ...calc.base.textfile import read_text
 
     text = read_text(path, "--catalog")
     if "\0" in text or not text.strip():
         raise calc.TrainingBudgetError(f"--catalog {path} is {'binary' if text.strip() else 'empty'}; give a "
                                        "CSV or a TrainingBudget workbook")
-    table = calc.devices.table_from_csv(text, f"{path} row")  # the text read once, above
+    table = calc_devices.table_from_csv(text, f"{path} row")  # the text read once, above
     if not len(table):
         raise calc.TrainingBudgetError(f"--catalog {path} holds no device rows (header: name,tflops,source,...)")
     return table

@@ -32,12 +32,13 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc import checks
+from ...calc.base import checks
+from ...calc.physics import memory as calc_memory
 from ..functions import input_pieces, native, price_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 
-# calc.memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
+# calc_memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
 NO_ADAPTER = ("full", "inference")
 DEADLINE_ERROR = input_pieces.DEADLINE_ERROR
 FITS = "the model states fit (Devices needed to fit)"
@@ -103,16 +104,16 @@ BUDGET_RULES: tuple[Rule, ...] = (
     ("Method", "method", "choice", calc.METHODS, False),
     ("Optimizer", "optimizer", "choice", calc.OPTIMIZERS, False),
     ("Activations_GB", "activations", "non_negative", None, True),  # blank = 0, as the formulas read it
-    ("ZeRO_stage", "zero_stage", "whole_in", calc.memory.ZERO_STAGES, False),
+    ("ZeRO_stage", "zero_stage", "whole_in", calc_memory.ZERO_STAGES, False),
     ("LoRA_share", "trainable", "positive", None, False),  # read by lora and qlora only (NO_ADAPTER)
     ("Price_per_hour", "usd_per_device_hour", "non_negative", None, True),  # blank: the device row's price
     ("Price_spec", "price", "spec", Spec("Provider", "Plan", "Plan_col", "Offering", "Price_date", "Price_spec",
                                          "Device"), True),  # a provider's price: calc.prices' refusals
     ("PUE_ratio", "pue", "at_least", 1.0, False),
 )
-# the currency rate (USD_rate, money figures only: Rate_error): a number > 0 as calc.checks.positive words it
+# the currency rate (USD_rate, money figures only: Rate_error): a number > 0 as calc_checks.positive words it
 RATE_RULES: tuple[Rule, ...] = (("USD_rate", "USD_rate", "positive", None, False),)
-# the deadline block's inputs (calc.plan.devices_for_days' days, tokens_for_budget's usd)
+# the deadline block's inputs (calc_plan.devices_for_days' days, tokens_for_budget's usd)
 DEADLINE_RULES: tuple[Rule, ...] = (
     ("Deadline_days", "days", "positive", None, False),
     ("Budget_USD", "usd", "positive", None, False),

@@ -4,7 +4,7 @@ sourced and dated like Devices, editable, with each price's age in days at the B
 Lookups (Budget and Scenarios) go through defined names over the table's columns, so a row the
 user adds or edits is found: the newest row of the provider and device hardware (and offering,
 where the spec names one, any case) that publishes the plan, then the cheapest, as
-calc.prices.lookup picks (functions/price_pieces.py).
+calc_prices.lookup picks (functions/price_pieces.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
-from ...calc import prices
+from ...calc.money import prices
 from ..functions import pieces, price_pieces
 from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
@@ -37,7 +37,7 @@ NAMES = {"Price_provider": f"{TABLE}[Provider]", "Price_offering": f"{TABLE}[Off
          "Price_as_of": f"{TABLE}[As of]",
          "Price_plans": f"{TABLE}[[{PLAN_HEADERS['on_demand']}]:[{PLAN_HEADERS['spot']}]]"}
 FIRST_ROW = 4  # the table's header row
-# The plan names calc reads (calc.prices.PLANS, then calc.prices.plan_name's aliases: "od", "1y", ...)
+# The plan names calc reads (calc_prices.PLANS, then calc_prices.plan_name's aliases: "od", "1y", ...)
 # with each one's price column, beside the table (columns O and P): Plan_names, Plan_columns.
 PLAN_NAMES = (*((p, i + 1) for i, p in enumerate(PLANS)),
               *((alias, PLANS.index(plan) + 1) for alias, plan in prices._ALIASES.items()))
@@ -97,7 +97,7 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
 
 
 def _plan_names(ws: Worksheet) -> None:
-    """The plan names a price spec may use and the price column each reads (calc.prices.plan_name)."""
+    """The plan names a price spec may use and the price column each reads (calc_prices.plan_name)."""
     text(ws, f"{PLAN_NAMES_COL}{FIRST_ROW - 1}", "Plan names (calc.prices: plans, then aliases)", styles.BOLD)
     for col, header in ((PLAN_NAMES_COL, "Plan name"), ("P", "Price column (1 on-demand ... 4 spot)")):
         style(ws[f"{col}{FIRST_ROW}"], font=styles.BOLD).value = header

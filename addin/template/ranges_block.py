@@ -2,7 +2,7 @@
 (Currency, USD_rate, Rate_date), the utilization prior as named cells (Util_low, Util_expected,
 Util_high, Goodput) and low / expected / high hours, device-hours, cost and energy.
 
-Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc.ranges.prior_device:
+Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc_ranges.prior_device:
 the prior's utilizations are shares of BF16/FP16 peaks) divided by utilization x goodput; low hours
 come from the prior's HIGH utilization. Cached values come from calc.budget.
 """
@@ -18,8 +18,13 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc import prices, prior, ranges
-from ...calc.budget import PRIOR_CAVEATS
+from ...calc.compose import ranges
+from ...calc.compose.budget import PRIOR_CAVEATS
+from ...calc.money import prices
+from ...calc.money import totals as calc_schedule
+from ...calc.physics import flops as calc_flops
+from ...calc.prior import runs as calc_runs
+from ...calc.prior import utilization as prior
 from ..functions import input_pieces, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
@@ -41,7 +46,7 @@ def prior_row(hardware: str, kind: str) -> str:
 
 
 def prior_name(device: str, kind: str, precision: str, row: str) -> str:
-    """The device row the prior applies to (calc.ranges.prior_device)."""
+    """The device row the prior applies to (calc_ranges.prior_device)."""
     return pieces.prior_name(device, kind, precision, row, SIXTEEN_BIT)
 
 
@@ -56,7 +61,7 @@ def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
     return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
                     device=v["device"], devices=v["devices"],
                     method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
-                    trainable=v["trainable"], activations=v["activations"] * calc.schedule.GB,
+                    trainable=v["trainable"], activations=v["activations"] * calc_schedule.GB,
                     utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
 
 
@@ -182,7 +187,7 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
 
 
 def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table: calc.DeviceTable) -> int:
-    """The job's own prior (calc.prior.job_prior, as calc.budget's ranges use it): the sourced
+    """The job's own prior (calc_prior.job_prior, as calc.budget's ranges use it): the sourced
     coefficients as named constant cells, then Util_expected / Util_low / Util_high as native
     formulas of the Budget's inputs (prior_native's pieces), its basis in one line, and Goodput."""
     p = budget(v, table, utilization="prior").prior
@@ -194,7 +199,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
     rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
         ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware", "Device"),
-         hardware, None, "its family by calc.prior.FAMILIES' name prefixes"),
+         hardware, None, "its family by calc_prior.FAMILIES' name prefixes"),
         ("Prior_pos_long", "Its longest family prefix (position; 0: none)",
          prior_native.prefix_position_long("Prior_hardware"), long, "0", ""),
         ("Prior_pos", "Its family prefix (position below; 0: none)",
@@ -215,7 +220,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        *_basis_rows(p, PRIOR_CAVEATS.get(calc.flops.flops_per_param_token(v["method"]), "")),
+        *_basis_rows(p, PRIOR_CAVEATS.get(calc_flops.flops_per_param_token(v["method"]), "")),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
@@ -243,7 +248,7 @@ def write_prior_tables(ws: Worksheet, top: int) -> int:
     Budget's last printed page: the reader's pages hold the answer, the appendix how it is made).
     Returns the last row written."""
     c = prior.coefficients()
-    runs = [run.run for run in calc.runs.load_runs() if prior.run_utilization(run) is not None]
+    runs = [run.run for run in calc_runs.load_runs() if prior.run_utilization(run) is not None]
     text(ws, f"A{top}", "How the prior is made: its coefficients, spans and tables (the rows above read them by name)",
          styles.HEADING)
     i = top
@@ -258,7 +263,7 @@ def write_prior_tables(ws: Worksheet, top: int) -> int:
     t = i + 2
     text(ws, f"A{t}", "Device family prefix (Hardware starts with)", styles.BOLD)
     text(ws, f"B{t}", "Family effect", styles.BOLD)
-    text(ws, f"C{t}", "Family (calc.prior.FAMILIES; no runs: the nearest generation)", styles.BOLD)
+    text(ws, f"C{t}", "Family (calc_prior.FAMILIES; no runs: the nearest generation)", styles.BOLD)
     pfx = prior_native.prefix_rows()
     for k, (pre, effect, name) in enumerate(pfx, start=t + 1):
         text(ws, f"A{k}", pre)
@@ -292,7 +297,7 @@ def _span_format(name: str) -> str | None:
 
 def _basis_rows(p: prior.UtilizationPrior, caveat: str) -> list[tuple[str, str, str, Any, str | None, str]]:
     """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values;
-    `caveat` the job's method's words on the prior (calc.budget.PRIOR_CAVEATS; "" for full training)."""
+    `caveat` the job's method's words on the prior (calc_budget.PRIOR_CAVEATS; "" for full training)."""
     tail = prior_native.TAIL.format(n=p.n_runs)
     head = p.basis[:-len(": " + tail)]
     note = head[head.index(" (extrapolated:"):] if " (extrapolated:" in head else ""

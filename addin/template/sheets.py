@@ -10,7 +10,8 @@ from openpyxl.worksheet.table import Table, TableStyleInfo
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc import runs as published
+from ...calc.physics import memory as calc_memory
+from ...calc.prior import runs as published
 from ..functions import native, pieces
 from ..functions.registry import BY_NAME, FUNCTIONS
 from . import styles
@@ -201,11 +202,11 @@ def write_about(ws: Worksheet) -> None:
          styles.HEADING)
     for col, header in enumerate(native.OPTIMIZER_HEADERS, start=1):
         style(ws.cell(top + 1, col, header), font=styles.BOLD)
-    for r, (name, nbytes) in enumerate(calc.memory.OPTIMIZER_BYTES.items(), start=top + 2):
+    for r, (name, nbytes) in enumerate(calc_memory.OPTIMIZER_BYTES.items(), start=top + 2):
         text(ws, f"A{r}", name)
         style(ws.cell(r, 2, nbytes), '0.0 "B"')
         text(ws, f"C{r}", native.OPTIMIZER_SOURCES[name])
-    _table(ws, native.OPTIMIZER_TABLE, f"A{top + 1}:C{top + 1 + len(calc.memory.OPTIMIZER_BYTES)}")
+    _table(ws, native.OPTIMIZER_TABLE, f"A{top + 1}:C{top + 1 + len(calc_memory.OPTIMIZER_BYTES)}")
     widths(ws, A=ABOUT_WIDTH, B=20, C=60)
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0

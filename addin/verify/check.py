@@ -28,6 +28,7 @@ import openpyxl
 from openpyxl.formula.tokenizer import TokenizerError
 
 from ... import calc
+from ...calc.hardware import catalog as calc_devices
 from .. import libreoffice as engine
 from ..functions import native, portable, rewrite
 from ..functions.registry import FUNCTIONS
@@ -111,11 +112,11 @@ def _devices(ws: Any) -> list[Problem]:
     for i, record in found:
         row = cells[i][0].row
         try:
-            device = calc.devices.device_from_record(record, "row")
+            device = calc_devices.device_from_record(record, "row")
         except calc.TrainingBudgetError as e:
             problems.append(Problem(f"Devices!{col_of.get(e.field, col_of['name'])}{row}", str(e).split(": ", 1)[-1]))
             continue
-        where, key = f"{col_of['name']}{row}", calc.devices.normalize(device.name)
+        where, key = f"{col_of['name']}{row}", calc_devices.normalize(device.name)
         if key in seen:
             problems.append(Problem(f"Devices!{where}",
                                     f"duplicate device name {device.name!r} (first at {seen[key]})"))

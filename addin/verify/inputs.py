@@ -18,7 +18,7 @@ from openpyxl.utils import range_boundaries
 from openpyxl.utils.cell import get_column_letter
 
 from ... import calc
-from ...calc import checks
+from ...calc.base import checks
 from ..template import budget_sheet, prices_sheet, scenarios
 from .problems import Problem
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import non_negative
+from ..base.checks import non_negative
 
 GIB = 2.0 ** 30       # device memory is a capacity in GiB
 RESERVE_GIB = 3.0     # CUDA context + NCCL + allocator fragmentation (1-5 GiB in practice; see above)
@@ -59,5 +59,5 @@ def words(reserve_gib: Any = None) -> str:
 def reported_memory_gib() -> dict[str, float]:
     """Memory each hardware reports to software, GiB (data/device_memory_reported.csv): the
     evidence the default reserve is checked against, not a second capacity."""
-    text = resources.files(__package__).joinpath("data/device_memory_reported.csv").read_text("utf-8")
+    text = resources.files("trainbudget.calc").joinpath("data/device_memory_reported.csv").read_text("utf-8")
     return {r["hardware"]: float(r["reported_mib"]) / 1024.0 for r in csv.DictReader(text.splitlines())}

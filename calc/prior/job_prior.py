@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from ..base.arith import log10
+from ..base.checks import ResultOverflowError, flag, positive, show, whole
+from ..base.errors import TINY
+from ..hardware.catalog import DeviceTable
 from . import ridge
-from .arith import log10
-from .checks import ResultOverflowError, flag, positive, show, whole
-from .devices import DeviceTable
-from .errors import TINY
-from .priormodel import (
+from .regression import (
     BAND,
     BASIS_TAIL,
     COVERAGE,

@@ -35,9 +35,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .checks import TrainingBudgetError, show
-from .models import ModelPreset
-from .textfile import read_text
+from ..base.checks import TrainingBudgetError, show
+from ..base.textfile import read_text
+from .shapes import ModelPreset
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything far larger
 MAX_COUNT = 2 ** 40           # any shape count above ~1e12 is a typo (or an attack)

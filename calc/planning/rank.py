@@ -33,10 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from . import prices
-from .budget import Budget, Job, Owned, Span, budget, usable_bytes
-from .checks import TrainingBudgetError, positive, whole
-from .devices import DeviceTable, catalog
+from ..base.checks import TrainingBudgetError, positive, whole
+from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
+from ..compose.ranges import prior_device, wants_prior
+from ..hardware.catalog import DeviceTable, catalog
+from ..model.shapes import ModelPreset
+from ..money import prices
+from ..money.totals import GIB
+from ..physics.fit import MAX_FIT_DEVICES, fit_layouts
+from ..prior.runs import load_runs
 from .inverse import CASES as CASES  # re-exported (with the next names): moved to calc.inverse
 from .inverse import EXACT as EXACT
 from .inverse import HOURS_PER_DAY as HOURS_PER_DAY
@@ -48,11 +53,6 @@ from .inverse import pick as pick
 from .inverse import tokens_by as tokens_by
 from .inverse import tokens_for as tokens_for
 from .inverse import tokens_for_budget as tokens_for_budget
-from .layouts import MAX_FIT_DEVICES, fit_layouts
-from .models import ModelPreset
-from .ranges import prior_device, wants_prior
-from .runs import load_runs
-from .schedule import GIB
 
 # --- ranked plans: every device x every price x the counts considered ------------------------------
 

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, broadcasts, flag, out, pick, show, whole
+from ..base.checks import TrainingBudgetError, broadcasts, flag, out, pick, show, whole
 
 DEFAULT_VOCAB = 32000  # Llama 1/2 and Mistral tokenizers (Touvron et al. 2023, §2.1)
 
@@ -267,7 +267,7 @@ def _preset(row: dict[str, str]) -> ModelPreset:
 @functools.lru_cache(maxsize=1)
 def model_presets() -> dict[str, ModelPreset]:
     """The packaged presets (data/models.csv), by lower-cased name."""
-    text = resources.files(__package__).joinpath("data/models.csv").read_text("utf-8")
+    text = resources.files("trainbudget.calc").joinpath("data/models.csv").read_text("utf-8")
     rows = [_preset(r) for r in csv.DictReader(text.splitlines())]
     return {r.name.lower(): r for r in rows}
 

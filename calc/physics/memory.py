@@ -26,9 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .activations import RECOMPUTE, activation_bytes
-from .arith import integral, over, plus, shard, sum_into, times
-from .checks import (
+from ..base.arith import integral, over, plus, shard, sum_into, times
+from ..base.checks import (
     TrainingBudgetError,
     _index,
     agree,
@@ -43,7 +42,8 @@ from .checks import (
     whole,
     whole_in,
 )
-from .frozen import fast_init
+from ..base.fastinit import fast_init
+from .activations import RECOMPUTE, activation_bytes
 
 METHODS = ("full", "lora", "qlora", "inference")
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .budget import Budget, Job, Owned, Span, budget
-from .checks import TrainingBudgetError, choice, show
-from .devices import DeviceTable, catalog
-from .memory import METHODS
-from .models import ModelPreset, model_preset
-from .owned import PUE_INDUSTRY
-from .units import parse_count, parse_number, parse_share
+from ..base.checks import TrainingBudgetError, choice, show
+from ..base.units import parse_count, parse_number, parse_share
+from ..compose.budget import Budget, Job, Owned, Span, budget
+from ..hardware.catalog import DeviceTable, catalog
+from ..model.shapes import ModelPreset, model_preset
+from ..money.owned import PUE_INDUSTRY
+from ..physics.memory import METHODS
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own", "model",

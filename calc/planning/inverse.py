@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from .budget import Job, Span, budget, usable_bytes
-from .checks import ResultOverflowError, ResultUnderflowError, TrainingBudgetError, positive, show, whole
-from .devices import DeviceTable, catalog
-from .prior import coefficients
-from .ranges import wants_prior
-from .schedule import devices_needed
-from .stages import busiest_params
+from ..base.checks import ResultOverflowError, ResultUnderflowError, TrainingBudgetError, positive, show, whole
+from ..compose.budget import Job, Span, budget, usable_bytes
+from ..compose.ranges import wants_prior
+from ..hardware.catalog import DeviceTable, catalog
+from ..money.totals import devices_needed
+from ..physics.stages import busiest_params
+from ..prior.utilization import coefficients
 
 CASES = ("low", "expected", "high")  # of the answer's hours: "high" is the slow case (most hours)
 HOURS_PER_DAY = 24.0

@@ -35,13 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from ..base.checks import TrainingBudgetError, choice, flag, positive, show, whole
+from ..hardware.capacity import GIB, reserve_bytes
+from ..hardware.catalog import DeviceTable, catalog
+from ..model.hf_config import load_config
+from ..model.shapes import ModelPreset, model_params, model_preset
 from .activations import activation_bytes
-from .capacity import GIB, reserve_bytes
-from .checks import TrainingBudgetError, choice, flag, positive, show, whole
-from .config import load_config
-from .devices import DeviceTable, catalog
 from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
-from .models import ModelPreset, model_params, model_preset
 from .stages import busiest_scale
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from .checks import TrainingBudgetError
-from .devices import DeviceTable, catalog
+from ..base.checks import TrainingBudgetError
+from ..hardware.catalog import DeviceTable, catalog
 
 PLANS = ("on_demand", "1yr", "3yr", "spot")
 _ALIASES = {"ondemand": "on_demand", "on-demand": "on_demand", "od": "on_demand", "1y": "1yr",
@@ -71,7 +71,7 @@ def _price(r: dict[str, str], line: int) -> Price:
 @functools.lru_cache(maxsize=1)
 def load_prices() -> tuple[Price, ...]:
     """The packaged prices, in file order."""
-    text = resources.files(__package__).joinpath("data/prices.csv").read_text("utf-8")
+    text = resources.files("trainbudget.calc").joinpath("data/prices.csv").read_text("utf-8")
     return tuple(_price(r, i) for i, r in enumerate(csv.DictReader(text.splitlines()), start=2))
 
 

@@ -10,15 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from . import devices as _devices
-from . import runs as _runs
+from ..base.checks import TrainingBudgetError, show
+from ..hardware import catalog as _devices
+from ..hardware.catalog import DeviceTable, catalog
+from ..money.totals import GB, GIB, train_hours
+from ..physics.flops import train_flops
+from ..physics.memory import train_memory
+from ..physics.stages import stage_layers
+from ..prior import runs as _runs
 from .budget import Budget, Job, Span, budget
-from .checks import TrainingBudgetError, show
-from .devices import DeviceTable, catalog
-from .flops import train_flops
-from .memory import train_memory
-from .schedule import GB, GIB, train_hours
-from .stages import stage_layers
 
 # The starting document's scenario and its four rates, in its order: a 7B full fine-tune on
 # 1B tokens, on two matmul rates measured on an Apple M3 Ultra and on the H100 SXM's dense peaks.

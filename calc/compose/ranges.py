@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from .arith import SAFE, finite_below, times
-from .checks import ResultOverflowError, TrainingBudgetError, at_least, broadcasts, out, positive, show, whole
-from .devices import DeviceTable, catalog
-from .frozen import Later
+from ..base.arith import SAFE, finite_below, times
+from ..base.checks import ResultOverflowError, TrainingBudgetError, at_least, broadcasts, out, positive, show, whole
+from ..base.fastinit import Later
+from ..hardware.catalog import DeviceTable, catalog
+from ..money.totals import kwh, price_per_device_hour, train_hours
+from ..prior.utilization import KEYED, UtilizationPrior, job_prior
 from .job import Span
-from .prior import KEYED, UtilizationPrior, job_prior
-from .schedule import kwh, price_per_device_hour, train_hours
 
 LABELS = ("low", "expected", "high")
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .arith import over, ratio, times
-from .capacity import reserve_bytes
-from .checks import (
+from ..base.arith import over, ratio, times
+from ..base.checks import (
     TrainingBudgetError,
     agree,
     at_least,
@@ -29,10 +28,11 @@ from .checks import (
     whole,
     whole_in,
 )
-from .devices import DeviceTable, catalog
-from .errors import TINY, ResultUnderflowError
-from .flops import train_flops
-from .memory import train_memory
+from ..base.errors import TINY, ResultUnderflowError
+from ..hardware.capacity import reserve_bytes
+from ..hardware.catalog import DeviceTable, catalog
+from ..physics.flops import train_flops
+from ..physics.memory import train_memory
 
 SECONDS_PER_HOUR = 3600.0
 TERA = 1e12  # TFLOP/s -> FLOP/s

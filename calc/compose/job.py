@@ -10,12 +10,12 @@ from dataclasses import FrozenInstanceError, dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
-from .checks import TrainingBudgetError, show
-from .devices import DeviceTable
-from .frozen import fast_init
-from .memory import MemoryBreakdown
-from .models import ModelPreset, model_preset
-from .prior import UtilizationPrior
+from ..base.checks import TrainingBudgetError, show
+from ..base.fastinit import fast_init
+from ..hardware.catalog import DeviceTable
+from ..model.shapes import ModelPreset, model_preset
+from ..physics.memory import MemoryBreakdown
+from ..prior.utilization import UtilizationPrior
 
 
 class Span(tuple):

@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
+from ..base.checks import TrainingBudgetError, flag, positive, show, whole
+from ..hardware.catalog import DeviceTable
 from . import ridge
-from .checks import TrainingBudgetError, flag, positive, show, whole
-from .devices import DeviceTable
-from .jobprior import (
+from .job_prior import (
     _BASES,
     _SIZES,
     JOB_BAND,
@@ -66,7 +66,7 @@ from .jobprior import (
     coefficients,
     job_prior,
 )
-from .priormodel import (
+from .regression import (
     BAND,
     BANDS,
     BASELINE,

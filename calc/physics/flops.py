@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from .arith import times
-from .checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
-from .errors import out_positive
+from ..base.arith import times
+from ..base.checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
+from ..base.errors import out_positive
 
 RECOMPUTE = ("none", "selective", "op", "full")
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from ..base.checks import TrainingBudgetError, positive, show
+from ..base.fastinit import fast_init
+from ..hardware.catalog import DeviceTable, catalog
+from ..money.totals import SECONDS_PER_HOUR, TERA
+from ..physics.flops import train_flops
 from . import ridge
-from .checks import TrainingBudgetError, positive, show
-from .devices import DeviceTable, catalog
-from .flops import train_flops
-from .frozen import fast_init
 from .runs import Run, implied_utilization, load_runs
-from .schedule import SECONDS_PER_HOUR, TERA
 
 # Goodput (the share of wall-clock time spent training): fitted on the runs, the scope column of
 # calc/ridge.py (whole-run hours against steady-state ones): exp(b5) on the 41 main runs, to two

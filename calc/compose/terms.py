@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from .capacity import usable_bytes_of
-from .checks import TrainingBudgetError, at_least, non_negative, show
-from .devices import DeviceTable
+from ..base.checks import TrainingBudgetError, at_least, non_negative, show
+from ..hardware.capacity import usable_bytes_of
+from ..hardware.catalog import DeviceTable
+from ..money.owned import PUE_INDUSTRY, owned_usd_per_device_hour
 from .job import Job, Owned
-from .owned import PUE_INDUSTRY, owned_usd_per_device_hour
 from .ranges import prior_device
 
 
@@ -55,7 +55,7 @@ def price_terms(job: Job, device: Any, table: DeviceTable, watts: Any
             return None, "no price", None, None, None
         return usd, "the device row's own price", "device row", _as_of(device, table), None
     if isinstance(price, str):
-        from .prices import check_text, lookup
+        from ..money.prices import check_text, lookup
         check_text("usd_per_device_hour", price)
         if not isinstance(device, str):
             raise TrainingBudgetError(f"price {show(price)} needs one device name, not {show(device)}")

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, UnknownDeviceError, out, positive, show
-from .textfile import read_text
+from ..base.checks import TrainingBudgetError, UnknownDeviceError, out, positive, show
+from ..base.textfile import read_text
 
 KINDS = ("vendor dense peak", "measured")
 NUMERIC = ("tflops", "memory_gib", "memory_tbps", "watts", "usd_per_device_hour")
@@ -185,7 +185,7 @@ class DeviceTable:
 def load_devices(path: str | Path | None = None) -> DeviceTable:
     """The packaged catalog, or a user's CSV with the same column names (name, tflops, source required)."""
     if path is None:
-        text = resources.files(__package__).joinpath("data/devices.csv").read_text("utf-8")
+        text = resources.files("trainbudget.calc").joinpath("data/devices.csv").read_text("utf-8")
         where = "devices.csv row"
     else:
         text = read_text(path, "catalog")

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .devices import DeviceTable
-from .prior import BAND, GOODPUT, Model, _prior, compute_device_hours, family, fit_model, run_utilization
+from ..hardware.catalog import DeviceTable
 from .runs import Run, load_runs
+from .utilization import BAND, GOODPUT, Model, _prior, compute_device_hours, family, fit_model, run_utilization
 
 GOALS = {"inside_fraction": 0.85, "median_error": 0.15, "median_width": 2.2}   # issue 18
 SETS = ("all", "hours", "mfu", "sensitivity")

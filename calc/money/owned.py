@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, show
+from ..base.checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, show
 
 HOURS_PER_YEAR = 8760.0  # 365 × 24
 

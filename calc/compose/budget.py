@@ -32,9 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .arith import over
-from .capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
-from .checks import (
+from ..base.arith import over
+from ..base.checks import (
     ResultOverflowError,
     TrainingBudgetError,
     choice,
@@ -46,9 +45,12 @@ from .checks import (
     whole,
     whole_in,
 )
-from .devices import DeviceTable, catalog
-from .flops import FLOPS_PER_PARAM_TOKEN as _PER_TOKEN
-from .flops import (
+from ..hardware.capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
+from ..hardware.catalog import DeviceTable, catalog
+from ..model.shapes import ModelPreset
+from ..money.totals import hours_at, kwh
+from ..physics.flops import FLOPS_PER_PARAM_TOKEN as _PER_TOKEN
+from ..physics.flops import (
     FORWARD_FLOPS_PER_PARAM_TOKEN,
     FROZEN_FLOPS_PER_PARAM_TOKEN,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
@@ -56,9 +58,7 @@ from .flops import (
     flops_per_param_token,
     train_flops,
 )
-from .job import Budget, Job, Owned, Span
-from .jobprior import scalar_job_prior
-from .memory import (
+from ..physics.memory import (
     GRAD_BYTES,
     METHODS,
     OPTIMIZERS,
@@ -68,15 +68,15 @@ from .memory import (
     checked_layout,
     memory_parts,
 )
-from .models import ModelPreset
-from .prior import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
+from ..physics.stages import busiest_params
+from ..prior.job_prior import scalar_job_prior
+from ..prior.utilization import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
+from .job import Budget, Job, Owned, Span
 from .ranges import checked_once, days_of, lazy_ranges, range_of, top_factor, wants_prior
-from .rows import device_terms as _device
-from .rows import price_terms as _price
-from .rows import pue_terms as _pue
-from .rows import row_column as _column
-from .schedule import hours_at, kwh
-from .stages import busiest_params
+from .terms import device_terms as _device
+from .terms import price_terms as _price
+from .terms import pue_terms as _pue
+from .terms import row_column as _column
 
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
