@@ -11,7 +11,7 @@ at 0.85·(1 + 1/n)) instead of the jackknife+; `--no-tokens` the model without t
 `--compare` prints only the summary line of each of the four ridge variants and the global prior
 (scored at the goodput it shipped with, 0.90).
 
-Variants tried for issue 18's calibration (2026-12-01; every main run, leave-one-out, each fold's
+Variants tried for the prior's calibration (2026-12-01; every main run, leave-one-out, each fold's
 band from its own training runs; inside (of 41) / median error / median band; "met" = all three):
   plain ridge, goodput 0.90 assumed (shipped to 2026-12-01)          35  13.6%  x2.26
   the lead's: penalty 0.03/0.1/1/3, shortest interval, quantile methods
@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import sys
 
-from trainbudget.calc.prior.backtest import GOALS, backtest
-from trainbudget.calc.prior.utilization import LLAMA3_GOODPUT
+from trainbudget.calc import BACKTEST_GOALS as GOALS, LLAMA3_GOODPUT, backtest
 
 VARIANTS = (("jackknife+", frozenset()), ("jackknife+", frozenset({"tokens"})), ("loo", frozenset()),
             ("loo", frozenset({"tokens"})))

@@ -9,7 +9,7 @@ layout (and whether it fits), hours, days, device-hours, cost and energy as rang
   and a new question each call (a parameter count never asked before: nothing cached);
 - vector: 1e6 jobs (params, tokens, devices and ZeRO stage varying) in one budget() call against
   train_memory + train_range over the same arrays.
-Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; asserts nothing (goals, issue 17:
+Run: python bench/bench_budget.py [N] [--before DIR] [--cpu]. Prints figures; asserts nothing (goals:
 <= 10 us per scalar question, <= 50 ns per job over 1e6 jobs with ranges).
 `--before DIR` also times budget() of another calc folder in the same run (calc imports only
 itself, so a copy loads as its own package), e.g. main's:
@@ -18,7 +18,7 @@ Each figure is the best of 3 rounds, the columns measured in turn in each round 
 load that comes and goes falls on budget(), before and today alike.
 `--cpu` times with this process's CPU time (time.process_time) instead of the wall clock: on a
 machine shared with other jobs, wall-clock time counts the time other processes held the CPU.
-budget() of arrays makes each range's low / expected / high when first read (calc/frozen.py's
+budget() of arrays makes each range's low / expected / high when first read (calc/base/fastinit.py's
 `Later`: the figures are checked in the call; the 15 range arrays, and the device-hours, cost and
 energy points they come from, made on reading), so the row "every figure read" times budget()
 and then reading every figure (every array made), what a door that renders them all pays;
@@ -28,8 +28,7 @@ array, how many of those one budget() call costs, and how many new N-element arr
 every figure read keep (tracemalloc), each at least one such multiply; for the scalar case the
 same question's objects and arithmetic as straight-line Python with no checks or look-ups, and
 the objects alone (the Job, its MemoryBreakdown, UtilizationPrior, five Spans and the Budget built
-from figures worked out beforehand: what the issue's frozen data model costs before any work). Then
-from trainbudget.calc.prior import utilization as calc_prior
+from figures worked out beforehand: what the frozen data model costs before any work). Then
 the bytecodes one scalar question runs (new, same, straight-line): a count no load changes.
 """
 
@@ -101,7 +100,7 @@ def scalar_budget(c: ModuleType = calc) -> calc.Budget:
 
 def fresh_questions(c: ModuleType = calc) -> Callable[[], calc.Budget]:
     """The scalar question with a parameter count never asked before on each call: no cache of
-    budget() (the job's prior, the layout's memory) or of calc_prior.job_prior can answer it."""
+    budget() (the job's prior, the layout's memory) or of calc.job_prior can answer it."""
     count = iter(range(1, 1 << 62))
 
     def ask() -> calc.Budget:
@@ -230,9 +229,7 @@ def straight_line() -> Callable[[], calc.Budget]:
     MemoryBreakdown, UtilizationPrior, Spans and Budget, and the arithmetic with numpy's log10
     and exp (the calls the prior needs). What one scalar question costs in this interpreter on
     this machine before any of the work that makes it a checked, cited answer."""
-    from trainbudget.calc.compose.job import Span
-    from trainbudget.calc.physics.memory import MemoryBreakdown
-    from trainbudget.calc.prior.utilization import UtilizationPrior
+    from trainbudget.calc import MemoryBreakdown, Span, UtilizationPrior
     ref = scalar_budget()
     make = tuple.__new__
     count = iter(range(1, 1 << 62))
@@ -270,9 +267,7 @@ def objects_alone() -> Callable[[], calc.Budget]:
     composer of it on this interpreter and machine."""
     import dataclasses
 
-    from trainbudget.calc.compose.job import Span
-    from trainbudget.calc.physics.memory import MemoryBreakdown
-    from trainbudget.calc.prior.utilization import UtilizationPrior
+    from trainbudget.calc import MemoryBreakdown, Span, UtilizationPrior
     ref = scalar_budget()
     m, q = ref.memory, ref.prior
     parts = (m.weights, m.gradients, m.optimizer, m.master, m.activations, m.total)

@@ -1,4 +1,4 @@
-"""Benchmark (issue 19): `export` and `verify --no-recalc` of the template with one extra sheet of
+"""Benchmark: `export` and `verify --no-recalc` of the template with one extra sheet of
 N rows (5 columns: inline text, three numbers, a plain formula with its cached value), for
 N = 200,000 and 1,100,000. Prints seconds and each process's peak RSS (LibreOffice, a child
 process of export, is not counted) and the load average; asserts nothing. Goals: a 200k-row

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import timeit
 
-from trainbudget.calc.physics.fit import fit_layouts
+from trainbudget.calc import fit_layouts
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 CASES = [("Llama 3.1 405B", 16384), ("Llama 3.1 70B", 16384), ("Mixtral 8x7B", 16384),

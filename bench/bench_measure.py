@@ -1,12 +1,11 @@
 """Benchmark: `trainbudget measure`'s numpy rate against the best rate numpy reaches in a long run.
 
-Goal (issue): the 20 s measurement reaches >= 90% of the long run's best. Prints; asserts nothing.
+Goal: the 20 s measurement reaches >= 90% of the long run's best. Prints; asserts nothing.
 """
 
 from __future__ import annotations
 
-from trainbudget.addin.measure import backends
-from trainbudget.addin.measure import core as measure
+from trainbudget.addin.measure import backends, core as measure
 
 
 def main(dtype: str = "fp32") -> None:

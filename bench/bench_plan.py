@@ -1,8 +1,8 @@
 """Benchmark: ranked plans for a 405B model over every catalog device x every price x fitting layouts.
 
-Run: python bench/bench_plan.py. Prints figures; asserts nothing (issue 20's goal: the whole
+Run: python bench/bench_plan.py. Prints figures; asserts nothing (the goal: the whole
 `trainbudget plan` command over the catalog and the price table within 3 s on this machine).
-In-process: best of several calls of calc_plan.rank_plans (each call searches its layouts afresh);
+In-process: best of several calls of calc.rank_plans (each call searches its layouts afresh);
 as a command: wall time of `python -m trainbudget.addin.cli plan ...` (interpreter start and imports
 included), best of three. Also the scalar inverse questions (devices for a deadline, tokens for a budget).
 """
@@ -15,7 +15,6 @@ import time
 import timeit
 
 from trainbudget import calc
-from trainbudget.calc.planning import rank as plan
 
 MODEL, TOKENS, DAYS = "Llama 3.1 405B", 15e12, 90.0
 COMMAND = [sys.executable, "-m", "trainbudget.addin.cli", "plan", "--model", MODEL, "--tokens", "15T",
@@ -23,10 +22,10 @@ COMMAND = [sys.executable, "-m", "trainbudget.addin.cli", "plan", "--model", MOD
 H200 = "H200 SXM, BF16 tensor core, dense"
 
 
-def in_process(repeats: int = 5) -> tuple[float, list[plan.Plan]]:
+def in_process(repeats: int = 5) -> tuple[float, list[calc.Plan]]:
     preset = calc.model_preset(MODEL)
-    plans = plan.rank_plans(TOKENS, DAYS, model=preset)  # warm caches (catalog, prices, prior)
-    best = min(timeit.repeat(lambda: plan.rank_plans(TOKENS, DAYS, model=preset), number=1, repeat=repeats))
+    plans = calc.rank_plans(TOKENS, DAYS, model=preset)  # warm caches (catalog, prices, prior)
+    best = min(timeit.repeat(lambda: calc.rank_plans(TOKENS, DAYS, model=preset), number=1, repeat=repeats))
     return best, plans
 
 
@@ -52,9 +51,9 @@ def main() -> None:
     seconds, out = as_command()
     print(f"as a command (`{' '.join(COMMAND[3:])}`): {seconds:.2f} s wall (best of 3)")
     print("example answer:", out.splitlines()[0])
-    us = scalar_us(lambda: plan.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior"))
+    us = scalar_us(lambda: calc.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior"))
     print(f"devices_for_days (70.6B, 15T tokens, H200, 90 days, prior): {us:.0f} us per scalar call")
-    us = scalar_us(lambda: plan.tokens_for_budget(70.6e9, H200, 2e6, usd_per_device_hour=2.5, utilization=0.4))
+    us = scalar_us(lambda: calc.tokens_for_budget(70.6e9, H200, 2e6, usd_per_device_hour=2.5, utilization=0.4))
     print(f"tokens_for_budget (70.6B, H200, 2M USD at 2.5 USD/h): {us:.0f} us per scalar call")
 
 

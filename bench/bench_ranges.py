@@ -1,9 +1,9 @@
 """Benchmark: budgets as ranges over 1,000,000 array scenarios (low / expected / high).
 
-Run: python bench/bench_ranges.py. Prints figures; asserts nothing (the goal lives in issue 13:
+Run: python bench/bench_ranges.py. Prints figures; asserts nothing (the goal:
 <= 50 ns per scenario with ranges). Measured: train_range (hours, device-hours, USD and kWh, each
 (N, 3)) and calc.budget over the same arrays (memory too; each figure a Span), checks included.
-(train_hours no longer takes utilization="prior": calc/schedule.py returns points.)
+(train_hours no longer takes utilization="prior": calc/money/totals.py returns points.)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The question: activations, memory and hours for a 7B job on 8 devices (activation_bytes +
 train_memory + train_hours), and the same question asked of llm-analysis (the `bench` extra)
 when it is installed. Run: python bench/bench_scalar.py. Prints figures; asserts nothing
-(goals live in issue 14: <= 5 us per scalar call, <= 20 us for the question, >= 10x the peer).
+(goals: <= 5 us per scalar call, <= 20 us for the question, >= 10x the peer).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Benchmark: `build`, `verify` (cached values, and with LibreOffice), one LibreOffice recalculation
 of the 50-scenario check, `export` with recalculation and PDF, and `verify --no-recalc` of large
 workbooks as a command (wall and CPU seconds, peak RSS of the child). Prints; asserts nothing.
-Goals (issues): build <= 2 s, verify <= 1 s, export <= 10 s on the 2-core machine; verify of a
-1.1M-row workbook under 60 s and 500 MB, of a 200k-row extra sheet under 300 MB (issue 19).
+Goals: build <= 2 s, verify <= 1 s, export <= 10 s on the 2-core machine; verify of a
+1.1M-row workbook under 60 s and 500 MB, of a 200k-row extra sheet under 300 MB.
 `--large-only` runs the large-workbook part alone.
 """
 

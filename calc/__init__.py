@@ -1,49 +1,286 @@
-"""trainbudget.calc: the training-budget calculator, pure numpy.
+"""trainbudget.calc: the training-budget calculator, pure numpy, and its only door.
 
 Every numeric argument takes a scalar, a list or an array and broadcasts like numpy;
 scalars in give a Python float out. Units are in the names: params (count), tokens (count),
 tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), GiB (2^30 bytes: device memory), hours, usd, kwh.
 One job, one answer: `budget(Job(...))` composes every figure of a job into one `Budget`.
+
+calc lives in rooms, each a subpackage whose arrows point down (tests/test_rooms.py):
+base (units, checks, errors, arithmetic) < model (shapes, presets, config.json) < hardware (device
+catalog, usable memory) < physics (FLOPs, activations, memory, pipeline stages, fit) < money (prices,
+owned hardware, hours-cost-energy totals) < prior (published runs, the utilization prior, back-test)
+< compose (Job, Budget, ranges, report rows: the one composer) < planning (inverse questions, plan
+ranking, scenario files). The names below are the public ones: addin and bench import nothing else
+of calc (tests/test_rooms.py keeps it so).
 """
 
-from .base.checks import TrainingBudgetError, UnknownDeviceError
-from .base.units import parse_count
-from .compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
-from .compose.ranges import train_range
-from .compose.report import SEED_DEVICES, SEED_PARAMS, SEED_TOKENS, budget_rows
-from .hardware.catalog import Device, DeviceTable, catalog, load_devices
+
+from .base.checks import (
+    at_least as check_at_least,
+    choice as check_choice,
+    fraction as check_fraction,
+    non_negative as check_non_negative,
+    number as check_number,
+    positive as check_positive,
+    whole as check_whole,
+    whole_in as check_whole_in,
+)
+from .base.errors import TrainingBudgetError, UnknownDeviceError, show as show_value
+from .base.textfile import open_regular as open_user_file, read_text as read_user_text
+from .base.units import parse_count, parse_share
+from .compose.budget import PRIOR_CAVEATS, Budget, Job, Owned, budget, usable_bytes
+from .compose.job import Span
+from .compose.ranges import LABELS as RANGE_LABELS, SIXTEEN_BIT, prior_device, train_range
+from .compose.report import (
+    SEED_DEVICES,
+    SEED_PARAMS,
+    SEED_TOKENS,
+    asked_device,
+    budget_row,
+    budget_rows,
+    device_rows,
+    prior_row,
+    row_keys as budget_row_keys,
+    runs_rows,
+)
+from .hardware.capacity import GIB, RESERVE_GIB, RESERVE_SHARE, usable_bytes_of, words as reserve_words
+from .hardware.catalog import (
+    Device,
+    DeviceTable,
+    catalog,
+    device_from_record,
+    load_devices,
+    normalize as normalize_device,
+    table_from_csv as device_table_from_csv,
+)
 from .model.hf_config import load_config
-from .model.shapes import ModelPreset, ParamBreakdown, model_params, model_preset, model_presets
-from .money.owned import owned_usd_per_device_hour
-from .money.prices import load_prices
-from .money.totals import (
-                     device_tflops,
-                     devices_needed,
-                     gpu_hours,
-                     train_cost,
-                     train_energy_kwh,
-                     train_hours,
+from .model.shapes import (
+    ModelPreset,
+    ParamBreakdown,
+    model_params,
+    model_preset,
+    model_presets,
+    params_active,
+    params_total,
 )
+from .money.owned import owned_price, owned_usd_per_device_hour
+from .money.prices import (
+    PLAN_ALIASES,
+    PLANS as PRICE_PLANS,
+    Price,
+    load_prices,
+    lookup as lookup_price,
+    offering as price_offering,
+    parse_spec as parse_price_spec,
+    price_rows,
+    providers as price_providers,
+)
+from .money.totals import GB, device_tflops, devices_needed, gpu_hours, train_cost, train_energy_kwh, train_hours
+from .physics.activations import LOSS_BYTES_PER_LOGIT
 from .physics.fit import Layouts, fit_layouts
-from .physics.flops import chinchilla_tokens, train_flops
-from .physics.memory import (
-                     METHODS,
-                     OPTIMIZERS,
-                     MemoryBreakdown,
-                     activation_bytes,
-                     train_bytes,
-                     train_memory,
+from .physics.flops import (
+    CHINCHILLA_EXPONENT,
+    CHINCHILLA_TOKENS_AT_1B,
+    FLOPS_PER_PARAM_TOKEN,
+    TRAIN_FLOPS_PER_PARAM_TOKEN,
+    chinchilla_tokens,
+    flops_per_param_token,
+    train_flops,
 )
-from .prior.backtest import backtest
-from .prior.utilization import GOODPUT, UtilizationPrior, utilization_prior
+from .physics.memory import (
+    GRAD_BYTES,
+    LORA_TRAINABLE,
+    MASTER_BYTES,
+    METHODS,
+    OPTIMIZER_BYTES,
+    OPTIMIZERS,
+    QLORA_BASE_BYTES,
+    WEIGHT_BYTES,
+    ZERO_STAGES,
+    MemoryBreakdown,
+    activation_bytes,
+    layout_data_parallel,
+    train_bytes,
+    train_memory,
+)
+from .physics.stages import busiest_params, busiest_scale, stage_layers, uneven as uneven_stages
+from .planning.inverse import CASES as PLAN_CASES, devices_for, devices_for_days, tokens_for, tokens_for_budget
+from .planning.rank import (
+    Plan,
+    headline as plan_headline,
+    max_plan_devices,
+    rank_plans,
+)
+from .planning.scenarios import (
+    Filled as ScenarioFilled,
+    parse_own,
+    parse_price,
+    plan_row as scenario_plan_row,
+    read_scenarios,
+    scenario_budgets,
+)
+from .prior.backtest import GOALS as BACKTEST_GOALS, backtest
+from .prior.runs import implied_utilization, load_runs, predicted_device_hours
+from .prior.utilization import (
+    BASIS_TAIL as PRIOR_BASIS_TAIL,
+    COUNT_SIZES,
+    FAMILIES,
+    GOODPUT,
+    GOODPUT_BASIS,
+    JOB_METHOD as PRIOR_JOB_METHOD,
+    LLAMA3_GOODPUT,
+    NAMES as FAMILY_NAMES,
+    UtilizationPrior,
+    coefficients as prior_coefficients,
+    decade_label,
+    device_families,
+    job_prior,
+    packaged_prior,
+    run_spans,
+    run_utilization,
+    scaled_count,
+    utilization_prior,
+)
 
 __all__ = [
-    "METHODS", "OPTIMIZERS", "SEED_DEVICES", "SEED_PARAMS", "SEED_TOKENS", "Device", "DeviceTable",
-    "MemoryBreakdown", "TrainingBudgetError", "UnknownDeviceError", "activation_bytes", "budget_rows", "catalog",
-    "chinchilla_tokens", "device_tflops", "devices_needed", "gpu_hours", "load_devices", "parse_count",
-    "train_bytes", "train_cost", "train_energy_kwh", "train_flops", "train_hours", "train_memory",
-    "GOODPUT", "UtilizationPrior", "backtest", "load_prices", "owned_usd_per_device_hour", "train_range",
-    "utilization_prior", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes",
+    "activation_bytes",
+    "asked_device",
+    "backtest",
+    "BACKTEST_GOALS",
+    "Budget",
+    "budget",
+    "budget_row",
+    "budget_row_keys",
+    "budget_rows",
+    "busiest_params",
+    "busiest_scale",
+    "catalog",
+    "check_at_least",
+    "check_choice",
+    "check_fraction",
+    "check_non_negative",
+    "check_number",
+    "check_positive",
+    "check_whole",
+    "check_whole_in",
+    "CHINCHILLA_EXPONENT",
+    "chinchilla_tokens",
+    "CHINCHILLA_TOKENS_AT_1B",
+    "COUNT_SIZES",
+    "decade_label",
+    "Device",
+    "device_families",
+    "device_from_record",
+    "device_rows",
+    "device_table_from_csv",
+    "device_tflops",
+    "devices_for",
+    "devices_for_days",
+    "devices_needed",
+    "DeviceTable",
+    "FAMILIES",
+    "FAMILY_NAMES",
+    "fit_layouts",
+    "FLOPS_PER_PARAM_TOKEN",
+    "flops_per_param_token",
+    "GB",
+    "GIB",
+    "GOODPUT",
+    "GOODPUT_BASIS",
+    "gpu_hours",
+    "GRAD_BYTES",
+    "implied_utilization",
+    "Job",
+    "job_prior",
+    "layout_data_parallel",
+    "Layouts",
+    "LLAMA3_GOODPUT",
+    "load_config",
+    "load_devices",
+    "load_prices",
+    "load_runs",
+    "lookup_price",
+    "LORA_TRAINABLE",
+    "LOSS_BYTES_PER_LOGIT",
+    "MASTER_BYTES",
+    "max_plan_devices",
+    "MemoryBreakdown",
+    "METHODS",
+    "model_params",
+    "model_preset",
+    "model_presets",
+    "ModelPreset",
+    "normalize_device",
+    "open_user_file",
+    "OPTIMIZER_BYTES",
+    "OPTIMIZERS",
+    "Owned",
+    "owned_price",
+    "owned_usd_per_device_hour",
+    "packaged_prior",
+    "ParamBreakdown",
+    "params_active",
+    "params_total",
+    "parse_count",
+    "parse_own",
+    "parse_price",
+    "parse_price_spec",
+    "parse_share",
+    "Plan",
+    "PLAN_ALIASES",
+    "PLAN_CASES",
+    "plan_headline",
+    "predicted_device_hours",
+    "Price",
+    "price_offering",
+    "PRICE_PLANS",
+    "price_providers",
+    "price_rows",
+    "PRIOR_BASIS_TAIL",
+    "PRIOR_CAVEATS",
+    "prior_coefficients",
+    "prior_device",
+    "PRIOR_JOB_METHOD",
+    "prior_row",
+    "QLORA_BASE_BYTES",
+    "RANGE_LABELS",
+    "rank_plans",
+    "read_scenarios",
+    "read_user_text",
+    "RESERVE_GIB",
+    "RESERVE_SHARE",
+    "reserve_words",
+    "run_spans",
+    "run_utilization",
+    "runs_rows",
+    "scaled_count",
+    "scenario_budgets",
+    "scenario_plan_row",
+    "ScenarioFilled",
+    "SEED_DEVICES",
+    "SEED_PARAMS",
+    "SEED_TOKENS",
+    "show_value",
+    "SIXTEEN_BIT",
+    "Span",
+    "stage_layers",
+    "tokens_for",
+    "tokens_for_budget",
+    "train_bytes",
+    "train_cost",
+    "train_energy_kwh",
+    "train_flops",
+    "TRAIN_FLOPS_PER_PARAM_TOKEN",
+    "train_hours",
+    "train_memory",
+    "train_range",
+    "TrainingBudgetError",
+    "uneven_stages",
+    "UnknownDeviceError",
+    "usable_bytes",
+    "usable_bytes_of",
+    "utilization_prior",
+    "UtilizationPrior",
+    "WEIGHT_BYTES",
+    "ZERO_STAGES",
 ]
-__all__ += ["Layouts", "ModelPreset", "ParamBreakdown", "fit_layouts", "load_config", "model_params",
-            "model_preset", "model_presets"]

@@ -76,8 +76,7 @@ def run(args: list[str]) -> dict:
     import contextlib
     import io
 
-    from trainbudget.addin.cli.main import cli
-    from trainbudget.addin.cli.main import run as run_cli
+    from trainbudget.addin.cli.main import cli, run as run_cli
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -6,7 +6,7 @@ shows "no price" for every cost and for the tokens a budget buys. A provider wit
 hardware is refused as calc.budget refuses it (the Input check's message: tests/test_sheet_prices.py).
 
 The deadline block counts the devices that hold the model states as the Results' "Devices needed
-to fit" (the job's method, optimizer and ZeRO stage), as calc_plan.devices_for does for the job;
+to fit" (the job's method, optimizer and ZeRO stage), as inverse.devices_for does for the job;
 where the states fit on no count it says so instead of a number.
 
 All copies are recalculated in ONE LibreOffice run."""
@@ -21,7 +21,7 @@ from tests.sheet_cases import recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin.functions import pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
-from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import inverse
 
 TPU = "TPU v5e, BF16, dense"  # no watts and no price in the catalog
 H100 = "H100 SXM, BF16 tensor core, dense"  # no row price in the catalog
@@ -104,8 +104,8 @@ def test_deadline_counts_the_jobs_own_memory(books):
     days = deadline_block.DAYS_DEFAULT
     assert got["Devices needed to fit"] == got["Devices that hold the model states"] == 1
     assert got["Wall-clock hours"] == pytest.approx(float(calc.budget(job).hours), rel=1e-9)
-    assert got["Wall-clock hours"] > 20 and got["Devices for the deadline"] == plan.devices_for(job, days) == 1
-    three = plan.devices_for(job.with_(utilization="prior"), days, case=None)
+    assert got["Wall-clock hours"] > 20 and got["Devices for the deadline"] == inverse.devices_for(job, days) == 1
+    three = inverse.devices_for(job.with_(utilization="prior"), days, case=None)
     assert [got[f"Devices for the deadline, {c}"] for c in ("low", "expected", "high")] == list(three)
 
 
@@ -113,7 +113,7 @@ def test_deadline_says_when_no_count_holds_the_model(books):
     inputs, _ = CASES[4]
     got = _rows(books[4]["Budget"])
     job = ranges_block.job(_job_values(inputs), calc.catalog())
-    assert plan.devices_for(job, deadline_block.DAYS_DEFAULT) == float("inf")  # calc: never fits
+    assert inverse.devices_for(job, deadline_block.DAYS_DEFAULT) == float("inf")  # calc: never fits
     fit = got["Devices needed to fit"]
     assert isinstance(fit, str) and "does not fit" in fit
     assert got[input_checks.FITS] == fit and all(got[label] == fit for label in DEADLINE), {

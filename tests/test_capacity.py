@@ -3,12 +3,10 @@ default reserve that covers what the driver hides plus the runtime's own memory.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from trainbudget import calc
-from trainbudget.calc.hardware import capacity
-from trainbudget.calc.hardware import catalog as devices
+from trainbudget.calc.hardware import capacity, catalog as devices
 
 GIB = 2.0 ** 30
 

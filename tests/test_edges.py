@@ -16,10 +16,9 @@ import pytest
 from tests.conftest import invoke, run_cli
 from trainbudget import calc
 from trainbudget.addin.cli import render
-from trainbudget.addin.measure import backends
-from trainbudget.addin.measure import core as measure
+from trainbudget.addin.measure import backends, core as measure
 from trainbudget.addin.udf import cells, udfs
-from trainbudget.calc.base import checks as calc_checks
+from trainbudget.calc.base import checks as calc_checks, errors
 from trainbudget.calc.model import hf_config as calc_config
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -92,7 +91,7 @@ def test_complex_numbers_refused(call, text):
 ])
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # numpy's, before the error
 def test_overflow_is_an_error_naming_the_argument(call, text):
-    with pytest.raises(calc_checks.ResultOverflowError) as err:
+    with pytest.raises(errors.ResultOverflowError) as err:
         call()
     assert text in str(err.value)
 

@@ -14,8 +14,7 @@ from tests.conftest import run_cli
 from trainbudget import calc
 from trainbudget.addin.measure import devices_write
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.template import build as template
-from trainbudget.addin.template import devices_table
+from trainbudget.addin.template import build as template, devices_table
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 C = "http://schemas.openxmlformats.org/drawingml/2006/chart"

@@ -11,8 +11,7 @@ import pytest
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
 from trainbudget.calc.money import prices
-from trainbudget.calc.planning import rank as plan
-from trainbudget.calc.planning import scenarios as calc_plans
+from trainbudget.calc.planning import rank as plan, scenarios as calc_plans
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 B200 = "B200, BF16 tensor core, dense"

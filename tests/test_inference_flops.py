@@ -23,14 +23,12 @@ from tests.sheet_cases import named_value, recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin.functions import docs
 from trainbudget.addin.functions.registry import BY_NAME
-from trainbudget.addin.lite import runtime
-from trainbudget.addin.lite import spec as lite_spec
+from trainbudget.addin.lite import runtime, spec as lite_spec
 from trainbudget.addin.template import budget_sheet, deadline_block, ranges_block, scenarios
 from trainbudget.addin.udf import udfs
 from trainbudget.addin.verify import inputs as verify_inputs
 from trainbudget.calc.physics import flops as calc_flops
-from trainbudget.calc.planning import rank as calc_plan
-from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import inverse
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 KAPLAN_FORWARD, KAPLAN_TRAIN = 2.0, 6.0  # Kaplan et al. 2020, §2.1 Table 1: C_forward ≈ 2N, C ≈ 6N
@@ -105,9 +103,9 @@ def test_an_inference_range_says_its_prior_is_fitted_on_training_runs():
 
 def test_deadline_and_money_questions_follow_the_method():
     job = _job(method="inference", devices=1)
-    assert plan.devices_for(job, 30.0) < plan.devices_for(job.with_(method="full"), 30.0)
-    tokens = calc_plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4, method="inference")
-    train = calc_plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4)
+    assert inverse.devices_for(job, 30.0) < inverse.devices_for(job.with_(method="full"), 30.0)
+    tokens = inverse.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4, method="inference")
+    train = inverse.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=2.5, utilization=0.4)
     assert abs(tokens - 3 * train) <= 3  # whole tokens: three times as many, within the rounding
 
 
@@ -255,10 +253,10 @@ def test_budget_sheet_inference_equals_calc(books):
     assert str(named_value(books[0], "Prior_basis")).endswith(ranged.utilization_basis[-40:])
     assert "fitted on training runs" in str(named_value(books[0], "Prior_basis"))
     job, days = ranges_block.job(v, table), deadline_block.DAYS_DEFAULT
-    assert got["Devices for the deadline"] == plan.devices_for(job, days)
-    three = plan.devices_for(job.with_(utilization="prior"), days, case=None)
+    assert got["Devices for the deadline"] == inverse.devices_for(job, days)
+    three = inverse.devices_for(job.with_(utilization="prior"), days, case=None)
     assert [got[f"Devices for the deadline, {c}"] for c in ("low", "expected", "high")] == list(three)
-    tokens = plan.tokens_for_budget(v["params"], v["device"], deadline_block.USD_DEFAULT,
+    tokens = inverse.tokens_for_budget(v["params"], v["device"], deadline_block.USD_DEFAULT,
                                     usd_per_device_hour=v["usd_per_device_hour"], utilization=v["utilization"],
                                     devices=v["devices"], table=table, method="inference")
     assert got["Tokens for the budget"] == tokens

@@ -17,7 +17,7 @@ from trainbudget import calc
 from trainbudget.addin.functions import input_pieces
 from trainbudget.addin.template import budget_sheet, deadline_block, input_checks, ranges_block
 from trainbudget.calc.physics import memory as calc_memory
-from trainbudget.calc.planning import rank as calc_plan
+from trainbudget.calc.planning import inverse
 
 DEFAULTS = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
 # (input, bad value, extra changes): the reviewer's six and one of every other rule
@@ -127,9 +127,9 @@ def test_blank_and_text_inputs_are_refused_in_the_sheets_words(books):
 
 def test_plan_rules_word_as_calc_plan():
     table = calc.catalog()
-    for call, name in ((lambda: calc_plan.devices_for_days(8e9, 1e9, "H100 SXM, BF16 tensor core, dense", 0.0,
+    for call, name in ((lambda: inverse.devices_for_days(8e9, 1e9, "H100 SXM, BF16 tensor core, dense", 0.0,
                                                           utilization=0.4, table=table), "days"),
-                       (lambda: calc_plan.tokens_for_budget(8e9, "H100 SXM, BF16 tensor core, dense", 0.0,
+                       (lambda: inverse.tokens_for_budget(8e9, "H100 SXM, BF16 tensor core, dense", 0.0,
                                                            usd_per_device_hour=2.5, utilization=0.4,
                                                            table=table), "usd")):
         with pytest.raises(calc.TrainingBudgetError, match=rf"^{name} must be > 0 \(got 0\)$"):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc.base.checks import ResultOverflowError
+from trainbudget.calc.base.errors import ResultOverflowError
 from trainbudget.calc.base.fastinit import Later, fast_init
 from trainbudget.calc.compose.budget import Job, Span, budget
 from trainbudget.calc.money.totals import hours_at

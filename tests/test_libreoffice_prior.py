@@ -1,7 +1,7 @@
 """The job-keyed prior's native pieces (addin/functions/prior_native.py) recalculated by LibreOffice
 and by Gnumeric equal calc_prior.job_prior (1e-9) at 60 random jobs: every catalog hardware, an
 unknown hardware, MoE and dense, 1 to 16,384 devices; the planner's devices for a deadline
-equal calc_plan.devices_for with utilization "prior:job"; and the basis line (its decades, dense or
+equal inverse.devices_for with utilization "prior:job"; and the basis line (its decades, dense or
 MoE, the extrapolation note) is calc's text exactly."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import prior_native
-from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import inverse
 from trainbudget.calc.prior import utilization as prior
 
 N = 60
@@ -101,12 +101,13 @@ def _want(job: dict) -> dict:
                         tokens=job["tokens"])
     j = calc.Job(params=job["active"] * (3 if job["moe"] else 1), active_params=job["active"] if job["moe"] else None,
                  tokens=job["tokens"], device=job["device"], utilization="prior:job")
-    fam = prior._families(job["device"], None)
+    fam = prior.device_families(job["device"], None)
     return {"expected": p.expected, "low": p.low, "high": p.high,
-            "deadline_devices": plan.devices_for(j, job["days"], memory=False),
+            "deadline_devices": inverse.devices_for(j, job["days"], memory=False),
             "family": (p.basis.split(" dense runs")[0].split(" MoE runs")[0] if fam
                        else "Published (family of it unknown)"),
-            "budget_tokens": plan.tokens_for(j.with_(devices=job["devices"], price=2.5), job["usd"], case="expected"),
+            "budget_tokens": inverse.tokens_for(j.with_(devices=job["devices"], price=2.5), job["usd"],
+                                                case="expected"),
             # the basis line as the command line prints it (the sheet names an unknown device "it")
             "basis": p.basis.replace("family of the device unknown", "family of it unknown")}
 

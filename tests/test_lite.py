@@ -24,8 +24,7 @@ from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
 from trainbudget.addin.functions import native
 from trainbudget.addin.functions.registry import FUNCTIONS
-from trainbudget.addin.lite import bundle, runtime, webext, workbook
-from trainbudget.addin.lite import spec as lite_spec
+from trainbudget.addin.lite import bundle, runtime, spec as lite_spec, webext, workbook
 from trainbudget.addin.ooxml import macrofree, package, partedit, xmlcells
 from trainbudget.addin.template import devices_table
 from trainbudget.addin.udf import cells

@@ -22,8 +22,7 @@ from tests.sheet_cases import named_value, recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin.functions import native
 from trainbudget.addin.functions.registry import BY_NAME
-from trainbudget.addin.lite import runtime
-from trainbudget.addin.lite import spec as lite_spec
+from trainbudget.addin.lite import runtime, spec as lite_spec
 from trainbudget.addin.template import budget_sheet, ranges_block
 from trainbudget.addin.udf import udfs
 from trainbudget.calc.compose.budget import PRIOR_OF_FULL

@@ -18,8 +18,7 @@ from openpyxl.drawing.image import Image
 from tests.conftest import run_cli
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
-from trainbudget.addin.measure import backends, devices_write
-from trainbudget.addin.measure import core as measure
+from trainbudget.addin.measure import backends, core as measure, devices_write
 from trainbudget.addin.ooxml import package
 from trainbudget.addin.template import budget_sheet, devices_table
 

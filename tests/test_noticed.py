@@ -29,11 +29,9 @@ import re
 import numpy as np
 import openpyxl
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from tests import test_libreoffice_prior as lo_prior
-from tests import xlsx_edit
+from tests import test_libreoffice_prior as lo_prior, xlsx_edit
 from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
@@ -43,15 +41,15 @@ from trainbudget.addin.udf import udfs
 from trainbudget.calc.base.errors import TINY
 from trainbudget.calc.money import totals as calc_schedule
 from trainbudget.calc.physics import stages
-from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import inverse
 from trainbudget.calc.prior import utilization as prior
 
 
 def test_one_error_class_whichever_module_it_is_imported_from() -> None:
     from trainbudget import calc
-    from trainbudget.calc.base import checks, errors
-    assert calc.TrainingBudgetError is checks.TrainingBudgetError is errors.TrainingBudgetError
-    assert issubclass(errors.ResultOverflowError, checks.TrainingBudgetError)
+    from trainbudget.calc.base import errors
+    assert calc.TrainingBudgetError is errors.TrainingBudgetError is errors.TrainingBudgetError
+    assert issubclass(errors.ResultOverflowError, errors.TrainingBudgetError)
 
 
 # --- 2. underflow and overflow: a named refusal -------------------------------------------------
@@ -116,9 +114,9 @@ def test_an_array_names_the_element_that_underflows():
 
 
 @pytest.mark.parametrize(("call", "name"), [
-    (lambda: plan.tokens_for_budget(7e9, H100, 1e308, usd_per_device_hour=2.0), "usd (got 1e+308)"),
-    (lambda: plan.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=1e-300), "usd (got 1000000)"),
-    (lambda: plan.devices_for_days(7e9, 1e12, H100, 1e-300), "days (got 1e-300)"),
+    (lambda: inverse.tokens_for_budget(7e9, H100, 1e308, usd_per_device_hour=2.0), "usd (got 1e+308)"),
+    (lambda: inverse.tokens_for_budget(7e9, H100, 1e6, usd_per_device_hour=1e-300), "usd (got 1000000)"),
+    (lambda: inverse.devices_for_days(7e9, 1e12, H100, 1e-300), "days (got 1e-300)"),
 ])
 def test_the_questions_the_other_way_round_refuse_too(call, name):
     message = _refusal(call)
@@ -159,14 +157,14 @@ def test_budgets_are_finite_positive_or_refused(params, tokens, devices, utiliza
 @SETTINGS
 @given(magnitude, magnitude, magnitude)
 def test_tokens_for_a_budget_are_finite_whole_or_refused(params, usd, price):
-    got = _answer_or_refusal(lambda: plan.tokens_for_budget(params, H100, usd, usd_per_device_hour=price))
+    got = _answer_or_refusal(lambda: inverse.tokens_for_budget(params, H100, usd, usd_per_device_hour=price))
     assert got is None or (np.isfinite(got).all() and (got >= 1).all()), (params, usd, price, got)
 
 
 @SETTINGS
 @given(magnitude, magnitude, magnitude)
 def test_devices_for_days_are_finite_whole_or_refused(params, tokens, days):
-    got = _answer_or_refusal(lambda: plan.devices_for_days(params, tokens, H100, days))
+    got = _answer_or_refusal(lambda: inverse.devices_for_days(params, tokens, H100, days))
     assert got is None or (np.isfinite(got).all() and (got >= 1).all()), (params, tokens, days, got)
 
 
@@ -223,7 +221,7 @@ def test_hours_never_beat_the_hours_at_the_peak(active, tokens):
 @pytest.mark.parametrize("case", ["low", "expected", "high"])
 def test_devices_for_days_are_the_fewest_where_the_prior_is_capped(case):
     job = calc.Job(params=1e14, tokens=1e17, device=H100, utilization="prior")  # capped at every count
-    n = plan.devices_for(job, 30.0, case=case, memory=False)
+    n = inverse.devices_for(job, 30.0, case=case, memory=False)
     assert math.isfinite(n)  # the closed form (utilization growing as devices^b) fell short: inf before
     hours = [getattr(calc.budget(job.with_(devices=k)).hours, case) for k in (n, n - 1)]
     assert hours[0] <= 24 * 30.0 * (1 + 1e-12) < hours[1]
@@ -233,7 +231,7 @@ def test_devices_for_days_are_the_fewest_where_the_prior_is_capped(case):
 def test_tokens_for_a_budget_never_overspend_where_the_prior_is_capped(case):
     job = calc.Job(params=1e14, tokens=1e17, device=H100, devices=1024, utilization="prior", price=2.0)
     usd = 1e15
-    t = plan.tokens_for(job, usd, case=case)
+    t = inverse.tokens_for(job, usd, case=case)
     spent = {"low": "high", "high": "low"}.get(case, case)  # the most tokens come from the low cost
     cost = [getattr(calc.budget(job.with_(tokens=k)).cost_usd, spent) for k in (t, t * (1 + 1e-9))]
     assert cost[0] <= usd < cost[1]  # was 1.30 x the budget for the high case

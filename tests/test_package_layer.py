@@ -11,8 +11,7 @@ import pytest
 
 from trainbudget.addin.export import mailcopy
 from trainbudget.addin.ooxml import package, partedit, xmlcells
-from trainbudget.addin.verify import check as verify
-from trainbudget.addin.verify import macros
+from trainbudget.addin.verify import check as verify, macros
 
 LAUGHS = b'<?xml version="1.0"?><!DOCTYPE c [<!ENTITY a "aaaa">]><connections xmlns="x">&a;</connections>'
 

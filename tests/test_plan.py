@@ -14,8 +14,7 @@ from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
 from trainbudget.calc.compose.budget import Job, budget
 from trainbudget.calc.money import prices as calc_prices
-from trainbudget.calc.planning import rank as calc_plan
-from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import inverse, rank as plan
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 H200 = "H200 SXM, BF16 tensor core, dense"
@@ -33,7 +32,7 @@ def _hours(params, tokens, device, n, utilization, case=None):
 
 @pytest.mark.parametrize(("params", "tokens", "device", "days", "u"), JOBS)
 def test_deadline_answer_is_the_smallest_count_that_meets_it(params, tokens, device, days, u):
-    n = plan.devices_for_days(params, tokens, device, days, utilization=u, zero_stage=3)
+    n = inverse.devices_for_days(params, tokens, device, days, utilization=u, zero_stage=3)
     assert n >= 1 and float(n).is_integer()
     hours, fits = _hours(params, tokens, device, n, u)
     assert hours <= 24 * days * (1 + 1e-12) and fits
@@ -44,10 +43,10 @@ def test_deadline_answer_is_the_smallest_count_that_meets_it(params, tokens, dev
 
 @pytest.mark.parametrize("case", ["expected", "high"])
 def test_deadline_at_the_priors_case(case):
-    n = plan.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior", case=case)
+    n = inverse.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior", case=case)
     assert _hours(70.6e9, 15e12, H200, n, "prior", case)[0] <= 24 * 90 * (1 + 1e-12)
     assert _hours(70.6e9, 15e12, H200, n - 1, "prior", case)[0] > 24 * 90
-    three = plan.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior", case=None)
+    three = inverse.devices_for_days(70.6e9, 15e12, H200, 90, utilization="prior", case=None)
     assert three[0] <= three[1] <= three[2] and n in three
     # the issue: "about 2,400 H200s for a 70B on 15T tokens in 90 days"; the job's own prior (Hopper,
     # 70B, about 3k devices, 212 tokens/param) expects 30% utilization: 3,029
@@ -55,16 +54,16 @@ def test_deadline_at_the_priors_case(case):
 
 
 def test_deadline_in_whole_nodes():
-    n = plan.devices_for_days(70.6e9, 15e12, H100, 90, utilization=0.4, node=8)
+    n = inverse.devices_for_days(70.6e9, 15e12, H100, 90, utilization=0.4, node=8)
     assert n % 8 == 0
     assert _hours(70.6e9, 15e12, H100, n, 0.4)[0] <= 24 * 90 * (1 + 1e-12)
     assert _hours(70.6e9, 15e12, H100, n - 8, 0.4)[0] > 24 * 90
-    assert n - 8 < plan.devices_for_days(70.6e9, 15e12, H100, 90, utilization=0.4) <= n
+    assert n - 8 < inverse.devices_for_days(70.6e9, 15e12, H100, 90, utilization=0.4) <= n
 
 
 def test_memory_sets_the_count_when_time_does_not():
-    n = plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4, zero_stage=3)  # memory decides
-    assert plan.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4) == 1  # time alone: one device
+    n = inverse.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4, zero_stage=3)  # memory decides
+    assert inverse.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4) == 1  # time alone: one device
     assert budget(Job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
     assert not budget(Job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
 
@@ -72,17 +71,17 @@ def test_memory_sets_the_count_when_time_does_not():
 def test_deadline_broadcasts_like_scalars():
     params = np.array([7e9, 70.6e9, 405e9])
     days = np.array([[10.0], [90.0]])
-    got = plan.devices_for_days(params, 15e12, H100, days, utilization=0.4, zero_stage=3)
+    got = inverse.devices_for_days(params, 15e12, H100, days, utilization=0.4, zero_stage=3)
     assert got.shape == (2, 3)
     for i, d in enumerate(days[:, 0]):
         for j, p in enumerate(params):
-            assert got[i, j] == plan.devices_for_days(float(p), 15e12, H100, float(d), utilization=0.4, zero_stage=3)
+            assert got[i, j] == inverse.devices_for_days(float(p), 15e12, H100, float(d), utilization=0.4, zero_stage=3)
 
 
 @pytest.mark.parametrize(("params", "tokens", "device", "days", "u"), JOBS[:6])
 def test_budget_answer_is_the_largest_token_count_within_it(params, tokens, device, days, u):
     usd = days * 1e5
-    t = plan.tokens_for_budget(params, device, usd, usd_per_device_hour=2.5, utilization=u, devices=64)
+    t = inverse.tokens_for_budget(params, device, usd, usd_per_device_hour=2.5, utilization=u, devices=64)
     assert float(t).is_integer()
     cost = budget(Job(params=params, tokens=t, device=device, devices=64, utilization=u, price=2.5)).cost_usd
     more = budget(Job(params=params, tokens=t + 1, device=device, devices=64, utilization=u, price=2.5)).cost_usd
@@ -90,25 +89,25 @@ def test_budget_answer_is_the_largest_token_count_within_it(params, tokens, devi
 
 
 def test_budget_answer_as_a_range_and_by_the_deadline():
-    three = plan.tokens_for_budget(70.6e9, H100, 2e6, usd_per_device_hour=2.5, utilization="prior")
+    three = inverse.tokens_for_budget(70.6e9, H100, 2e6, usd_per_device_hour=2.5, utilization="prior")
     assert three.shape == (3,) and three[0] < three[1] < three[2]
     for t, case in zip(three, ("high", "expected", "low"), strict=True):  # most tokens: the cheapest case
         job = Job(params=70.6e9, tokens=t, device=H100, utilization="prior", price=2.5)
         assert getattr(budget(job).cost_usd, case) <= 2e6 < getattr(budget(job.with_(tokens=t + 1)).cost_usd, case)
     job = Job(params=8e9, tokens=1.0, device=H100, devices=256, utilization=0.4)
-    t = plan.tokens_by(job, 30)
+    t = inverse.tokens_by(job, 30)
     assert budget(job.with_(tokens=t)).hours <= 720 < budget(job.with_(tokens=t + 1)).hours
 
 
 def test_bad_input_names_the_argument():
     with pytest.raises(calc.TrainingBudgetError, match="days"):
-        plan.devices_for_days(7e9, 1e12, H100, 0)
+        inverse.devices_for_days(7e9, 1e12, H100, 0)
     with pytest.raises(calc.TrainingBudgetError, match="usd"):
-        plan.tokens_for_budget(7e9, H100, -5, usd_per_device_hour=2.5)
+        inverse.tokens_for_budget(7e9, H100, -5, usd_per_device_hour=2.5)
     with pytest.raises(calc.TrainingBudgetError, match="price"):
-        plan.tokens_for_budget(7e9, H100, 1e6)  # the H100 row has no price of its own
+        inverse.tokens_for_budget(7e9, H100, 1e6)  # the H100 row has no price of its own
     with pytest.raises(calc.TrainingBudgetError, match="case"):
-        plan.devices_for_days(7e9, 1e12, H100, 3, utilization="prior", case="median")
+        inverse.devices_for_days(7e9, 1e12, H100, 3, utilization="prior", case="median")
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +144,7 @@ def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
     for p in fewest.values():
         n = int(p.devices)
         usable = calc.usable_bytes(p.device) / 2**30
-        on_time = plan.devices_for(Job(model=model, tokens=15e12, device=p.device, utilization="prior",
+        on_time = inverse.devices_for(Job(model=model, tokens=15e12, device=p.device, utilization="prior",
                                        zero_stage=3), 90)
         assert on_time <= n
         # every count below n either misses the deadline or has no layout that fits
@@ -286,12 +285,12 @@ def test_deadline_block_equals_calc_in_libreoffice(recalculated):
         p, t, d, u, days, usd = (v[k] for k in ("params", "tokens", "device", "utilization", "Deadline_days",
                                                   "Budget_USD"))
         price, n = v["usd_per_device_hour"], v["devices"]
-        want = {"Devices that hold the model states": plan.devices_for_days(p, 1.0, d, 1e9, zero_stage=3),
-                "Devices for the deadline": plan.devices_for_days(p, t, d, days, utilization=u, zero_stage=3),
-                "Tokens for the budget": plan.tokens_for_budget(p, d, usd, usd_per_device_hour=price,
+        want = {"Devices that hold the model states": inverse.devices_for_days(p, 1.0, d, 1e9, zero_stage=3),
+                "Devices for the deadline": inverse.devices_for_days(p, t, d, days, utilization=u, zero_stage=3),
+                "Tokens for the budget": inverse.tokens_for_budget(p, d, usd, usd_per_device_hour=price,
                                                                 utilization=u, devices=n)}
-        three = plan.devices_for_days(p, t, d, days, utilization="prior", case=None, zero_stage=3)
-        tokens = plan.tokens_for_budget(p, d, usd, usd_per_device_hour=price, utilization="prior", devices=n)
+        three = inverse.devices_for_days(p, t, d, days, utilization="prior", case=None, zero_stage=3)
+        tokens = inverse.tokens_for_budget(p, d, usd, usd_per_device_hour=price, utilization="prior", devices=n)
         for j, case in enumerate(("low", "expected", "high")):
             want[f"Devices for the deadline, {case}"] = three[j]
             want[f"Tokens for the budget, {case}"] = tokens[j]
@@ -318,11 +317,11 @@ def test_native_forms_equal_calc_at_random_inputs_in_libreoffice(recalculated):
 
 def test_budget_answer_broadcasts_like_scalars():
     usd = np.array([1e5, 1e6, 1e7])
-    got = plan.tokens_for_budget(70.6e9, H100, usd, usd_per_device_hour=np.array([[2.0], [3.0]]), utilization=0.4)
+    got = inverse.tokens_for_budget(70.6e9, H100, usd, usd_per_device_hour=np.array([[2.0], [3.0]]), utilization=0.4)
     assert got.shape == (2, 3)
     for i, price in enumerate((2.0, 3.0)):
         for j, u in enumerate(usd):
-            assert got[i, j] == plan.tokens_for_budget(70.6e9, H100, float(u), usd_per_device_hour=price,
+            assert got[i, j] == inverse.tokens_for_budget(70.6e9, H100, float(u), usd_per_device_hour=price,
                                                        utilization=0.4)
 
 
@@ -336,7 +335,7 @@ def test_cli_budget_line_and_the_slow_case(capsys):
     assert code == 0 and min(r["devices"] for r in data["plans"]) == p.devices
     assert budget(p.job).days.high <= 90 * (1 + 1e-12) < budget(p.job.with_(devices=p.devices - 1)).days.high
     cheapest = plan.headline(plans, 3e7)["cheapest"]
-    assert data["budget_tokens_on_cheapest"] == list(plan.tokens_for(cheapest.job, 3e7))
+    assert data["budget_tokens_on_cheapest"] == list(inverse.tokens_for(cheapest.job, 3e7))
 
 
 def test_cli_owned_hardware_and_whole_nodes(capsys):
@@ -347,7 +346,7 @@ def test_cli_owned_hardware_and_whole_nodes(capsys):
     assert code == 0 and list(dict.fromkeys(r["price"].split()[0] for r in rows)) == ["owned", "aws:on_demand"]
     assert rows[0]["usd_per_device_hour"] == calc.owned_usd_per_device_hour(33819, life_years=5, watts=700,
                                                                             usd_per_kwh=0.1, pue=1.58)
-    n = plan.devices_for_days(7e9, 1e12, H100, 9, utilization=0.4, zero_stage=3, node=8)
+    n = inverse.devices_for_days(7e9, 1e12, H100, 9, utilization=0.4, zero_stage=3, node=8)
     assert min(r["devices"] for r in rows) == n and rows[0]["utilization"] == 0.4
     assert all(r["devices"] % 8 == 0 for r in rows)
     code, _, err = _cli(capsys, "--params", "7B", "--tokens", "1T", "--days", "9", "--own", "33819,5")
@@ -362,12 +361,12 @@ def test_devices_for_a_job_keyed_prior_is_the_fewest_that_meet_the_deadline():
     h200 = "H200 SXM, BF16 tensor core, dense"
     assert prior.coefficients().devices_exponent > 0
     job = calc.Job(params=70e9, tokens=15e12, device=h200, utilization="prior:job")
-    three = calc_plan.devices_for(job, 90.0, case=None, memory=False)
-    for k, case in enumerate(calc_plan.CASES):
+    three = inverse.devices_for(job, 90.0, case=None, memory=False)
+    for k, case in enumerate(inverse.CASES):
         def hours(m, case=case):
-            return float(calc_plan.pick(calc.budget(job.with_(devices=float(m))).hours, case))
+            return float(inverse.pick(calc.budget(job.with_(devices=float(m))).hours, case))
         assert hours(three[k]) <= 90 * 24 < hours(three[k] - 1)
-    node8 = calc_plan.devices_for(job, 90.0, node=8, memory=False)
+    node8 = inverse.devices_for(job, 90.0, node=8, memory=False)
     assert node8 % 8 == 0 and node8 - 8 < three[1] <= node8
 
 
@@ -376,11 +375,11 @@ def test_tokens_for_a_job_keyed_prior_spend_at_most_the_budget():
     a thousandth more tokens is not."""
     h200 = "H200 SXM, BF16 tensor core, dense"
     job = calc.Job(params=70e9, tokens=15e12, device=h200, devices=1024, utilization="prior:job", price=3.0)
-    three = calc_plan.tokens_for(job, 1e7, case=None)
+    three = inverse.tokens_for(job, 1e7, case=None)
     assert three[0] < three[1] < three[2]
-    for k, case in enumerate(calc_plan.CASES):
+    for k, case in enumerate(inverse.CASES):
         at = {"low": "high", "high": "low"}.get(case, case)
         def cost(d, at=at):
-            return float(calc_plan.pick(calc.budget(job.with_(tokens=float(d))).cost_usd, at))
+            return float(inverse.pick(calc.budget(job.with_(tokens=float(d))).cost_usd, at))
         assert cost(three[k]) <= 1e7 < cost(three[k] * 1.001)
-    assert calc_plan.tokens_for(job, 1e7, case="expected") == three[1]
+    assert inverse.tokens_for(job, 1e7, case="expected") == three[1]

@@ -16,9 +16,7 @@ from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
 from trainbudget.calc.compose.budget import budget
 from trainbudget.calc.money import prices
-from trainbudget.calc.planning import inverse
-from trainbudget.calc.planning import rank as calc_plan
-from trainbudget.calc.planning import rank as plan
+from trainbudget.calc.planning import inverse, rank as plan
 from trainbudget.calc.prior import utilization as calc_prior
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -82,8 +80,8 @@ def _check_headline(plans, budget_usd, days):
     """Every plan's figures are calc.budget's at its own count; the headline is the best of them."""
     for p in plans:
         b = budget(p.job)
-        cost, hours = calc_plan.pick(b.cost_usd, p.case), calc_plan.pick(b.hours, p.case)
-        assert p.figure("cost_usd") == float(cost) and p.figure("days") == float(calc_plan.pick(b.days, p.case))
+        cost, hours = inverse.pick(b.cost_usd, p.case), inverse.pick(b.hours, p.case)
+        assert p.figure("cost_usd") == float(cost) and p.figure("days") == float(inverse.pick(b.days, p.case))
         assert p.feasible == bool(b.fits and hours <= 24 * days * (1 + 1e-12))
         assert p.within_budget == (float(cost) <= budget_usd)
     ok = [p for p in plans if p.feasible]

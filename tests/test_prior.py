@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 
 from trainbudget import calc
-from trainbudget.calc.prior import ridge, runs
-from trainbudget.calc.prior import utilization as prior
-from trainbudget.calc.prior.backtest import GOALS
-from trainbudget.calc.prior.backtest import backtest as run_backtest
+from trainbudget.calc.prior import ridge, runs, utilization as prior
+from trainbudget.calc.prior.backtest import GOALS, backtest as run_backtest
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 A100 = "A100 SXM 80GB, BF16 tensor core, dense"
@@ -72,7 +70,7 @@ def _loo_beta(fit, i):
 
 def test_main_runs_give_the_samples_the_prior_fits():
     want = dict(_samples())
-    model = prior._packaged(prior.GOODPUT)
+    model = prior.packaged_prior(prior.GOODPUT)
     assert model.fit.n == len(want) >= 40
     assert sorted(np.exp(model.fit.y)) == pytest.approx(sorted(want.values()), rel=1e-12)
     assert "LLaMA 7B" in want and want["LLaMA 7B"] == pytest.approx(0.434, abs=0.001)   # steady-state
@@ -86,7 +84,7 @@ def test_main_runs_give_the_samples_the_prior_fits():
 def test_robust_coefficients_and_leave_one_out_match_refits():
     """The shipped fit is the Huber M-estimate (recomputed here one fit at a time); its
     leave-one-out betas are refits without the row; outliers weigh less, most runs fully."""
-    fit = prior._packaged(prior.GOODPUT).fit
+    fit = prior.packaged_prior(prior.GOODPUT).fit
     X = np.array([ridge.row(p, fit.families) for p in fit.points])
     assert fit.beta == pytest.approx(_huber(X, fit.y, ridge.PENALTY), rel=1e-7, abs=1e-9)
     for i in (0, 7, fit.n - 1):
@@ -97,7 +95,7 @@ def test_robust_coefficients_and_leave_one_out_match_refits():
 
 def test_plain_ridge_leave_one_out_is_the_closed_form():
     """robust=False: ridge by the normal equations; its closed-form leave-one-out equals a refit."""
-    fit = prior._packaged(prior.GOODPUT).fit
+    fit = prior.packaged_prior(prior.GOODPUT).fit
     plain = ridge.fit(list(fit.points), fit.y, prior.BASELINE, robust=False)
     X = np.array([ridge.row(p, fit.families) for p in fit.points])
     assert plain.beta == pytest.approx(_ols(X, fit.y, ridge.PENALTY), rel=1e-9, abs=1e-12)
@@ -113,7 +111,7 @@ def test_hopper_below_ampere_and_the_band_brackets_the_prediction():
     for p in (a, h, calc.utilization_prior()):
         assert 0 < p.low < p.expected < p.high < 1 and p.goodput == prior.GOODPUT
         assert p.n_runs == len(_samples())
-    fit = prior._packaged(prior.GOODPUT).fit
+    fit = prior.packaged_prior(prior.GOODPUT).fit
     x = ridge.row(ridge.Point("hopper", math.log10(7e9), math.log10(512), False), fit.families, fit.means,
                   frozenset({"tokens"}))
     assert math.log(h.expected) == pytest.approx(float(x @ fit.beta))
@@ -152,7 +150,7 @@ def test_goodput_is_fitted_from_whole_run_against_steady_state_hours():
     """Whole-run rows carry the scope column; exp(its coefficient) is the goodput (GOODPUT, to two
     places), below the Llama 3 paper's "higher than 90%"; the fit does not depend on an assumed
     goodput, the prior reports the one asked; a question is steady-state (scope 0)."""
-    p80, p90 = prior._packaged(0.8), prior._packaged(0.9)
+    p80, p90 = prior.packaged_prior(0.8), prior.packaged_prior(0.9)
     assert np.array_equal(p80.fit.beta, p90.fit.beta) and (p80.goodput, p90.goodput) == (0.8, 0.9)
     fit = p90.fit
     assert fit.goodput == pytest.approx(math.exp(fit.beta[ridge.columns(fit.families)["scope"]]))
@@ -208,7 +206,7 @@ def test_backtest_is_leave_one_out_from_the_other_runs_only():
     assert len(b.subset("all")) == len(_samples())
     first = runs.load_runs()[0]
     model = prior.fit_model(runs.load_runs()[1:])
-    p = prior._prior(model, "ampere", "", first.flops_params, first.devices, first.moe, first.tokens)
+    p = prior.prior_point(model, "ampere", "", first.flops_params, first.devices, first.moe, first.tokens)
     base = 6 * first.flops_params * first.tokens / (312e12 * 3600)
     row, g = b.rows[0], model.fit.goodput     # a whole-run row: over the goodput its fold fitted
     assert first.hours_scope == "whole-run" and g != prior.GOODPUT
@@ -251,7 +249,7 @@ def test_sensitivity_runs_scored_out_of_sample():
 def test_band_is_the_jackknife_plus_of_explicit_refits():
     """low/high = exp(percentiles of y_hat_-i(x) + R_i), each from a robust refit without run i,
     at the finite-sample level 0.85 (1 + 1/n)."""
-    fit = prior._packaged(prior.GOODPUT).fit
+    fit = prior.packaged_prior(prior.GOODPUT).fit
     X = np.array([ridge.row(p, fit.families) for p in fit.points])
     x = ridge.row(ridge.Point("hopper", math.log10(70e9), math.log10(2048), False, math.log10(15e12 / 70e9)),
                   fit.families)
@@ -260,7 +258,7 @@ def test_band_is_the_jackknife_plus_of_explicit_refits():
         b = _loo_beta(fit, i)
         values.append(x @ b + (fit.y[i] - X[i] @ b))
     model = prior.fit_model(runs.load_runs(), band="jackknife+")
-    p = prior._prior(model, "hopper", "", 70e9, 2048, False, 15e12)
+    p = prior.prior_point(model, "hopper", "", 70e9, 2048, False, 15e12)
     tail = 100 * (1 - 0.85 * (1 + 1 / fit.n)) / 2
     lo, hi = np.percentile(values, [tail, 100 - tail])
     assert (p.low, p.high) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
@@ -287,7 +285,7 @@ def test_constant_band_is_the_leave_one_out_residual_percentiles_times_the_predi
     lo, hi = np.percentile(resid, (tail, 100 - tail))
     ratios = set()
     for dev, n, params in ((H100, 2048, 70e9), (A100, 64, 7e9), ("hopper", 16384, 405e9)):
-        p = prior._prior(model, prior.family(dev), "", params, n, False, 15e12)
+        p = prior.prior_point(model, prior.family(dev), "", params, n, False, 15e12)
         assert (p.low / p.expected, p.high / p.expected) == pytest.approx((math.exp(lo), math.exp(hi)), rel=1e-9)
         ratios.add(round(p.high / p.low, 12))
     assert len(ratios) == 1
@@ -297,8 +295,8 @@ def test_dropping_the_tokens_feature_zeroes_its_coefficient_and_ignores_tokens()
     model = prior.fit_model(runs.load_runs(), dropped=frozenset({"tokens"}))
     fit = model.fit
     assert fit.beta[ridge.columns(fit.families)["tokens"]] == 0.0
-    a = prior._prior(model, "hopper", "", 70e9, 2048, False, 15e12)
-    b = prior._prior(model, "hopper", "", 70e9, 2048, False, 1e12)
+    a = prior.prior_point(model, "hopper", "", 70e9, 2048, False, 15e12)
+    b = prior.prior_point(model, "hopper", "", 70e9, 2048, False, 1e12)
     assert a.expected == b.expected and a.low == b.low
     with pytest.raises(calc.TrainingBudgetError, match="band"):
         prior.fit_model(runs.load_runs(), band="p90")
@@ -313,7 +311,7 @@ def test_backtest_scores_both_bands_from_each_fold_only():
     assert [r.width for r in jk.rows] != pytest.approx([r.width for r in loo.rows], rel=1e-6)
     first = runs.load_runs()[0]
     model = prior.fit_model(runs.load_runs()[1:], band="loo")
-    p = prior._prior(model, "ampere", "", first.flops_params, first.devices, first.moe, first.tokens)
+    p = prior.prior_point(model, "ampere", "", first.flops_params, first.devices, first.moe, first.tokens)
     assert loo.rows[0].width == pytest.approx(p.high / p.low, rel=1e-12)
     glob = run_backtest(method="global")
     assert loo.median_error() < glob.median_error() and loo.inside_fraction() > glob.inside_fraction()
@@ -336,7 +334,7 @@ def test_job_prior_is_the_constant_band_model_and_its_coefficients():
     for dev, p_, n, moe, tok in ((H100, 70e9, 2048, False, 15e12), (A100, 7e9, 64, False, 1e12),
                                  ("B200, BF16 tensor core, dense", 37e9, 2048, True, 14.8e12)):
         got = prior.job_prior(dev, active_params=p_, devices=n, moe=moe, tokens=tok)
-        want = prior._prior(model, prior.family(dev), "", p_, n, moe, tok)
+        want = prior.prior_point(model, prior.family(dev), "", p_, n, moe, tok)
         assert (got.low, got.expected, got.high) == pytest.approx((want.low, want.expected, want.high), rel=1e-12)
         log_u = (c.intercept + c.effect(prior.family(dev)) + c.params * (math.log10(p_) - 10)
                  + c.devices * (math.log10(n) - 3) + c.moe * moe + c.tokens * (math.log10(tok / p_) - 2))

@@ -1,10 +1,13 @@
-"""The rooms' arrows point down: a room of trainbudget.addin imports only rooms below it, calc
-imports nothing of the addin, and no module of calc or addin is part of an import cycle
-(imports inside functions count: a late import hides a cycle, it does not remove it)."""
+"""The rooms' arrows point down: a room of trainbudget.addin or trainbudget.calc imports only rooms
+below it (or its own), calc imports nothing of the addin, addin and bench take calc's public names
+only (trainbudget.calc itself, never a room of it), every room says in its docstring what it holds
+and what it may import, and no module of calc or addin is part of an import cycle (imports inside
+functions count: a late import hides a cycle, it does not remove it)."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [("cli",), ("lite", "udf"), ("export", "verify", "measure"), ("template",), ("vba",),
           ("libreoffice",), ("functions",), ("ooxml",)]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
+# calc's rooms, top to bottom (calc/__init__.py's docstring lists them bottom up).
+CALC_LAYERS = ["planning", "compose", "prior", "money", "physics", "hardware", "model", "base"]
+CALC_RANK = {room: i for i, room in enumerate(CALC_LAYERS)}
 
 
 def _module(path: Path) -> str:
@@ -43,6 +49,7 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     files = [*ROOT.glob("calc/**/*.py"), *ROOT.glob("addin/**/*.py")]
     modules = {_module(f): f for f in files}
@@ -52,6 +59,52 @@ def _graph() -> dict[str, set[str]]:
 def _room(module: str) -> str | None:
     parts = module.split(".")
     return parts[2] if len(parts) > 2 and parts[1] == "addin" else None
+
+
+def _calc_room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "calc" else None
+
+
+def test_every_calc_room_is_listed_and_says_what_it_holds() -> None:
+    rooms = {p.name for p in (ROOT / "calc").iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(CALC_RANK), f"calc's rooms and the layer list differ: {sorted(rooms ^ set(CALC_RANK))}"
+    assert not [p.name for p in (ROOT / "calc").glob("*.py") if p.name != "__init__.py"], "a module outside the rooms"
+    for room in rooms:
+        doc = ast.get_docstring(ast.parse((ROOT / "calc" / room / "__init__.py").read_text())) or ""
+        assert len(doc) > 80 and "imports" in doc.lower(), f"calc/{room}/__init__.py: what it holds, imports?"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _graph() if _calc_room(m)))
+def test_calc_rooms_import_only_downward(module: str) -> None:
+    here = _calc_room(module)
+    for target in _graph()[module]:
+        there = _calc_room(target)
+        if there is None or there == here:
+            continue
+        assert CALC_RANK[there] > CALC_RANK[here], f"{module} imports {target}: {there} is not below {here}"
+
+
+@pytest.mark.parametrize("path", sorted([*ROOT.glob("addin/**/*.py"), *ROOT.glob("bench/*.py")]),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_addin_and_bench_take_calc_public_names_only(path: Path) -> None:
+    """`from trainbudget import calc` and `from trainbudget.calc import NAME` (NAME in calc.__all__);
+    never a room or module of calc."""
+    import trainbudget.calc as calc
+    mod = _module(path) if path.parts[-3] != "bench" and "bench" not in path.parts else "bench.x"
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            assert not [a.name for a in node.names if a.name.startswith("trainbudget.calc.")], path
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            assert not target.startswith("trainbudget.calc."), f"{path} imports {target}"
+            if target == "trainbudget.calc":
+                assert {a.name for a in node.names} <= set(calc.__all__), f"{path}: not public in calc"
 
 
 def test_every_room_is_listed() -> None:

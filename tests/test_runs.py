@@ -97,5 +97,5 @@ def test_excluded_runs_are_not_samples():
     from trainbudget.calc.prior import utilization as prior
     main = {r.run for r in runs.load_runs() if r.use == "main"}
     assert {"Llama 3.2 1B", "Llama 3.2 3B", "Pythia 70M", "Llama 4 Behemoth"}.isdisjoint(main)
-    assert prior._packaged(prior.GOODPUT).fit.n == sum(prior.run_utilization(r) is not None
+    assert prior.packaged_prior(prior.GOODPUT).fit.n == sum(prior.run_utilization(r) is not None
                                                         for r in runs.load_runs() if r.use == "main")

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from trainbudget.calc.compose.budget import Job, budget
-from trainbudget.calc.prior import utilization as calc_prior
-from trainbudget.calc.prior import utilization as prior_module
+from trainbudget.calc.prior import utilization as calc_prior, utilization as prior_module
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 DEVICES = (H100, "A100 SXM 80GB, BF16 tensor core, dense", "B200, BF16 tensor core, dense", 312.0)
@@ -30,28 +29,28 @@ def test_a_scalar_jobs_prior_is_its_element_of_the_array_bit_for_bit(device):
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_the_cached_basis_is_the_basis_worked_out_afresh(device, question):
     p, n, tok = question
-    prior_module._BASES.clear()
+    prior_module.BASES.clear()
     fresh = calc_prior.job_prior(device, active_params=p * (1 + 1e-9), devices=n, moe=True, tokens=tok).basis
     again = calc_prior.job_prior(device, active_params=p * (1 + 2e-9), devices=n, moe=True, tokens=tok).basis
-    zero_d = prior_module._job_basis(prior_module._families(device, None), device, np.float64(p * (1 + 1e-9)),
+    zero_d = prior_module.job_basis(prior_module.device_families(device, None), device, np.float64(p * (1 + 1e-9)),
                                      np.float64(n), np.float64(1.0), np.float64(tok), calc_prior.coefficients())
     assert fresh == again == zero_d and "MoE" in fresh
 
 
 def _beyond_by_loop(goodput: float, values: tuple[float, float, float]) -> str:
-    spans = prior_module._spans(goodput)
-    names = {"params": prior_module._SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
-    out = [f"{prior_module._scaled(lo, names[k], '.2g')}-{prior_module._scaled(hi, names[k], '.2g')} {k}"
+    spans = prior_module.run_spans(goodput)
+    names = {"params": prior_module.COUNT_SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
+    out = [f"{prior_module.scaled_count(lo, names[k], '.2g')}-{prior_module.scaled_count(hi, names[k], '.2g')} {k}"
            for (k, (lo, hi)), v in zip(spans.items(), values, strict=True) if not lo * 0.999 <= v <= hi * 1.001]
     return f" (extrapolated: the runs span {', '.join(out)})" if out else ""
 
 
 def test_beyond_says_what_its_loop_says_at_the_edges():
     g = calc_prior.GOODPUT
-    (p0, p1), (d0, d1), (t0, t1) = prior_module._spans(g).values()
+    (p0, p1), (d0, d1), (t0, t1) = prior_module.run_spans(g).values()
     for values in [(p0, d0, t0), (p1, d1, t1), (p0 * 0.998, d0, t0), (p1 * 1.002, d1 * 1.002, t0 * 0.5),
                    (13e9, 64.0, 76.9), (1e6, 1.0, 1e6), (p0 * 0.999, d1 * 1.001, t1)]:
-        assert prior_module._beyond(g, *values) == _beyond_by_loop(g, values), values
+        assert prior_module.beyond_words(g, *values) == _beyond_by_loop(g, values), values
 
 
 @pytest.mark.parametrize("active", [None, 0.3])  # dense, and a mixture of experts (its prior's MoE term)

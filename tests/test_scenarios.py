@@ -28,8 +28,7 @@ from trainbudget.addin.template import budget_sheet, prices_sheet, scenarios
 from trainbudget.addin.verify import check as verify
 from trainbudget.calc.money import prices
 from trainbudget.calc.planning import scenarios as plans
-from trainbudget.calc.prior import runs as calc_runs
-from trainbudget.calc.prior import utilization as calc_prior
+from trainbudget.calc.prior import runs as calc_runs, utilization as calc_prior
 
 PRICES_CSV = Path(calc.__file__).parent / "data" / "prices.csv"
 FIGURES = ("hours", "device_hours", "usd", "kwh")

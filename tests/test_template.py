@@ -13,8 +13,7 @@ import xlwings
 from tests.conftest import ROOT
 from trainbudget import calc
 from trainbudget.addin.ooxml import package
-from trainbudget.addin.template import budget_sheet, sheets
-from trainbudget.addin.template import build as template
+from trainbudget.addin.template import budget_sheet, build as template, sheets
 from trainbudget.addin.vba import vba, vbaproject
 from trainbudget.addin.verify import check as verify
 

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import olefile
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from oletools.olevba import VBA_Parser
 
 from trainbudget.addin.vba import cfb, vba, vbaproject

@@ -18,8 +18,7 @@ from oletools.olevba import VBA_Parser
 from tests.conftest import run_cli
 from tests.xlwings_stub import udfs_with_vba
 from trainbudget.addin.vba import vba, vbaproject
-from trainbudget.addin.verify import check as verify
-from trainbudget.addin.verify import vba_check
+from trainbudget.addin.verify import check as verify, vba_check
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"

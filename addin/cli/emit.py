@@ -1,10 +1,10 @@
 """The one emitter of `estimate`: `Budget`s as text, JSON or CSV. Formatting only: every figure is
-read off a calc.Budget (calc_report.budget_row gives the one row schema, keys with units).
+read off a calc.Budget (calc.budget_row gives the one row schema, keys with units).
 
 JSON numbers are exact and always valid RFC 8259 (no NaN or Infinity); text is rounded for
 reading. Every output says whether the job fits, the utilization and goodput used, and days.
 Every output names the device asked for; a range worked out on its 16-bit row (an FP8 peak's:
-calc_ranges.prior_device) says so (text: a line; JSON and CSV: `prior_device`).
+calc.prior_device) says so (text: a line; JSON and CSV: `prior_device`).
 Scenario rows are written as they are computed (a million-row file streams; estimate holds the
 output until every row is made, cli/estimate.py).
 """
@@ -21,14 +21,10 @@ from typing import Any
 import numpy as np
 
 from ... import calc
-from ...calc.compose.budget import Budget, Span
-from ...calc.compose.report import asked_device, budget_row, prior_row, row_keys
-from ...calc.hardware import capacity
-from ...calc.money import totals as calc_schedule
-from ...calc.physics import stages
+from ...calc import Budget, Span, asked_device, budget_row, budget_row_keys as row_keys, prior_row
 from . import render as rep
 
-GIB = calc_schedule.GIB
+GIB = calc.GIB
 Write = Callable[[str], None]
 
 
@@ -114,12 +110,12 @@ def layout_words(b: Budget) -> str:
 
 
 def _uneven_words(b: Budget) -> str:
-    """"; uneven stages 27/27/26 layers: memory of the largest" where the pipeline stages differ (calc.stages)."""
+    """"; uneven stages 27/27/26 layers: memory of the largest" where the stages differ (calc/physics/stages.py)."""
     shape = b.job.model.shape if b.job.model is not None else None
     p = b.layout["pipeline_parallel"]
-    if not shape or np.ndim(p) or not stages.uneven(shape["n_layers"], p):
+    if not shape or np.ndim(p) or not calc.uneven_stages(shape["n_layers"], p):
         return ""
-    layers = "/".join(map(str, stages.stage_layers(shape["n_layers"], int(p))))
+    layers = "/".join(map(str, calc.stage_layers(shape["n_layers"], int(p))))
     return f"; uneven stages {layers} layers: memory of the largest"
 
 
@@ -129,7 +125,7 @@ def header(b: Budget) -> list[str]:
     name = f"{job.model.name}, " if job.model is not None else ""
     active = (f", {rep.format_count(b.active_params)} active" if float(b.active_params) != float(b.params) else "")
     n = int(job.devices)
-    forward = job.method == "inference"  # weights only (calc.memory); calc.flops: 2 FLOPs, not 6
+    forward = job.method == "inference"  # weights only (calc.physics.memory); calc.physics.flops: 2 FLOPs, not 6
     tokens = "tokens, forward only" if forward else "training tokens"
     held = "weights" if forward else "weights, gradients and optimizer state"
     setup = f"ZeRO {int(job.zero_stage)}" if forward else f"{job.optimizer}, ZeRO {int(job.zero_stage)}"
@@ -220,7 +216,7 @@ def assumptions(budgets: list[Budget]) -> list[str]:
         lines.append("no watts: the device row has no board power")
     if any(b.fits is False for b in budgets):
         lines.append(f"does NOT fit: more bytes per device than the device's memory less its reserve "
-                     f"({capacity.words()}); add devices, a ZeRO stage or a layout (trainbudget fit)")
+                     f"({calc.reserve_words()}); add devices, a ZeRO stage or a layout (trainbudget fit)")
     lines.append(f"energy at PUE {float(first.pue):g}")
     return lines
 

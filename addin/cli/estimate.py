@@ -17,12 +17,8 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc.base.units import parse_share
-from ...calc.planning import scenarios as plans
-from ...calc.prior.utilization import GOODPUT
-from . import emit
-from . import jobs as making
-from . import layout as model_layout
+from ...calc import GOODPUT, parse_share
+from . import emit, jobs as making, layout as model_layout
 
 
 class CountType(click.ParamType):
@@ -140,7 +136,7 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
         raise calc.TrainingBudgetError("give --json or --csv, not both")
     options = making.Options(**given)
     table = _table(catalog_path)
-    filled = plans.Filled()
+    filled = calc.ScenarioFilled()
     budgets = making.budgets(options, table, filled)
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8", newline="") as out:
         def write(text: str) -> None:
@@ -164,6 +160,6 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
 SPOOL_BYTES = 32 << 20  # output held in memory up to 32 MiB, then in a temporary file
 
 
-def _filled(o: making.Options, filled: plans.Filled) -> dict[str, Any]:
+def _filled(o: making.Options, filled: calc.ScenarioFilled) -> dict[str, Any]:
     """JSON's extra fields: {"filled": {option: line}} with --scenarios, else none."""
     return {} if o.scenarios is None else {"filled": making.fills_text(o, filled)}

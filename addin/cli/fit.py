@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc.hardware import capacity
 from . import layout as model_layout
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -78,7 +77,7 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
               help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
 @click.option("--memory-gib", type=float, default=None,
               help="Device memory in GiB (default: the catalog's Memory GiB).")
-@click.option("--reserve-gib", type=float, default=None, show_default=capacity.words(),
+@click.option("--reserve-gib", type=float, default=None, show_default=calc.reserve_words(),
               help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator.")
 @click.option("--loss", default="standard", show_default=True,
               help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "

@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import calc
-from ...calc.base import checks as calc_checks
-from ...calc.base.checks import at_least, fraction, whole
-from ...calc.compose.budget import Budget
-from ...calc.model.hf_config import load_config
-from ...calc.model.shapes import ModelPreset, model_preset
-from ...calc.planning import scenarios as plans
+from ...calc import (
+    Budget,
+    ModelPreset,
+    check_at_least as at_least,
+    check_fraction as fraction,
+    check_whole as whole,
+    load_config,
+    model_preset,
+)
 
 Error = calc.TrainingBudgetError
 
@@ -80,7 +83,7 @@ def check(o: Options) -> None:
                 raise Error(f"{option} applies to owned hardware: give --own CAPEX,LIFE too (got {option} {value:g})")
     for option, value in (("--usd-per-kwh", o.usd_per_kwh), ("--occupancy", o.occupancy)):
         if value is not None:
-            (calc_checks.non_negative if option == "--usd-per-kwh" else fraction)(option, value)
+            (calc.check_non_negative if option == "--usd-per-kwh" else fraction)(option, value)
     if o.own is not None and o.price is not None:
         raise Error("give --price or --own, not both")
     if o.scenarios is not None:
@@ -106,7 +109,7 @@ def check(o: Options) -> None:
 
 
 def _check_forward(o: Options) -> None:
-    """Inference keeps weights only (calc.memory): an optimizer, or a ZeRO stage that shards only
+    """Inference keeps weights only (calc.physics.memory): an optimizer, or a ZeRO stage that shards only
     optimizer states (1) and gradients (2), would change nothing; ZeRO 3 shards the weights."""
     if o.method != "inference":
         return
@@ -128,7 +131,7 @@ def model(o: Options) -> ModelPreset | None:
 def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
     """The Job every device (or scenario row) shares: the options over the defaults."""
     preset = model(o)
-    owned = None if o.own is None else plans.parse_own(o.own, o.usd_per_kwh, o.pue,
+    owned = None if o.own is None else calc.parse_own(o.own, o.usd_per_kwh, o.pue,
                                                         1.0 if o.occupancy is None else o.occupancy)
     return calc.Job(params=None if preset is not None else (calc.SEED_PARAMS if o.params is None else o.params),
                     active_params=o.active_params, model=preset,
@@ -137,11 +140,11 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     tensor_parallel=o.tp, pipeline_parallel=o.pp, expert_parallel=o.ep, context_parallel=o.cp,
                     method=o.method, optimizer=o.optimizer or "adamw", zero_stage=o.zero_stage,
                     utilization="prior" if o.as_range else (1.0 if o.utilization is None else o.utilization),
-                    goodput=o.goodput, price=owned if owned is not None else plans.parse_price("--price", o.price),
+                    goodput=o.goodput, price=owned if owned is not None else calc.parse_price("--price", o.price),
                     pue=o.pue, table=table)
 
 
-def budgets(o: Options, table: calc.DeviceTable, filled: plans.Filled | None = None) -> Iterator[Budget]:
+def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | None = None) -> Iterator[Budget]:
     """The Budgets `estimate` answers: one per --device (default: the four starting rates), or one
     per row of the --scenarios file (streamed; an error names its row). `filled` counts, per
     plans.FILLS key, the scenario rows whose blank cell an option filled (see fills_text)."""
@@ -152,7 +155,7 @@ def budgets(o: Options, table: calc.DeviceTable, filled: plans.Filled | None = N
             yield calc.budget(base.with_(device=table.get(name).name))
         return
     default_u: Any = "prior" if o.as_range else o.utilization
-    yield from plans.scenario_budgets(plans.read_scenarios(o.scenarios), base, utilization=default_u,
+    yield from calc.scenario_budgets(calc.read_scenarios(o.scenarios), base, utilization=default_u,
                                       price=base.price if not isinstance(base.price, calc.Owned) else None,
                                       own=o.own, usd_per_kwh=o.usd_per_kwh,
                                       occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue,
@@ -168,7 +171,7 @@ FILLING = (("--utilization", "utilization", "utilization", "every row has its ow
            ("--occupancy", "owned", "owned-hardware", "no row is priced as owned hardware"))
 
 
-def fills_text(o: Options, filled: plans.Filled) -> dict[str, str]:
+def fills_text(o: Options, filled: calc.ScenarioFilled) -> dict[str, str]:
     """For each filling option given with --scenarios, one line saying which rows it filled (or
     applied to), or that it filled none and why: no option is silently ignored."""
     given = {"--utilization": o.utilization, "--range": o.as_range or None, "--price": o.price, "--own": o.own,

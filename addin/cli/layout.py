@@ -8,8 +8,7 @@ from __future__ import annotations
 import click
 
 from ... import calc
-from ...calc.model.hf_config import load_config
-from ...calc.model.shapes import ModelPreset, model_preset
+from ...calc import ModelPreset, load_config, model_preset
 
 MODEL = click.option("--model", "model_name", default=None,
                       help="A preset model (calc/data/models.csv), e.g. 'Llama 3.1 70B'.")

@@ -15,11 +15,8 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc.base import checks as calc_checks
-from ...calc.compose import report as calc_report
 from .. import TEMPLATE_NAME
-from . import layout as model_layout
-from . import render as rep
+from . import layout as model_layout, render as rep
 from .estimate import estimate
 from .fit import fit
 from .lite import lite
@@ -58,7 +55,7 @@ catalog_option = model_layout.CATALOG
 @catalog_option
 def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     """List the device catalog: name, kind, TFLOP/s, memory, watts, source."""
-    rows = calc_report.device_rows(_table(catalog_path))
+    rows = calc.device_rows(_table(catalog_path))
     if as_json:
         _emit_json(rows)
     elif as_csv:
@@ -72,7 +69,7 @@ def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
 @catalog_option
 def runs(as_json: bool, catalog_path: str | None) -> None:
     """Published training runs: the utilization they imply, and hours predicted at their MFU."""
-    rows = calc_report.runs_rows(_table(catalog_path))
+    rows = calc.runs_rows(_table(catalog_path))
     if as_json:
         _emit_json(rows)
     else:
@@ -87,12 +84,12 @@ def runs(as_json: bool, catalog_path: str | None) -> None:
 @catalog_option
 def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     """Cloud prices per device-hour (on demand, 1-year, 3-year, spot), each with its source, date and age."""
-    from ...calc.money import prices as priced
+    from ... import calc
 
-    if provider is not None and provider.strip().lower() not in priced.providers():
+    if provider is not None and provider.strip().lower() not in calc.price_providers():
         raise calc.TrainingBudgetError(f"--provider {provider!r}: no {provider.strip().lower()} prices, unknown "
-                                       f"provider (providers: {', '.join(priced.providers())})")
-    rows = [r for r in priced.price_rows(device, table=_table(catalog_path))
+                                       f"provider (providers: {', '.join(calc.price_providers())})")
+    rows = [r for r in calc.price_rows(device, table=_table(catalog_path))
             if provider is None or r["provider"] == provider.strip().lower()]
     if not rows:
         raise calc.TrainingBudgetError(f"no prices for device {device!r}" + (f" from {provider!r}" if provider else ""))
@@ -173,7 +170,7 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
     core.check_seconds(seconds)  # a bounded, finite budget, checked before anything starts
     for option, value in (("--memory-gib", memory_gib), ("--watts", watts)):
         if value is not None:
-            calc_checks.positive(option, value)  # finite and > 0: inf or nan never reach the table
+            calc.check_positive(option, value)  # finite and > 0: inf or nan never reach the table
     if workbook is not None:  # refuse before spending the time budget
         into.check_writable(workbook, name)
     chosen = backends.choose(backend)

@@ -1,5 +1,5 @@
 """`trainbudget plan`: the deadline and the money in, the devices, layout, days and cost out, for
-every catalog device and price (calc_plan.rank_plans). Thin: every figure is a calc Budget."""
+every catalog device and price (calc.rank_plans). Thin: every figure is a calc Budget."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc.planning import rank as planning
-from ...calc.planning.scenarios import parse_own
-from . import layout as model_layout
-from . import render as rep
+from ...calc import parse_own
+from . import layout as model_layout, render as rep
 from .estimate import CountType, UtilizationType
 
 
@@ -58,7 +56,7 @@ def _money(v: float | None) -> str:
 def _three(row: dict[str, Any], key: str, fmt: Any) -> str:
     if key in row:
         return fmt(row[key])
-    low, mid, high = (row.get(f"{key}_{c}") for c in planning.CASES)
+    low, mid, high = (row.get(f"{key}_{c}") for c in calc.PLAN_CASES)
     return "-" if mid is None else f"{fmt(low)} / {fmt(mid)} / {fmt(high)}"
 
 
@@ -74,7 +72,7 @@ def _layout(row: dict[str, Any]) -> str:
             f"DP{row['data_parallel']}{f' (EP{ep})' if ep != 1 else ''} Z{row['zero_stage']}")
 
 
-def _phrase(p: planning.Plan | None) -> str:
+def _phrase(p: calc.Plan | None) -> str:
     if p is None:
         return "none"
     r = p.row()
@@ -82,8 +80,8 @@ def _phrase(p: planning.Plan | None) -> str:
             f"{_money(p.figure('cost_usd'))} USD")
 
 
-def _sentence(plans: list[planning.Plan], budget_usd: float | None, case: str) -> str:
-    top = planning.headline(plans, budget_usd)
+def _sentence(plans: list[calc.Plan], budget_usd: float | None, case: str) -> str:
+    top = calc.plan_headline(plans, budget_usd)
     first = "Fastest within budget" if budget_usd is not None else "Fastest"
     at = f" (the prior's {case} case)" if plans and plans[0].ranged else ""
     text = f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
@@ -95,15 +93,15 @@ def _sentence(plans: list[planning.Plan], budget_usd: float | None, case: str) -
     return text
 
 
-def _budget_tokens(cheapest: planning.Plan | None, budget_usd: float | None) -> list[float] | None:
+def _budget_tokens(cheapest: calc.Plan | None, budget_usd: float | None) -> list[float] | None:
     """Whole tokens the budget buys on the cheapest plan's job (low, expected, high for a range)."""
     if cheapest is None or budget_usd is None or cheapest.budget is None:
         return None
-    got = planning.tokens_for(cheapest.job, budget_usd)
+    got = calc.tokens_for(cheapest.job, budget_usd)
     return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
 
 
-def _oldest(shown: list[planning.Plan]) -> str:
+def _oldest(shown: list[calc.Plan]) -> str:
     """The oldest dated price among the plans shown (a price from prices.csv can be years old, and
     the table shows no dates; --json and --csv give each plan's as_of and age)."""
     dated = [(p.budget.price_as_of, p.price_label) for p in shown
@@ -111,7 +109,7 @@ def _oldest(shown: list[planning.Plan]) -> str:
     return "" if not dated else "; the oldest shown: {1}, as of {0}".format(*min(dated))
 
 
-def plans_table(plans: list[planning.Plan], limit: int) -> list[str]:
+def plans_table(plans: list[calc.Plan], limit: int) -> list[str]:
     """The ranked plans as aligned text rows, feasible first, by cost."""
     three = " (low / expected / high)" if plans and plans[0].ranged else ""
     lines = [f"{'#':>3} {'device':40} {'price':34} {'USD/dev-h':>9} {'devices':>8} {'layout':26} "
@@ -185,14 +183,14 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     if preset is None and params is None:
         raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
     owned = None if own is None else parse_own(own, usd_per_kwh)
-    plans = planning.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
+    plans = calc.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
                                 price=price, own=owned, utilization="prior" if utilization is None else utilization,
                                 case=case, node=node, budget_usd=budget_usd, goodput=goodput)
     rows = [p.row() for p in plans]
     if as_csv:
         click.echo(rep.to_csv(rows), nl=False)
         return
-    top = planning.headline(plans, budget_usd)
+    top = calc.plan_headline(plans, budget_usd)
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
                     "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node}
@@ -227,4 +225,4 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     click.echo("Prices are each provider's published rate as of its date (trainbudget prices"
                f"{_oldest(plans[:limit])}); feasible plans first, by {case} cost. Counts planned: the deadline's "
                "fewest devices with a layout that fits and its doublings (data parallelism doubled) up to "
-               f"{planning.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")
+               f"{calc.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")

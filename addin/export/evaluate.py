@@ -1,5 +1,5 @@
 """A call of ours with no native form (TRAIN_BUDGET, ...) computed with calc, for the e-mail copy
-of a workbook whose cached value for it is missing or an error (issue 17, item 9: LibreOffice
+of a workbook whose cached value for it is missing or an error (LibreOffice
 saves `#NAME?` for a function it does not know; openpyxl saves no value at all).
 
 The formula must be the call itself, optionally inside `INDEX(call, row[, col])` and

@@ -74,7 +74,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
         parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
     partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
-    copied = stream.copied_sheets(parts)  # written back byte for byte, never loaded (issue 19)
+    copied = stream.copied_sheets(parts)  # written back byte for byte, never loaded
     parts, recalc = _rewrite(parts, done, functools.cache(lambda: _devices(src)), copied)
     done.portable = portable.make_portable(parts, copied)
     for sheet, cell_notes in portable.fixed_range_notes(parts, done.portable, today()).items():
@@ -223,7 +223,7 @@ def _computed(s: xmlcells.Sheet, cell: object, formula: str, own: object, why: s
               context: tuple[evaluate.Lookup, calc.DeviceTable | None] | None,
               done: Exported) -> str:
     """A frozen cell whose file had no good value: computed with calc where the formula allows
-    (issue 17 item 9), else kept as it is; returns the note's reason."""
+    else kept as it is; returns the note's reason."""
     had = "no value" if own is None else f"{own}"
     try:
         if context is None:

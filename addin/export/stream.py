@@ -1,4 +1,4 @@
-"""Large workbooks (issue 19): the sheets the e-mail export only copies are found by streaming
+"""Large workbooks: the sheets the e-mail export only copies are found by streaming
 their XML (lxml iterparse, each row freed once read) and written back byte for byte; the values
 LibreOffice recalculated are read the same way, only for the sheets and chart ranges the export
 needs, instead of loading every cell through openpyxl.

@@ -1,4 +1,4 @@
-"""The sheets' input-check pieces: calc.checks' rules over the named inputs, the chain of refusals
+"""The sheets' input-check pieces: calc.base.checks' rules over the named inputs, the chain of refusals
 (template/input_checks.py) and the guard that shows a refusal instead of a figure. As pieces.py,
 each formula is written once here over named cells; the sheet builders type none."""
 
@@ -19,7 +19,7 @@ def any_refusal() -> str:
 
 
 def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:
-    """calc.checks' rule `kind` on the number in `ref`: positive > 0, non_negative >= 0, at_least
+    """calc.base.checks' rule `kind` on the number in `ref`: positive > 0, non_negative >= 0, at_least
     >= bound, fraction in (0, 1], whole (a whole number >= bound), at_most <= bound (another input)."""
     return {"positive": f"{ref}>0", "non_negative": f"{ref}>=0", "at_least": f"{ref}>={bound}",
             "fraction": f"AND({ref}>0,{ref}<=1)", "whole": f"AND({ref}>={bound},{ref}=INT({ref}))",
@@ -27,7 +27,7 @@ def rule_condition(kind: str, ref: str, bound: str | None = None) -> str:
 
 
 def one_of(ref: str, allowed: tuple[str, ...], quoted: bool) -> str:
-    """`ref` is one of `allowed` (texts compared case-blind, as calc_checks.choice; or numbers)."""
+    """`ref` is one of `allowed` (texts compared case-blind, as calc.check_choice; or numbers)."""
     q = '"' if quoted else ""
     return "OR(" + ",".join(f"{ref}={q}{a}{q}" for a in allowed) + ")"
 
@@ -53,7 +53,7 @@ def unless_one_of(ref: str, values: tuple[str, ...], ok: str) -> str:
 
 
 def quoted(ref: str) -> str:
-    """A text input as calc_checks.show writes it: in quotes; "blank" for an empty cell."""
+    """A text input as calc.show_value writes it: in quotes; "blank" for an empty cell."""
     return f'IF({ref}="","blank","\'"&{ref}&"\'")'
 
 

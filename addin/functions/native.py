@@ -11,7 +11,7 @@ import re
 import string
 from typing import Any
 
-from ...calc.physics import flops, memory
+from ... import calc
 from . import fold
 from .plan_native import USABLE_GIB
 
@@ -24,7 +24,7 @@ HEADERS = {
     "usd_per_device_hour": "USD per device-hour", "source": "Source", "as_of": "As of",
     "note": "Note",
 }
-# The Optimizers table: bytes of optimizer state per trainable parameter (calc.memory), with sources.
+# The Optimizers table: bytes of optimizer state per trainable parameter (calc.physics.memory), with sources.
 OPTIMIZER_HEADERS = ("Optimizer", "Bytes per parameter", "Source")
 OPTIMIZER_SOURCES = {
     "adamw": "m and v in fp32 (ZeRO, arXiv:1910.02054, section 3.1)",
@@ -39,8 +39,8 @@ OPTIMIZER_SOURCES = {
 NAMES = "DeviceNames"  # defined name: Devices[Name], also the Budget's device list (the export adds
 #                        it to a user's workbook with the Devices table, see export.mailcopy)
 DOES_NOT_FIT = "#NUM! does not fit in device memory at this ZeRO stage"
-GB = "1E9"  # a decimal gigabyte, for figures whose label says GB (calc_schedule.GB)
-GIB = "2^30"  # a device's memory is a capacity in GiB (calc_layouts.GIB)
+GB = "1E9"  # a decimal gigabyte, for figures whose label says GB (calc.GB)
+GIB = "2^30"  # a device's memory is a capacity in GiB (calc.GIB)
 
 _SIMPLE = re.compile(r"""^(\$?[A-Za-z]{1,3}\$?\d+|[A-Za-z_][\w.]*|\d+(\.\d+)?([eE][+-]?\d+)?|"[^"]*")$""")
 
@@ -65,8 +65,8 @@ def optimizer_bytes(optimizer: str) -> str:
     """Optimizer bytes per trainable parameter: the number itself for a written name, else a
     lookup in the workbook's Optimizers table."""
     node = fold.parse(optimizer)
-    if isinstance(node, fold.Lit) and isinstance(node.value, str) and node.value.lower() in memory.OPTIMIZER_BYTES:
-        return fold.literal(memory.OPTIMIZER_BYTES[node.value.lower()])
+    if isinstance(node, fold.Lit) and isinstance(node.value, str) and node.value.lower() in calc.OPTIMIZER_BYTES:
+        return fold.literal(calc.OPTIMIZER_BYTES[node.value.lower()])
     key, value, _ = OPTIMIZER_HEADERS
     return f"INDEX({OPTIMIZER_TABLE}[{value}],MATCH({optimizer},{OPTIMIZER_TABLE}[{key}],0))"
 
@@ -101,7 +101,7 @@ def render(template: str, exprs: dict[str, str]) -> str:
 
 FLOPS_PER_PARAM_TOKEN = "{_flops_per_param_token}"  # the registry's FLOPs and hours read this piece
 # The job's FLOPs, the registry's hours, cost and energy numerator: FLOPs per parameter-token times
-# active parameters times tokens (calc.flops), inline unless a sheet names a row for it (the
+# active parameters times tokens (calc.physics.flops), inline unless a sheet names a row for it (the
 # Budget's Job_FLOPs: its every-device rows then read one name, not the three factors).
 JOB_FLOPS = "{_job_flops}"
 JOB_FLOPS_EXPR = FLOPS_PER_PARAM_TOKEN + "*{active_params}*{tokens}"
@@ -114,16 +114,16 @@ def job_flops(exprs: dict[str, str]) -> str:
 
 def flops_per_param_token(method: str | None = None) -> str:
     """FLOPs per parameter per token of the method `method` names (an expression; None: a function
-    without a method, a training step): calc_flops.FLOPS_PER_PARAM_TOKEN, 6 for a full training
+    without a method, a training step): calc.FLOPS_PER_PARAM_TOKEN, 6 for a full training
     step, 4 through frozen base weights (lora, qlora), 2 for inference's forward pass; one IF per
     factor other than 6, its methods in one OR. A sheet that knows its job's method gives this
     piece a named row (the Budget's FLOPs_per_token)."""
-    train = fold.literal(flops.TRAIN_FLOPS_PER_PARAM_TOKEN)
+    train = fold.literal(calc.TRAIN_FLOPS_PER_PARAM_TOKEN)
     if method is None:
         return train
     by_factor: dict[float, list[str]] = {}
-    for name, k in flops.FLOPS_PER_PARAM_TOKEN.items():
-        if k != flops.TRAIN_FLOPS_PER_PARAM_TOKEN:
+    for name, k in calc.FLOPS_PER_PARAM_TOKEN.items():
+        if k != calc.TRAIN_FLOPS_PER_PARAM_TOKEN:
             by_factor.setdefault(k, []).append(f'{method}="{name}"')
     expr = train
     for k, tests in reversed(by_factor.items()):
@@ -132,9 +132,9 @@ def flops_per_param_token(method: str | None = None) -> str:
 
 
 def _devices_needed(exprs: dict[str, str]) -> str:
-    """Smallest device count that holds the job (calc_schedule.devices_needed): the sharded
+    """Smallest device count that holds the job (calc.devices_needed): the sharded
     parts over the room the unsharded parts and activations leave in one device's usable memory
-    (plan_native.USABLE_GIB: capacity less the larger of 3 GiB and 5%, calc/capacity.py).
+    (plan_native.USABLE_GIB: capacity less the larger of 3 GiB and 5%, calc/hardware/capacity.py).
     `exprs` may name ready figures: "_sharded_bytes" and "_fixed_bytes" (unsharded parts plus
     activations) and "_usable_gib", e.g. a sheet's helper rows."""
     fixed = exprs.get("_fixed_bytes") or fold.fold(
@@ -149,14 +149,14 @@ def _devices_needed(exprs: dict[str, str]) -> str:
 
 def usable_gib(memory_gib: str) -> str:
     """GiB a job may use of a device of `memory_gib` GiB: plan_native.USABLE_GIB, the capacity less
-    the larger of RESERVE_GIB and RESERVE_SHARE of it (calc_capacity.usable_bytes_of)."""
+    the larger of RESERVE_GIB and RESERVE_SHARE of it (calc.usable_bytes_of)."""
     return _render(USABLE_GIB, {"device:memory_gib": memory_gib})
 
 
 def devices_needed(sharded_bytes: str, fixed_bytes: str | None, usable_gib: str) -> str:
     """Smallest device count: the sharded bytes over the room one device's usable memory
     (`usable_gib`, GiB: see usable_gib) leaves after the fixed bytes. A row's memory is the vendor's
-    "80GB" of HBM, which is 80 GiB (2^30 bytes; see calc.devices); the 1E-12 keeps an exact fit
+    "80GB" of HBM, which is 80 GiB (2^30 bytes; see calc.hardware.catalog); the 1E-12 keeps an exact fit
     from rounding up."""
     if fixed_bytes is None:
         return f"MAX(1,ROUNDUP({wrap(sharded_bytes)}/({wrap(usable_gib)}*{GIB})*(1-1E-12),0))"
@@ -179,17 +179,17 @@ def _render(template: str, exprs: dict[str, str]) -> str:
 
 
 # Memory pieces shared by TRAIN_BYTES, TRAIN_DEVICES_NEEDED and the Budget sheet's breakdown
-# (see calc.memory for the sources). Each part is bytes for all devices together;
+# (see calc.physics.memory for the sources). Each part is bytes for all devices together;
 # {_trainable} is the trainable parameter count (TRAINABLE), {_optimizer_bytes} the optimizer's
 # bytes per trainable parameter.
 TRAINABLE = ('IF({method}="full",{params},IF({method}="inference",0,'
              'IF({trainable}<=1,{trainable}*{params},{trainable})))')
-WEIGHTS = (f'IF({{method}}="qlora",{fold.literal(memory.QLORA_BASE_BYTES)},'
-           f'{fold.literal(memory.WEIGHT_BYTES)})*{{params}}'
-           f'+IF(OR({{method}}="lora",{{method}}="qlora"),{fold.literal(memory.WEIGHT_BYTES)}*{{_trainable}},0)')
-GRADIENTS = f"{fold.literal(memory.GRAD_BYTES)}*{{_trainable}}"
+WEIGHTS = (f'IF({{method}}="qlora",{fold.literal(calc.QLORA_BASE_BYTES)},'
+           f'{fold.literal(calc.WEIGHT_BYTES)})*{{params}}'
+           f'+IF(OR({{method}}="lora",{{method}}="qlora"),{fold.literal(calc.WEIGHT_BYTES)}*{{_trainable}},0)')
+GRADIENTS = f"{fold.literal(calc.GRAD_BYTES)}*{{_trainable}}"
 OPTIMIZER = "{_optimizer_bytes}*{_trainable}"
-MASTER = f"{fold.literal(memory.MASTER_BYTES)}*{{_trainable}}"
+MASTER = f"{fold.literal(calc.MASTER_BYTES)}*{{_trainable}}"
 # Part -> (bytes, the ZeRO stage from which it is sharded over the devices; ZeRO §5)
 PARTS = {"weights": (WEIGHTS, 3), "gradients": (GRADIENTS, 2), "optimizer": (OPTIMIZER, 1),
          "master": (MASTER, 1)}

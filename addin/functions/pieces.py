@@ -48,10 +48,6 @@ def total(values: list[str]) -> str:
     return "+".join(values)
 
 
-def difference(whole: str, part: str) -> str:
-    return f"{native.wrap(whole)}-{native.wrap(part)}"
-
-
 def days(hours: str) -> str:
     return f"{native.wrap(hours)}/24"
 
@@ -196,7 +192,7 @@ def free_gb(memory_gib: str, total_gb: str) -> str:
     return f"{native.wrap(memory_gib)}*{native.GIB}/{native.GB}-{native.wrap(total_gb)}"
 
 
-# --- Devices-table fields and the prior's row (calc_ranges.prior_device) ---------------------------
+# --- Devices-table fields and the prior's row (calc.prior_device) ---------------------------
 
 def field(device: str, name: str) -> str:
     """A text field (Hardware, Kind, Precision) of the Devices row named `device`."""
@@ -212,17 +208,17 @@ def prior_row(hardware: str, kind: str, sixteen_bit: tuple[str, ...]) -> str:
 
 
 def prior_name(device: str, kind: str, precision: str, row: str, sixteen_bit: tuple[str, ...]) -> str:
-    """The device row the prior applies to (calc_ranges.prior_device): the row itself when it is
+    """The device row the prior applies to (calc.prior_device): the row itself when it is
     measured, 16-bit, or has no 16-bit sibling; else the same hardware's first 16-bit row."""
     keep = ",".join([f'{kind}="measured"', *(f'{precision}="{p}"' for p in sixteen_bit), f"{row}>=1E9"])
     return f"IF(OR({keep}),{device},INDEX({native.NAMES},{row}))"
 
 
-# --- the Prices table (calc_prices.lookup: the newest row publishing the plan, then the cheapest) ---
+# --- the Prices table (calc.lookup_price: the newest row publishing the plan, then the cheapest) ---
 
 def plan_column(plan: str) -> str:
     """The plan's position among the price columns (1 on-demand ... 4 spot) for its name or an alias,
-    any case, spaces read as "_" (calc_prices.plan_name), from the Prices sheet's Plan_names and
+    any case, spaces read as "_" (calc.plan_name), from the Prices sheet's Plan_names and
     Plan_columns (prices_sheet.PLAN_NAMES); #N/A for none."""
     return f'INDEX(Plan_columns,MATCH(SUBSTITUTE(TRIM({plan})," ","_"),Plan_names,0))'
 
@@ -232,11 +228,11 @@ def age_days(today: str, as_of: str) -> str:
     return f'IF({today}="","",{today}-{as_of})'
 
 
-# --- the Scenarios sheet's plan column (calc_plans.plan_row over calc.budget) ------------------------
+# --- the Scenarios sheet's plan column (calc.scenario_plan_row over calc.budget) ------------------------
 
 def plan_price_used(price: str, found: str, own: str) -> str:
     """A plan's price: the number typed, else the provider's (none found: #N/A); blank: `own`, the
-    chosen device row's own price (blank where it has none), as calc_plans.price_spec's None."""
+    chosen device row's own price (blank where it has none), as calc.price_spec's None."""
     return f'IF({price}="",{own},IF(ISNUMBER({price}),{price},IF({found}="",NA(),{found})))'
 
 
@@ -269,7 +265,7 @@ def or_blank(formula: str) -> str:
 def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, stage_scale: str) -> str:
     """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP; pipeline
     stages may be uneven (layers not divided by PP, `stage_scale` = busiest_scale above 1: 80 on 3
-    is 27/27/26, calc.stages), said as "uneven stages" (memory per device is then the largest's)."""
+    is 27/27/26, calc.physics.stages), said as "uneven stages" (memory per device is then the largest's)."""
     return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})>0,"
             f'"does not divide",IF({stage_scale}>1,"{UNEVEN}","divides"))')
 
@@ -280,12 +276,12 @@ UNEVEN = "uneven stages"
 def busiest_stage_params(params: str, stage_params: str, scale: str) -> str:
     """Parameters as if every pipeline stage held the busiest stage's ROUNDUP(layers / PP) layers
     (the first-stage `stage_params` whole; `scale` is busiest_scale), so that the even split gives
-    that stage's share: calc_stages.busiest_params."""
+    that stage's share: calc.busiest_params."""
     return f"{native.wrap(stage_params)}+({native.wrap(params)}-{native.wrap(stage_params)})*{native.wrap(scale)}"
 
 
 def busiest_scale(layers: str, pp: str) -> str:
-    """ROUNDUP(layers / PP) · PP / layers (calc_stages.busiest_scale): 1 where PP divides the layers."""
+    """ROUNDUP(layers / PP) · PP / layers (calc.busiest_scale): 1 where PP divides the layers."""
     return f"(ROUNDUP({layers}/{pp},0)*{pp}/{layers})"
 
 

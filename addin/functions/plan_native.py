@@ -1,23 +1,23 @@
-"""Native-Excel pieces of the planner's functions (calc.plan): TRAIN_DEVICES_FOR_DAYS and
+"""Native-Excel pieces of the planner's functions (calc.planning.rank): TRAIN_DEVICES_FOR_DAYS and
 TRAIN_TOKENS_FOR_BUDGET, written once here and spliced into the registry.
 
-Devices for a deadline (calc_plan.devices_for_days): the count whose hours fit the days,
+Devices for a deadline (calc.devices_for_days): the count whose hours fit the days,
 ROUNDUP(device-hours / (24 · days)), with calc's 1E-12 so an exact fit is not rounded up. Memory
 is a separate row (the Budget sheet's "Deadline and budget" block takes the larger of this and the
-devices that hold the model states: `states_devices`, ZeRO-3 in usable memory (calc/capacity.py), the
+devices that hold the model states: `states_devices`, ZeRO-3 in usable memory (calc/hardware/capacity.py), the
 capacity in GiB less the larger of RESERVE_GIB and RESERVE_SHARE of it; Rajbhandari et al. 2020,
 arXiv:1910.02054, §5: stage 3 shards weights, gradients and optimizer states). Tokens for a budget
-(calc_plan.tokens_for_budget): INT(USD / (USD per device-hour · device-hours per token)).
+(calc.tokens_for_budget): INT(USD / (USD per device-hour · device-hours per token)).
 """
 
 from __future__ import annotations
 
-from ...calc.hardware.capacity import RESERVE_GIB, RESERVE_SHARE
-from ...calc.physics import memory
+from ... import calc
+from ...calc import RESERVE_GIB, RESERVE_SHARE
 
-# Bytes per parameter of a full fine-tune with AdamW (calc.memory: bf16 weights and gradients,
+# Bytes per parameter of a full fine-tune with AdamW (calc.physics.memory: bf16 weights and gradients,
 # fp32 Adam moments and master copy): 2 + 2 + 8 + 4 = 16, all sharded under ZeRO-3.
-STATE_BYTES = memory.WEIGHT_BYTES + memory.GRAD_BYTES + memory.OPTIMIZER_BYTES["adamw"] + memory.MASTER_BYTES
+STATE_BYTES = calc.WEIGHT_BYTES + calc.GRAD_BYTES + calc.OPTIMIZER_BYTES["adamw"] + calc.MASTER_BYTES
 USABLE_GIB = (f"({{device:memory_gib}}-MAX({RESERVE_GIB!r},"
               f"{RESERVE_SHARE!r}*{{device:memory_gib}}))")
 EXACT = "(1-1E-12)"
@@ -30,7 +30,7 @@ def devices_for_days(gpu_hours: str) -> str:
 
 def states_devices() -> str:
     """Template: devices whose usable memory holds a full fine-tune's model states of {params}
-    under ZeRO-3 with AdamW (calc_plan.devices_for_days with zero_stage=3, activations aside)."""
+    under ZeRO-3 with AdamW (calc.devices_for_days with zero_stage=3, activations aside)."""
     return f"MAX(ROUNDUP({STATE_BYTES!r}*{{params}}/({USABLE_GIB}*2^30)*{EXACT},0),1)"
 
 

@@ -1,5 +1,5 @@
-"""The sheets' price-spec pieces: a "provider:plan:offering" spec split as calc_prices._parts splits
-it, the Prices-table lookup calc_prices.lookup makes (the newest row of the provider and hardware
+"""The sheets' price-spec pieces: a "provider:plan:offering" spec split as calc._parts splits
+it, the Prices-table lookup calc.lookup_price makes (the newest row of the provider and hardware
 that publishes the plan, of the offering's rows where one is named, any case; then the cheapest),
 and calc's refusals of a spec in calc's words. As pieces.py, each formula is written once here over
 named cells; the sheet builders (Budget: template/ranges_block.py; Scenarios: template/scenarios.py)
@@ -12,9 +12,9 @@ functions/portable.py), so the copy computes the same in Gnumeric.
 
 from __future__ import annotations
 
-from ...calc.money import prices
+from ... import calc
 
-PLAN_WORDS = "plan must be one of " + ", ".join(prices.PLANS)  # calc_prices.plan_name's refusal
+PLAN_WORDS = "plan must be one of " + ", ".join(calc.PRICE_PLANS)  # calc.plan_name's refusal
 
 
 def _before_colon(text: str) -> str:
@@ -37,7 +37,7 @@ def spec_rest(spec: str, provider: str) -> str:
 
 
 def spec_plan(rest: str, provider: str) -> str:
-    """The spec's plan as written (trimmed); on_demand where left out, as calc_prices.parse_spec."""
+    """The spec's plan as written (trimmed); on_demand where left out, as calc.parse_price_spec."""
     plan = _before_colon(rest)
     return f'IF({provider}="","",IF({plan}="","on_demand",{plan}))'
 
@@ -83,30 +83,30 @@ def provider_price(provider: str, hardware: str, column: str, date: str, offerin
     return f'IF({date},{cheapest(provider, hardware, column, date, offering)},"")'
 
 
-# --- calc's refusals of a spec (calc_prices.parse_spec and lookup), as a check chain's rows ----------
+# --- calc's refusals of a spec (calc.parse_price_spec and lookup), as a check chain's rows ----------
 # Each: (label, ok, message). calc's own messages go on to list the providers it knows (or those with
 # a price for the device); the sheet's end before that list, the rest word for word.
 
 def known_provider(provider: str, spec: str) -> tuple[str, str, str]:
-    """calc_prices.parse_spec: a provider with no row of the Prices sheet is unknown."""
+    """calc.parse_price_spec: a provider with no row of the Prices sheet is unknown."""
     message = (f'"#VALUE! price: no "&LOWER({provider})&" prices, unknown provider (got \'"&{spec}&"\')"')
     return ("price: a provider of the Prices sheet",
             f'OR({provider}="",ISNUMBER(MATCH({provider},Price_provider,0)))', message)
 
 
 def known_plan(provider: str, plan: str, column: str) -> tuple[str, str, str]:
-    """calc_prices.plan_name: a plan that is none of PLANS."""
+    """calc.plan_name: a plan that is none of PLANS."""
     return (PLAN_WORDS, f'OR({provider}="",ISNUMBER({column}))',
             f'"#VALUE! {PLAN_WORDS} (got \'"&{plan}&"\')"')
 
 
 def plan_name(column: str) -> str:
-    """The plan's own name (calc_prices.PLANS) for its column: "on_demand" for "od" or "On Demand"."""
+    """The plan's own name (calc.PRICE_PLANS) for its column: "on_demand" for "od" or "On Demand"."""
     return f"INDEX(Plan_names,{column})"  # its first rows are the plans, in the price columns' order
 
 
 def row_found(column: str, provider: str, offering: str, date: str, device: str) -> tuple[str, str, str]:
-    """calc_prices.lookup: no row of the provider (and offering) for the device's hardware that
+    """calc.lookup_price: no row of the provider (and offering) for the device's hardware that
     publishes the plan."""
     named = f'IF({offering}="",""," \'"&{offering}&"\'")'
     message = f'"#VALUE! price: no "&LOWER({provider})&" "&{plan_name(column)}&{named}&" price for \'"&{device}&"\'"'

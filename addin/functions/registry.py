@@ -16,13 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import calc
-from ...calc.hardware import capacity as calc_capacity
-from ...calc.model import shapes as calc_models
-from ...calc.money import owned as calc_owned
-from ...calc.physics import activations as calc_activations
-from ...calc.physics import flops as calc_flops
-from ...calc.physics import memory as calc_memory
-from ...calc.planning import rank as calc_plan
 from . import native, plan_native
 
 REQUIRED = inspect.Parameter.empty
@@ -158,8 +151,8 @@ METHOD = Arg("method", "full / lora / qlora / inference", "Method: full trains e
 OPTIMIZER = Arg("optimizer", " | ".join(calc.OPTIMIZERS), "Optimizer")
 ZERO = Arg("zero_stage", "0-3", "ZeRO stage sharding states over the devices")
 TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter parameters",
-                native_default=repr(calc_memory.LORA_TRAINABLE),
-                default_text=f"{calc_memory.LORA_TRAINABLE!r} (1% of params)")
+                native_default=repr(calc.LORA_TRAINABLE),
+                default_text=f"{calc.LORA_TRAINABLE!r} (1% of params)")
 # A mixture of experts: FLOPs (and so hours, cost, energy) follow the parameters one token runs
 # through (calc.train_flops' active_params; Fedus et al. 2022, arXiv:2101.03961, section 2); memory
 # follows the total. Omitted or blank: all parameters (dense).
@@ -186,7 +179,7 @@ RESIDUAL = Arg("residual", "fraction of capex", "Value recovered at the end of l
 PUE_OWNED = Arg("pue", "ratio >= 1", "Data-centre PUE (Uptime Institute 2023 average: 1.58)")
 OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the devices train")
 
-# FLOPs per parameter-token: native.FLOPS_PER_PARAM_TOKEN, the training step's 6 (calc.flops) in
+# FLOPs per parameter-token: native.FLOPS_PER_PARAM_TOKEN, the training step's 6 (calc.physics.flops) in
 # these functions, which take no method; a sheet that knows its job's method gives its own row
 # (the Budget's FLOPs_per_token: 2 for inference), so its FLOPs, hours, cost and energy follow it.
 _K = native.FLOPS_PER_PARAM_TOKEN
@@ -207,7 +200,7 @@ _ACT_SBH = "{seq_len}/{context_parallel}*{micro_batch}*{d_model}"
 _ACT_TS = "IF({sequence_parallel},{tensor_parallel},1)"
 _ACT_BASE = "IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
 _ACT_SCORES = "5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_parallel})"
-# recompute "op" (torchtitan's op-level policy, calc.activations): the layer input, Q, V, the
+# recompute "op" (torchtitan's op-level policy, calc.physics.activations): the layer input, Q, V, the
 # attention output, the first MLP matmul (14/t with this shape), the fp32 logsumexp and, with
 # tensor and sequence parallelism, the two reduce-scatter outputs
 _ACT_OP_OVERLAP = "2/" + _ACT_TS + "+14/{tensor_parallel}"
@@ -218,22 +211,22 @@ _ACT_LAYER = ('IF({recompute}="full",2*' + _ACT_SBH + "/" + _ACT_TS + "," + _ACT
               + '+IF(OR({recompute}="selective",{flash_attention}),0,' + _ACT_SCORES + ")))")
 _ACT_M = "MIN({micro_batches},{pipeline_parallel})"
 # full and op recompute: the rest of one layer's working set while it is recomputed, its attention
-# and MLP inputs all-gathered whole under sequence parallelism (calc.activations)
+# and MLP inputs all-gathered whole under sequence parallelism (calc.physics.activations)
 _ACT_WORK = ('IF(OR({recompute}="full",{recompute}="op"),' + _ACT_SBH + "*(" + _ACT_BASE
              + '-IF({recompute}="op",' + _ACT_OP_OVERLAP + ",0)"
              "+IF({flash_attention},0," + _ACT_SCORES + ")+IF({sequence_parallel},4-4/{tensor_parallel},0)),0)")
 # the loss: 12 B per logit element (fp32 log-probabilities, their gradient and the input gradient;
-# calc.activations)
+# calc.physics.activations)
 _ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS
-               + f"+{calc_activations.LOSS_BYTES_PER_LOGIT['standard']!r}*" + _ACT_SBH
+               + f"+{calc.LOSS_BYTES_PER_LOGIT['standard']!r}*" + _ACT_SBH
                + "*{vocab}/({d_model}*{tensor_parallel}),0)")
 _ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+" + _ACT_WORK
                 + "+IF({vocab}>0," + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
                 + _ACT_LOGITS + ",0),{n_layers}/{pipeline_parallel}*" + _ACT_LAYER + "+" + _ACT_WORK
                 + "+" + _ACT_LOGITS + ")")
 
-# --- issue 12: parameters from a shape, memory on a tensor/pipeline/expert layout ------------
-# (defined before FUNCTIONS and spliced in at its end; sources in calc.models and calc.memory)
+# --- parameters from a shape, memory on a tensor/pipeline/expert layout ------------
+# (defined before FUNCTIONS and spliced in at its end; sources in calc.model.shapes and calc.physics.memory)
 SHAPE_LAYERS = Arg("n_layers", "layers", "Transformer layers")
 SHAPE_WIDTH = Arg("d_model", "width", "Hidden size")
 KV_HEADS = Arg("n_kv_heads", "heads", "Key/value heads (grouped-query attention)",
@@ -264,8 +257,8 @@ _PARAMS_TOTAL = ("{vocab}*{d_model}*IF({tied_embeddings},1,2)"
                  "+({n_layers}-" + _MOE_LAYERS + ")*" + MLP_PARAMS
                  + "+" + _MOE_LAYERS + "*(({n_experts}+{n_shared_experts})*" + _EXPERT
                  + "+{d_model}*{n_experts})")
-# active, as DeepSeek and OpenAI publish it: without the untied input table (calc.models)
-# the untied input table: out of the published active count, in the FLOPs' N (calc.models, calc.flops)
+# active, as DeepSeek and OpenAI publish it: without the untied input table (calc.model.shapes)
+# the untied input table: out of the published active count, in the FLOPs' N (calc.model.shapes, calc.physics.flops)
 INPUT_TABLE = "IF({tied_embeddings},0,{vocab}*{d_model})"
 _PARAMS_ACTIVE = (_PARAMS_TOTAL + "-" + _MOE_LAYERS + "*({n_experts}-{top_k})*" + _EXPERT
                   + "-" + INPUT_TABLE)
@@ -295,16 +288,16 @@ def _layout_part(stage: int) -> str:
             f"+{_EXPERT_DEV}/IF({{zero_stage}}>={stage},{_DP}/{{expert_parallel}},1))")
 
 
-_LAYOUT_BYTES = (f"{calc_memory.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"
+_LAYOUT_BYTES = (f"{calc.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"
                  f"+({{_optimizer_bytes}}"
-                 f"+{calc_memory.MASTER_BYTES!r})*{_layout_part(1)}+{{activations}}")
+                 f"+{calc.MASTER_BYTES!r})*{_layout_part(1)}+{{activations}}")
 
 _MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("MODEL_PARAMS", "Parameters of a transformer from its shape (embeddings, GQA, gated MLP, experts)",
-                  "parameters", calc_models.params_total, _SHAPE_ARGS, _PARAMS_TOTAL, _LLAMA_8B),
+                  "parameters", calc.params_total, _SHAPE_ARGS, _PARAMS_TOTAL, _LLAMA_8B),
     ExcelFunction("MODEL_ACTIVE_PARAMS",
                   "Parameters one token runs through (top-k of the experts), without the input embedding",
-                  "parameters", calc_models.params_active, _SHAPE_ARGS, _PARAMS_ACTIVE, _MIXTRAL),
+                  "parameters", calc.params_active, _SHAPE_ARGS, _PARAMS_ACTIVE, _MIXTRAL),
     ExcelFunction("TRAIN_LAYOUT_BYTES",
                   "Bytes per device on a tensor/pipeline/expert/data layout with ZeRO over data parallel",
                   "bytes", calc.train_bytes, (PARAMS, LAYOUT_DEVICES, TP, PP, EP, ZERO, EXPERT_PARAMS,
@@ -312,19 +305,19 @@ _MODEL_FUNCTIONS: tuple[ExcelFunction, ...] = (
                   _LAYOUT_BYTES, ("70.6E9", "64", "8", "2", "1", "1")),
 )
 
-# --- issue 20: the planner's questions the other way round (calc.plan; native pieces in plan_native) ---
+# --- the planner's questions the other way round (calc.planning.rank; native pieces in plan_native) ---
 DAYS = Arg("days", "days", "Deadline: days of wall-clock training")
 USD = Arg("usd", "USD", "Money to spend on device-hours")
 _PLAN_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_DEVICES_FOR_DAYS",
                   "Fewest devices that finish training (6*params*tokens FLOPs) within the days (memory: see "
                   "TRAIN_DEVICES_NEEDED)", "devices",
-                  calc_plan.devices_for_days, (PARAMS, TOKENS, DEVICE, DAYS, UTILIZATION, ACTIVE),
+                  calc.devices_for_days, (PARAMS, TOKENS, DEVICE, DAYS, UTILIZATION, ACTIVE),
                   plan_native.devices_for_days(_GPU_HOURS),
                   ("70.6E9", "15E12", '"H200 SXM, BF16 tensor core, dense"', "90", "0.4")),
     ExcelFunction("TRAIN_TOKENS_FOR_BUDGET", "Most whole training tokens (6 FLOPs per parameter each) the money buys",
                   "tokens",
-                  calc_plan.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES, ACTIVE),
+                  calc.tokens_for_budget, (PARAMS, DEVICE, USD, PRICE, UTILIZATION, DEVICES, ACTIVE),
                   plan_native.tokens_for_budget(  # device-hours per token: the FLOPs inlined, one token
                       _GPU_HOURS.replace(native.JOB_FLOPS, native.JOB_FLOPS_EXPR).replace("{tokens}", "1")),
                   ("70.6E9", '"H200 SXM, BF16 tensor core, dense"', "2E6", "2.5", "0.4", "1024")),
@@ -359,7 +352,7 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   calc.train_energy_kwh, (PARAMS, TOKENS, DEVICE, PUE, UTILIZATION, DEVICES, ACTIVE),
                   _ENERGY, ("7E9", "1E9", '"L40S, FP32"')),
     ExcelFunction("TRAIN_DEVICES_NEEDED", "Smallest device count that holds the job, counted against usable "
-                  f"memory: capacity less max({calc_capacity.RESERVE_GIB:g} GiB, {calc_capacity.RESERVE_SHARE:.0%})",
+                  f"memory: capacity less max({calc.RESERVE_GIB:g} GiB, {calc.RESERVE_SHARE:.0%})",
                   "devices",
                   calc.devices_needed, (PARAMS, DEVICE, METHOD, OPTIMIZER, ZERO, TRAINABLE, ACTIVATIONS),
                   "{_devices_needed}",  # a short device name keeps the example's native form under 200 characters
@@ -372,8 +365,8 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                                  "4", "1", "128256")),
     ExcelFunction("CHINCHILLA_TOKENS", "Compute-optimal tokens: about 20 per parameter (Hoffmann 2022)",
                   "tokens", calc.chinchilla_tokens, (PARAMS,),
-                  f"{calc_flops.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"
-                  f"^{calc_flops.CHINCHILLA_EXPONENT!r}", ("7E9",)),
+                  f"{calc.CHINCHILLA_TOKENS_AT_1B!r}*({{params}}/1E9)"
+                  f"^{calc.CHINCHILLA_EXPONENT!r}", ("7E9",)),
     ExcelFunction("DEVICE_TFLOPS", "A device's rate from the Devices sheet, else the catalog", "TFLOP/s",
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
@@ -382,9 +375,9 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
                                          METHOD, OPTIMIZER, ZERO, ACTIVE),
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),
-    # Issue 13: owned-hardware price (calc/owned.py).
+    # Owned-hardware price (calc/money/owned.py).
     ExcelFunction("OWNED_PRICE", "Owned hardware: USD per device-hour from capex, life and energy",
-                  "USD per device-hour", calc_owned.owned_price,
+                  "USD per device-hour", calc.owned_price,
                   (CAPEX, WATTS, USD_PER_KWH, LIFE_YEARS, RESIDUAL, PUE_OWNED, OCCUPANCY),
                   "{capex_usd}*(1-{residual})/({life_years}*8760*{occupancy})+{watts}/1000*{pue}*{usd_per_kwh}",
                   ("33819", "700", "0.1", "5", "0", "1.58", "0.8")),

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from ... import calc
-from ...calc.base import checks as calc_checks
 
 MESSAGE_CHARS = 255  # a message's longest text (Excel's own limit for a function's help text)
 
@@ -101,7 +100,7 @@ def flag_in(name: str, value: Any) -> Any:
         return bool(value)
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    raise LiteError(f"{name} must be TRUE or FALSE (got {calc_checks.show(value)})")
+    raise LiteError(f"{name} must be TRUE or FALSE (got {calc.show_value(value)})")
 
 
 READERS: dict[str, Callable[..., Any]] = {"device": device_in, "text": text_in, "flag": flag_in}

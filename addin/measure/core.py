@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from ... import calc
-from ...calc.base import checks as calc_checks
 from .backends import Backend
 
 SIZES = (256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -34,7 +33,7 @@ def check_seconds(seconds: float) -> float:
     """The time budget as given, if it is a finite number of seconds in (0, MAX_SECONDS]."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_SECONDS:
         raise calc.TrainingBudgetError(
-            f"seconds must be > 0 and at most {MAX_SECONDS:g} (got {calc_checks.show(seconds)})")
+            f"seconds must be > 0 and at most {MAX_SECONDS:g} (got {calc.show_value(seconds)})")
     return float(seconds)
 
 

@@ -20,7 +20,6 @@ from lxml import etree
 from openpyxl.utils import get_column_letter, range_boundaries
 
 from ... import calc
-from ...calc.hardware import catalog as calc_devices
 from ..ooxml import package, xmlcells
 from ..template import devices_table
 from ..template.devices_table import NotATrainingBudgetWorkbook
@@ -95,8 +94,8 @@ def _changes(parts: dict[str, bytes], sheet_part: str, table_part: str, ref: str
     min_col, min_row, _, max_row = range_boundaries(ref)
     header = devices_table.header_fields(rows[0])
     columns = {f: get_column_letter(min_col + i) for i, f in enumerate(header) if f}
-    names = [calc_devices.normalize(str(r[header.index("name")] or "")) for r in rows[1:]]
-    key = calc_devices.normalize(name)
+    names = [calc.normalize_device(str(r[header.index("name")] or "")) for r in rows[1:]]
+    key = calc.normalize_device(name)
     updating = key in names  # an update keeps what the measurement does not know (memory, watts, price)
     target = min_row + 1 + names.index(key) if updating else max_row + 1
     if updating and "kind" in header:

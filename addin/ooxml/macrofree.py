@@ -18,8 +18,7 @@ from lxml import etree
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
 from ... import calc
-from . import carriers as carriers_table
-from . import partedit, xmlcells
+from . import carriers as carriers_table, partedit, xmlcells
 
 OLE_MAGIC = carriers_table.CFB_MAGIC  # [MS-CFB] 2.2 header signature
 AUTO_NAMES = carriers_table.AUTO_RUN_NAMES

@@ -12,7 +12,7 @@ from typing import Any
 
 from lxml import etree
 
-from ...calc.base.checks import TrainingBudgetError
+from ...calc import TrainingBudgetError
 from . import docprops, package, xmlcells
 
 CT = "[Content_Types].xml"

@@ -1,4 +1,4 @@
-"""Which sheets LibreOffice need not recalculate (issue 19): a sheet that no other sheet's formula
+"""Which sheets LibreOffice need not recalculate: a sheet that no other sheet's formula
 and no defined name reads is given to it empty, so a million rows that only travel along are not
 recalculated. Used by export (the sheets it only copies) and verify (sheets its byte search proves
 plain: every formula cached, no error, nothing for its text checks)."""

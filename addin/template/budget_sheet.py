@@ -15,19 +15,14 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.hardware import capacity as calc_capacity
-from ...calc.model import shapes as calc_models
-from ...calc.money import totals as calc_schedule
-from ...calc.physics import flops as calc_flops
-from ...calc.physics import memory as calc_memory
 from ..functions import input_pieces, native, pieces
 from ..functions.registry import BY_NAME
 from . import deadline_block, input_checks, model_block, ranges_block, sheets, styles
 from .cached_cells import CachedCells, note_cell, style, text, widths
 
-GB = calc_schedule.GB
+GB = calc.GB
 # The default model is the architecture block's preset (model_block.PRESET), so the two agree.
-DEFAULT_PARAMS = float(calc_models.model_preset(model_block.PRESET).params().total)
+DEFAULT_PARAMS = float(calc.model_preset(model_block.PRESET).params().total)
 # name, label, default, number format, note. Row = position + FIRST_INPUT.
 INPUTS: tuple[tuple[str, str, Any, str | None, str], ...] = (
     ("params", "Model parameters", DEFAULT_PARAMS, styles.COUNT, "the architecture below: Llama 3.1 8B"),
@@ -57,8 +52,8 @@ NAMES = {"params": "Params", "active_params": "Active_params", "tokens": "Tokens
          "activations": "Activations_GB"}
 # FLOPs, hours and the prior read the active parameters used (a helper row: blank input = Params).
 EXPRS = {**NAMES, "activations": pieces.gb_to_bytes("Activations_GB"), "active_params": "Active_used"}
-# calc/capacity.py's rule, for the usable-memory row and the devices-needed note
-USABLE_WORDS = f"capacity less max({calc_capacity.RESERVE_GIB:g} GiB, {calc_capacity.RESERVE_SHARE:.0%})"
+# calc/hardware/capacity.py's rule, for the usable-memory row and the devices-needed note
+USABLE_WORDS = f"capacity less max({calc.RESERVE_GIB:g} GiB, {calc.RESERVE_SHARE:.0%})"
 DEVICES_NEEDED_NOTE = f"counted against usable memory: {USABLE_WORDS}"
 # Figures used by several results, each in a visible row with a name:
 # (name, label, formula, number format).
@@ -74,7 +69,7 @@ HELPERS = (
     ("Trainable_params", "Trainable parameters", native.fold.fold(native.render(native.TRAINABLE, EXPRS)),
      styles.COUNT),
     # FLOPs, hours, cost and energy read it: 6 a full training step, 4 LoRA / QLoRA over frozen weights,
-    # 2 inference's forward pass (calc_flops.FLOPS_PER_PARAM_TOKEN)
+    # 2 inference's forward pass (calc.FLOPS_PER_PARAM_TOKEN)
     ("FLOPs_per_token", "FLOPs per parameter-token (the method's)", native.flops_per_param_token("Method"), "0"),
     # the every-device rows' numerator: one name, not the three factors (native.JOB_FLOPS)
     ("Job_FLOPs", "Job FLOPs (the three above times tokens)",
@@ -111,7 +106,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
     _input_check(ws, table, values, helpers_end + 1, cached)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
-    last = deadline_block.write(ws, cached, table, values, last)  # issue 20
+    last = deadline_block.write(ws, cached, table, values, last)
     last = input_checks.write(ws, cached, last)  # the chain the Input check rows read
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
@@ -157,17 +152,17 @@ def _helpers(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
              first: int) -> int:
     """Named rows for figures several results use; returns the last row written."""
     text(ws, f"A{first}", "Figures used below", styles.HEADING)
-    method_trainable = calc_memory.train_memory(v["params"], method=v["method"], trainable=v["trainable"],
+    method_trainable = calc.train_memory(v["params"], method=v["method"], trainable=v["trainable"],
                                                 optimizer="sgd", master=False)
-    trainable = method_trainable.gradients / calc_memory.GRAD_BYTES
+    trainable = method_trainable.gradients / calc.GRAD_BYTES
     memory_gib = table.value(v["device"], "memory_gib")
     values = {"Active_used": v["params"] if v["active_params"] is None else v["active_params"],
               "Rate_TFLOPS": table.value(v["device"]), "Memory_GiB": memory_gib,
-              "Usable_GiB": calc_capacity.usable_bytes_of(memory_gib) / calc_capacity.GIB,
+              "Usable_GiB": calc.usable_bytes_of(memory_gib) / calc.GIB,
               "Board_watts": pieces.NO_WATTS if table.get(v["device"]).watts is None else table.value(
                   v["device"], "watts"), "Trainable_params": trainable,
-              "Optimizer_bytes": calc_memory.OPTIMIZER_BYTES[v["optimizer"]],
-              "FLOPs_per_token": calc_flops.flops_per_param_token(v["method"]),
+              "Optimizer_bytes": calc.OPTIMIZER_BYTES[v["optimizer"]],
+              "FLOPs_per_token": calc.flops_per_param_token(v["method"]),
               "Job_FLOPs": ranges_block.budget(v, table).flops}  # the Budget's own FLOPs
     rows = [(name, label, formula, values[name], fmt) for name, label, formula, fmt in HELPERS]
     parts = ranges_block.budget(v, table, devices=1, zero_stage=0, activations=0.0).memory  # the whole job

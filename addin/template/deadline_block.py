@@ -2,12 +2,12 @@
 in, the devices that finish by the deadline and the tokens the money buys out, each at the Budget's
 utilization and as low / expected / high from the job's own prior (Util_high, Util_expected,
 Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device); that prior moves
-with the devices and the tokens (calc_prior.Coefficients), so those rows are prior_native's closed forms.
+with the devices and the tokens (calc.Coefficients), so those rows are prior_native's closed forms.
 
 Formulas are the registry's TRAIN_DEVICES_FOR_DAYS and TRAIN_TOKENS_FOR_BUDGET native forms over
 the named inputs; the devices that hold the model states are the Results' "Devices needed to fit"
 (Devices_needed: the job's method, optimizer, ZeRO stage, LoRA share and activations, in usable
-memory), and each deadline row takes the larger of the two, as calc_plan.devices_for does for the
+memory), and each deadline row takes the larger of the two, as calc.devices_for does for the
 Budget's job. Where the states fit on no count, Deadline_error says so (input_checks.FITS) and the
 rows show it. Cached values come from calc.plan.
 """
@@ -20,9 +20,6 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.compose import ranges
-from ...calc.money import totals as calc_schedule
-from ...calc.planning import rank as plan
 from ..functions import input_pieces, native, pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import input_checks, ranges_block, styles
@@ -86,22 +83,22 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     job = {"table": table, "active_params": v.get("active_params"), "method": v["method"]}
     days, usd = DAYS_DEFAULT, USD_DEFAULT
     prior_rate = "Prior_TFLOPS"
-    # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc_plan.devices_for
+    # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc.devices_for
     # counts the devices that hold its model states as the Results' "Devices needed to fit" does
     the_job = ranges_block.job(v, table)
     states = calc.devices_needed(v["params"], v["device"], method=v["method"], optimizer=v["optimizer"],
                                  zero_stage=v["zero_stage"], trainable=v["trainable"],
-                                 activations=v["activations"] * calc_schedule.GB, table=table)
+                                 activations=v["activations"] * calc.GB, table=table)
     rows: list[tuple[str | None, str, str, Any, str, str]] = [
         (prior_rate, "Rate of the row the ranges use (TFLOP/s)", native.lookup("Prior_device", "tflops"),
-         table.value(ranges.prior_device(v["device"], table), "tflops"), styles.TFLOPS, "Prior_device above"),
+         table.value(calc.prior_device(v["device"], table), "tflops"), styles.TFLOPS, "Prior_device above"),
         ("Deadline_states", "Devices that hold the model states", input_pieces.DEVICES_NEEDED, states,
          styles.COUNT, "Devices needed to fit above: the job's method, optimizer, ZeRO stage, activations"),
         (None, "Devices for the deadline",
          f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', 'Utilization', 'Rate_TFLOPS')},Deadline_states)",
-         plan.devices_for(the_job, days), styles.COUNT, "at the utilization above; and enough to fit"),
+         calc.devices_for(the_job, days), styles.COUNT, "at the utilization above; and enough to fit"),
     ]
-    three = plan.devices_for(the_job.with_(utilization="prior"), days, case=None)
+    three = calc.devices_for(the_job.with_(utilization="prior"), days, case=None)
     d = ranges_block._device_row(v["device"], table)
     at_100 = float(ranges_block.budget(v, table, device=d.name, utilization=1.0).device_hours)
     goodput = ranges_block.budget(v, table, utilization="prior").prior.goodput  # the Goodput cell's value
@@ -113,7 +110,7 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
              ("Cost_at_100", "Cost at 100% on that row (USD)",
               pieces.priced("Price_used", f"Price_used*{ONE_DEVICE_HOURS}/Goodput"),
               pieces.NO_PRICE if price is None else price * at_100 / goodput, styles.USD, "goodput counted")]
-    for j, case in enumerate(ranges.LABELS):  # the job's own prior moves with the device count: closed form
+    for j, case in enumerate(calc.RANGE_LABELS):  # the job's own prior moves with the device count: closed form
         n = prior_native.devices_for_days("Devices_at_100", BY_CASE[case], "Devices_count",
                                           prior_native.cap(BY_CASE[case]), "Deadline_states")
         rows.append((None, f"Devices for the deadline, {case}", n,
@@ -122,13 +119,13 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
                      else ""))
     rows.append((None, "Tokens for the budget",
                  pieces.priced("Price_used", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS")),
-                 plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
+                 calc.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
                                         utilization=v["utilization"], devices=v["devices"], **job),
                  styles.COUNT, "at the utilization above and the price used"))
-    tokens = plan.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
+    tokens = calc.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
                                     utilization="prior", devices=v["devices"], **job)
     by_tokens = {"low": "Util_low", "expected": "Util_expected", "high": "Util_high"}  # most tokens: high u
-    for j, case in enumerate(ranges.LABELS):  # and with the tokens per parameter: closed form
+    for j, case in enumerate(calc.RANGE_LABELS):  # and with the tokens per parameter: closed form
         rows.append((None, f"Tokens for the budget, {case}",
                      pieces.priced("Price_used", prior_native.tokens_for_budget(
                          "Budget_USD", "Cost_at_100", by_tokens[case], "Tokens", prior_native.cap(by_tokens[case]))),

@@ -17,7 +17,6 @@ from typing import Any
 from openpyxl.utils import range_boundaries
 
 from ... import calc
-from ...calc.hardware import catalog as calc_devices
 from ..functions import native
 from ..ooxml import package, xmlcells
 
@@ -30,7 +29,7 @@ def _key(text: Any) -> str:
 
 
 # Headers earlier templates wrote, still read: "TFLOPS" (now "TFLOP/s") and "Memory GB" (now
-# "Memory GiB": the figure as sold, "80GB" of HBM, is 80 GiB; see calc.devices).
+# "Memory GiB": the figure as sold, "80GB" of HBM, is 80 GiB; see calc.hardware.catalog).
 LEGACY_HEADERS = {"TFLOPS": "tflops", "Memory GB": "memory_gib", "memory_gb": "memory_gib"}
 _FIELD_BY_HEADER = ({_key(h): f for f, h in native.HEADERS.items()} | {_key(f): f for f in native.HEADERS}
                     | {_key(h): f for h, f in LEGACY_HEADERS.items()})
@@ -109,20 +108,20 @@ def load_catalog(path: Any) -> calc.DeviceTable:
     Devices table). A binary or undecodable file is a TrainingBudgetError naming it."""
     from pathlib import Path
 
-    from ...calc.base.textfile import open_regular
+    from ...calc import open_user_file as open_regular
 
     path = Path(path)
     with open_regular(path, "--catalog") as f:  # a FIFO or device refused, never waited on
         head = f.read(8)
     if path.suffix.lower() in (".xlsm", ".xlsx") or head.startswith((b"PK\x03\x04", bytes.fromhex("D0CF11E0"))):
         return table_from_workbook(path)
-    from ...calc.base.textfile import read_text
+    from ...calc import read_user_text as read_text
 
     text = read_text(path, "--catalog")
     if "\0" in text or not text.strip():
         raise calc.TrainingBudgetError(f"--catalog {path} is {'binary' if text.strip() else 'empty'}; give a "
                                        "CSV or a TrainingBudget workbook")
-    table = calc_devices.table_from_csv(text, f"{path} row")  # the text read once, above
+    table = calc.device_table_from_csv(text, f"{path} row")  # the text read once, above
     if not len(table):
         raise calc.TrainingBudgetError(f"--catalog {path} holds no device rows (header: name,tflops,source,...)")
     return table

@@ -12,7 +12,7 @@
    every-device comparison stays blank, while it is not "" (input_pieces.unless_error). The deadline's
    inputs have a chain of their own after Input_error's (Deadline_error).
 
-The rule words are calc.checks' own: each is taken from the error calc raises on a value it refuses
+The rule words are calc.base.checks' own: each is taken from the error calc raises on a value it refuses
 (`words`), so the sheet and the command line cannot word a rule two ways (a device not on the
 Devices sheet alone is worded by the sheet: calc names the closest rows). The checks run in the
 order calc.budget checks its arguments (params, active_params, tokens, devices, utilization,
@@ -32,13 +32,11 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.base import checks
-from ...calc.physics import memory as calc_memory
 from ..functions import input_pieces, native, price_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 
-# calc_memory._trainable: every method but these reads the trainable share (and refuses one <= 0)
+# calc._trainable: every method but these reads the trainable share (and refuses one <= 0)
 NO_ADAPTER = ("full", "inference")
 DEADLINE_ERROR = input_pieces.DEADLINE_ERROR
 FITS = "the model states fit (Devices needed to fit)"
@@ -47,14 +45,14 @@ Rule = tuple[str, str, str, Any, "bool | str"]
 
 def _probe(kind: str, arg: Any) -> Callable[[], Any]:
     """A call of calc's check `kind` on a value it refuses."""
-    return {"number": lambda: checks.number("x", "?"),
-            "positive": lambda: checks.positive("x", -1.0),
-            "non_negative": lambda: checks.non_negative("x", -1.0),
-            "at_least": lambda: checks.at_least("x", float(arg) - 1.0, float(arg)),
-            "fraction": lambda: checks.fraction("x", 2.0),
-            "whole": lambda: checks.whole("x", 0.5, int(arg)),
-            "whole_in": lambda: checks.whole_in("x", 0.5, arg),
-            "choice": lambda: checks.choice("x", "?", arg),
+    return {"number": lambda: calc.check_number("x", "?"),
+            "positive": lambda: calc.check_positive("x", -1.0),
+            "non_negative": lambda: calc.check_non_negative("x", -1.0),
+            "at_least": lambda: calc.check_at_least("x", float(arg) - 1.0, float(arg)),
+            "fraction": lambda: calc.check_fraction("x", 2.0),
+            "whole": lambda: calc.check_whole("x", 0.5, int(arg)),
+            "whole_in": lambda: calc.check_whole_in("x", 0.5, arg),
+            "choice": lambda: calc.check_choice("x", "?", arg),
             "at_most": lambda: calc.train_flops(1.0, 1.0, active_params=2.0)}[kind]
 
 
@@ -104,16 +102,16 @@ BUDGET_RULES: tuple[Rule, ...] = (
     ("Method", "method", "choice", calc.METHODS, False),
     ("Optimizer", "optimizer", "choice", calc.OPTIMIZERS, False),
     ("Activations_GB", "activations", "non_negative", None, True),  # blank = 0, as the formulas read it
-    ("ZeRO_stage", "zero_stage", "whole_in", calc_memory.ZERO_STAGES, False),
+    ("ZeRO_stage", "zero_stage", "whole_in", calc.ZERO_STAGES, False),
     ("LoRA_share", "trainable", "positive", None, False),  # read by lora and qlora only (NO_ADAPTER)
     ("Price_per_hour", "usd_per_device_hour", "non_negative", None, True),  # blank: the device row's price
     ("Price_spec", "price", "spec", Spec("Provider", "Plan", "Plan_col", "Offering", "Price_date", "Price_spec",
-                                         "Device"), True),  # a provider's price: calc.prices' refusals
+                                         "Device"), True),  # a provider's price: calc.money.prices' refusals
     ("PUE_ratio", "pue", "at_least", 1.0, False),
 )
-# the currency rate (USD_rate, money figures only: Rate_error): a number > 0 as calc_checks.positive words it
+# the currency rate (USD_rate, money figures only: Rate_error): a number > 0 as calc.check_positive words it
 RATE_RULES: tuple[Rule, ...] = (("USD_rate", "USD_rate", "positive", None, False),)
-# the deadline block's inputs (calc_plan.devices_for_days' days, tokens_for_budget's usd)
+# the deadline block's inputs (calc.devices_for_days' days, tokens_for_budget's usd)
 DEADLINE_RULES: tuple[Rule, ...] = (
     ("Deadline_days", "days", "positive", None, False),
     ("Budget_USD", "usd", "positive", None, False),
@@ -154,7 +152,7 @@ def chain(rules: tuple[Rule, ...]) -> list[Row]:
     """(label, ok, refusal) for each row of the chain: a number input's "must be a number"
     first, then its rule (a row's rule is read only while the rows above pass: a number is there).
     The label is the rule in calc's words, and the row's refusal quotes it (the row says what it
-    refuses); a price spec's rules (kind "spec") are calc.prices' own three, worded by price_pieces."""
+    refuses); a price spec's rules (kind "spec") are calc.money.prices' own three, worded by price_pieces."""
     rows: list[Row] = []
     numbered: set[str] = set()
     for ref, name, kind, arg, blank in rules:

@@ -2,7 +2,7 @@
 
 Architecture: a transformer's shape (layers, width, heads, KV heads, FFN width, vocabulary,
 experts, top-k) gives its total and active parameters, in the registry's MODEL_PARAMS and
-MODEL_ACTIVE_PARAMS native forms split into named helper rows (calc_models.model_params).
+MODEL_ACTIVE_PARAMS native forms split into named helper rows (calc.model_params).
 Layout: tensor, pipeline and expert parallel sizes give the data-parallel size and memory per
 device by part, in TRAIN_LAYOUT_BYTES's native form split the same way (calc.train_memory).
 Defaults: the Llama 3.1 8B preset (calc/data/models.csv). The Budget's Params input is never
@@ -20,18 +20,12 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.hardware import capacity as calc_capacity
-from ...calc.model import shapes as calc_models
-from ...calc.money import totals as calc_schedule
-from ...calc.physics import fit as calc_layouts
-from ...calc.physics import memory as calc_memory
-from ...calc.physics import stages as calc_stages
 from ..functions import native, pieces, registry
 from . import styles
 from .cached_cells import CachedCells, style, text
 
-GB = calc_schedule.GB
-GIB = calc_layouts.GIB
+GB = calc.GB
+GIB = calc.GIB
 PRESET = "Llama 3.1 8B"
 # name, label, shape field, note. Defaults come from the preset.
 ARCH_INPUTS = (
@@ -87,10 +81,10 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, budget: d
     top = first_free_row(ws)
     ws.row_breaks.append(Break(id=top - 1))
     area = ws.print_area.split("!")[-1].split(":")[0].replace("$", "")
-    shape = dict(calc_models.model_preset(PRESET).shape)
+    shape = dict(calc.model_preset(PRESET).shape)
     arch_end, arch = _architecture(ws, cached, top, shape)
     end = _layout(ws, cached, arch_end + 2, arch, shape, budget,
-                  calc_capacity.usable_bytes_of(table.value(budget["device"], "memory_gib")) / GB)
+                  calc.usable_bytes_of(table.value(budget["device"], "memory_gib")) / GB)
     ws.print_area = f"{area}:K{end}"
     _params_note(ws, cached, params_ref, arch.total, budget["params"])
 
@@ -131,7 +125,7 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
     text(ws, f"A{top}", "Architecture (optional): parameters from the model's shape", styles.HEADING)
     text(ws, f"C{top}", f"defaults: {PRESET} (arXiv:2407.21783, Table 3)", styles.NOTE)
     _inputs(ws, top + 1, [(n, label, shape[f], note) for n, label, f, note in ARCH_INPUTS])
-    p = calc_models.model_params(**{f: shape[f] for _, _, f, _ in ARCH_INPUTS},
+    p = calc.model_params(**{f: shape[f] for _, _, f, _ in ARCH_INPUTS},
                                  head_dim=shape["d_model"] // shape["n_heads"])
     hd = shape["d_model"] / shape["n_heads"]
     d, f, e, layers = shape["d_model"], shape["ffn_dim"], shape["n_experts"], shape["n_layers"]
@@ -162,7 +156,7 @@ def _architecture(ws: Worksheet, cached: CachedCells, top: int,
     end = _outputs(ws, cached, first, rows, bold_from=5)
     text(ws, f"C{end - 3}", "copy into Params above to budget this model (the note there compares)",
          styles.NOTE)
-    text(ws, f"C{end}", "a mixture of experts: copy into Active parameters above (the N of 6·N·D, calc.flops)",
+    text(ws, f"C{end}", "a mixture of experts: copy into Active parameters above (the N of 6·N·D, calc.physics.flops)",
          styles.NOTE)
     return end, p
 
@@ -177,13 +171,13 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     _inputs(ws, top + 1, [(n, label, v, note) for n, label, _, v, note in LAYOUT_INPUTS])
     layout = {f: v for _, _, f, v, _ in LAYOUT_INPUTS}
     # The input embedding stays whole on the first pipeline stage (Narayanan et al. 2021, §2.2),
-    # as trainbudget fit counts it (calc_layouts.fit_layouts: stage_params = vocab * d_model).
+    # as trainbudget fit counts it (calc.fit_layouts: stage_params = vocab * d_model).
     embedding = arch_shape["vocab"] * arch_shape["d_model"]
-    mem = calc.budget(calc.Job(model=calc_models.model_preset(PRESET), tokens=budget["tokens"],
+    mem = calc.budget(calc.Job(model=calc.model_preset(PRESET), tokens=budget["tokens"],
                                device=budget["device"], devices=budget["devices"], optimizer=budget["optimizer"],
                                zero_stage=budget["zero_stage"], activations=budget["activations"] * GB,
                                **layout)).memory  # the one composer, on the preset's shape
-    dp = calc_memory.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
+    dp = calc.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
     stage = pieces.product(["Arch_vocab", "Arch_width"])
     exprs = {"params": "Layout_params", "expert_params": pieces.times("Arch_expert_params", "Layout_stage_scale"),
@@ -191,7 +185,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
              "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
              "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
              "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
-             "grad_bytes": repr(calc_memory.GRAD_BYTES)}
+             "grad_bytes": repr(calc.GRAD_BYTES)}
     H = {"_dense": "Layout_dense", "_exp": "Layout_expert", "_dp": "Data_parallel",
          "_optimizer_bytes": "Optimizer_bytes"}
     swaps = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
@@ -200,30 +194,30 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
         return _render(_swap(registry._layout_part(stage), swaps), H, exprs)
 
     t, pp, e = layout["tensor_parallel"], layout["pipeline_parallel"], layout["expert_parallel"]
-    total, experts = calc_stages.busiest_params(float(arch.total), float(arch.experts), float(embedding),
+    total, experts = calc.busiest_params(float(arch.total), float(arch.experts), float(embedding),
                                                 arch_shape["n_layers"], float(pp))
     check = pieces.layout_check("Devices_count", "Tensor_parallel", "Pipeline_parallel", "Data_parallel",
                                 "Expert_parallel", "Arch_heads", "Layout_stage_scale")
-    rows = [  # uneven pipeline stages (80 layers on 3: 27/27/26): memory of the busiest (calc.stages)
+    rows = [  # uneven pipeline stages (80 layers on 3: 27/27/26): memory of the busiest (calc.physics.stages)
         ("Layout_stage_scale", "Busiest stage's layers x PP / layers", pieces.busiest_scale("Arch_layers",
-         "Pipeline_parallel"), float(calc_stages.busiest_scale(arch_shape["n_layers"], float(pp))), "0.0000"),
+         "Pipeline_parallel"), float(calc.busiest_scale(arch_shape["n_layers"], float(pp))), "0.0000"),
         ("Layout_params", "Params as the busiest stage holds them (x PP)",
          pieces.busiest_stage_params("Arch_params", stage, "Layout_stage_scale"), total, styles.COUNT),
         ("Data_parallel", "Data parallel (devices / (TP x PP))", _render(registry._DP, {}, exprs), dp, "0"),
-        (None, "Layout check", check, pieces.UNEVEN if calc_stages.uneven(arch_shape["n_layers"], pp) else "divides",
+        (None, "Layout check", check, pieces.UNEVEN if calc.uneven_stages(arch_shape["n_layers"], pp) else "divides",
          None),
         ("Layout_dense", "Dense parameters per device",
          _render(registry._DENSE_DEV, {}, exprs),
          ((total - experts - embedding) / pp + embedding) / t, styles.COUNT),
         ("Layout_expert", "Expert parameters per device",
          _render(registry._EXPERT_DEV, {}, exprs), experts / (t * pp * e), styles.COUNT),
-        (None, "Weights per device (GB)", pieces.in_gb(pieces.times(repr(calc_memory.WEIGHT_BYTES), part(3))),
+        (None, "Weights per device (GB)", pieces.in_gb(pieces.times(repr(calc.WEIGHT_BYTES), part(3))),
          mem.weights / GB, styles.GB),
-        (None, "Gradients per device (GB)", pieces.in_gb(pieces.times(repr(calc_memory.GRAD_BYTES), part(2))),
+        (None, "Gradients per device (GB)", pieces.in_gb(pieces.times(repr(calc.GRAD_BYTES), part(2))),
          mem.gradients / GB, styles.GB),
         (None, "Optimizer per device (GB)", pieces.in_gb(pieces.times("Optimizer_bytes", part(1))),
          mem.optimizer / GB, styles.GB),
-        (None, "Master copy per device (GB)", pieces.in_gb(pieces.times(repr(calc_memory.MASTER_BYTES), part(1))),
+        (None, "Master copy per device (GB)", pieces.in_gb(pieces.times(repr(calc.MASTER_BYTES), part(1))),
          mem.master / GB, styles.GB),
         (None, "Activations per device (GB)", "Activations_GB", mem.activations / GB, styles.GB),
     ]
@@ -231,7 +225,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     last_part = first + len(rows) - 1
     rows.append(("Layout_total_GB", "Total per device on this layout (GB)",
                  pieces.total([f"B{r}" for r in range(last_part - 4, last_part + 1)]), mem.total / GB, styles.GB))
-    # Usable memory (calc/capacity.py: capacity less max(3 GiB, 5%)), as budget(), fit and plan judge it.
+    # Usable memory (calc/hardware/capacity.py: capacity less max(3 GiB, 5%)), as budget(), fit and plan judge it.
     rows.append((None, "Left free of usable memory (GB)", pieces.free_gb("Usable_GiB", "Layout_total_GB"),
                  usable_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)

@@ -4,7 +4,7 @@ sourced and dated like Devices, editable, with each price's age in days at the B
 Lookups (Budget and Scenarios) go through defined names over the table's columns, so a row the
 user adds or edits is found: the newest row of the provider and device hardware (and offering,
 where the spec names one, any case) that publishes the plan, then the cheapest, as
-calc_prices.lookup picks (functions/price_pieces.py).
+calc.lookup_price picks (functions/price_pieces.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.workbook.workbook import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
-from ...calc.money import prices
+from ... import calc
 from ..functions import pieces, price_pieces
 from . import styles
 from .cached_cells import CachedCells, fit_rows, landscape_fit_width, style, text, widths
@@ -37,19 +37,19 @@ NAMES = {"Price_provider": f"{TABLE}[Provider]", "Price_offering": f"{TABLE}[Off
          "Price_as_of": f"{TABLE}[As of]",
          "Price_plans": f"{TABLE}[[{PLAN_HEADERS['on_demand']}]:[{PLAN_HEADERS['spot']}]]"}
 FIRST_ROW = 4  # the table's header row
-# The plan names calc reads (calc_prices.PLANS, then calc_prices.plan_name's aliases: "od", "1y", ...)
+# The plan names calc reads (calc.PRICE_PLANS, then calc.plan_name's aliases: "od", "1y", ...)
 # with each one's price column, beside the table (columns O and P): Plan_names, Plan_columns.
 PLAN_NAMES = (*((p, i + 1) for i, p in enumerate(PLANS)),
-              *((alias, PLANS.index(plan) + 1) for alias, plan in prices._ALIASES.items()))
+              *((alias, PLANS.index(plan) + 1) for alias, plan in calc.PLAN_ALIASES.items()))
 PLAN_NAMES_COL = "O"
 
 
 def budget_date() -> dt.date:
     """The default date of the Budget's prices and exchange rate: the newest price's as_of."""
-    return max(dt.date.fromisoformat(p.as_of) for p in prices.load_prices())
+    return max(dt.date.fromisoformat(p.as_of) for p in calc.load_prices())
 
 
-def row_values(p: prices.Price) -> tuple:
+def row_values(p: calc.Price) -> tuple:
     """A price as the table's first eleven cells (the age is a formula)."""
     return (p.provider, p.offering, p.device, p.devices_per_instance,
             *(p.usd.get(plan) for plan in PLANS), p.region, p.source, dt.date.fromisoformat(p.as_of))
@@ -71,7 +71,7 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
         cell = style(ws.cell(FIRST_ROW, col, header), font=styles.BOLD)
         cell.alignment = styles.WRAP
         ws.column_dimensions[cell.column_letter].width = width
-    rows = prices.load_prices()
+    rows = calc.load_prices()
     when = budget_date()
     for r, p in enumerate(rows, start=FIRST_ROW + 1):
         for col, value in enumerate(row_values(p), start=1):
@@ -97,8 +97,8 @@ def write(ws: Worksheet, cached: CachedCells) -> None:
 
 
 def _plan_names(ws: Worksheet) -> None:
-    """The plan names a price spec may use and the price column each reads (calc_prices.plan_name)."""
-    text(ws, f"{PLAN_NAMES_COL}{FIRST_ROW - 1}", "Plan names (calc.prices: plans, then aliases)", styles.BOLD)
+    """The plan names a price spec may use and the price column each reads (calc.plan_name)."""
+    text(ws, f"{PLAN_NAMES_COL}{FIRST_ROW - 1}", "Plan names (calc.money.prices: plans, then aliases)", styles.BOLD)
     for col, header in ((PLAN_NAMES_COL, "Plan name"), ("P", "Price column (1 on-demand ... 4 spot)")):
         style(ws[f"{col}{FIRST_ROW}"], font=styles.BOLD).value = header
         ws[f"{col}{FIRST_ROW}"].alignment = styles.WRAP

@@ -2,7 +2,7 @@
 (Currency, USD_rate, Rate_date), the utilization prior as named cells (Util_low, Util_expected,
 Util_high, Goodput) and low / expected / high hours, device-hours, cost and energy.
 
-Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc_ranges.prior_device:
+Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc.prior_device:
 the prior's utilizations are shares of BF16/FP16 peaks) divided by utilization x goodput; low hours
 come from the prior's HIGH utilization. Cached values come from calc.budget.
 """
@@ -18,20 +18,14 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.compose import ranges
-from ...calc.compose.budget import PRIOR_CAVEATS
-from ...calc.money import prices
-from ...calc.money import totals as calc_schedule
-from ...calc.physics import flops as calc_flops
-from ...calc.prior import runs as calc_runs
-from ...calc.prior import utilization as prior
+from ...calc import PRIOR_CAVEATS
 from ..functions import input_pieces, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import prices_sheet, styles
 from .cached_cells import CachedCells, note_cell, style, text
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
-SIXTEEN_BIT = ranges.SIXTEEN_BIT
+SIXTEEN_BIT = calc.SIXTEEN_BIT
 BASIS_CHARS_PER_LINE = 75  # about what columns B and C (widths 30 + 40) hold at the body font
 
 
@@ -46,7 +40,7 @@ def prior_row(hardware: str, kind: str) -> str:
 
 
 def prior_name(device: str, kind: str, precision: str, row: str) -> str:
-    """The device row the prior applies to (calc_ranges.prior_device)."""
+    """The device row the prior applies to (calc.prior_device)."""
     return pieces.prior_name(device, kind, precision, row, SIXTEEN_BIT)
 
 
@@ -61,7 +55,7 @@ def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
     return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
                     device=v["device"], devices=v["devices"],
                     method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
-                    trainable=v["trainable"], activations=v["activations"] * calc_schedule.GB,
+                    trainable=v["trainable"], activations=v["activations"] * calc.GB,
                     utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
 
 
@@ -97,7 +91,7 @@ def money(value: Any, usd_rate: float = 1.0) -> Any:
 
 
 def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
-    return table.get(ranges.prior_device(device, table))
+    return table.get(calc.prior_device(device, table))
 
 
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], last: int) -> int:
@@ -132,7 +126,7 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
                         r: int) -> int:
     """Provider and plan (blank provider: the typed price), the price used, and the currency."""
     text(ws, f"A{r}", "Price and currency", styles.HEADING)
-    providers = sorted({p.provider for p in prices.load_prices()})
+    providers = sorted({p.provider for p in calc.load_prices()})
     d = _device_row(v["device"], table)
     own = table.get(v["device"]).usd_per_device_hour
     usd, source = price(v, table)
@@ -187,19 +181,19 @@ def _price_and_currency(ws: Worksheet, cached: CachedCells, table: calc.DeviceTa
 
 
 def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table: calc.DeviceTable) -> int:
-    """The job's own prior (calc_prior.job_prior, as calc.budget's ranges use it): the sourced
+    """The job's own prior (calc.job_prior, as calc.budget's ranges use it): the sourced
     coefficients as named constant cells, then Util_expected / Util_low / Util_high as native
     formulas of the Budget's inputs (prior_native's pieces), its basis in one line, and Goodput."""
     p = budget(v, table, utilization="prior").prior
-    c = prior.coefficients()
-    fam = prior._families(v["device"], table)
+    c = calc.prior_coefficients()
+    fam = calc.device_families(v["device"], table)
     hardware = table.get(v["device"]).hardware or v["device"]
     long, pos = prior_native.positions(hardware)
     p_moe = v.get("active_params") is not None and v["active_params"] < v["params"]
     text(ws, f"A{r}", "Utilization from published runs (this job's own prior)", styles.HEADING)
     rows: list[tuple[str, str, str, Any, str | None, str]] = [  # (name, label, formula, cached value, format, note)
         ("Prior_hardware", "Hardware the prior reads", prior_native.hardware_or_name("Hardware", "Device"),
-         hardware, None, "its family by calc_prior.FAMILIES' name prefixes"),
+         hardware, None, "its family by calc.FAMILIES' name prefixes"),
         ("Prior_pos_long", "Its longest family prefix (position; 0: none)",
          prior_native.prefix_position_long("Prior_hardware"), long, "0", ""),
         ("Prior_pos", "Its family prefix (position below; 0: none)",
@@ -220,7 +214,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
          prior_native.edge("Util_expected", "Prior_pos", "low"), p.low, "0.0%", "the slow case: most hours"),
         ("Util_high", "Utilization, high (the band's fast edge)",
          prior_native.edge("Util_expected", "Prior_pos", "high"), p.high, "0.0%", "the fast case: fewest hours"),
-        *_basis_rows(p, PRIOR_CAVEATS.get(calc_flops.flops_per_param_token(v["method"]), "")),
+        *_basis_rows(p, PRIOR_CAVEATS.get(calc.flops_per_param_token(v["method"]), "")),
     ]
     for i, (name, label, formula, value, fmt, note) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)
@@ -234,7 +228,7 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     g = r + len(rows) + 1
     text(ws, f"A{g}", "Goodput (effective training time)")
     style(ws[f"B{g}"], "0.0%").value = p.goodput
-    note_cell(ws, f"C{g}", prior.GOODPUT_BASIS)
+    note_cell(ws, f"C{g}", calc.GOODPUT_BASIS)
     _name(ws, "Goodput", f"B{g}")
     text(ws, f"A{g + 1}", "The prior's coefficients, spans and tables: below the architecture, the last page "
                           "(How the prior is made).", styles.NOTE)
@@ -247,8 +241,8 @@ def write_prior_tables(ws: Worksheet, top: int) -> int:
     decades table and the runs it was fitted on, from row `top`, under a heading of their own (the
     Budget's last printed page: the reader's pages hold the answer, the appendix how it is made).
     Returns the last row written."""
-    c = prior.coefficients()
-    runs = [run.run for run in calc_runs.load_runs() if prior.run_utilization(run) is not None]
+    c = calc.prior_coefficients()
+    runs = [run.run for run in calc.load_runs() if calc.run_utilization(run) is not None]
     text(ws, f"A{top}", "How the prior is made: its coefficients, spans and tables (the rows above read them by name)",
          styles.HEADING)
     i = top
@@ -263,7 +257,7 @@ def write_prior_tables(ws: Worksheet, top: int) -> int:
     t = i + 2
     text(ws, f"A{t}", "Device family prefix (Hardware starts with)", styles.BOLD)
     text(ws, f"B{t}", "Family effect", styles.BOLD)
-    text(ws, f"C{t}", "Family (calc_prior.FAMILIES; no runs: the nearest generation)", styles.BOLD)
+    text(ws, f"C{t}", "Family (calc.FAMILIES; no runs: the nearest generation)", styles.BOLD)
     pfx = prior_native.prefix_rows()
     for k, (pre, effect, name) in enumerate(pfx, start=t + 1):
         text(ws, f"A{k}", pre)
@@ -274,7 +268,7 @@ def write_prior_tables(ws: Worksheet, top: int) -> int:
         ws.parent.defined_names[name] = DefinedName(
             name, attr_text=f"'{ws.title}'!${col}${t + 1}:${col}${t + len(pfx)}")
     note = _decades(ws, t + len(pfx) + 2) + 1
-    cell = text(ws, f"A{note}", f"Prior: {prior.JOB_METHOD}, over {c.n_runs} published runs (Runs sheet; hours "
+    cell = text(ws, f"A{note}", f"Prior: {calc.PRIOR_JOB_METHOD}, over {c.n_runs} published runs (Runs sheet; hours "
                                 "over goodput where whole-run hours are reported): " + ", ".join(runs) + ".",
                 styles.NOTE)
     cell.alignment = styles.WRAP
@@ -295,9 +289,9 @@ def _span_format(name: str) -> str | None:
     return next((fmt for key, fmt in SPAN_FORMATS.items() if name.startswith(f"Prior_span_{key}_")), None)
 
 
-def _basis_rows(p: prior.UtilizationPrior, caveat: str) -> list[tuple[str, str, str, Any, str | None, str]]:
+def _basis_rows(p: calc.UtilizationPrior, caveat: str) -> list[tuple[str, str, str, Any, str | None, str]]:
     """The basis line's rows (prior_native's pieces, each cell short) with calc's text as cached values;
-    `caveat` the job's method's words on the prior (calc_budget.PRIOR_CAVEATS; "" for full training)."""
+    `caveat` the job's method's words on the prior (calc.PRIOR_CAVEATS; "" for full training)."""
     tail = prior_native.TAIL.format(n=p.n_runs)
     head = p.basis[:-len(": " + tail)]
     note = head[head.index(" (extrapolated:"):] if " (extrapolated:" in head else ""
@@ -333,11 +327,11 @@ def _wrap_over_b_c(ws: Worksheet, row: int, value: str) -> None:
 
 
 def _decades(ws: Worksheet, top: int) -> int:
-    """The basis line's decade texts, one row per decade exponent, as calc.prior writes them; returns
+    """The basis line's decade texts, one row per decade exponent, as calc.prior.utilization writes them; returns
     the last row."""
     text(ws, f"A{top}", "Decade (10^k, k)", styles.BOLD)
     text(ws, f"B{top}", "In parameters", styles.BOLD)
-    text(ws, f"C{top}", "In thousands (devices, tokens per parameter); calc.prior's text", styles.BOLD)
+    text(ws, f"C{top}", "In thousands (devices, tokens per parameter); calc.prior.utilization's text", styles.BOLD)
     rows = prior_native.decade_rows()
     for k, (power, params_text, counts_text) in enumerate(rows, start=top + 1):
         style(ws[f"A{k}"], "0").value = power
@@ -390,7 +384,7 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
                ("usd", "Cost", CURRENCY_FORMAT), ("kwh", "Energy", styles.KWH))
     rows = {}
     for k, (key, label, fmt) in enumerate(figures):
-        for j, case in enumerate(ranges.LABELS):
+        for j, case in enumerate(calc.RANGE_LABELS):
             i = first + 3 * k + j
             rows[key, case] = i
             dh = f"B{rows.get(('device_hours', case))}"

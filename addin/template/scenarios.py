@@ -2,11 +2,12 @@
 device, devices, utilization or "prior", price or provider:plan, PUE) and results (hours,
 device-hours, cost in the Budget's currency, energy; low / expected / high where the plan says
 "prior", the expected row alone at a given utilization), in native formulas equal to
-calc_plans.plan_row; and a scatter chart of cost against hours across them.
+calc.scenario_plan_row; and a scatter chart of cost against hours across them.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from openpyxl.chart import Reference, ScatterChart, Series
@@ -19,11 +20,6 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.compose import ranges as calc_ranges
-from ...calc.money import prices as calc_prices
-from ...calc.physics import flops as calc_flops
-from ...calc.planning import scenarios as plans
-from ...calc.prior import utilization as calc_prior
 from ..functions import input_pieces, native, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
 from . import input_checks, prices_sheet, ranges_block, styles
@@ -55,7 +51,7 @@ FIRST = 5  # first input row
 ROW = {name: FIRST + i for i, (name, *_) in enumerate(INPUTS)}
 # The plan's method, below its other inputs (a PLANS tuple gives those nine): blank = full (a training
 # step, 6 FLOPs per parameter-token); lora / qlora 4 (frozen weights); inference a forward pass, 2
-# (calc_flops.FLOPS_PER_PARAM_TOKEN, calc_plans.plan_row).
+# (calc.FLOPS_PER_PARAM_TOKEN, calc.scenario_plan_row).
 METHOD = ("method", "Method (blank: full; inference: a forward pass)", None)
 ROW[METHOD[0]] = ROW["pue"] + 1
 HELPERS = ("active_used", "moe", "hardware", "kind", "precision", "prior_row", "row_used", "rate", "watts",
@@ -76,14 +72,14 @@ ROW["input_check"] = RESULT_FIRST + 1  # the plan's first refusal, whole (wrappe
 CHECK_FIRST = RESULT_FIRST + 3 * len(FIGURES) + 3  # the plans' input checks (heading), below the results
 CHECK_HEIGHT = 48  # points: four lines of a refusal at the note size (the longest, about 100 characters)
 LABEL_WIDTH = 46  # column A: the longest label ("Mixture of experts (1: fewer active than total parameters)") whole
-EXCEL_EPOCH = calc_prices.dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
+EXCEL_EPOCH = dt.date(1899, 12, 30)  # serial day 0 of the 1900 date system
 DATE_OR_NONE = '[=0]"none";yyyy-mm-dd'
 UTIL = {"low": "util_high", "expected": "util_expected", "high": "util_low"}  # low hours at high utilization
 
 
 def formulas(c: str) -> dict[str, str]:
     """Every helper and result formula of the plan in column `c`, by row name (pieces over the
-    plan's cells; the prior's rows as calc_ranges.prior_device, prices as calc_prices.lookup)."""
+    plan's cells; the prior's rows as calc.prior_device, prices as calc.lookup_price)."""
     def at(name: str) -> str:
         return f"{c}{ROW[name]}"
     dev, util, price = at("device"), at("utilization"), at("price")
@@ -109,7 +105,7 @@ def formulas(c: str) -> dict[str, str]:
          "price_found": price_pieces.provider_price(at("provider"), at("hardware"), at("plan_col"), at("price_date"),
                                                     at("offering")),
          "price_used": pieces.plan_price_used(price, at("price_found"), pieces.named_row_price(dev)),
-         # the plan's own prior (calc_prior.job_prior of its active parameters and MoE flag, as calc.budget's)
+         # the plan's own prior (calc.job_prior of its active parameters and MoE flag, as calc.budget's)
          "prior_hardware": prior_native.hardware_or_name(at("hardware"), dev),
          "prior_pos_long": prior_native.prefix_position_long(at("prior_hardware")),
          "prior_pos": prior_native.prefix_position(at("prior_hardware"), at("prior_pos_long")),
@@ -172,34 +168,34 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable, method: str 
     method = method or "full"
     ranged = isinstance(util, str)
     used_params = params if active is None else active
-    used = calc_ranges.prior_device(device, table) if ranged else device
-    row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
+    used = calc.prior_device(device, table) if ranged else device
+    row = calc.scenario_plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
                          table=table, active_params=active, method=method)
     d, u = table.get(device), table.get(used)
-    parsed = calc_prices.parse_spec(price) if isinstance(price, str) else None
+    parsed = calc.parse_price_spec(price) if isinstance(price, str) else None
     out: dict[str, Any] = {
         "active_used": used_params, "moe": int(used_params < params),
         "hardware": d.hardware, "kind": d.kind, "precision": d.precision,
         "prior_row": ranges_block.position(d, table), "row_used": used, "rate": u.tflops,
-        "watts": u.watts if u.watts else "", "flops_per_token": calc_flops.flops_per_param_token(method),
+        "watts": u.watts if u.watts else "", "flops_per_token": calc.flops_per_param_token(method),
         "hours_100": float(calc.budget(calc.Job(params=params, tokens=tokens, device=used, devices=devices,
                                                 active_params=active, method=method, table=table)).hours),
         "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
         "spec_rest": price.partition(":")[2] if parsed else "",
-        "offering": calc_prices.offering(price) if parsed else "",
+        "offering": calc.price_offering(price) if parsed else "",
         "plan_col": prices_sheet.PLANS.index(parsed[1]) + 1 if parsed else "",
         "price_date": 0, "price_found": "", "price_used": row["usd_per_device_hour"]}
     if parsed:
-        best, _ = calc_prices.lookup(price, used, table)
-        out["price_date"] = (calc_prices.dt.date.fromisoformat(best.as_of) - EXCEL_EPOCH).days
+        best, _ = calc.lookup_price(price, used, table)
+        out["price_date"] = (dt.date.fromisoformat(best.as_of) - EXCEL_EPOCH).days
         out["price_found"] = row["usd_per_device_hour"]
-    p = calc_prior.job_prior(device, active_params=used_params, devices=devices, moe=used_params < params,
+    p = calc.job_prior(device, active_params=used_params, devices=devices, moe=used_params < params,
                              tokens=tokens, table=table)
-    fam = calc_prior._families(device, table)
+    fam = calc.device_families(device, table)
     hardware = d.hardware or device
     long, pos = prior_native.positions(hardware)
     out.update({"prior_hardware": hardware, "prior_pos_long": long, "prior_pos": pos,
-                "prior_effect": calc_prior.coefficients().effect(fam), "util_expected": p.expected, "util_low": p.low,
+                "prior_effect": calc.prior_coefficients().effect(fam), "util_expected": p.expected, "util_low": p.low,
                 "util_high": p.high})
     for fig, *_ in FIGURES:
         for case in CASES:

@@ -10,8 +10,6 @@ from openpyxl.worksheet.table import Table, TableStyleInfo
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ...calc.physics import memory as calc_memory
-from ...calc.prior import runs as published
 from ..functions import native, pieces
 from ..functions.registry import BY_NAME, FUNCTIONS
 from . import styles
@@ -73,7 +71,7 @@ def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | Non
     for col, (header, width, _) in enumerate(RUN_COLUMNS, start=1):
         style(ws.cell(1, col, header), font=styles.BOLD).alignment = styles.WRAP
         ws.column_dimensions[ws.cell(1, col).column_letter].width = width
-    for r, run in enumerate(published.load_runs(), start=2):
+    for r, run in enumerate(calc.load_runs(), start=2):
         raw = (run.run, run.params, run.active_params, run.tokens, run.device, run.device_hours,
                run.reported_flops, run.reported_mfu, run.hours_scope)
         for col, value in enumerate(raw, start=1):
@@ -85,10 +83,10 @@ def write_runs(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable | Non
         at_peak = gpu_hours.native_formula({**exprs, "utilization": "1"})
         at_mfu = gpu_hours.native_formula({**exprs, "utilization": f"H{r}"})
         cached.formula(ws, f"J{r}", pieces.blank_if(f"F{r}", pieces.ratio(at_peak, f"F{r}")),
-                       _blank(published.implied_utilization(run, table)), styles.PERCENT)
+                       _blank(calc.implied_utilization(run, table)), styles.PERCENT)
         cached.formula(ws, f"K{r}", pieces.blank_if(f"H{r}", at_mfu),
-                       _blank(published.predicted_device_hours(run, table)), styles.DEVICE_HOURS)
-    _table(ws, "Runs", f"A1:L{len(published.load_runs()) + 1}")
+                       _blank(calc.predicted_device_hours(run, table)), styles.DEVICE_HOURS)
+    _table(ws, "Runs", f"A1:L{len(calc.load_runs()) + 1}")
     ws.freeze_panes = "B2"
     fit_rows(ws)
     landscape_fit_width(ws)
@@ -101,7 +99,7 @@ def _blank(value: float | None) -> Any:
 
 def implied_range() -> tuple[float, float]:
     """The lowest and highest implied whole-run utilization of the published runs."""
-    found = [u for run in published.load_runs() if (u := published.implied_utilization(run)) is not None]
+    found = [u for run in calc.load_runs() if (u := calc.implied_utilization(run)) is not None]
     return min(found), max(found)
 
 
@@ -202,11 +200,11 @@ def write_about(ws: Worksheet) -> None:
          styles.HEADING)
     for col, header in enumerate(native.OPTIMIZER_HEADERS, start=1):
         style(ws.cell(top + 1, col, header), font=styles.BOLD)
-    for r, (name, nbytes) in enumerate(calc_memory.OPTIMIZER_BYTES.items(), start=top + 2):
+    for r, (name, nbytes) in enumerate(calc.OPTIMIZER_BYTES.items(), start=top + 2):
         text(ws, f"A{r}", name)
         style(ws.cell(r, 2, nbytes), '0.0 "B"')
         text(ws, f"C{r}", native.OPTIMIZER_SOURCES[name])
-    _table(ws, native.OPTIMIZER_TABLE, f"A{top + 1}:C{top + 1 + len(calc_memory.OPTIMIZER_BYTES)}")
+    _table(ws, native.OPTIMIZER_TABLE, f"A{top + 1}:C{top + 1 + len(calc.OPTIMIZER_BYTES)}")
     widths(ws, A=ABOUT_WIDTH, B=20, C=60)
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0

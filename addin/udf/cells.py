@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from ... import calc
-from ...calc.base import checks as calc_checks
 from ..functions import native
 
 
@@ -76,7 +75,7 @@ def flag_in(name: str, value: Any) -> Any:
         return bool(value)
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
-    raise calc.TrainingBudgetError(f"{name} must be TRUE or FALSE (got {calc_checks.show(value)})")
+    raise calc.TrainingBudgetError(f"{name} must be TRUE or FALSE (got {calc.show_value(value)})")
 
 
 def _cell_out(v: Any) -> Any:

@@ -28,7 +28,6 @@ import openpyxl
 from openpyxl.formula.tokenizer import TokenizerError
 
 from ... import calc
-from ...calc.hardware import catalog as calc_devices
 from .. import libreoffice as engine
 from ..functions import native, portable, rewrite
 from ..functions.registry import FUNCTIONS
@@ -112,11 +111,11 @@ def _devices(ws: Any) -> list[Problem]:
     for i, record in found:
         row = cells[i][0].row
         try:
-            device = calc_devices.device_from_record(record, "row")
+            device = calc.device_from_record(record, "row")
         except calc.TrainingBudgetError as e:
             problems.append(Problem(f"Devices!{col_of.get(e.field, col_of['name'])}{row}", str(e).split(": ", 1)[-1]))
             continue
-        where, key = f"{col_of['name']}{row}", calc_devices.normalize(device.name)
+        where, key = f"{col_of['name']}{row}", calc.normalize_device(device.name)
         if key in seen:
             problems.append(Problem(f"Devices!{where}",
                                     f"duplicate device name {device.name!r} (first at {seen[key]})"))
@@ -194,7 +193,7 @@ def _formulas(wb: Any) -> list[Problem]:
 def _conf(wb: Any) -> list[Problem]:
     """The hidden xlwings.conf sheet: it must name the UDF module. xlwings reads its rows from A1 down
     to the first blank name, and a row it finds overrides the user's add-in (ribbon) setting, so an
-    empty value or a bare `python` interpreter is warned about (issue 11)."""
+    empty value or a bare `python` interpreter is warned about."""
     if "xlwings.conf" not in wb.sheetnames:
         return [Problem("xlwings.conf!A1", f"'UDF Modules' must name {sheets.UDF_MODULE}")]
     problems, udf_modules = [], None

@@ -1,5 +1,5 @@
 """verify reads the inputs: every Budget, currency, Scenarios and Prices input cell checked for type,
-range and unit, named by cell, with calc's own rules (calc.checks: the contract every door keeps).
+range and unit, named by cell, with calc's own rules (calc.base.checks: the contract every door keeps).
 
 Positions come from the template's builders, never retyped: the Budget's inputs from
 budget_sheet.INPUTS/REF, the currency inputs from the defined names the builder gives them
@@ -18,7 +18,6 @@ from openpyxl.utils import range_boundaries
 from openpyxl.utils.cell import get_column_letter
 
 from ... import calc
-from ...calc.base import checks
 from ..template import budget_sheet, prices_sheet, scenarios
 from .problems import Problem
 
@@ -29,28 +28,28 @@ KIND = "input cells hold a value the formulas cannot use"
 
 def _text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise calc.TrainingBudgetError(f"{name} must be a text (got {checks.show(value)})")
+        raise calc.TrainingBudgetError(f"{name} must be a text (got {calc.show_value(value)})")
     return value
 
 
 def _date(name: str, value: Any) -> Any:
     if isinstance(value, dt.date) or (type(value) in (int, float) and value > 0):
         return value
-    raise calc.TrainingBudgetError(f"{name} must be a date (got {checks.show(value)})")
+    raise calc.TrainingBudgetError(f"{name} must be a date (got {calc.show_value(value)})")
 
 
 BUDGET: dict[str, Rule] = {
-    "params": checks.positive, "tokens": checks.positive, "device": _text, "utilization": checks.fraction,
-    "devices": checks.whole, "usd_per_device_hour": checks.non_negative,
-    "pue": lambda n, v: checks.at_least(n, v, 1.0),  # PUE >= 1 (The Green Grid, WP #49, 2012)
-    "method": lambda n, v: checks.choice(n, v, calc.METHODS),
-    "optimizer": lambda n, v: checks.choice(n, v, calc.OPTIMIZERS),
-    "zero_stage": lambda n, v: checks.whole_in(n, v, (0, 1, 2, 3)),
-    "trainable": checks.fraction, "activations": checks.non_negative,
+    "params": calc.check_positive, "tokens": calc.check_positive, "device": _text, "utilization": calc.check_fraction,
+    "devices": calc.check_whole, "usd_per_device_hour": calc.check_non_negative,
+    "pue": lambda n, v: calc.check_at_least(n, v, 1.0),  # PUE >= 1 (The Green Grid, WP #49, 2012)
+    "method": lambda n, v: calc.check_choice(n, v, calc.METHODS),
+    "optimizer": lambda n, v: calc.check_choice(n, v, calc.OPTIMIZERS),
+    "zero_stage": lambda n, v: calc.check_whole_in(n, v, (0, 1, 2, 3)),
+    "trainable": calc.check_fraction, "activations": calc.check_non_negative,
 }
 CURRENCY: dict[str, Rule] = {
-    "Plan": lambda n, v: checks.choice(n, v, prices_sheet.PLANS), "Currency": _text,
-    "USD_rate": checks.positive, "Rate_date": _date,
+    "Plan": lambda n, v: calc.check_choice(n, v, prices_sheet.PLANS), "Currency": _text,
+    "USD_rate": calc.check_positive, "Rate_date": _date,
 }
 
 
@@ -59,7 +58,8 @@ def _hint(name: str, value: Any) -> str:
     if isinstance(value, str) and value.strip().endswith("%"):
         return f' (the text {value.strip()!r} is not a number: type 40% into the cell as a number, or 0.4)'
     if "tilization" in name and type(value) in (int, float) and 1 < value <= 100:
-        return f" ({checks.show(value)} reads as {value * 100:,.0f}%: type {checks.show(value)}% or {value / 100:g})"
+        shown = calc.show_value(value)
+        return f" ({shown} reads as {value * 100:,.0f}%: type {shown}% or {value / 100:g})"
     return ""
 
 
@@ -96,7 +96,7 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
         value = values[sheet][ref].value
         if name == "Provider":
             if value not in (None, "") and str(value).strip().casefold() not in providers:
-                problems.append(Problem(f"{sheet}!{ref}", f"Provider {checks.show(value)} is not in the Prices "
+                problems.append(Problem(f"{sheet}!{ref}", f"Provider {calc.show_value(value)} is not in the Prices "
                                         "sheet: the results show calc's refusal of it", kind=KIND, fix=FIX))
             continue
         problems += _check(f"{sheet}!{ref}", name, CURRENCY[name], value)
@@ -110,8 +110,8 @@ def _providers(values: Any) -> set[str]:
     return {str(c.value).strip().casefold() for c in ws["A"][prices_sheet.FIRST_ROW:] if c.value not in (None, "")}
 
 
-PLAN_RULES: dict[str, Rule] = {"params": checks.positive, "tokens": checks.positive, "device": _text,
-                               "devices": checks.whole, "pue": lambda n, v: checks.at_least(n, v, 1.0)}
+PLAN_RULES: dict[str, Rule] = {"params": calc.check_positive, "tokens": calc.check_positive, "device": _text,
+                               "devices": calc.check_whole, "pue": lambda n, v: calc.check_at_least(n, v, 1.0)}
 
 
 def plans(values: Any) -> list[Problem]:
@@ -142,14 +142,14 @@ def _plan_method(where: str, value: Any) -> list[Problem]:
     spaces); anything else the sheet would cost as a training step."""
     if value in (None, "") or (isinstance(value, str) and value.casefold() in calc.METHODS):
         return []
-    return [Problem(where, f"Method must be blank or one of {', '.join(calc.METHODS)} (got {checks.show(value)}): "
+    return [Problem(where, f"Method must be blank or one of {', '.join(calc.METHODS)} (got {calc.show_value(value)}): "
                            "the sheet costs any other as a training step", kind=KIND, fix=FIX)]
 
 
 def _active(where: str, label: str, value: Any, params: Any, whose: str = "the plan's parameters") -> list[Problem]:
     """Active parameters (the Budget's or a plan's): a positive count, at most `whose` total (the sheet
     shows #N/A beyond them, as calc.train_flops refuses)."""
-    problems = _check(where, label, checks.positive, value)
+    problems = _check(where, label, calc.check_positive, value)
     if not problems and isinstance(value, (int, float)) and isinstance(params, (int, float)) and value > params:
         problems.append(Problem(where, f"{label} {value:g} is more than {whose} {params:g}",
                                 kind=KIND, fix=FIX))
@@ -164,7 +164,7 @@ def _utilization(where: str, value: Any) -> list[Problem]:
         shown = "blank" if value in (None, "") else f"the text {value.strip()!r}"
         return [Problem(where, f"{label} is {shown}: the sheet silently uses the prior instead; type a share "
                                f'(40% or 0.4) or "prior"{_hint(label, value) if value else ""}', kind=KIND, fix=FIX)]
-    return _check(where, label, checks.fraction, value)
+    return _check(where, label, calc.check_fraction, value)
 
 
 def _price(where: str, value: Any, providers: set[str]) -> list[Problem]:
@@ -172,12 +172,12 @@ def _price(where: str, value: Any, providers: set[str]) -> list[Problem]:
     if value in (None, ""):
         return [Problem(where, f"{label} is blank: the plan's cost stays blank", "warning")]
     if not isinstance(value, str):
-        return _check(where, label, checks.non_negative, value)
+        return _check(where, label, calc.check_non_negative, value)
     provider, _, plan = value.strip().partition(":")
     plan = plan.partition(":")[0].strip()  # "provider:plan:offering": the workbook's formulas read the offering too
     if provider.strip().casefold() not in providers:
         return [Problem(where, f"{label} {value!r} names no provider of the Prices sheet", kind=KIND, fix=FIX)]
-    return _check(where, label, lambda n, v: checks.choice(n, v, prices_sheet.PLANS), plan or "on_demand")
+    return _check(where, label, lambda n, v: calc.check_choice(n, v, prices_sheet.PLANS), plan or "on_demand")
 
 
 def prices(values: Any, wb: Any) -> list[Problem]:
@@ -188,8 +188,8 @@ def prices(values: Any, wb: Any) -> list[Problem]:
     ws = values["Prices"]
     lo_col, lo_row, hi_col, hi_row = range_boundaries(wb["Prices"].tables[prices_sheet.TABLE].ref)
     header = {ws.cell(lo_row, c).value: get_column_letter(c) for c in range(lo_col, hi_col + 1)}
-    rules: dict[str, Rule] = {"Devices per instance": checks.whole, "As of": _date}
-    rules |= {h: checks.non_negative for h in prices_sheet.PLAN_HEADERS.values()}
+    rules: dict[str, Rule] = {"Devices per instance": calc.check_whole, "As of": _date}
+    rules |= {h: calc.check_non_negative for h in prices_sheet.PLAN_HEADERS.values()}
     problems = []
     for r in range(lo_row + 1, hi_row + 1):
         if all(ws.cell(r, c).value in (None, "") for c in range(lo_col, hi_col + 1)):

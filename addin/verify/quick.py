@@ -1,5 +1,5 @@
 """A C-speed pass over a worksheet part's bytes that proves a sheet has nothing for verify's cell
-pass to find (issue 19: a 1,100,000-row sheet in seconds, not a minute of per-row Python).
+pass to find (a 1,100,000-row sheet in seconds, not a minute of per-row Python).
 
 verify's streamed pass (check._results) reports a formula's text (formula_text: DDE, another
 workbook, an unknown function: each needs one of "(", "|", "[" or "'" in the text), a formula cell

@@ -7,7 +7,7 @@ anything else becomes a float64 ndarray checked in whole-array numpy passes (a f
 element). Both paths apply the same rules and word their messages the same way.
 
 The error classes, `show` and the guards on results and shapes (`out`, `agree`, `broadcasts`,
-`pick`) live in calc.errors; this module re-exports them, so every import of them from here works.
+`pick`) live in calc/base/errors.py.
 """
 
 from __future__ import annotations
@@ -19,18 +19,16 @@ from typing import Any
 import numpy as np
 
 from .arith import integral
-from .errors import SHOWN_CHARS as SHOWN_CHARS  # re-exported (with the next names): moved to calc.errors
-from .errors import Number as Number
-from .errors import ResultOverflowError as ResultOverflowError
-from .errors import ResultUnderflowError as ResultUnderflowError
-from .errors import TrainingBudgetError as TrainingBudgetError
-from .errors import UnknownDeviceError as UnknownDeviceError
-from .errors import _index
-from .errors import agree as agree
-from .errors import broadcasts as broadcasts
-from .errors import out as out
-from .errors import pick as pick
-from .errors import show as show
+from .errors import (
+    Number,
+    TrainingBudgetError,
+    _index,
+    agree as agree,
+    broadcasts as broadcasts,
+    out as out,
+    pick as pick,
+    show,
+)
 
 _INF = math.inf
 

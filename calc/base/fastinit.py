@@ -1,5 +1,5 @@
 """A quicker constructor for calc's frozen dataclasses (Job, Budget, MemoryBreakdown; Span is
-tuple-backed, calc/job.py).
+tuple-backed, calc/compose/job.py).
 
 A frozen dataclass's generated __init__ sets each field through object.__setattr__ (CPython's
 dataclasses module, `_field_init` with frozen=True), about 50 ns a field here; a Budget has 26

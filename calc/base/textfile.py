@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .checks import TrainingBudgetError
+from .errors import TrainingBudgetError
 
 # 16 MiB: a device or plan table of ~100,000 rows, far above any real one; a config.json is KBs.
 MAX_TEXT_BYTES = 16 * 2**20

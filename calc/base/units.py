@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .checks import TrainingBudgetError
+from .errors import TrainingBudgetError
 
 # Short-scale suffixes, as model cards use them (7B = 7e9 parameters, 2T = 2e12 tokens), as
 # powers of ten: "8.03B" reads as the text 8.03e9 (8030000000 exactly, not 8.03 * 1e9).

@@ -3,25 +3,25 @@ frozen `Budget` (the figures and where each assumption came from).
 
 Every door (the command line on every path, TRAIN_BUDGET, the workbook's cached values, JSON and
 CSV) renders a `Budget`; none computes a figure itself. `budget` composes the point functions:
-FLOPs (calc.flops.train_flops), memory per device on the layout (calc.memory.train_memory), hours
-(calc.schedule.hours_at), energy (calc.schedule.kwh), and prices (calc.prices, calc.owned). A range
+FLOPs (calc.train_flops), memory per device on the layout (calc.train_memory), hours
+(calc.money.totals.hours_at), energy (calc.money.totals.kwh), and prices (calc.money.prices, calc.money.owned). A range
 is a layer over the points: hours, device-hours, cost and energy are proportional to
 1 / (utilization · goodput), so each is computed once at utilization 1 and scaled by the prior's
-three factors (calc/ranges.py's convention: low <= expected <= high; low hours come from the
+three factors (calc/compose/ranges.py's convention: low <= expected <= high; low hours come from the
 prior's high utilization).
 
 Units: bytes, counts, hours, USD, kWh; device memory is a capacity in GiB (a vendor's "80GB" of
-HBM is 80 GiB, see calc.devices). The data classes live in calc/job.py, the device-row and price
-terms in calc/rows.py. Every numeric field of a `Job` may be a numpy array; arrays broadcast like
+HBM is 80 GiB, see calc.hardware.catalog). The data classes live in calc/compose/job.py, the device-row and price
+terms in calc/compose/terms.py. Every numeric field of a `Job` may be a numpy array; arrays broadcast like
 numpy and the `Budget`'s figures are arrays of that shape.
 
-Speed (issue 17, bench/bench_budget.py): a scalar job of Python numbers is checked in one pass
+Speed (bench/bench_budget.py): a scalar job of Python numbers is checked in one pass
 (`_plain`, each test the check's own fast path; anything else takes the general checks, which word
 the errors), and its prior's terms and its layout's memory are kept per job key, so the same
 question asked again (a workbook recalculating) is a few look-ups; the formulas are the same ones.
 Arrays of jobs: each range is checked in the call (one reduction of the hours bounds all four,
-calc.ranges.lazy_ranges) and its low / expected / high, the point times the prior's factors,
-made when the Budget's field is first read (calc/frozen.py's `Later`), as are the device-hours,
+calc.compose.ranges.lazy_ranges) and its low / expected / high, the point times the prior's factors,
+made when the Budget's field is first read (calc/base/fastinit.py's `Later`), as are the device-hours,
 cost and energy points they come from: the same products, bit for bit.
 """
 
@@ -33,24 +33,14 @@ from typing import Any
 import numpy as np
 
 from ..base.arith import over
-from ..base.checks import (
-    ResultOverflowError,
-    TrainingBudgetError,
-    choice,
-    divides,
-    fraction,
-    non_negative,
-    positive,
-    show,
-    whole,
-    whole_in,
-)
+from ..base.checks import choice, divides, fraction, non_negative, positive, whole, whole_in
+from ..base.errors import ResultOverflowError, TrainingBudgetError, show
 from ..hardware.capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
 from ..money.totals import hours_at, kwh
-from ..physics.flops import FLOPS_PER_PARAM_TOKEN as _PER_TOKEN
 from ..physics.flops import (
+    FLOPS_PER_PARAM_TOKEN as _PER_TOKEN,
     FORWARD_FLOPS_PER_PARAM_TOKEN,
     FROZEN_FLOPS_PER_PARAM_TOKEN,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
@@ -73,22 +63,19 @@ from ..prior.job_prior import scalar_job_prior
 from ..prior.utilization import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
 from .job import Budget, Job, Owned, Span
 from .ranges import checked_once, days_of, lazy_ranges, range_of, top_factor, wants_prior
-from .terms import device_terms as _device
-from .terms import price_terms as _price
-from .terms import pue_terms as _pue
-from .terms import row_column as _column
+from .terms import device_terms as _device, price_terms as _price, pue_terms as _pue, row_column as _column
 
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
-# Usable device memory: one rule, calc/capacity.py (capacity less the larger of 3 GiB and 5%).
-GOODPUT_SOURCE = GOODPUT_BASIS  # the prior's goodput (calc.prior.GOODPUT): fitted on the runs
-_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/job.py)
+# Usable device memory: one rule, calc/hardware/capacity.py (capacity less the larger of 3 GiB and 5%).
+GOODPUT_SOURCE = GOODPUT_BASIS  # the prior's goodput (calc.GOODPUT): fitted on the runs
+_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/compose/job.py)
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
 def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
     """Bytes a training job may use on `device`: memory_gib · 2^30 less the reserve (the larger of
-    RESERVE_GIB and RESERVE_SHARE of the capacity, calc/capacity.py); None when the row has no memory."""
+    RESERVE_GIB and RESERVE_SHARE of the capacity, calc/hardware/capacity.py); None when the row has no memory."""
     return usable_bytes_of(_column(device, catalog() if table is None else table, "memory_gib"))
 
 
@@ -96,7 +83,7 @@ def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
 
 def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     """The utilization prior for `job`: the one given (a UtilizationPrior, e.g. calc.utilization_prior()
-    over every run), else the job's own (utilization "prior" or "prior:job": calc.prior.job_prior of
+    over every run), else the job's own (utilization "prior" or "prior:job": calc.job_prior of
     its device's family, active params, devices, MoE = fewer active than total parameters, tokens per
     active param; elementwise over arrays, band factors constant, so the workbook's native ranges
     (addin/functions/prior_native.py) equal it at any input)."""
@@ -146,7 +133,7 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
             raise TrainingBudgetError(f"give active_params with params, not with a model (model {job.model.name!r} "
                                       f"gives its own active parameters; got active_params={show(job.active_params)})")
         b = _model_params(job.model)
-        # FLOPs' N: embedding-inclusive by default (Kaplan's 6·N·D; calc.flops), not the published `active`
+        # FLOPs' N: embedding-inclusive by default (Kaplan's 6·N·D; calc.physics.flops), not the published `active`
         total, active = float(b.total), float(b.active_with_embedding)
         shape = job.model.shape
         if not shape:
@@ -250,7 +237,7 @@ def budget(job: Job) -> Budget:
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
     # train_energy_kwh); a range is each figure at utilization 1 times the prior's factors
-    # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/ranges.py.
+    # 1 / (u · goodput) (UtilizationPrior.hour_factors), as calc/compose/ranges.py.
     hours1 = (hours_at(flops, rate, 1.0, n, False) if prior is not None
               else over(hours_at(flops, rate, u, n, False), g))
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
@@ -267,7 +254,7 @@ def budget(job: Job) -> Budget:
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
     # Budget's 26 fields in their declared order, by position (a positional call binds faster than
-    # keywords or a dict, calc/frozen.py); tests/test_budget.py checks each field by name.
+    # keywords or a dict, calc/base/fastinit.py); tests/test_budget.py checks each field by name.
     return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
                   memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
                   hours, days_of(hours), device_hours,  # hours, days, device_hours
@@ -303,8 +290,8 @@ def _plain(job: Job) -> tuple[float, ...] | None:
     expert parallel, ZeRO stage, activations bytes, tokens) as floats, for a job of `params`
     (no model, no active_params), Python numbers and canonical method / optimizer names. Each
     test is the fast path of the check that the general path runs (positive, whole, whole_in,
-    non_negative, choice in calc/checks.py), so both give the same values."""
-    d = job.__dict__  # (a frozen dataclass's fields: calc/frozen.py fills __dict__)
+    non_negative, choice in calc/base/checks.py), so both give the same values."""
+    d = job.__dict__  # (a frozen dataclass's fields: calc/base/fastinit.py fills __dict__)
     params, tokens, act, zero, method, opt = (d["params"], d["tokens"], d["activations"], d["zero_stage"],
                                               d["method"], d["optimizer"])
     if (type(params) is not float or not 0.0 < params < _INF or type(tokens) is not float or not 0.0 < tokens < _INF
@@ -328,7 +315,7 @@ def _plain(job: Job) -> tuple[float, ...] | None:
 
 
 PRIOR_OF_TRAINING = "; fitted on training runs, not on inference"
-# LoRA, QLoRA (calc.flops.FROZEN_FLOPS_PER_PARAM_TOKEN): Hu et al. 2021, arXiv:2106.09685, §4.2 footnote 5,
+# LoRA, QLoRA (calc.physics.flops.FROZEN_FLOPS_PER_PARAM_TOKEN): Hu et al. 2021, arXiv:2106.09685, §4.2 footnote 5,
 # 43.1 against 32.5 tokens/s per V100 on GPT-3 175B, 1.33x, where 6N / 4N is 1.5x
 PRIOR_OF_FULL = "; fitted on full training runs: LoRA ran 1.33x as fast as full fine-tuning, its FLOPs 1.5x"
 PRIOR_CAVEATS = {FORWARD_FLOPS_PER_PARAM_TOKEN: PRIOR_OF_TRAINING, FROZEN_FLOPS_PER_PARAM_TOKEN: PRIOR_OF_FULL}
@@ -336,7 +323,7 @@ PRIOR_CAVEATS = {FORWARD_FLOPS_PER_PARAM_TOKEN: PRIOR_OF_TRAINING, FROZEN_FLOPS_
 
 def _flops(total: Any, active: Any, tokens: Any, k: float) -> Any:
     """FLOPs: k · N · D on the active parameters, k the method's FLOPs per parameter-token
-    (calc.flops.flops_per_param_token); calc.flops' active_params check, and its overflow error
+    (calc.flops_per_param_token); calc.physics.flops' active_params check, and its overflow error
     naming the inputs out of range."""
     try:
         if active is total:
@@ -358,7 +345,7 @@ _LAYOUTS: dict[tuple[float, ...], tuple[float, float, float, float]] = {}  # che
 
 def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             plain: tuple[float, ...] | None = None) -> tuple[MemoryBreakdown, Any]:
-    """Bytes per device on the layout, and the data-parallel size: calc.memory's formulas
+    """Bytes per device on the layout, and the data-parallel size: calc.physics.memory's formulas
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
     `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
     trainable = job.trainable

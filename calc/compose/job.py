@@ -1,5 +1,5 @@
 """The frozen data of one job: `Job` (inputs), `Budget` (the figures and their provenance), `Span`
-(low / expected / high) and `Owned` (owned hardware as a price). calc/budget.py composes a Budget
+(low / expected / high) and `Owned` (owned hardware as a price). calc/compose/budget.py composes a Budget
 from a Job; nothing else makes one. Units are in the names and docstrings (bytes, counts, hours,
 USD, kWh; device memory in GiB)."""
 
@@ -10,7 +10,7 @@ from dataclasses import FrozenInstanceError, dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
-from ..base.checks import TrainingBudgetError, show
+from ..base.errors import TrainingBudgetError, show
 from ..base.fastinit import fast_init
 from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset, model_preset
@@ -72,7 +72,7 @@ _tuple_new = tuple.__new__
 @dataclass(frozen=True)
 class Owned:
     """Owned hardware as a price: capex per device (USD) over `life_years`, the electricity tariff
-    (USD per kWh), PUE (None: calc.owned.PUE_INDUSTRY, 1.58) and occupancy (share of the year)."""
+    (USD per kWh), PUE (None: calc.money.owned.PUE_INDUSTRY, 1.58) and occupancy (share of the year)."""
 
     capex_usd: float
     life_years: float
@@ -92,12 +92,12 @@ class Job:
     `params` total parameters (count), or `model` a ModelPreset (its counted totals, active
     parameters, routed experts and embedding: give one of the two). `tokens` (count). `device` a
     catalog name. `devices` the whole job's device count; `tensor_parallel`, `pipeline_parallel`,
-    `expert_parallel`, `context_parallel` the layout (calc.memory.layout_data_parallel).
+    `expert_parallel`, `context_parallel` the layout (calc.layout_data_parallel).
     `method`, `optimizer`, `zero_stage`, `trainable`, `activations` (bytes per device) as in
-    calc.memory.train_memory. `utilization` a share of the device's rate in (0, 1], "prior" or a
+    calc.train_memory. `utilization` a share of the device's rate in (0, 1], "prior" or a
     UtilizationPrior (a range). `goodput` the share of wall-clock time spent training, in (0, 1];
     None: 1.0 for a given utilization, the prior's for a range. `price` None (the device row's
-    own), USD per device-hour, "provider:plan" (calc.prices) or `Owned`. `pue` >= 1 (None: 1.0,
+    own), USD per device-hour, "provider:plan" (calc.money.prices) or `Owned`. `pue` >= 1 (None: 1.0,
     or PUE_INDUSTRY for owned hardware). `table` the device table (None: the packaged catalog).
     """
 
@@ -126,7 +126,7 @@ class Job:
 
     def __post_init__(self) -> None:
         """`model` given by name is resolved once, here, as the command line's --model is
-        (calc.models.model_preset: an unknown name is refused naming `model` and the known ones);
+        (calc.model_preset: an unknown name is refused naming `model` and the known ones);
         anything else but a ModelPreset or None is refused."""
         model = self.__dict__["model"]
         if model is not None and model.__class__ is not ModelPreset:

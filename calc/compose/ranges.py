@@ -17,13 +17,13 @@ row; against an FP8 row the same run reads about half (DeepSeek-V3: 0.19 of FP8,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..base.arith import SAFE, finite_below, times
-from ..base.checks import ResultOverflowError, TrainingBudgetError, at_least, broadcasts, out, positive, show, whole
+from ..base.checks import at_least, positive, whole
+from ..base.errors import ResultOverflowError, TrainingBudgetError, broadcasts, out, show
 from ..base.fastinit import Later
 from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import kwh, price_per_device_hour, train_hours
@@ -46,7 +46,7 @@ _PRIOR_WORDS = ("prior", KEYED)
 def resolve(utilization: Any, params: Any, tokens: Any, device: Any, devices: Any = 1,
             table: DeviceTable | None = None) -> UtilizationPrior:
     """The prior `utilization` names: a UtilizationPrior given, else ("prior", "prior:job") the job's
-    own (calc.prior.job_prior of a dense job: active = total parameters), as calc.budget's."""
+    own (calc.job_prior of a dense job: active = total parameters), as calc.budget's."""
     if isinstance(utilization, UtilizationPrior):
         return utilization
     return job_prior(device, active_params=params, devices=devices, moe=False, tokens=tokens, table=table)
@@ -72,16 +72,6 @@ def prior_device(device: Any, table: DeviceTable | None = None) -> Any:
         return device
     same = [r for r in t if r.hardware == d.hardware and r.kind == d.kind and r.precision in SIXTEEN_BIT]
     return same[0].name if same else device
-
-
-def over_prior(fn: Callable[..., Any], params: Any, tokens: Any, device: Any, *, utilization: Any = "prior",
-               **kwargs: Any) -> np.ndarray:
-    """`fn(..., utilization=1.0, ...)` on the 16-bit row (prior_device) times the prior's
-    (low, expected, high) factors."""
-    factors = _factors(resolve(utilization, params, tokens, device, kwargs.get("devices", 1), kwargs.get("table")))
-    device = prior_device(device, kwargs.get("table"))
-    base = np.asarray(fn(params, tokens, device, utilization=1.0, **kwargs), dtype=np.float64)
-    return base[..., None] * factors
 
 
 @broadcasts
@@ -134,7 +124,7 @@ def _watts(device: Any, table: DeviceTable | None) -> Any:
 
 # --- a Budget's ranges (calc.budget): a point times the prior's three factors -------------------
 
-_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/job.py)
+_tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/compose/job.py)
 
 
 def top_factor(factors: Any) -> float:
@@ -167,7 +157,7 @@ def range_of(point: Any, factors: Any, top: float) -> Any:
     (an overflowing product refused). A point whose elements sum below arith.SAFE / the largest
     factor (>= 1) cannot overflow, point or products, so one comparison (a float) or one
     reduction (an array) checks all four (`top` 0.0: checked_once has checked it). An array's
-    Span is a `Later` (calc/frozen.py): checked here, its three N-element products made when
+    Span is a `Later` (calc/base/fastinit.py): checked here, its three N-element products made when
     the Budget's field is first read."""
     if factors is None:
         return out(point)
@@ -177,7 +167,7 @@ def range_of(point: Any, factors: Any, top: float) -> Any:
             return _tuple_new(Span, (point * f0, point * f1, point * f2))
     elif (isinstance(point, np.ndarray) and point.ndim
           and (top == 0.0 or finite_below(float(np.add.reduce(point, axis=None)) * top))):
-        return Later(_span, point, f0, f1, f2)  # checked now, made when read (calc/frozen.py)
+        return Later(_span, point, f0, f1, f2)  # checked now, made when read (calc/base/fastinit.py)
     point = out(point)
     return Span(out(point * f0), out(point * f1), out(point * f2))
 
@@ -227,7 +217,7 @@ def lazy_ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: An
 class _Shared:
     """An array (an N-element point this module was given to keep) that `uses` makers read; the
     last to take it may write into its buffer. Taken only inside a `Later`'s make, which runs
-    under calc/frozen.py's lock, so the count needs no lock of its own."""
+    under calc/base/fastinit.py's lock, so the count needs no lock of its own."""
 
     __slots__ = ("uses", "value")
 

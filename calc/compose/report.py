@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, show
+from ..base.errors import TrainingBudgetError, show
 from ..hardware import catalog as _devices
 from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import GB, GIB, train_hours
@@ -41,7 +41,7 @@ def budget_rows(params: float, tokens: float, device: Any, utilization: float = 
     utilization and goodput used. `active_params` (None: `params`, a dense model) the parameters
     one token runs through (a mixture of experts' active ones): FLOPs and hours follow them, memory
     holds every parameter. A figure the device row lacks data for (a price, watts) reads as a
-    short text. A thin wrapper over calc.budget.budget."""
+    short text. A thin wrapper over calc.budget."""
     if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] (got {show(utilization)}): the budget "
                                   "table holds points; for low / expected / high use calc.train_range")
@@ -142,7 +142,7 @@ def budget_row(b: Budget) -> dict[str, Any]:
 
 def asked_device(b: Budget) -> Any:
     """The device the job asked for (its catalog name), which `b.device` differs from when a range
-    is worked out on the same hardware's 16-bit row (calc.ranges.prior_device)."""
+    is worked out on the same hardware's 16-bit row (calc.prior_device)."""
     d = b.job.device
     if isinstance(d, str):
         return (catalog() if b.job.table is None else b.job.table).get(d).name
@@ -151,14 +151,14 @@ def asked_device(b: Budget) -> Any:
 
 def prior_row(b: Budget) -> Any:
     """The row a range was worked out on when it is not the device asked for (an FP8 peak's 16-bit
-    row: the prior's utilizations are shares of 16-bit peaks, calc/ranges.py), else None."""
+    row: the prior's utilizations are shares of 16-bit peaks, calc/compose/ranges.py), else None."""
     if not b.ranged or not isinstance(b.device, str):
         return None
     return None if b.device == asked_device(b) else b.device
 
 
 def _stage_layers(job: Job, pipeline_parallel: Any) -> str | None:
-    """Layers per pipeline stage of a model with a shape, "27/27/26" where uneven (calc.stages: the
+    """Layers per pipeline stage of a model with a shape, "27/27/26" where uneven (calc.physics.stages: the
     memory per device is then the largest stage's); None without a shape or with one stage."""
     shape = job.model.shape if job.model is not None else None
     if not shape or np.ndim(pipeline_parallel) or pipeline_parallel == 1:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, at_least, non_negative, show
+from ..base.checks import at_least, non_negative
+from ..base.errors import TrainingBudgetError, show
 from ..hardware.capacity import usable_bytes_of
 from ..hardware.catalog import DeviceTable
 from ..money.owned import PUE_INDUSTRY, owned_usd_per_device_hour
@@ -48,7 +49,7 @@ def price_terms(job: Job, device: Any, table: DeviceTable, watts: Any
         pue = PUE_INDUSTRY if price.pue is None else price.pue
         usd = owned_usd_per_device_hour(price.capex_usd, life_years=price.life_years, watts=watts,
                                         usd_per_kwh=price.usd_per_kwh, pue=pue, occupancy=price.occupancy)
-        return usd, price.label(), "owned: calc/owned.py", None, None
+        return usd, price.label(), "owned: calc/money/owned.py", None, None
     if price is None:
         usd = row_column(device, table, "usd_per_device_hour")
         if usd is None:

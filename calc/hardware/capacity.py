@@ -1,6 +1,6 @@
 """Usable device memory: one rule for budget, fit, plan and the workbook's native formulas.
 
-A device's memory is a capacity in GiB (a vendor's "80GB" of HBM is 80 GiB: calc.devices). A
+A device's memory is a capacity in GiB (a vendor's "80GB" of HBM is 80 GiB: calc.hardware.catalog). A
 training job cannot use all of it:
 - the driver hides part of it: nvidia-smi shows 81,559 MiB (79.65 GiB) on an H100 80GB and
   143,771 MiB (140.4 GiB) on an H200 141GB, 0.4% less (data/device_memory_reported.csv);

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, UnknownDeviceError, out, positive, show
+from ..base.checks import positive
+from ..base.errors import TrainingBudgetError, UnknownDeviceError, out, show
 from ..base.textfile import read_text
 
 KINDS = ("vendor dense peak", "measured")

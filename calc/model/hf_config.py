@@ -35,7 +35,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..base.checks import TrainingBudgetError, show
+from ..base.errors import TrainingBudgetError, show
 from ..base.textfile import read_text
 from .shapes import ModelPreset
 

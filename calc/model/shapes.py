@@ -37,10 +37,10 @@ h_d = head_dim, f = ffn_dim, V = vocab):
   whose lookup does no matmul: DeepSeek's "activated" (DeepSeek-V3, arXiv:2412.19437, abstract:
   37B of 671B; DeepSeek-V2-Lite 2.4B) and OpenAI's "active" (gpt-oss model card,
   arXiv:2508.10925, Table 1: 3.61B and 5.13B) count it so, as MFU counts FLOPs (torchtitan,
-  nanoGPT; calc.flops). `active_with_embedding` keeps the input table in: Mistral's 12.9B for
+  nanoGPT; calc.physics.flops). `active_with_embedding` keeps the input table in: Mistral's 12.9B for
   Mixtral (mistral.ai/news/mixtral-of-experts), Qwen's 3.3B for Qwen3-30B-A3B and Meta's 17B
   for Llama 4 count it that way, and it is the N of the 6·N·D FLOPs the budget uses by default
-  (Kaplan et al. 2020, calc.flops; `input_embedding` there selects the other convention).
+  (Kaplan et al. 2020, calc.physics.flops; `input_embedding` there selects the other convention).
 - Embeddings: V·d input table, plus a V·d output projection unless tied (Press & Wolf 2017,
   arXiv:1608.05859).
 """
@@ -56,7 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, broadcasts, flag, out, pick, show, whole
+from ..base.checks import flag, whole
+from ..base.errors import TrainingBudgetError, broadcasts, out, pick, show
 
 DEFAULT_VOCAB = 32000  # Llama 1/2 and Mistral tokenizers (Touvron et al. 2023, §2.1)
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, at_least, broadcasts, fraction, non_negative, out, positive, show
+from ..base.checks import at_least, fraction, non_negative, positive
+from ..base.errors import TrainingBudgetError, broadcasts, out, show
 
 HOURS_PER_YEAR = 8760.0  # 365 × 24
 

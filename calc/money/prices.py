@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ..base.checks import TrainingBudgetError
+from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import DeviceTable, catalog
 
 PLANS = ("on_demand", "1yr", "3yr", "spot")
-_ALIASES = {"ondemand": "on_demand", "on-demand": "on_demand", "od": "on_demand", "1y": "1yr",
+PLAN_ALIASES = {"ondemand": "on_demand", "on-demand": "on_demand", "od": "on_demand", "1y": "1yr",
             "3y": "3yr", "1-year": "1yr", "3-year": "3yr", "reserved_1yr": "1yr", "reserved_3yr": "3yr"}
 
 
@@ -78,7 +78,7 @@ def load_prices() -> tuple[Price, ...]:
 def plan_name(plan: str) -> str:
     """The canonical plan name (on_demand, 1yr, 3yr, spot) for `plan` or an alias."""
     p = plan.strip().lower().replace(" ", "_")
-    p = _ALIASES.get(p, p)
+    p = PLAN_ALIASES.get(p, p)
     if p not in PLANS:
         raise TrainingBudgetError(f"plan must be one of {', '.join(PLANS)} (got {plan!r})")
     return p

@@ -14,21 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..base.arith import over, ratio, times
-from ..base.checks import (
-    TrainingBudgetError,
-    agree,
-    at_least,
-    broadcasts,
-    fraction,
-    non_negative,
-    out,
-    pick,
-    positive,
-    show,
-    whole,
-    whole_in,
-)
-from ..base.errors import TINY, ResultUnderflowError
+from ..base.checks import at_least, fraction, non_negative, positive, whole, whole_in
+from ..base.errors import TINY, ResultUnderflowError, TrainingBudgetError, agree, broadcasts, out, pick, show
 from ..hardware.capacity import reserve_bytes
 from ..hardware.catalog import DeviceTable, catalog
 from ..physics.flops import train_flops
@@ -37,7 +24,7 @@ from ..physics.memory import train_memory
 SECONDS_PER_HOUR = 3600.0
 TERA = 1e12  # TFLOP/s -> FLOP/s
 GB = 1e9     # the seed's GB: 10^9 bytes
-GIB = 2.0 ** 30  # a binary gigabyte: what a vendor's "80GB" of HBM holds (see calc.devices)
+GIB = 2.0 ** 30  # a binary gigabyte: what a vendor's "80GB" of HBM holds (see calc.hardware.catalog)
 _INF = math.inf
 
 
@@ -46,7 +33,7 @@ def _table(table: DeviceTable | None) -> DeviceTable:
 
 
 def _points_only(utilization: Any) -> None:
-    """Refuse a range request here: schedule returns points; ranges live in calc/ranges.py."""
+    """Refuse a range request here: schedule returns points; ranges live in calc/compose/ranges.py."""
     if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
         raise TrainingBudgetError(
             f"utilization must be a number in (0, 1] (got {show(utilization)}); for low / expected / high "
@@ -127,12 +114,11 @@ def gpu_hours(params: Any, tokens: Any, device: Any, *, utilization: Any = 1.0, 
 def price_per_device_hour(device: Any, usd_per_device_hour: Any = None, *,
                           table: DeviceTable | None = None) -> np.ndarray | float:
     """USD per device-hour for `device`: a number as given (>= 0), a "provider:plan" text looked
-    up in the sourced prices (calc/prices.py), or, for None, the device row's own price."""
+    up in the sourced prices (calc/money/prices.py), or, for None, the device row's own price."""
     if isinstance(device, str):
         _table(table).get(device)  # an unknown device is named as such, not blamed on the price
     if isinstance(usd_per_device_hour, str):
-        from .prices import check_text
-        from .prices import usd_per_device_hour as priced
+        from .prices import check_text, usd_per_device_hour as priced
         return priced(check_text("usd_per_device_hour", usd_per_device_hour), device, table=table)
     if usd_per_device_hour is None:
         try:
@@ -184,7 +170,7 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
                    context_parallel: Any = 1, reserve_gib: Any = None,
                    **memory_options: Any) -> np.ndarray | float:
     """Smallest device count whose per-device bytes fit the device's usable memory (inf: never
-    fits): the capacity less the reserve, the one rule of calc/capacity.py that budget().fits, fit
+    fits): the capacity less the reserve, the one rule of calc/hardware/capacity.py that budget().fits, fit
     and plan use (the larger of 3 GiB and 5% of the capacity; `reserve_gib` GiB when given, 0 for
     the whole capacity), so the count returned is the smallest at which budget() says it fits.
 
@@ -195,7 +181,7 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
     1 / data_parallel), so data_parallel = ceil(sharded / (memory - fixed)) rounded up to a
     multiple of expert_parallel. Memory: the catalog's `memory_gib` figures are the vendors'
     "80GB" labels, and HBM/GDDR capacities are binary, so the device holds memory_gib · 2^30
-    bytes (GiB; see calc.devices); `memory_gib` given here is a capacity in GiB too, and the
+    bytes (GiB; see calc.hardware.catalog); `memory_gib` given here is a capacity in GiB too, and the
     reserve is taken from it as from the row's. The other
     options are those of `train_memory` (grad_bytes, master, expert_params, stage_params,
     zero3_buffers).

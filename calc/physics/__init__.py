@@ -1,1 +1,3 @@
-"""physics: TODO."""
+"""physics: bytes and FLOPs of a step. Training FLOPs per token (flops), activation bytes
+(activations), memory per device by part (memory), uneven pipeline stages (stages) and the layouts that
+fit a device (fit). Imports base, model and hardware."""

@@ -80,7 +80,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import agree, broadcasts, choice, divides, flag, out, pick, whole
+from ..base.checks import choice, divides, flag, whole
+from ..base.errors import agree, broadcasts, out, pick
 
 LOSS_BYTES_PER_LOGIT = {"standard": 12.0, "parallel": 16.0, "fused": 2.0}  # sources: module doc
 LOSSES = tuple(LOSS_BYTES_PER_LOGIT)

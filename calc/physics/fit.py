@@ -14,10 +14,10 @@ expert parallel divides the experts and data · context parallel (DeepSpeed-MoE,
 arXiv:2201.05596, §5; Megatron-Core MoE). ZeRO / the distributed optimizer shards states over
 data · context ranks, which hold the same weights (Megatron-Core's distributed optimizer uses
 the data-parallel group with context-parallel ranks). Bytes come from `train_memory` and
-`activation_bytes` with the model's own shape (calc.activations).
+`activation_bytes` with the model's own shape (calc.physics.activations).
 
 Capacity: the device's memory_gib (or `memory_gib` given) less the reserve, the one rule of
-calc/capacity.py: `reserve_gib` when given, else the larger of 3 GiB and 5% (what the driver hides,
+calc/hardware/capacity.py: `reserve_gib` when given, else the larger of 3 GiB and 5% (what the driver hides,
 79.65 of an H100's 80 GiB, plus the CUDA context, NCCL's buffers and the allocator), as `estimate`,
 `plan` and the Budget sheet count it.
 
@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, choice, flag, positive, show, whole
+from ..base.checks import choice, flag, positive, whole
+from ..base.errors import TrainingBudgetError, show
 from ..hardware.capacity import GIB, reserve_bytes
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.hf_config import load_config
@@ -45,7 +46,7 @@ from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
 from .stages import busiest_scale
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
-RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.flops)
+RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.physics.flops)
 MICRO_BATCHES = (1, 2, 4)
 MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
 COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
@@ -167,7 +168,7 @@ def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int) -> tuple[np.
 
 
 def _capacity(device: Any, table: DeviceTable, memory_gib: Any, reserve_gib: Any) -> tuple[float, float]:
-    """(capacity bytes, reserve bytes): calc/capacity.py's rule."""
+    """(capacity bytes, reserve bytes): calc/hardware/capacity.py's rule."""
     if memory_gib is not None:
         gib = float(positive("memory_gib", memory_gib))
     else:
@@ -210,7 +211,7 @@ def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple,
     b = model_params(**shape)
     moe = shape.get("n_experts", 1) > 1
     stage_p = float(shape["vocab"] * shape["d_model"])
-    scale = busiest_scale(L, P)                        # calc.stages: as calc.budget counts the busiest stage
+    scale = busiest_scale(L, P)                        # calc.physics.stages: as calc.budget counts the busiest stage
     act_opts = _activation_shape(shape)
     if moe:
         n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
@@ -247,7 +248,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
 
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
     Capacity: the device's memory_gib (or `memory_gib`, GiB) less the reserve (`reserve_gib` GiB, or
-    calc/capacity.py's default: the larger of 3 GiB and 5%).
+    calc/hardware/capacity.py's default: the larger of 3 GiB and 5%).
     `grad_bytes` 4: fp32 main gradients (Megatron/NeMo `grad_reduce_in_fp32`); 2 for bf16.
     Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (none, op and full; with
     FlashAttention "selective" stores the same bytes as "none", so it is searched only without
@@ -255,7 +256,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     tokens per rank), `zero_stages`; tensor, pipeline (any depth up to the layer count), virtual
     stages (1-8) and expert parallel always. `method`: full, lora or qlora (`trainable` as in
     `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
-    "standard", "parallel" or "fused" (calc.activations). Constraints and ranking: module doc.
+    "standard", "parallel" or "fused" (calc.physics.activations). Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
     shape = preset.shape

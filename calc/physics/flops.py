@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..base.arith import times
-from ..base.checks import TrainingBudgetError, broadcasts, choice, non_negative, out, positive, show, whole
-from ..base.errors import out_positive
+from ..base.checks import choice, non_negative, positive, whole
+from ..base.errors import TrainingBudgetError, broadcasts, out, out_positive, show
 
 RECOMPUTE = ("none", "selective", "op", "full")
 
@@ -49,16 +49,16 @@ RECOMPUTE = ("none", "selective", "op", "full")
 # gradient for the vast majority of the parameters": footnote 5, 32.5 against 43.1 tokens/s per V100,
 # 1.33x where 6/4 is 1.5x; the rest of a step, attention and the non-matmul work, does not shrink, so
 # the utilization on this basis is about 0.89 of full fine-tuning's). The adapters' own 6 FLOPs per
-# adapter parameter-token are left out: 1% of N (calc.memory's default adapters) adds 0.06N, 1.5%.
+# adapter parameter-token are left out: 1% of N (calc.physics.memory's default adapters) adds 0.06N, 1.5%.
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6.0  # a training step: forward 2N + backward 4N
 FROZEN_FLOPS_PER_PARAM_TOKEN = 4.0  # a step through frozen weights (LoRA, QLoRA): forward 2N + activations' 2N
-FORWARD_FLOPS_PER_PARAM_TOKEN = 2.0  # a forward pass alone: method "inference" (weights only, calc.memory)
+FORWARD_FLOPS_PER_PARAM_TOKEN = 2.0  # a forward pass alone: method "inference" (weights only, calc.physics.memory)
 FLOPS_PER_PARAM_TOKEN = {"full": TRAIN_FLOPS_PER_PARAM_TOKEN, "lora": FROZEN_FLOPS_PER_PARAM_TOKEN,
                          "qlora": FROZEN_FLOPS_PER_PARAM_TOKEN, "inference": FORWARD_FLOPS_PER_PARAM_TOKEN}
 
 
 def flops_per_param_token(method: str) -> float:
-    """FLOPs per parameter per token of `method` (calc.memory.METHODS): 6 for a full training step,
+    """FLOPs per parameter per token of `method` (calc.METHODS): 6 for a full training step,
     4 for a step through frozen base weights (lora, qlora), 2 for a forward pass (inference); see
     FLOPS_PER_PARAM_TOKEN's sources."""
     k = FLOPS_PER_PARAM_TOKEN.get(method) if type(method) is str else None

@@ -14,7 +14,7 @@ Sources:
 - Hu et al. 2021, "LoRA", arXiv:2106.09685: frozen base weights, only adapters train.
 - Dettmers et al. 2023, "QLoRA", arXiv:2305.14314, §3: 4-bit NF4 base (0.5 B/param) plus
   double-quantized constants of 0.127 bits per parameter.
-- Activations: `calc.activations.activation_bytes` (Korthikanti et al. 2022, arXiv:2205.05198,
+- Activations: `calc.activation_bytes` (Korthikanti et al. 2022, arXiv:2205.05198,
   Table 2, from named parts; re-exported here).
 """
 
@@ -27,21 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..base.arith import integral, over, plus, shard, sum_into, times
-from ..base.checks import (
-    TrainingBudgetError,
-    _index,
-    agree,
-    broadcasts,
-    choice,
-    flag,
-    non_negative,
-    out,
-    pick,
-    positive,
-    show,
-    whole,
-    whole_in,
-)
+from ..base.checks import _index, choice, flag, non_negative, positive, whole, whole_in
+from ..base.errors import TrainingBudgetError, agree, broadcasts, out, pick, show
 from ..base.fastinit import fast_init
 from .activations import RECOMPUTE, activation_bytes
 
@@ -93,7 +80,7 @@ class MemoryBreakdown:
 
 
 # Scalar fast paths: a Python float in gives Python arithmetic (no numpy call: an Excel cell is a
-# scalar call, issue 14), an array in gives numpy's; the same rule either way.
+# scalar call), an array in gives numpy's; the same rule either way.
 
 def _any(condition: Any) -> bool:
     """Whether any element holds (a Python bool as it is)."""

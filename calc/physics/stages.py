@@ -4,7 +4,7 @@ Megatron-Core lets the first and last stages hold fewer layers (--decoder-first-
 --decoder-last-pipeline-num-layers) and Llama 3 405B trained 126 layers on 16 stages
 (arXiv:2407.21783, §3.3.2), so a pipeline depth need only be at most the layer count. Memory per
 device is that of the BUSIEST stage, ceil(L / p) layers (plus the input embedding, counted on the
-first stage by calc.memory's stage_params), as calc.layouts.fit_layouts plans layouts: the
+first stage by calc.physics.memory's stage_params), as calc.fit_layouts plans layouts: the
 parameters of such a layout are those of a model whose p stages each hold ceil(L / p) layers.
 Units: layers and parameter counts.
 """

@@ -1,8 +1,8 @@
 """The planner's questions the other way round: devices for a deadline and tokens for a budget.
 
-Every answer is read off `calc.budget.budget(job)`, the one composer, so every figure a plan shows
+Every answer is read off `calc.budget(job)`, the one composer, so every figure a plan shows
 is what `estimate` says for the same job. Hours scale as 1 / devices (hours = FLOPs / (rate ·
-utilization · devices), calc.schedule.hours_at) and device-hours, cost and tokens are linear in
+utilization · devices), calc.money.totals.hours_at) and device-hours, cost and tokens are linear in
 tokens, so each question is one Budget at a reference point, solved in closed form, rounded to a
 whole count and checked with a Budget at the answer:
 - devices for `days`: the fewest devices n (a multiple of `node` and of the layout's replica) with
@@ -12,11 +12,11 @@ whole count and checked with a Budget at the answer:
   whole tokens whose hours are within 24 · days on the job's devices.
 A range (utilization "prior") answers each of low / expected / high; `case` picks one.
 Monotonicity the closed forms assume, stated and checked: the job-keyed prior's utilization moves
-as devices^b and tokens^c (calc.prior.Coefficients), so hours ∝ devices^-(1+b) must fall as devices
+as devices^b and tokens^c (calc.prior.utilization.Coefficients), so hours ∝ devices^-(1+b) must fall as devices
 rise (b > -1) and cost ∝ tokens^(1-c) must rise with tokens (c < 1); either failing is refused
 (_devices_exponent, _tokens_exponent). Where the prior's 100% cap bends the power law, bisection
 (monotone under the same conditions) finds the exact answer; every answer is checked with a Budget.
-Units: days, hours, USD, counts. calc.plan (ranked plans) builds on this module and re-exports it.
+Units: days, hours, USD, counts. calc.planning.rank (ranked plans) builds on this module and re-exports it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import ResultOverflowError, ResultUnderflowError, TrainingBudgetError, positive, show, whole
+from ..base.checks import positive, whole
+from ..base.errors import ResultOverflowError, ResultUnderflowError, TrainingBudgetError, show
 from ..compose.budget import Job, Span, budget, usable_bytes
 from ..compose.ranges import wants_prior
 from ..hardware.catalog import DeviceTable, catalog
@@ -36,7 +37,7 @@ from ..prior.utilization import coefficients
 
 CASES = ("low", "expected", "high")  # of the answer's hours: "high" is the slow case (most hours)
 HOURS_PER_DAY = 24.0
-EXACT = 1e-12  # an exact fit is not rounded up (as calc.schedule.devices_needed)
+EXACT = 1e-12  # an exact fit is not rounded up (as calc.devices_needed)
 MAX_STEPS = 64  # node-sized steps tried past the closed form when a prior depends on the device count
 
 
@@ -48,7 +49,7 @@ def _case(name: str | None) -> str | None:
 
 def pick(figure: Any, case: str | None) -> Any:
     """A Budget figure at `case`: a point as it is; a Span's low / expected / high, or (case None)
-    the three on a trailing axis (calc/ranges.py's convention)."""
+    the three on a trailing axis (calc/compose/ranges.py's convention)."""
     if not isinstance(figure, Span):
         return figure
     if case is not None:
@@ -63,8 +64,8 @@ def _replica(job: Job) -> Any:
 
 
 def _memory_devices(job: Job, table: DeviceTable) -> Any:
-    """Fewest devices whose per-device bytes fit the usable memory (calc.budget.usable_bytes) on the
-    job's layout and ZeRO stage: calc.schedule.devices_needed with the Budget's parameter counts."""
+    """Fewest devices whose per-device bytes fit the usable memory (calc.usable_bytes) on the
+    job's layout and ZeRO stage: calc.devices_needed with the Budget's parameter counts."""
     usable = usable_bytes(job.device, table)
     if usable is None:
         raise TrainingBudgetError(f"device {show(job.device)} has no memory figure: a plan needs one")
@@ -157,7 +158,7 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
 def _bisect(job: Job, n: Any, ok: Any, bound: Any, step: Any, limit: Any, case: str | None,
             memory: bool) -> tuple[Any, Any]:
     """Where the closed form's count n falls short (the prior capped at 100% of peak stops growing as
-    devices^b, calc.prior.UtilizationPrior), the fewest step multiples in (n, hi] that meet the
+    devices^b, calc.UtilizationPrior), the fewest step multiples in (n, hi] that meet the
     deadline, by bisection. Meeting the deadline is monotone in the count (hours ∝ n^-(1+b) fall as
     devices rise for any b > -1, checked in _devices_exponent; capped at 100% they fall as 1 / n). For
     b >= 0 utilization never falls as devices rise, so `bound` (the count at the utilization of one
@@ -191,7 +192,7 @@ def _advance(n: Any, step: Any) -> Any:
 
 
 def _devices_exponent(job: Job) -> float:
-    """b of the job's own prior (utilization "prior": expected = A · devices^b, calc.prior
+    """b of the job's own prior (utilization "prior": expected = A · devices^b, calc.prior.utilization
     .Coefficients.devices_exponent; every case scales alike, its band factors being constant); else 0
     (a given utilization, or a UtilizationPrior given, which does not change with the job)."""
     if not _keyed(job):
@@ -270,7 +271,7 @@ def _keyed_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
 
 def _capped_tokens(at: Callable[[Any], Any], d0: Any, tokens: Any, limit: Any) -> Any:
     """Where the closed form's tokens overspend (the prior capped at 100% of peak stops growing as
-    tokens^c, calc.prior.UtilizationPrior), the most whole tokens within the limit by bisection from
+    tokens^c, calc.UtilizationPrior), the most whole tokens within the limit by bisection from
     the count at D0's utilization held (the figure then linear in tokens: a count within the limit
     where utilization never falls as tokens rise); elsewhere the closed form's."""
     over = at(tokens) > limit * (1 + EXACT)
@@ -318,7 +319,7 @@ def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utiliz
     """Fewest devices that train `params` on `tokens` within `days` days: ceil(device-hours /
     (24 · days)), the Excel function's answer. With `zero_stage` (0-3) also enough devices to hold
     the model states at that ZeRO stage in usable memory (3: all of them sharded). `utilization`
-    a share of the device's rate, or "prior": low / expected / high on a trailing axis (calc/ranges.py's
+    a share of the device's rate, or "prior": low / expected / high on a trailing axis (calc/compose/ranges.py's
     convention), or the one `case` names. `active_params`: a mixture of experts' (Job.active_params)."""
     job = Job(params=params, tokens=tokens, device=device, utilization=utilization,
               zero_stage=0 if zero_stage is None else zero_stage, method=method, optimizer=optimizer, table=table,
@@ -332,7 +333,7 @@ def tokens_for_budget(params: Any, device: Any, usd: Any, *, usd_per_device_hour
     """Most whole tokens `usd` USD buys: cost per token = device-hours per token (FLOPs / rate /
     utilization, whatever the device count) x price per device-hour (None: the device row's).
     `active_params`: a mixture of experts' (Job.active_params); `method` the job's (inference: a
-    forward pass, calc.flops.flops_per_param_token)."""
+    forward pass, calc.flops_per_param_token)."""
     job = Job(params=params, tokens=1.0, device=device, devices=devices, utilization=utilization,
               price=usd_per_device_hour, table=table, active_params=active_params, method=method)
     return tokens_for(job, usd, case=case)

@@ -3,25 +3,25 @@
 For every device of the catalog (or those named) and every price offering for its hardware (one
 option per provider, offering and plan, each priced by its own row of prices.csv: its price,
 source and as_of; or the price given, or owned hardware): the fewest devices for the deadline
-(calc.inverse.devices_for) with a layout that fits (calc.layouts.fit_layouts at the usable memory,
+(calc.devices_for) with a layout that fits (calc.fit_layouts at the usable memory,
 for a model with a shape), and the Budget there: days and cost low / expected / high. Units: days,
 hours, USD, counts.
 
 The counts considered (counts_considered()): that fewest count n and its doublings n·2^k, the same
 layout with the data-parallel size doubled (a valid layout: tensor, pipeline, context and expert
-sizes unchanged, so every constraint of calc.layouts still holds, and bytes per device do not grow
+sizes unchanged, so every constraint of calc.physics.fit still holds, and bytes per device do not grow
 with data parallelism; each count's fit is still checked), up to max(n, MAX_PLAN_DEVICES), the
 largest device count of the published runs the utilization prior was fitted on (beyond it the
 prior extrapolates). The utilization prior moves with the device count (expected ∝ devices^b,
-calc.prior.Coefficients.devices_exponent: b > 0 today, so more devices are faster AND cheaper), so
+calc.prior.utilization.Coefficients.devices_exponent: b > 0 today, so more devices are faster AND cheaper), so
 the deadline's fewest count is not the cheapest plan: every count is a plan, evaluated in one
 calc.budget call over the counts (arrays) per device and price. The headline (headline()) answers
 from all of them, whatever the sign of b: "fastest within budget" is the fewest days among the
 feasible plans whose cost fits the budget, "cheapest by the deadline" the least cost among the
 feasible plans (feasible: fits and meets the deadline at the case asked, with a price).
 
-The questions the other way round (devices for days, tokens for a budget) live in calc.inverse;
-this module re-exports them, so `calc.plan.devices_for` and the rest keep working.
+The questions the other way round (devices for days, tokens for a budget) live in calc.planning.inverse;
+this module re-exports them, so `calc.devices_for` and the rest keep working.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, positive, whole
+from ..base.checks import positive, whole
+from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
 from ..compose.ranges import prior_device, wants_prior
 from ..hardware.catalog import DeviceTable, catalog
@@ -42,17 +43,13 @@ from ..money import prices
 from ..money.totals import GIB
 from ..physics.fit import MAX_FIT_DEVICES, fit_layouts
 from ..prior.runs import load_runs
-from .inverse import CASES as CASES  # re-exported (with the next names): moved to calc.inverse
-from .inverse import EXACT as EXACT
-from .inverse import HOURS_PER_DAY as HOURS_PER_DAY
-from .inverse import MAX_STEPS as MAX_STEPS
-from .inverse import _case
-from .inverse import devices_for as devices_for
-from .inverse import devices_for_days as devices_for_days
-from .inverse import pick as pick
-from .inverse import tokens_by as tokens_by
-from .inverse import tokens_for as tokens_for
-from .inverse import tokens_for_budget as tokens_for_budget
+from .inverse import (
+    CASES,
+    EXACT,
+    _case,
+    devices_for,
+    pick,
+)
 
 # --- ranked plans: every device x every price x the counts considered ------------------------------
 
@@ -142,8 +139,8 @@ def price_options(device: str, price: Any = None, own: Owned | None = None,
                   table: DeviceTable | None = None) -> list[tuple[Any, str]]:
     """(price for a Job, label) pairs for `device`: the one given (a number or PROVIDER:PLAN[:OFFERING]),
     else the device row's own price and one option per provider, offering and plan of the price rows
-    for its hardware (the newest row of an offering, then the cheapest, as calc.prices.lookup), each
-    priced by that row: the spec "provider:plan:offering" (calc.prices.spec_for); owned last."""
+    for its hardware (the newest row of an offering, then the cheapest, as calc.lookup_price), each
+    priced by that row: the spec "provider:plan:offering" (calc.money.prices.spec_for); owned last."""
     table = catalog() if table is None else table
     if isinstance(price, str) and ":" not in price:
         price = float(price) if _is_number(price) else f"{price}:on_demand"
@@ -186,7 +183,7 @@ def _fit_count(job: Job, preset: ModelPreset, n0: float, step: float, table: Dev
                cache: dict[tuple[Any, ...], Any]) -> tuple[float, Any]:
     """The first count from n0 (in `step`s) with a layout that fits, and that layout (first row of
     calc.fit_layouts at the usable memory: the most headroom); (inf, None) within SEARCH_STEPS (or
-    past calc.layouts.MAX_FIT_DEVICES)."""
+    past calc.physics.fit.MAX_FIT_DEVICES)."""
     usable = usable_bytes(job.device, table)
     for k in range(SEARCH_STEPS):
         n = n0 + k * step
@@ -243,7 +240,7 @@ def counts_considered(n: float) -> np.ndarray:
 
 def _candidates(names: Any, table: DeviceTable) -> list[str]:
     """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
-    (calc.ranges.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
+    (calc.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
     rows are planned when named)."""
     if names:  # each device once, however often (or in whatever spelling) it is named
         return list(dict.fromkeys(table.get(n).name for n in names))
@@ -294,7 +291,7 @@ def _unowned(job: Job) -> str:
 
 def _unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str]:
     """For a PROVIDER:PLAN[:OFFERING] price, why each device without a row for it has no price
-    (calc.prices.lookup's words); refused in those words where no device planned has a row, as
+    (calc.lookup_price's words); refused in those words where no device planned has a row, as
     calc.budget refuses the spec for one job."""
     if not isinstance(price, str) or _is_number(price):
         return {}

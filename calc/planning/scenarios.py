@@ -1,6 +1,6 @@
 """Plans side by side: scenario files read into `Job`s, and the Scenarios sheet's plan rows.
 
-Every figure comes from calc.budget.budget; this module only reads inputs into `Job`s and
+Every figure comes from calc.budget; this module only reads inputs into `Job`s and
 writes `Budget`s as rows. A scenarios file (CSV, columns SCENARIO_COLUMNS) is streamed: one row
 read, one `Job` made, at a time, so a million-row file needs no more memory than one row. Its
 cells take the command line's syntax: "7B", "1.5T", "40%", "prior", "aws:on_demand", "2.5".
@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.checks import TrainingBudgetError, choice, show
+from ..base.checks import choice
+from ..base.errors import TrainingBudgetError, show
 from ..base.units import parse_count, parse_number, parse_share
 from ..compose.budget import Budget, Job, Owned, Span, budget
 from ..hardware.catalog import DeviceTable, catalog
@@ -27,7 +28,7 @@ from ..physics.memory import METHODS
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own", "model",
-                    "active_params", "method", "pue")   # model: a preset name (calc.models) in place of params;
+                    "active_params", "method", "pue")   # model: a preset name (calc.model.shapes) in place of params;
 # method and pue as the workbook's Scenarios plans have them (blank: the command line's --method, --pue)
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
@@ -77,7 +78,7 @@ def plan_row(params: float, tokens: float, device: str, *, devices: int = 1, uti
     """One plan's figures (the Scenarios sheet's row: `hours`, `device_hours`, `usd`, `kwh`, with
     `_low/_expected/_high` for a range), read off budget(Job(...)); `active_params` (count) a
     mixture of experts' active parameters, None: all `params` (dense); `method` the Job's
-    (inference: a forward pass, calc.flops.flops_per_param_token)."""
+    (inference: a forward pass, calc.flops_per_param_token)."""
     table = catalog() if table is None else table
     b = budget(Job(params=params, active_params=active_params, tokens=tokens, device=device, devices=devices,
                    method=method,

@@ -10,7 +10,7 @@ published and MoE), and compare the predicted device-hours with what the run giv
 - a run with only an MFU: the compute hours that MFU implies (kind "mfu").
 Per set: the share inside the low-high band, the median relative error
 |expected - observed| / observed, and the median band width high/low hours.
-Goals (issue 18): at least 85% inside, at most 15% error, a band of at most x2.2, together.
+Goals: at least 85% inside, at most 15% error, a band of at most x2.2, together.
 `sensitivity` rows (benchmarks, coarse or second-hand figures) are scored out of sample by
 the prior fitted on every main run. `method="global"` scores the shipped prior of 2026-11
 (10th/50th/90th percentiles of all other runs) for comparison.
@@ -25,9 +25,9 @@ import numpy as np
 
 from ..hardware.catalog import DeviceTable
 from .runs import Run, load_runs
-from .utilization import BAND, GOODPUT, Model, _prior, compute_device_hours, family, fit_model, run_utilization
+from .utilization import BAND, GOODPUT, Model, compute_device_hours, family, fit_model, prior_point, run_utilization
 
-GOALS = {"inside_fraction": 0.85, "median_error": 0.15, "median_width": 2.2}   # issue 18
+GOALS = {"inside_fraction": 0.85, "median_error": 0.15, "median_width": 2.2}
 SETS = ("all", "hours", "mfu", "sensitivity")
 
 
@@ -97,7 +97,7 @@ def _utilizations(model: Model, run: Run, table: DeviceTable | None, method: str
         samples = [u for r in others if r.use == "main" and (u := run_utilization(r, table, goodput)) is not None]
         low, mid, high = np.percentile(samples, (10.0, 50.0, 90.0))
         return float(low), float(mid), float(high)
-    p = _prior(model, family(run.device, table), "", run.flops_params, run.devices, run.moe, run.tokens)
+    p = prior_point(model, family(run.device, table), "", run.flops_params, run.devices, run.moe, run.tokens)
     return p.low, p.expected, p.high
 
 
@@ -118,7 +118,7 @@ def backtest(runs: Iterable[Run] | None = None, table: DeviceTable | None = None
              goodput: float = GOODPUT, method: str = "ridge", band: str | None = None,
              dropped: frozenset[str] | None = None) -> Backtest:
     """Leave each main run out; predict its device-hours from the prior of the other main runs.
-    `band` (calc.prior.BANDS: "jackknife+" or "loo", constant multipliers) and `dropped` features
+    `band` (calc.prior.utilization.BANDS: "jackknife+" or "loo", constant multipliers) and `dropped` features
     default to the shipped prior's; each fold's band comes from that fold's training runs only."""
     if method not in ("ridge", "global"):
         raise ValueError(f"method must be 'ridge' or 'global' (got {method!r})")

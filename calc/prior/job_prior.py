@@ -1,6 +1,6 @@
-"""The job-keyed prior (calc.prior describes the model): each job's own low / expected / high
+"""The job-keyed prior (calc.prior.utilization describes the model): each job's own low / expected / high
 utilization as one closed form in log space (Coefficients), so a sheet writes it natively
-(addin/functions/prior_native.py); calc.prior re-exports every name here.
+(addin/functions/prior_native.py); calc.prior.utilization re-exports every name here.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..base.arith import log10
-from ..base.checks import ResultOverflowError, flag, positive, show, whole
-from ..base.errors import TINY
+from ..base.checks import flag, positive, whole
+from ..base.errors import TINY, ResultOverflowError, show
 from ..hardware.catalog import DeviceTable
 from . import ridge
 from .regression import (
@@ -25,13 +25,13 @@ from .regression import (
     METHOD,
     NAMES,
     UtilizationPrior,
-    _basis,
-    _decade,
-    _device_family,
-    _packaged,
-    _packaged_family,
-    _scaled,
+    basis_text,
+    decade_label,
     fit_model,
+    packaged_family,
+    packaged_prior,
+    scaled_count,
+    table_family,
 )
 from .runs import load_runs
 
@@ -79,7 +79,7 @@ class Coefficients:
 def coefficients(goodput: float = GOODPUT) -> Coefficients:
     """The packaged runs' job-keyed prior (constant band) as named numbers."""
     # the shipped model's own fit when the bands agree (one robust fit of the runs, not two)
-    model = _packaged(goodput) if JOB_BAND == BAND else fit_model(load_runs(), None, goodput, band=JOB_BAND)
+    model = packaged_prior(goodput) if JOB_BAND == BAND else fit_model(load_runs(), None, goodput, band=JOB_BAND)
     fit = model.fit
     beta, cols = fit.beta, ridge.columns(fit.families)
     dummies = dict(zip(fit.families, beta[cols["family"]], strict=True))
@@ -92,12 +92,12 @@ def coefficients(goodput: float = GOODPUT) -> Coefficients:
                         float(beta[cols["moe"]]), float(beta[cols["tokens"]]), lo, hi, lo_u, hi_u, goodput, fit.n)
 
 
-def _families(device: Any, table: DeviceTable | None) -> Any:
+def device_families(device: Any, table: DeviceTable | None) -> Any:
     """The family of each device name (None where unknown or a number), one look-up per distinct name."""
     if isinstance(device, str):
-        return _packaged_family(device)[0] if table is None else _device_family(device, table)[0]
+        return packaged_family(device)[0] if table is None else table_family(device, table)[0]
     if isinstance(device, np.ndarray) and device.dtype.kind in "UO":
-        names = {d: _device_family(str(d), table)[0] for d in np.unique(device)}
+        names = {d: table_family(str(d), table)[0] for d in np.unique(device)}
         return np.vectorize(lambda d: names[d] or "", otypes=[object])(device)
     return None
 
@@ -109,48 +109,48 @@ def job_prior(device: Any, *, active_params: Any, devices: Any = 1, moe: Any = F
     arithmetic for a scalar as for each element of an array (scalar questions cached)."""
     if (table is None and type(device) in _KEYS and type(active_params) in _KEYS and type(devices) in _KEYS
             and type(moe) in _KEYS and type(tokens) in _KEYS and type(goodput) in _KEYS):
-        return _job_prior_cached(device, active_params, devices, moe, tokens, goodput)
-    return _job_prior(device, active_params, devices, moe, tokens, table, goodput)
+        return job_prior_cached(device, active_params, devices, moe, tokens, goodput)
+    return job_prior_fast(device, active_params, devices, moe, tokens, table, goodput)
 
 
 _KEYS = frozenset((str, float, int, bool))  # the types of a cacheable scalar question (one type test each)
 
 
 @functools.lru_cache(maxsize=4096)
-def _job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
+def job_prior_cached(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any,
                       goodput: float) -> UtilizationPrior:
-    return _job_prior(device, active_params, devices, moe, tokens, None, goodput)
+    return job_prior_fast(device, active_params, devices, moe, tokens, None, goodput)
 
 
-def _job_prior(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
+def job_prior_fast(device: Any, active_params: Any, devices: Any, moe: Any, tokens: Any, table: DeviceTable | None,
                goodput: float) -> UtilizationPrior:
     c = coefficients(goodput)
-    fam = _families(device, table)
+    fam = device_families(device, table)
     if (type(fam) is not np.ndarray and type(active_params) in _NUMBERS and type(devices) in _NUMBERS
             and type(tokens) in _NUMBERS):
         p, n, tok = float(positive("active_params", active_params)), whole("devices", devices), positive("tokens",
                                                                                                            tokens)
         m = float(flag("moe", moe)) if isinstance(moe, (str, bool)) else float(moe)
-        _per_param(tok, p, tokens, active_params)
+        per_param_rate(tok, p, tokens, active_params)
         return _scalar_prior(c, fam, device, p, float(n), m, float(tok))
     p = np.asarray(positive("active_params", active_params), dtype=np.float64)
     n = np.asarray(whole("devices", devices), dtype=np.float64)
     tok = np.asarray(positive("tokens", tokens), dtype=np.float64)
-    _per_param(tok, p, tokens, active_params)
+    per_param_rate(tok, p, tokens, active_params)
     m = np.asarray(moe, dtype=np.float64) if not isinstance(moe, (str, bool)) else float(flag("moe", moe))
     if isinstance(fam, np.ndarray):
         effect = np.vectorize(lambda f: c.effect(f or None), otypes=[np.float64])(fam)
         known = fam != ""
     else:
         effect, known = np.float64(c.effect(fam)), np.bool_(fam is not None)
-    log_u = _log_u(c, effect, p, n, m, tok)
+    log_u = log_utilization(c, effect, p, n, m, tok)
     lo = np.where(known, c.band_low, c.band_low_unknown)
     hi = np.where(known, c.band_high, c.band_high_unknown)
     exp = np.exp(log_u)
     low, high = exp * np.exp(lo), exp * np.exp(hi)
     if np.ndim(log_u) == 0:
         low, exp, high = float(low), float(exp), float(high)
-    return UtilizationPrior(low, exp, high, goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
+    return UtilizationPrior(low, exp, high, goodput, c.n_runs, job_basis(fam, device, p, n, m, tok, c), JOB_METHOD)
 
 
 _NUMBERS = frozenset((float, int))
@@ -162,8 +162,8 @@ def scalar_job_prior(device: str, active_params: float, devices: float, moe: boo
     tokens > 0, devices a whole number >= 1: calc.budget's scalar question), with no cache (its
     caller keeps the answer): the same arithmetic as job_prior's."""
     c = coefficients(goodput)
-    _per_param(tokens, active_params, tokens, active_params)
-    return _scalar_prior(c, _packaged_family(device)[0], device, active_params, devices, 1.0 if moe else 0.0, tokens)
+    per_param_rate(tokens, active_params, tokens, active_params)
+    return _scalar_prior(c, packaged_family(device)[0], device, active_params, devices, 1.0 if moe else 0.0, tokens)
 
 
 def _scalar_prior(c: Coefficients, fam: str | None, device: Any, p: float, n: float, m: float,
@@ -171,8 +171,8 @@ def _scalar_prior(c: Coefficients, fam: str | None, device: Any, p: float, n: fl
     """One job's prior from checked floats (`fam` its device's family or None, `m` 1.0 for MoE)."""
     effects, lo, hi = _scalar_terms(c, fam is not None)
     # the same ufuncs as for arrays; exp · e^band as floats is numpy's float64 product exactly
-    exp = float(np.exp(_log_u(c, effects.get(fam, c.unknown_family), p, n, m, tok)))
-    return UtilizationPrior(exp * lo, exp, exp * hi, c.goodput, c.n_runs, _job_basis(fam, device, p, n, m, tok, c),
+    exp = float(np.exp(log_utilization(c, effects.get(fam, c.unknown_family), p, n, m, tok)))
+    return UtilizationPrior(exp * lo, exp, exp * hi, c.goodput, c.n_runs, job_basis(fam, device, p, n, m, tok, c),
                             JOB_METHOD)
 
 
@@ -192,13 +192,13 @@ def _scalar_terms(c: Coefficients, known: bool) -> tuple[dict[str, float], float
     return hit[1], hit[2], hit[3]
 
 
-def _log_u(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
+def log_utilization(c: Coefficients, effect: Any, p: Any, n: Any, m: Any, tok: Any) -> Any:
     """log utilization (Coefficients): floats or arrays alike, through numpy's ufuncs (arith.log10)."""
     return (c.intercept + effect + c.params * (log10(p) - 10.0) + c.devices * (log10(n) - 3.0)
             + c.moe * m + c.tokens * (log10(tok / p) - 2.0))
 
 
-def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
+def per_param_rate(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
     """Tokens per parameter, a feature of the prior (its log), must be a finite number > 0: a quotient
     that overflows to inf or underflows to 0 (or a subnormal: 1e-231 tokens on 1e93 parameters) is refused."""
     if type(tok) is float and type(p) is float:
@@ -213,47 +213,47 @@ def _per_param(tok: Any, p: Any, tokens: Any, active_params: Any) -> None:
                                   f"{show(tokens)}, active_params {show(active_params)})")
 
 
-def _job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
+def job_basis(fam: Any, device: Any, p: Any, n: Any, m: Any, tok: Any, c: Coefficients) -> str:
     """One line: the runs the job's prior describes (the ranges of an array of jobs)."""
     if type(p) is float and type(n) is float and type(tok) is float and type(fam) is not np.ndarray:
-        return _scalar_basis(fam, device, p, n, bool(m), tok / p, c)  # _job_prior's scalar question
+        return _scalar_basis(fam, device, p, n, bool(m), tok / p, c)  # job_prior_fast's scalar question
     if not isinstance(fam, np.ndarray) and all(type(x) is float or np.ndim(x) == 0 for x in (p, n, m, tok)):
         return _scalar_basis(fam, device, float(p), float(n), bool(m), float(tok / p), c)
     tail = BASIS_TAIL.format(n=c.n_runs)
     fams = sorted({NAMES[f] for f in np.ravel(fam) if f}) if isinstance(fam, np.ndarray) else (
         [NAMES[fam]] if fam else [])
-    size = _decade(float(np.min(p)), "", _SIZES) + (
-        "" if np.min(p) == np.max(p) else " to " + _decade(float(np.max(p)), "", _SIZES))
+    size = decade_label(float(np.min(p)), "", COUNT_SIZES) + (
+        "" if np.min(p) == np.max(p) else " to " + decade_label(float(np.max(p)), "", COUNT_SIZES))
     return f"each job's own runs ({'/'.join(fams) or 'unknown family'}, {size} params): {tail}"
 
 
 def _scalar_basis(fam: str | None, device: Any, p: float, n: float, moe: bool, per_param: float,
                   c: Coefficients) -> str:
-    """_job_basis of one job. The text depends on the family (or the device naming an unknown one),
+    """job_basis of one job. The text depends on the family (or the device naming an unknown one),
     MoE, each figure's decade and which figures lie beyond the runs: worked out once per that key."""
-    beyond = _beyond(c.goodput, p, n, per_param)
+    beyond = beyond_words(c.goodput, p, n, per_param)
     key = (fam, device if fam is None and type(device) is str else None, moe, c.n_runs, c.goodput,
            math.floor(math.log10(p)), math.floor(math.log10(n)), math.floor(math.log10(per_param)), beyond)
-    hit = _BASES.get(key)
+    hit = BASES.get(key)
     if hit is None:
-        fam_text = "" if fam is not None else (_packaged_family(device)[1] if isinstance(device, str)
+        fam_text = "" if fam is not None else (packaged_family(device)[1] if isinstance(device, str)
                                                else "Published (family of the device unknown)")
-        if len(_BASES) > 4096:
-            _BASES.clear()
-        head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, p, n, moe,
+        if len(BASES) > 4096:
+            BASES.clear()
+        head = basis_text(fam, None if fam is None else packaged_prior(c.goodput).level(fam), fam_text, p, n, moe,
                       c.n_runs, per_param)
-        hit = _BASES[key] = head.split(": ")[0] + beyond + ": " + BASIS_TAIL.format(n=c.n_runs)
+        hit = BASES[key] = head.split(": ")[0] + beyond + ": " + BASIS_TAIL.format(n=c.n_runs)
     return hit
 
 
-_SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
-_BASES: dict[tuple, str] = {}
+COUNT_SIZES = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+BASES: dict[tuple, str] = {}
 
 
 @functools.lru_cache(maxsize=4)
-def _spans(goodput: float) -> dict[str, tuple[float, float]]:
+def run_spans(goodput: float) -> dict[str, tuple[float, float]]:
     """The (min, max) the fitted runs span: active params, devices, tokens per active param."""
-    pts = _packaged(goodput).fit.points
+    pts = packaged_prior(goodput).fit.points
     out = {}
     for key, attr in (("params", "log_params"), ("devices", "log_devices"), ("tokens/param", "log_tokens_per_param")):
         logs = [getattr(q, attr) for q in pts if getattr(q, attr) is not None]
@@ -263,19 +263,19 @@ def _spans(goodput: float) -> dict[str, tuple[float, float]]:
 
 @functools.lru_cache(maxsize=4)
 def _inside(goodput: float) -> tuple[tuple[float, float], ...]:
-    """_spans' (params, devices, tokens/param) ranges with _beyond's 0.1% margins."""
-    return tuple((lo * 0.999, hi * 1.001) for lo, hi in _spans(goodput).values())
+    """run_spans' (params, devices, tokens/param) ranges with beyond_words's 0.1% margins."""
+    return tuple((lo * 0.999, hi * 1.001) for lo, hi in run_spans(goodput).values())
 
 
-def _beyond(goodput: float, params: float, devices: float, per_param: float) -> str:
+def beyond_words(goodput: float, params: float, devices: float, per_param: float) -> str:
     """' (extrapolated: the runs span ...)' for each of the job's figures outside the runs' range, else ''."""
     (p0, p1), (d0, d1), (t0, t1) = _inside(goodput)
     if p0 <= params <= p1 and d0 <= devices <= d1 and t0 <= per_param <= t1:  # the common job: inside
         return ""
-    names = {"params": _SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
+    names = {"params": COUNT_SIZES, "devices": ((1e3, "k"),), "tokens/param": ((1e3, "k"),)}
     out = []
     for key, value in (("params", params), ("devices", devices), ("tokens/param", per_param)):
-        lo, hi = _spans(goodput)[key]
+        lo, hi = run_spans(goodput)[key]
         if not lo * 0.999 <= value <= hi * 1.001:
-            out.append(f"{_scaled(lo, names[key], '.2g')}-{_scaled(hi, names[key], '.2g')} {key}")
+            out.append(f"{scaled_count(lo, names[key], '.2g')}-{scaled_count(hi, names[key], '.2g')} {key}")
     return f" (extrapolated: the runs span {', '.join(out)})" if out else ""

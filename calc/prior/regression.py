@@ -1,6 +1,6 @@
-"""The utilization prior's model (calc.prior describes it): device families, each run's
-sample, the ridge fit on the published runs and the basis line. calc.prior (utilization_prior)
-and calc.jobprior (the job-keyed prior) both build on it and calc.prior re-exports it.
+"""The utilization prior's model (calc.prior.utilization describes it): device families, each run's
+sample, the ridge fit on the published runs and the basis line. calc.prior.utilization (utilization_prior)
+and calc.prior.job_prior (the job-keyed prior) both build on it and calc.prior.utilization re-exports it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, positive, show
+from ..base.checks import positive
+from ..base.errors import TrainingBudgetError, show
 from ..base.fastinit import fast_init
 from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import SECONDS_PER_HOUR, TERA
@@ -23,7 +24,7 @@ from . import ridge
 from .runs import Run, implied_utilization, load_runs
 
 # Goodput (the share of wall-clock time spent training): fitted on the runs, the scope column of
-# calc/ridge.py (whole-run hours against steady-state ones): exp(b5) on the 41 main runs, to two
+# calc/prior/ridge.py (whole-run hours against steady-state ones): exp(b5) on the 41 main runs, to two
 # places (tests/test_prior.py checks it against the fit). For comparison, the Llama 3 paper
 # (arXiv:2407.21783, §3.3.4) states "higher than 90% effective training time" over a 54-day
 # snapshot with 466 job interruptions (LLAMA3_GOODPUT, the prior's assumed figure before 2026-12).
@@ -61,7 +62,7 @@ NEAREST = {"blackwell": "hopper", "cdna3": "hopper", "cdna4": "hopper", "ada": "
            "ampere": "hopper"}
 
 
-@fast_init  # calc/frozen.py: the same frozen dataclass, built faster (one per new scalar question)
+@fast_init  # calc/base/fastinit.py: the same frozen dataclass, built faster (one per new scalar question)
 @dataclass(frozen=True)
 class UtilizationPrior:
     """Utilization (share of the 16-bit dense peak during compute time) and goodput.
@@ -209,11 +210,11 @@ def fit_model(runs: Iterable[Run], table: DeviceTable | None = None, goodput: fl
 
 
 @functools.lru_cache(maxsize=4)
-def _packaged(goodput: float) -> Model:
+def packaged_prior(goodput: float) -> Model:
     return fit_model(load_runs(), None, goodput)
 
 
-def _device_family(device: Any, table: DeviceTable | None) -> tuple[str | None, str]:
+def table_family(device: Any, table: DeviceTable | None) -> tuple[str | None, str]:
     """(family or None, how the basis names it) for `device`: a name, a family, a rate or None."""
     if device is None:
         return None, "Published"
@@ -230,9 +231,9 @@ def _device_family(device: Any, table: DeviceTable | None) -> tuple[str | None, 
 
 
 @functools.lru_cache(maxsize=1024)
-def _packaged_family(device: str) -> tuple[str | None, str]:
-    """_device_family in the packaged catalog (frozen), once per name."""
-    return _device_family(device, None)
+def packaged_family(device: str) -> tuple[str | None, str]:
+    """table_family in the packaged catalog (frozen), once per name."""
+    return table_family(device, None)
 
 
 # How the basis line ends: the model and its band (addin/functions/prior_native writes it natively).
@@ -240,7 +241,7 @@ BASIS_TAIL = ("robust ridge regression over {n} published runs (family, log para
               "per param, scope); 85% band: constant leave-one-out factors")   # the workbook's formula: <= 200
 
 
-def _scaled(value: float, names: tuple[tuple[float, str], ...], spec: str = "g") -> str:
+def scaled_count(value: float, names: tuple[tuple[float, str], ...], spec: str = "g") -> str:
     """`value` in the largest unit of `names` it reaches ((1e9, "B"): 7e9 -> "7B")."""
     for scale, suffix in names:
         if value >= scale:
@@ -248,20 +249,20 @@ def _scaled(value: float, names: tuple[tuple[float, str], ...], spec: str = "g")
     return f"{value:{spec}}"
 
 
-def _decade(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> str:
+def decade_label(value: float, unit: str, names: tuple[tuple[float, str], ...]) -> str:
     lo = 10.0 ** math.floor(math.log10(value))  # a float: 1e308's decade ends beyond float64
     hi = lo * 10.0
-    text = _scaled(lo, names)
-    return f"{text}-{_scaled(hi, names)}{unit}" if hi < math.inf else f"{text} or more{unit}"
+    text = scaled_count(lo, names)
+    return f"{text}-{scaled_count(hi, names)}{unit}" if hi < math.inf else f"{text} or more{unit}"
 
 
-def _basis(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,
+def basis_text(fam: str | None, level: str | None, fam_text: str, params: float | None, n_dev: float | None,
            is_moe: bool | None, n: int, per_param: float | None = None) -> str:
     """One line: which runs the prior describes, then how it was made."""
     who = fam_text or (NAMES[fam] if fam == level else f"{NAMES[fam]} (no runs; as {NAMES[level]})")
     kind = {None: "", True: " MoE", False: " dense"}[is_moe]
-    size = "" if params is None else " of " + _decade(params, "", ((1e12, "T"), (1e9, "B"), (1e6, "M")))
-    scale = "" if n_dev is None else " on " + _decade(n_dev, " devices", ((1e3, "k"),))
+    size = "" if params is None else " of " + decade_label(params, "", ((1e12, "T"), (1e9, "B"), (1e6, "M")))
+    scale = "" if n_dev is None else " on " + decade_label(n_dev, " devices", ((1e3, "k"),))
     if per_param is not None:
-        scale += ", " + _decade(per_param, " tokens/param", ((1e3, "k"),))
+        scale += ", " + decade_label(per_param, " tokens/param", ((1e3, "k"),))
     return f"{who}{kind} runs{size}{scale}: " + BASIS_TAIL.format(n=n)

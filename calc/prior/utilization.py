@@ -8,9 +8,9 @@ FP8 peak and 0.39 of its BF16 peak):
   model's scope column, whose coefficient is log goodput, fitted (GOODPUT = 0.79 on the 41 runs;
   the Llama 3 paper, arXiv:2407.21783 §3.3.4, states "higher than 90% effective training time"
   over a 54-day snapshot: LLAMA3_GOODPUT, assumed here before 2026-12);
-- only an MFU (steady state): that MFU (on the 6·N·D basis, see calc/runs.py).
+- only an MFU (steady state): that MFU (on the 6·N·D basis, see calc/prior/runs.py).
 
-Model (calc/ridge.py): Huber-weighted ridge regression of log utilization on the device family,
+Model (calc/prior/ridge.py): Huber-weighted ridge regression of log utilization on the device family,
 log10 active parameters, log10 devices, MoE and log10 tokens per active parameter (a planner
 knows all five) and the scope; a question is steady-state utilization and its hours divide by
 goodput. Device generation is the factor that matters: a Hopper run reaches about x0.57 of an
@@ -45,26 +45,27 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, flag, positive, show, whole
+from ..base.checks import flag, positive, whole
+from ..base.errors import TrainingBudgetError, show
 from ..hardware.catalog import DeviceTable
 from . import ridge
 from .job_prior import (
-    _BASES,
-    _SIZES,
+    BASES,
+    COUNT_SIZES,
     JOB_BAND,
     JOB_METHOD,
     KEYED,
     Coefficients,
-    _beyond,
-    _families,
-    _job_basis,
-    _job_prior,
-    _job_prior_cached,
-    _log_u,
-    _per_param,
-    _spans,
+    beyond_words,
     coefficients,
+    device_families,
+    job_basis,
     job_prior,
+    job_prior_cached,
+    job_prior_fast,
+    log_utilization,
+    per_param_rate,
+    run_spans,
 )
 from .regression import (
     BAND,
@@ -83,26 +84,27 @@ from .regression import (
     NEAREST,
     Model,
     UtilizationPrior,
-    _basis,
-    _decade,
-    _device_family,
-    _packaged,
-    _packaged_family,
-    _scaled,
+    basis_text,
     compute_device_hours,
+    decade_label,
     family,
     fit_model,
+    packaged_family,
+    packaged_prior,
     run_point,
     run_utilization,
+    scaled_count,
+    table_family,
 )
 from .runs import Run, load_runs
 
-__all__ = ["BAND", "BANDS", "BASELINE", "BASIS_TAIL", "COMPARABLE_PEAKS", "COVERAGE", "DROPPED", "FAMILIES", "GOODPUT",
-           "GOODPUT_BASIS", "LLAMA3_GOODPUT", "JOB_BAND", "JOB_METHOD", "KEYED", "METHOD", "NAMES", "NEAREST",
-           "_BASES", "_SIZES", "Coefficients", "Model", "UtilizationPrior", "_basis", "_beyond", "_decade",
-           "_device_family", "_families", "_job_basis", "_job_prior", "_job_prior_cached", "_log_u", "_packaged",
-           "_packaged_family", "_per_param", "_prior", "_scaled", "_spans", "coefficients", "compute_device_hours",
-           "family", "fit_model", "job_prior", "run_point", "run_utilization", "utilization_prior"]
+__all__ = ["BAND", "BANDS", "BASELINE", "BASIS_TAIL", "COMPARABLE_PEAKS", "COVERAGE", "DROPPED", "FAMILIES",
+           "GOODPUT", "GOODPUT_BASIS", "LLAMA3_GOODPUT", "JOB_BAND", "JOB_METHOD", "KEYED", "METHOD", "NAMES",
+           "NEAREST", "BASES", "COUNT_SIZES", "Coefficients", "Model", "UtilizationPrior", "basis_text",
+           "beyond_words", "decade_label", "table_family", "device_families", "job_basis", "job_prior_fast",
+           "job_prior_cached", "log_utilization", "packaged_prior", "packaged_family", "per_param_rate",
+           "prior_point", "scaled_count", "run_spans", "coefficients", "compute_device_hours", "family", "fit_model",
+           "job_prior", "run_point", "run_utilization", "utilization_prior"]
 
 
 def _one(name: str, value: Any, check) -> float | None:
@@ -131,10 +133,10 @@ def utilization_prior(device: Any = None, *, active_params: Any = None, devices:
     n_dev = _one("devices", devices, whole)
     is_moe = None if moe is None else flag("moe", moe)
     n_tok = _one("tokens", tokens, positive)
-    fam, fam_text = _device_family(device, table)
+    fam, fam_text = table_family(device, table)
     if runs is None and table is None:
         return _packaged_prior(float(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
-    return _prior(fit_model(load_runs() if runs is None else runs, table, goodput), fam, fam_text, params, n_dev,
+    return prior_point(fit_model(load_runs() if runs is None else runs, table, goodput), fam, fam_text, params, n_dev,
                   is_moe, n_tok)
 
 
@@ -142,10 +144,10 @@ def utilization_prior(device: Any = None, *, active_params: Any = None, devices:
 def _packaged_prior(goodput: float, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
                     is_moe: bool | None, n_tok: float | None) -> UtilizationPrior:
     """The packaged runs' prior, once per distinct question (a budget of many scenarios asks few)."""
-    return _prior(_packaged(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
+    return prior_point(packaged_prior(goodput), fam, fam_text, params, n_dev, is_moe, n_tok)
 
 
-def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
+def prior_point(model: Model, fam: str | None, fam_text: str, params: float | None, n_dev: float | None,
            is_moe: bool | None, n_tok: float | None = None) -> UtilizationPrior:
     level = model.level(fam)
     per_param = None if n_tok is None or params is None else math.log10(n_tok / params)
@@ -163,7 +165,7 @@ def _prior(model: Model, fam: str | None, fam_text: str, params: float | None, n
         spread = model.fit.loo_beta @ x + ridge.loo_residuals(model.fit, hidden) - centre   # jackknife+
         tail = 100 * (1 - min(1.0, cover)) / 2
         lo, hi = np.percentile(spread, (tail, 100 - tail))
-    basis = _basis(fam, level, fam_text, params, n_dev, is_moe, model.fit.n,
+    basis = basis_text(fam, level, fam_text, params, n_dev, is_moe, model.fit.n,
                    None if per_param is None else 10 ** per_param)
     return UtilizationPrior(float(np.exp(centre + lo)), float(np.exp(centre)), float(np.exp(centre + hi)),
                             model.goodput, model.fit.n, basis)
