@@ -253,14 +253,12 @@ def budget(job: Job) -> Budget:
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
               "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
               "data_parallel": dp}
-    # Budget's 26 fields in their declared order, by position (a positional call binds faster than
-    # keywords or a dict, calc/base/fastinit.py); tests/test_budget.py checks each field by name.
-    return Budget(job, device, flops, total, active,  # job, device, flops, params, active_params
-                  memory, layout, usable, fits, headroom,  # memory, layout, usable_bytes, fits, headroom_bytes
-                  hours, days_of(hours), device_hours,  # hours, days, device_hours
-                  cost, energy, u, u_basis, g, g_basis,  # cost_usd, energy_kwh, utilization (basis), goodput (basis)
-                  usd, label, source, as_of, age,  # usd_per_device_hour, price_label, _source, _as_of, _age_days
-                  pue, prior)
+    return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
+                  layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
+                  days=days_of(hours), device_hours=device_hours, cost_usd=cost, energy_kwh=energy,
+                  utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
+                  usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
+                  price_age_days=age, pue=pue, prior=prior)
 
 
 def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, top: float) -> tuple[Any, ...]:

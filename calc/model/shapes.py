@@ -110,30 +110,9 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     latent attention; `n_kv_heads` and `head_dim` do not apply to it. Llama 3.1 8B
     (32, 4096, 32, n_kv_heads=8, ffn_dim=14336, vocab=128256) -> 8,030,261,248.
     """
-    L = whole("n_layers", n_layers)
-    d = whole("d_model", d_model)
-    nh = whole("n_heads", n_heads)
-    nkv = nh if n_kv_heads is None else whole("n_kv_heads", n_kv_heads)
-    if np.any((nh % nkv) != 0):
-        raise TrainingBudgetError(
-            f"n_kv_heads must divide n_heads (got n_kv_heads={show(n_kv_heads)}, n_heads={show(n_heads)})")
-    if head_dim is None and np.any(np.mod(d, nh) != 0):
-        raise TrainingBudgetError(
-            f"n_heads must divide d_model when head_dim is not given (got n_heads={show(n_heads)}, "
-            f"d_model={show(d_model)})")
-    hd = d / nh if head_dim is None else whole("head_dim", head_dim)
-    f = 4.0 * d if ffn_dim is None else whole("ffn_dim", ffn_dim)
-    V = whole("vocab", vocab)
-    E = whole("n_experts", n_experts)
-    k = whole("top_k", top_k)
-    if np.any(k > E):
-        raise TrainingBudgetError(f"top_k must be <= n_experts (got top_k={show(top_k)}, n_experts={show(n_experts)})")
-    shared = whole("n_shared_experts", n_shared_experts, minimum=0)
-    fm = f if moe_ffn_dim is None else whole("moe_ffn_dim", moe_ffn_dim)
-    dense = whole("dense_layers", dense_layers, minimum=0)
-    if np.any(dense > L):
-        raise TrainingBudgetError(f"dense_layers must be <= n_layers (got {show(dense_layers)})")
-    step = whole("moe_every", moe_every)
+    L, d, nh, nkv, hd, f, V = _dims(n_layers, d_model, n_heads, n_kv_heads, head_dim, ffn_dim, vocab)
+    E, k, shared, fm, dense, step = _experts(L, f, n_experts, top_k, n_shared_experts, moe_ffn_dim, dense_layers,
+                                             moe_every)
     mats = 3.0 if flag("gated_mlp", gated_mlp) else 2.0
     tied = flag("tied_embeddings", tied_embeddings)
 
@@ -159,6 +138,40 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
                           embedding=out(embedding), attention=out(attention), mlp=out(mlp),
                           router=out(router), norms=out(norms), experts=out(routed),
                           active_with_embedding=out(with_embedding))
+
+
+def _dims(n_layers: Any, d_model: Any, n_heads: Any, n_kv_heads: Any, head_dim: Any, ffn_dim: Any,
+          vocab: Any) -> tuple[Any, ...]:
+    """(layers, d_model, heads, kv heads, head dim, ffn dim, vocab), checked (model_params' defaults)."""
+    L = whole("n_layers", n_layers)
+    d = whole("d_model", d_model)
+    nh = whole("n_heads", n_heads)
+    nkv = nh if n_kv_heads is None else whole("n_kv_heads", n_kv_heads)
+    if np.any((nh % nkv) != 0):
+        raise TrainingBudgetError(
+            f"n_kv_heads must divide n_heads (got n_kv_heads={show(n_kv_heads)}, n_heads={show(n_heads)})")
+    if head_dim is None and np.any(np.mod(d, nh) != 0):
+        raise TrainingBudgetError(
+            f"n_heads must divide d_model when head_dim is not given (got n_heads={show(n_heads)}, "
+            f"d_model={show(d_model)})")
+    hd = d / nh if head_dim is None else whole("head_dim", head_dim)
+    f = 4.0 * d if ffn_dim is None else whole("ffn_dim", ffn_dim)
+    return L, d, nh, nkv, hd, f, whole("vocab", vocab)
+
+
+def _experts(L: Any, f: Any, n_experts: Any, top_k: Any, n_shared_experts: Any, moe_ffn_dim: Any,
+             dense_layers: Any, moe_every: Any) -> tuple[Any, ...]:
+    """(experts, top-k, shared experts, expert ffn dim, dense layers, MoE every n layers), checked."""
+    E = whole("n_experts", n_experts)
+    k = whole("top_k", top_k)
+    if np.any(k > E):
+        raise TrainingBudgetError(f"top_k must be <= n_experts (got top_k={show(top_k)}, n_experts={show(n_experts)})")
+    shared = whole("n_shared_experts", n_shared_experts, minimum=0)
+    fm = f if moe_ffn_dim is None else whole("moe_ffn_dim", moe_ffn_dim)
+    dense = whole("dense_layers", dense_layers, minimum=0)
+    if np.any(dense > L):
+        raise TrainingBudgetError(f"dense_layers must be <= n_layers (got {show(dense_layers)})")
+    return E, k, shared, fm, dense, whole("moe_every", moe_every)
 
 
 def _qk_norm(qk_norm: Any, nh: Any, nkv: Any, hd: Any) -> Any:

@@ -216,11 +216,15 @@ def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer:
                 + pick(stage >= 1, m.optimizer + m.master, 0.0))
         sharded, fixed = at_e * e, m.total - at_e
     room = cap - reserve_bytes(cap, reserve_gib) - fixed  # usable memory less what stays whole
+    return out(_data_parallel(sharded, room, e) * split, finite=False)  # inf: never fits
+
+
+def _data_parallel(sharded: Any, room: Any, e: Any) -> Any:
+    """The fewest data-parallel ranks (a multiple of the expert-parallel size `e`, at least `e`)
+    whose share of the `sharded` bytes fits in `room`; inf where nothing fits."""
     if type(room) is float and type(sharded) is float and type(e) is float:  # a scalar call: no numpy
         steps = sharded / room / e * (1 - 1e-12) if room > 0 else math.inf
-        dp = max(math.ceil(steps) * e, e) if steps < math.inf else math.inf
-        return out(dp * split, finite=False)
+        return max(math.ceil(steps) * e, e) if steps < math.inf else math.inf
     with np.errstate(divide="ignore", invalid="ignore"):
         dp = np.ceil(sharded / room / e * (1 - 1e-12)) * e  # 1e-12 keeps exact fits from rounding up
-    dp = np.where(room <= 0, math.inf, np.maximum(dp, e))
-    return out(dp * split, finite=False)  # inf: never fits
+    return np.where(room <= 0, math.inf, np.maximum(dp, e))
