@@ -105,7 +105,7 @@ def test_a_model_gives_total_active_experts_and_layout():
     stage = mixtral.shape["vocab"] * mixtral.shape["d_model"]
     want = calc.train_memory(counts.total, devices=64, tensor_parallel=2, expert_parallel=8,
                              expert_params=counts.experts, stage_params=stage)
-    assert b.memory.total == pytest.approx(want.total) and b.layout["data_parallel"] == 32
+    assert b.memory.total == pytest.approx(want.total) and b.layout["dp"] == 32
 
 
 @pytest.mark.parametrize(("changes", "needle"), [
@@ -179,7 +179,7 @@ def _figures(b: calc.Budget) -> dict[str, object]:
             out.update({f"{name}.low": v.low, f"{name}.expected": v.expected, f"{name}.high": v.high})
         else:
             out[name] = v
-    out["data_parallel"] = b.layout["data_parallel"]
+    out["dp"] = b.layout["dp"]
     return out
 
 
@@ -278,8 +278,8 @@ def test_every_field_of_a_budget_holds_its_own_figure():
     assert b.job is job and b.device == H100 and b.flops == 6 * 13e9 * 1e12
     assert b.params == 13e9 and b.active_params == 13e9 and b.prior == prior
     assert b.memory.total == calc.train_memory(13e9, zero_stage=3, devices=64, tensor_parallel=2).total
-    assert b.layout == {"tensor_parallel": 2, "pipeline_parallel": 1, "expert_parallel": 1, "context_parallel": 1,
-                        "data_parallel": 32.0}
+    assert b.layout == {"tp": 2, "pp": 1, "ep": 1, "cp": 1,
+                        "dp": 32.0}
     assert b.usable_bytes == usable_bytes(H100) and b.headroom_bytes == b.usable_bytes - b.memory.total
     assert b.fits is True
     assert b.days.expected == b.hours.expected / 24 and b.device_hours.low == pytest.approx(b.hours.low * 64)

@@ -90,7 +90,7 @@ def test_layout_method_and_zero_are_honoured_on_every_path(extra):
     job = calc.Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, tensor_parallel=2, expert_parallel=8,
                    method="lora", optimizer="sgd", zero_stage=3)
     assert row["memory_per_device_gib"] * GIB == pytest.approx(calc.budget(job).memory.total)
-    assert row["data_parallel"] == 32 and row["zero_stage"] == 3 and row["method"] == "lora"
+    assert row["dp"] == 32 and row["zero_stage"] == 3 and row["method"] == "lora"
     assert row["pue"] == 1.3
 
 

@@ -172,7 +172,7 @@ def test_a_model_with_active_params_is_refused():
 
 def test_devices_take_a_count():
     got = json.loads(invoke("estimate", "--devices", "16k", "--tp", "2", "--json", check=True).stdout)["rows"][0]
-    assert got["devices"] == 16000 and got["data_parallel"] == 8000 and got["tensor_parallel"] == 2
+    assert got["devices"] == 16000 and got["dp"] == 8000 and got["tp"] == 2
     proc = invoke("estimate", "--devices", "1.5k5")
     assert proc.returncode == 2 and "--devices" in proc.stderr
 

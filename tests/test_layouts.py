@@ -252,7 +252,7 @@ def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_me
     mem = calc.train_memory(b.total, devices=64, tensor_parallel=2, expert_parallel=8,
                             expert_params=b.experts, stage_params=32000 * 4096)
     assert report["memory_per_device_gib"] * 2**30 == pytest.approx(mem.total)
-    assert report["data_parallel"] == 32
+    assert report["dp"] == 32
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -13,7 +13,8 @@ from tests import doors_record
 
 RECORDED = json.loads(gzip.decompress(doors_record.FIXTURE.read_bytes()))
 # Keys renamed since the recording (new name -> recorded name), so one vocabulary can grow.
-RENAMED: dict[str, str] = {}
+RENAMED = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "cp": "context_parallel", "ep": "expert_parallel",
+           "dp": "data_parallel"}
 
 
 def _recorded_names(value):

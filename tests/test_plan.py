@@ -123,8 +123,8 @@ def test_ranked_plans_are_budgets_of_their_jobs(ranked):
     for p in feasible:
         r, lay = p.row(), p.layout
         job = Job(model=calc.model_preset("Llama 3.1 405B"), tokens=15e12, device=p.device, devices=r["devices"],
-                  tensor_parallel=lay["tensor_parallel"], pipeline_parallel=lay["pipeline_parallel"],
-                  context_parallel=lay["context_parallel"], expert_parallel=lay["expert_parallel"],
+                  tensor_parallel=lay["tp"], pipeline_parallel=lay["pp"],
+                  context_parallel=lay["cp"], expert_parallel=lay["ep"],
                   zero_stage=lay["zero_stage"],
                   activations=p.budget.job.activations, utilization="prior", price=p.budget.job.price)
         b = budget(job)

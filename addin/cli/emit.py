@@ -102,17 +102,17 @@ def layout_words(b: Budget) -> str:
     """'TP 2 x PP 4 x DP 8': the product is the device count; expert parallel sits within data
     parallel, so it is named after DP: 'TP 2 x DP 32 (EP 8 within DP)'."""
     lay = b.layout
-    parts = [f"{k.upper()} {int(lay[key])}" for k, key in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"),
-                                                          ("cp", "context_parallel"))
+    parts = [f"{k.upper()} {int(lay[key])}" for k, key in (("tp", "tp"), ("pp", "pp"),
+                                                          ("cp", "cp"))
              if lay[key] != 1]
-    ep = int(lay["expert_parallel"])
-    return " x ".join([*parts, f"DP {int(lay['data_parallel'])}"]) + (f" (EP {ep} within DP)" if ep != 1 else "")
+    ep = int(lay["ep"])
+    return " x ".join([*parts, f"DP {int(lay['dp'])}"]) + (f" (EP {ep} within DP)" if ep != 1 else "")
 
 
 def _uneven_words(b: Budget) -> str:
     """"; uneven stages 27/27/26 layers: memory of the largest" where the stages differ (calc/physics/stages.py)."""
     shape = b.job.model.shape if b.job.model is not None else None
-    p = b.layout["pipeline_parallel"]
+    p = b.layout["pp"]
     if not shape or np.ndim(p) or not calc.uneven_stages(shape["n_layers"], p):
         return ""
     layers = "/".join(map(str, calc.stage_layers(shape["n_layers"], int(p))))

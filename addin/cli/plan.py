@@ -65,11 +65,11 @@ def _days(v: float | None) -> str:
 
 
 def _layout(row: dict[str, Any]) -> str:
-    if row["tensor_parallel"] is None:
+    if row["tp"] is None:
         return "-"
-    ep = row["expert_parallel"]  # experts split within the data-parallel ranks: not a factor of the devices
-    return (f"TP{row['tensor_parallel']} PP{row['pipeline_parallel']} CP{row['context_parallel']} "
-            f"DP{row['data_parallel']}{f' (EP{ep})' if ep != 1 else ''} Z{row['zero_stage']}")
+    ep = row["ep"]  # experts split within the data-parallel ranks: not a factor of the devices
+    expert = f" (EP{ep})" if ep != 1 else ""
+    return f"TP{row['tp']} PP{row['pp']} CP{row['cp']} DP{row['dp']}{expert} Z{row['zero_stage']}"
 
 
 def _phrase(p: calc.Plan | None) -> str:

@@ -250,9 +250,9 @@ def budget(job: Job) -> Budget:
         hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
     else:  # arrays of jobs: every range, and the points beyond hours, made when read
         hours, device_hours, cost, energy = lazy
-    layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
-              "expert_parallel": job.expert_parallel, "context_parallel": job.context_parallel,
-              "data_parallel": dp}
+    layout = {"tp": job.tensor_parallel, "pp": job.pipeline_parallel,
+              "ep": job.expert_parallel, "cp": job.context_parallel,
+              "dp": dp}
     return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
                   layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
                   days=days_of(hours), device_hours=device_hours, cost_usd=cost, energy_kwh=energy,

@@ -119,9 +119,9 @@ def budget_row(b: Budget) -> dict[str, Any]:
         "prior_device": prior_row(b),
         "params": _n(b.params), "active_params": _n(b.active_params), "tokens": _n(job.tokens),
         "devices": _n(job.devices), "flops": _f(b.flops),
-        **{k: _n(lay[k]) for k in ("tensor_parallel", "pipeline_parallel", "expert_parallel",
-                                   "context_parallel", "data_parallel")},
-        "pipeline_stage_layers": _stage_layers(job, lay["pipeline_parallel"]),
+        **{k: _n(lay[k]) for k in ("tp", "pp", "ep",
+                                   "cp", "dp")},
+        "pipeline_stage_layers": _stage_layers(job, lay["pp"]),
         "method": job.method, "optimizer": None if str(job.method).lower() == "inference" else job.optimizer,
         "zero_stage": _n(job.zero_stage),  # (an inference job, a forward pass, has no optimizer)
         "memory_per_device_gib": float(b.memory.total) / GIB,

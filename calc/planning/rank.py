@@ -110,8 +110,7 @@ class Plan:
         return {**row, "feasible": self.feasible, "within_budget": self.within_budget, "note": self.note}
 
 
-LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "context_parallel", "expert_parallel", "data_parallel",
-               "zero_stage")
+LAYOUT_KEYS = ("tp", "pp", "cp", "ep", "dp", "zero_stage")
 SEARCH_STEPS = 48  # device counts tried past the lower bound for a layout that fits
 
 
@@ -215,16 +214,14 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
         return math.inf, None, None, _too_many(days, n0)
     preset = job.model
     if preset is None or not preset.has_shape:
-        layout = {"tensor_parallel": 1, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 1,
-                  "data_parallel": int(n0), "zero_stage": 3}
+        layout = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": int(n0), "zero_stage": 3}
         return n0, states.with_(devices=n0), layout, "model states only (no shape: no activations)"
     n, found = _fit_count(job, preset, n0, float(node), table, cache)
     if found is None:
         return math.inf, None, None, f"no layout fits on {n0:g} to {n0 + (SEARCH_STEPS - 1) * node:g} devices"
     i = 0  # the layout with the most headroom
-    layout = {"tensor_parallel": int(found.tensor[i]), "pipeline_parallel": int(found.pipeline[i]),
-              "context_parallel": int(found.context[i]), "expert_parallel": int(found.expert[i]),
-              "data_parallel": int(found.data[i]), "zero_stage": int(found.zero[i])}
+    layout = {"tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "cp": int(found.context[i]),
+              "ep": int(found.expert[i]), "dp": int(found.data[i]), "zero_stage": int(found.zero[i])}
     at = job.with_(devices=n, tensor_parallel=float(found.tensor[i]), pipeline_parallel=float(found.pipeline[i]),
                    context_parallel=float(found.context[i]), expert_parallel=float(found.expert[i]),
                    zero_stage=float(found.zero[i]),
@@ -317,7 +314,7 @@ def _plans(name: str, label: str, counts: np.ndarray, layout: dict[str, int] | N
     out = []
     for k, n in enumerate(counts):
         at = k if len(counts) > 1 else None
-        lay = None if layout is None else {**layout, "data_parallel": layout["data_parallel"] * 2 ** k}
+        lay = None if layout is None else {**layout, "dp": layout["dp"] * 2 ** k}
         plan = Plan(name, label, float(n), lay, b, False, None, case, note, ranged, at)
         fits, hours, cost = plan.value("fits"), plan.value("hours"), plan.figure("cost_usd")
         ok = b is not None and bool(fits is not False) and float(pick(hours, case)) <= 24 * days * (1 + EXACT)
