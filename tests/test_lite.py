@@ -3,7 +3,8 @@ interpreter with numpy and a recording stub `xlwings` (tests/lite_stub) and noth
 
 xlwings' own Office.js metadata generator (xlwings.pro.udfs_officejs) refuses to import without
 a licence key (LicenseError: "Couldn't find an xlwings license key"), so the stub, which follows
-that file's rules for names, descriptions, argument docs and optional flags, stands in for it.
+that file's rules for names, descriptions, argument docs and optional flags, stands in for it here.
+tests/test_lite_runtime.py runs the same main.py in the real runtime (Pyodide and real xlwings).
 """
 
 from __future__ import annotations
@@ -359,3 +360,13 @@ def test_function_reference_documents_devices_table_with_its_empty_slots():
         if lite_spec.uses_devices(s):
             slots = len(s.args) - len(s.example)
             assert f"{','.join(s.example)}{',' * (slots + 1)}Devices[#All])" in section
+
+
+def test_from_a_workbook_without_a_device_the_template_uses(tmp_path, capsys):
+    source = tmp_path / "renamed.xlsm"
+    with zipfile.ZipFile(SHIPPED) as z, zipfile.ZipFile(source, "w", zipfile.ZIP_DEFLATED) as o:
+        for info in z.infolist():  # the H100 row renamed: the Budget's device is gone from the table
+            o.writestr(info, z.read(info.filename).replace(H100.encode(), b"H100 renamed"))
+    assert run(cli, ["lite", "--from", str(source), "--out", str(tmp_path / "lite.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"trainbudget: error: --from {source}: unknown device {H100!r}") and "add its row" in err

@@ -136,7 +136,13 @@ def write(out: Path, force: bool = False, source: Path | None = None) -> Written
     table = None if source is None else source_table(source)
     main_py = bundle.main_py()
     with tempfile.TemporaryDirectory(prefix="tb-lite-") as tmp:
-        built = template.build(Path(tmp) / "template.xlsm", table=table)
+        try:
+            built = template.build(Path(tmp) / "template.xlsm", table=table)
+        except calc.UnknownDeviceError as e:
+            if source is None:
+                raise
+            raise calc.TrainingBudgetError(f"--from {source}: {e}. The template's sheets use that device: add its "
+                                           "row back to the Devices table") from None
         parts = lite_parts(built.path, main_py)
     with package.locked(out):
         package.keep_backup(out)
