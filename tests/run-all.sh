@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh Debian machine, then runs every test.
 # LibreOffice (headless Calc) is the spreadsheet engine the workbook tests recalculate with;
-# Gnumeric (ssconvert --recalc) is a second one the e-mail copy must compute the same in.
+# Gnumeric (ssconvert --recalc) is a second one the e-mail copy must compute the same in. The Lite
+# edition runs in real Pyodide under Node.js (tests/lite_runtime/install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 apt_packages=(libreoffice-calc-nogui gnumeric fonts-crosextra-carlito poppler-utils)
@@ -13,5 +14,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 python3 -m pip install -q -e '.[test]'
+# The xlwings Lite runtime (Pyodide, its numpy, the xlwings wheel) under .cache/lite-runtime/, for
+# tests/test_lite_runtime.py; Node.js from Debian if missing. Fast when already there.
+bash tests/lite_runtime/install.sh
 python3 -m ruff check .
 python3 -m pytest "$@"

@@ -3,7 +3,8 @@ interpreter with numpy and a recording stub `xlwings` (tests/lite_stub) and noth
 
 xlwings' own Office.js metadata generator (xlwings.pro.udfs_officejs) refuses to import without
 a licence key (LicenseError: "Couldn't find an xlwings license key"), so the stub, which follows
-that file's rules for names, descriptions, argument docs and optional flags, stands in for it.
+that file's rules for names, descriptions, argument docs and optional flags, stands in for it here.
+tests/test_lite_runtime.py runs the same main.py in the real runtime (Pyodide and real xlwings).
 """
 
 from __future__ import annotations
@@ -256,7 +257,9 @@ def test_lite_parts_reread_with_lxml(parts, files):
 def test_requirements_mark_lites_own_and_leave_numpy_unpinned(files):
     lines = files["requirements.txt"].splitlines()
     required = [line.split("#")[0].strip() for line in lines if line.endswith("# required")]
-    assert required[0].startswith("xlwings==") and "pyodide-http" in required
+    assert required[0].startswith("xlwings") and "pyodide-http" in required
+    assert not any("==" in line for line in lines)  # Lite pins in requirements-pinned.txt (dependencies.md)
+    assert "<1" in required[0]  # an upper bound, as Lite's docs suggest
     assert "numpy" in lines and not any(line.startswith("numpy") and "=" in line for line in lines)
     assert not any("trainbudget" in line for line in lines)  # the calculator is in main.py
 
@@ -304,3 +307,65 @@ def test_a_call_outside_the_functions_sheet_is_found(parts):
     assert workbook.calls_outside_functions(changed) == ["Budget!Z99"]
     with pytest.raises(calc.TrainingBudgetError, match="already carries a web add-in"):
         webext.add_parts(parts, "", "")
+
+
+# trainbudget lite: --from, the symlink, the requirements and the docs -------------------------
+
+SHIPPED = Path(__file__).resolve().parent.parent / "workbook" / "TrainingBudget.xlsm"
+
+
+def test_from_carries_a_workbooks_devices_rows(tmp_path, capsys):
+    from trainbudget.addin.measure.devices_write import upsert_device
+
+    source = tmp_path / "team.xlsm"
+    source.write_bytes(SHIPPED.read_bytes())
+    upsert_device(source, calc.Device(name=MEASURED, tflops=123.4, watts=300, source="measured here"))
+    out = tmp_path / "lite.xlsx"
+    assert run(cli, ["lite", "--from", str(source), "--out", str(out)]) == 0
+    want = devices_table.table_from_workbook(source)
+    assert f"{len(want)} Devices rows from" in capsys.readouterr().out
+    got = devices_table.table_from_workbook(out)
+    assert got.devices == want.devices and MEASURED in got and MEASURED not in calc.catalog()
+
+
+@pytest.mark.parametrize("content", [b"name,tflops,source\nx,1,y\n", b"PK\x03\x04 not a zip"])
+def test_from_refuses_what_is_not_a_workbook(tmp_path, capsys, content):
+    source = tmp_path / "devices.xlsx"
+    source.write_bytes(content)
+    assert run(cli, ["lite", "--from", str(source), "--out", str(tmp_path / "lite.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--from" in err and "Traceback" not in err
+    assert not (tmp_path / "lite.xlsx").exists()
+
+
+def test_force_replaces_a_planted_symlink_never_its_target(tmp_path):
+    victim = tmp_path / "victim.xlsx"
+    victim.write_bytes(b"not yours to overwrite")
+    link = tmp_path / "link.xlsx"
+    link.symlink_to(victim)
+    assert run(cli, ["lite", "--out", str(link), "--force"]) == 0
+    assert victim.read_bytes() == b"not yours to overwrite"
+    assert not link.is_symlink() and zipfile.is_zipfile(link)
+    assert not (tmp_path / "victim.xlsx.bak").exists()
+
+
+def test_function_reference_documents_devices_table_with_its_empty_slots():
+    from trainbudget.addin.functions import docs
+
+    text = docs.function_reference()
+    for s in FUNCTIONS:
+        section = text.split(f"#### `{s.name}(")[1].split("#### ")[0]
+        assert ("| `devices_table` | range |" in section) == lite_spec.uses_devices(s)
+        if lite_spec.uses_devices(s):
+            slots = len(s.args) - len(s.example)
+            assert f"{','.join(s.example)}{',' * (slots + 1)}Devices[#All])" in section
+
+
+def test_from_a_workbook_without_a_device_the_template_uses(tmp_path, capsys):
+    source = tmp_path / "renamed.xlsm"
+    with zipfile.ZipFile(SHIPPED) as z, zipfile.ZipFile(source, "w", zipfile.ZIP_DEFLATED) as o:
+        for info in z.infolist():  # the H100 row renamed: the Budget's device is gone from the table
+            o.writestr(info, z.read(info.filename).replace(H100.encode(), b"H100 renamed"))
+    assert run(cli, ["lite", "--from", str(source), "--out", str(tmp_path / "lite.xlsx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"trainbudget: error: --from {source}: unknown device {H100!r}") and "add its row" in err

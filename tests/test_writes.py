@@ -200,3 +200,14 @@ def test_seconds_outside_its_stated_range_is_refused(seconds):
     proc = run_cli(*MEASURE[:3], "--seconds", seconds)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "seconds" in proc.stderr and proc.stdout == ""
+
+
+def test_keep_backup_keeps_a_file_and_never_follows_a_link(tmp_path):
+    mine, target, link = tmp_path / "mine.xlsx", tmp_path / "target.xlsx", tmp_path / "link.xlsx"
+    mine.write_bytes(b"mine")
+    target.write_bytes(b"target")
+    link.symlink_to(target)
+    assert package.keep_backup(mine) == tmp_path / "mine.xlsx.bak"
+    assert (tmp_path / "mine.xlsx.bak").read_bytes() == b"mine"
+    assert package.keep_backup(link) is None and package.keep_backup(tmp_path / "absent.xlsx") is None
+    assert target.read_bytes() == b"target" and not (tmp_path / "link.xlsx.bak").exists()

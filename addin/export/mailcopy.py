@@ -108,8 +108,8 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
 def _keep_backups(*paths: Path | None) -> None:
     """A file the copy replaces (an earlier e-mail copy or PDF) is kept as NAME.bak first."""
     for path in paths:
-        if path is not None and path.is_file() and not path.is_symlink():
-            package.backup(path)
+        if path is not None:
+            package.keep_backup(path)
 
 
 def _publish(copy: Path, out: Path, made_pdf: Path, pdf: Path) -> None:

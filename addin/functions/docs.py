@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .registry import FUNCTIONS, REQUIRED, ExcelFunction
+from .registry import FUNCTIONS, LITE_TABLE, REQUIRED, ExcelFunction
 
 START, END = "<!-- functions:start -->", "<!-- functions:end -->"
 
@@ -17,6 +17,16 @@ def _signature(spec: ExcelFunction) -> str:
     return ", ".join(a.name if a in spec.required else f"[{a.name}]" for a in spec.args)
 
 
+def _lite_call(spec: ExcelFunction) -> str:
+    """The example with the Devices table last, an empty slot for each optional argument skipped."""
+    given = list(spec.example) + [""] * (len(spec.args) - len(spec.example))
+    return f"`={spec.name}({','.join([*given, 'Devices[#All]'])})`"
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def function_reference() -> str:
     """Markdown: every function, its arguments with units and defaults, an example, its native form."""
     out = []
@@ -28,8 +38,13 @@ def function_reference() -> str:
                 "", "| argument | unit | meaning | default |", "|---|---|---|---|"]
         for a in spec.args:
             default = spec.default(a)
-            shown = "required" if default is REQUIRED else a.describe(default)
-            cells = (f"`{a.name}`", a.unit, a.help, shown)
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-        out += ["", f"Example: {_example(spec)}.", ""]
+            out.append(_row(f"`{a.name}`", a.unit, a.help, "required" if default is REQUIRED else a.describe(default)))
+        if spec.takes_device:
+            meaning = "xlwings Lite only: " + LITE_TABLE.help[0].lower() + LITE_TABLE.help[1:]
+            out.append(_row(f"`{LITE_TABLE.name}`", LITE_TABLE.unit, meaning, LITE_TABLE.describe(None)))
+        out += ["", f"Example: {_example(spec)}."]
+        if spec.takes_device:
+            out.append(f"In xlwings Lite, `{LITE_TABLE.name}` comes after every optional argument: leave a slot "
+                       f"empty for each one skipped, {_lite_call(spec)}.")
+        out.append("")
     return "\n".join(out)

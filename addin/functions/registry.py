@@ -31,7 +31,7 @@ class Arg:
     unit: str
     help: str
     native_default: str | None = None  # Excel expression when omitted; else the calc default
-    kind: str = "number"  # number | device | text | flag: how a cell's value is read
+    kind: str = "number"  # number | device | text | flag | table (LITE_TABLE): how a cell's value is read
     default_text: str | None = None  # how docs describe an omitted value, where calc's default is None
 
     def doc(self, default: Any) -> str:
@@ -42,6 +42,13 @@ class Arg:
     def describe(self, default: Any) -> str:
         """The default in words: an Excel literal, or this argument's text for None."""
         return (self.default_text or "none") if default is None else native.excel_literal(default)
+
+
+# The xlwings Lite edition's one extra argument, after all others on every function that takes a
+# device: a Lite function receives its arguments and nothing else (xlwings/pro/caller.py), so the
+# workbook's Devices rows come in as a range. The desktop add-in reads the Devices sheet itself.
+LITE_TABLE = Arg("devices_table", "range", "The workbook's Devices table with its header row, e.g. Devices[#All], "
+                 "so its measured rows count", kind="table", default_text="the catalog bundled in main.py")
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,11 @@ class ExcelFunction:
     args: tuple[Arg, ...]
     native: str | None
     example: tuple[str, ...]
+
+    @property
+    def takes_device(self) -> bool:
+        """A device argument: the Lite edition adds LITE_TABLE after the others."""
+        return any(a.kind == "device" for a in self.args)
 
     @functools.cached_property
     def _parameters(self) -> dict[str, inspect.Parameter]:

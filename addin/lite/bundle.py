@@ -86,6 +86,9 @@ class _Bundle(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     is_trainbudget_bundle = True
 
+    def __init__(self, sources):
+        self.sources = sources
+
     @staticmethod
     def _path(fullname):
         folder = fullname.replace(".", "/")
@@ -114,11 +117,16 @@ class _Bundle(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def _install():
-    """The bundle first on sys.meta_path; a main.py run again (Lite restarts) replaces it."""
-    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "is_trainbudget_bundle", False)]
+    """The bundle first on sys.meta_path. Lite executes main.py more than once: the same bundle
+    again keeps the modules already imported, so functions of every run share one calc (one
+    TrainingBudgetError class); a different bundle (the workbook rebuilt) replaces them."""
+    mine = [f for f in sys.meta_path if getattr(f, "is_trainbudget_bundle", False)]
+    if mine and mine[0].sources == _SOURCES:
+        return
+    sys.meta_path[:] = [f for f in sys.meta_path if f not in mine]
     for name in [m for m in sys.modules if m == _ROOT or m.startswith(_ROOT + ".")]:
         del sys.modules[name]
-    sys.meta_path.insert(0, _Bundle())
+    sys.meta_path.insert(0, _Bundle(_SOURCES))
 '''
 
 

@@ -6,15 +6,18 @@ it knows of a function as plain data (spec.py: names, argument kinds, the calc f
 and name), never from the registry, which needs openpyxl.
 
 Values in (xlwings' "raw" conversion under Office.js): a number, a string, a bool, None for an
-omitted argument or an empty cell ("" as well), or a list of row lists for a range. Out: a
-float, a text, or a list of rows that spills. Errors are raised: Lite shows #VALUE! with the
-message on hover (xlwings-server docs/custom_functions.md).
+omitted argument or an empty cell ("" as well; an empty cell inside a range is Pyodide's jsnull
+from Pyodide 0.28 on), an error cell as a dict (Excel.ErrorCellValue), or a list of row lists for
+a range. `plain` reads every argument first: jsnull becomes None and an error cell is refused,
+naming the argument and the cell. Out: a float, a text, or a list of rows that spills. Errors are
+raised: Lite shows #VALUE! with the message on hover (xlwings-server docs/custom_functions.md).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -43,10 +46,50 @@ def _rows(value: Any) -> list[list[Any]]:
     return [list(row) if isinstance(row, (list, tuple)) else [row] for row in value]
 
 
+def _jsnull(cell: Any) -> bool:
+    """Pyodide's jsnull: JavaScript's null from Pyodide 0.28 on, which xlwings turns into None only
+    for a whole argument (xlwings/pro/udfs_officejs.py js_to_none), not for a cell inside a range."""
+    return type(cell).__name__ == "JsNull"
+
+
 def _empty(cell: Any) -> bool:
-    """An empty cell: None, "", or Pyodide's JsNull (JavaScript's null from Pyodide 0.28 on,
-    which xlwings turns into None only for a whole argument: udfs_officejs.js_to_none)."""
-    return cell is None or (isinstance(cell, str) and cell == "") or type(cell).__name__ == "JsNull"
+    """An empty cell: None, "", or jsnull."""
+    return cell is None or (isinstance(cell, str) and cell == "") or _jsnull(cell)
+
+
+# How Excel shows each errorType of an error cell (Excel.ErrorCellValue,
+# https://learn.microsoft.com/javascript/api/excel/excel.errorcellvalue). xlwings declares every
+# function with allowErrorForDataTypeAny (udfs_officejs.custom_functions_meta), so an error cell
+# reaches the function as {"type": "Error", "errorType": ..., "basicValue": "#N/A", ...}.
+ERROR_TEXTS = {"Blocked": "#BLOCKED!", "Busy": "#BUSY!", "Calc": "#CALC!", "Connect": "#CONNECT!",
+               "Div0": "#DIV/0!", "External": "#EXTERNAL!", "Field": "#FIELD!", "GettingData": "#GETTING_DATA",
+               "Name": "#NAME?", "NotAvailable": "#N/A", "Null": "#NULL!", "Num": "#NUM!", "Python": "#PYTHON!",
+               "Ref": "#REF!", "Spill": "#SPILL!", "Value": "#VALUE!"}
+
+
+def cell_text(cell: dict[Any, Any]) -> str:
+    """What a cell holding a data type (a dict) shows: the error's text, or the type's name."""
+    if cell.get("type") == "Error":
+        shown = cell.get("basicValue")
+        if isinstance(shown, str) and shown.startswith("#"):
+            return shown[:20]
+        return ERROR_TEXTS.get(str(cell.get("errorType")), "an error")
+    return f"a data type ({str(cell.get('type', 'unknown'))[:20]}), not a plain value"
+
+
+def _cell(where: str, cell: Any) -> Any:
+    """One cell as the readers take it: jsnull as None; a dict (an error cell) refused."""
+    if isinstance(cell, dict):
+        raise LiteError(f"{where}: the cell holds {cell_text(cell)}")
+    return None if _jsnull(cell) else cell
+
+
+def plain(name: str, value: Any) -> Any:
+    """An argument with jsnull read as None and error cells refused, naming the argument and, in a
+    range, the cell (0-based row and column, as `name[i, j]`)."""
+    if not isinstance(value, (list, tuple)):
+        return _cell(name, value)
+    return [[_cell(f"{name}[{i}, {j}]", c) for j, c in enumerate(row)] for i, row in enumerate(_rows(value))]
 
 
 def _empty_at(name: str, value: Any) -> str | None:
@@ -147,6 +190,8 @@ def table_from_rows(rows: Any, headers: dict[str, str], required: dict[str, str]
     skipped). `headers` maps each accepted header, keyed as _key does, to its Device field;
     `required` maps the fields a table must have to the header that names them."""
     rows = _rows(rows) if isinstance(rows, (list, tuple)) else [[rows]]
+    _refuse_error_cells(rows)
+    rows = [[None if _empty(v) else v for v in row] for row in rows]
     fields = [headers.get(_key(h)) for h in rows[0]]
     for field, header in required.items():
         if field not in fields:
@@ -155,6 +200,19 @@ def table_from_rows(rows: Any, headers: dict[str, str], required: dict[str, str]
     records = ({f: v for f, v in zip(fields, row, strict=False) if f}
                for row in rows[1:] if any(not _empty(v) for v in row))
     return calc.DeviceTable.from_records(records, "devices_table row")
+
+
+def _refuse_error_cells(rows: list[list[Any]]) -> None:
+    """A LiteError for the first error cell of a Devices range, naming its row and column."""
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            if isinstance(cell, dict):
+                header = rows[0][j] if j < len(rows[0]) and isinstance(rows[0][j], str) else f"column {j + 1}"
+                if i == 0:
+                    raise LiteError(f"devices_table's header row, column {j + 1}: the cell holds {cell_text(cell)}")
+                name = row[0] if isinstance(row[0], str) else ""
+                raise LiteError(_short(f"devices_table row {i} ({name!r}): the {header!r} cell holds "
+                                       f"{cell_text(cell)}"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -168,7 +226,11 @@ def devices_table(value: Any, spec: dict[str, Any]) -> calc.DeviceTable | None:
     """The table a device name resolves against: the range given, else None (calc's catalog)."""
     if _empty(value):
         return None
+    if isinstance(value, dict):
+        raise LiteError(f"{spec['table_arg']}: the cell holds {cell_text(value)}")
     rows = _rows(value) if isinstance(value, (list, tuple)) else [[value]]
+    _refuse_error_cells(rows)
+    rows = [[None if _empty(v) else v for v in row] for row in rows]  # one cache key for None, "" and jsnull
     return _table(tuple(tuple(r) for r in rows), tuple(sorted(spec["headers"].items())),
                   tuple(spec["required"].items()))
 
@@ -179,7 +241,10 @@ def devices_table(value: Any, spec: dict[str, Any]) -> calc.DeviceTable | None:
 def calc_function(target: str) -> Callable[..., Any]:
     """The calc function named 'module:qualname' (module relative to trainbudget.calc)."""
     module, _, name = target.partition(":")
-    obj: Any = importlib.import_module(f"{calc.__name__}.{module}")
+    obj: Any = calc
+    for part in module.split("."):  # through this runtime's own calc package, never a newer copy
+        found = getattr(obj, part, None)
+        obj = found if inspect.ismodule(found) else importlib.import_module(f"{obj.__name__}.{part}")
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
@@ -194,7 +259,7 @@ def _read(fn: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     read = {}
     for a in _inputs(fn):
         reader = READERS.get(a["kind"])
-        given = values.get(a["name"])
+        given = plain(a["name"], values.get(a["name"]))
         read[a["name"]] = (reader(a["name"], given) if reader else number_in(a["name"], given, a["required"]))
     return one_scenario(fn["name"], read) if fn["one_scenario"] else read
 

@@ -15,12 +15,11 @@ from typing import Any
 
 from ... import calc
 from ..functions import native
-from ..functions.registry import FUNCTIONS, ExcelFunction
+from ..functions.registry import FUNCTIONS, LITE_TABLE, ExcelFunction
 from ..template import devices_table as workbook_devices
 
-TABLE_ARG = "devices_table"
-TABLE_DOC = ("The workbook's Devices table with its header row, e.g. Devices[#All], so its measured rows "
-             "count [range]. Optional; default the catalog bundled in main.py.")
+TABLE_ARG = LITE_TABLE.name
+TABLE_DOC = LITE_TABLE.doc(None)  # "... [range]. Optional; default the catalog bundled in main.py."
 
 
 def calc_target(spec: ExcelFunction) -> str:
@@ -34,7 +33,7 @@ def calc_target(spec: ExcelFunction) -> str:
 
 
 def uses_devices(spec: ExcelFunction) -> bool:
-    return any(a.kind == "device" for a in spec.args)
+    return spec.takes_device
 
 
 def function(spec: ExcelFunction) -> dict[str, Any]:

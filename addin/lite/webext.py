@@ -36,9 +36,13 @@ ROOT_RELS = "_rels/.rels"
 # extLst entries of a workbook that uses @func, as the samples carry them
 CUSTOM_FUNCTIONS_EXT = "{D87F86FE-615C-45B5-9D79-34F1136793EB}"
 FUNCTION_IDS_EXT = "{7C84B067-C214-45C3-A712-C9D94CD141B2}"
-# Lite's own packages, marked "# required" as Lite writes them (samples' requirements.txt; xlwings
-# 0.33.20 is what new workbooks default to, changelog 1.0.0.0-24, https://lite.xlwings.org/changelog).
-REQUIRED = ("xlwings==0.33.20", "python-dotenv==1.1.1", "pyodide-http", "black")
+# Lite's own packages, marked "# required" as Lite writes them (samples' requirements.txt). No exact
+# versions: Lite records what it installed in requirements-pinned.txt, so "you usually don't want to
+# pin an exact version in requirements.txt. What you might want to do is to specify an upper bound,
+# e.g., xlwings<1.0.0" (https://lite.xlwings.org/dependencies.md). xlwings' lower bound: the oldest
+# release the Office.js decorators were checked with (0.33.20, what new Lite workbooks defaulted to
+# in changelog 1.0.0.0-24; tests/test_lite_runtime.py runs 0.37.8).
+REQUIRED = ("xlwings>=0.33.20,<1.0.0", "python-dotenv", "pyodide-http", "black")
 # numpy comes from Pyodide, so unpinned: "don't pin it" (https://lite.xlwings.org/dependencies)
 OURS = ("numpy",)
 

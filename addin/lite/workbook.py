@@ -1,12 +1,14 @@
 """`trainbudget lite`: the template's sheets, macro-free, plus the parts xlwings Lite reads.
 
-The template is built (template.build, every formula with its cached value, so a reader without
-Lite sees numbers), its macro carriers and the desktop add-in's xlwings.conf sheet taken out
+The template is built (template.build, every formula with its cached value, so a reader without Lite
+sees numbers), its macro carriers and the desktop add-in's xlwings.conf sheet taken out
 (ooxml.macrofree), and the webextension parts added (webext.py) with main.py generated from this
-package (bundle.py). Only the Functions sheet calls our functions (column "With xlwings Lite",
-each cell with its cached value): Excel saves a JavaScript custom function's name with a prefix
-whose spelling is not confirmed (`_xldudf_`, OfficeDev/Excel-Custom-Functions#108), so no other
-cell relies on one; the sheet says so. Every other formula is native Excel.
+package (bundle.py). `--from WORKBOOK` builds the template with that workbook's Devices rows (its
+measured ones too), read through the package layer, so they travel into the Lite edition. Only the
+Functions sheet calls our functions (column "With xlwings Lite", each cell with its cached value):
+Excel saves a JavaScript custom function's name with a prefix whose spelling is not confirmed
+(`_xldudf_`, OfficeDev/Excel-Custom-Functions#108), so no other cell relies on one; the sheet says
+so. Every other formula is native Excel.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..functions import rewrite
 from ..functions.registry import FUNCTIONS
 from ..ooxml import macrofree, package, partedit, xmlcells
 from ..template import build as template
+from ..template import devices_table
 from . import bundle, webext
 
 CONF_SHEET = "xlwings.conf"
@@ -42,10 +45,12 @@ ABOUT_DESKTOP_PREFIX = "Windows with Python"
 
 @dataclass(frozen=True)
 class Written:
-    """What `write` wrote: the path and the size of main.py in bytes."""
+    """What `write` wrote: the path, the size of main.py in bytes, and the number of Devices rows
+    taken from the `--from` workbook (None: the packaged catalog's)."""
 
     path: Path
     main_py_bytes: int
+    devices_from_source: int | None = None
 
 
 def check_out(out: Path, force: bool) -> None:
@@ -112,16 +117,34 @@ def calls_outside_functions(parts: dict[str, bytes]) -> list[str]:
     return found
 
 
-def write(out: Path, force: bool = False) -> Written:
-    """Write the Lite edition to `out` atomically (an existing file, with `force`, kept as .bak)."""
+def source_table(source: Path) -> calc.DeviceTable:
+    """The Devices table of the workbook `source` (`--from`), read through the package layer
+    (bounded opening, safe parsing); a refusal names the option and the file."""
+    try:
+        return devices_table.table_from_workbook(Path(source))
+    except calc.TrainingBudgetError as e:
+        text = str(e)
+        raise calc.TrainingBudgetError(text if text.startswith("--from") else f"--from: {text}") from None
+
+
+def write(out: Path, force: bool = False, source: Path | None = None) -> Written:
+    """Write the Lite edition to `out` atomically: the template built with the Devices rows of the
+    workbook `source` (default: the packaged catalog). An existing file, with `force`, is kept as
+    .bak; a symlink at `out` is replaced, never followed (its target stays as it was)."""
     check_out(out, force)
-    out = package.real_target(out)
+    out = Path(out)
+    table = None if source is None else source_table(source)
     main_py = bundle.main_py()
     with tempfile.TemporaryDirectory(prefix="tb-lite-") as tmp:
-        built = template.build(Path(tmp) / "template.xlsm")
+        try:
+            built = template.build(Path(tmp) / "template.xlsm", table=table)
+        except calc.UnknownDeviceError as e:
+            if source is None:
+                raise
+            raise calc.TrainingBudgetError(f"--from {source}: {e}. The template's sheets use that device: add its "
+                                           "row back to the Devices table") from None
         parts = lite_parts(built.path, main_py)
     with package.locked(out):
-        if out.exists():
-            package.backup(out)
+        package.keep_backup(out)
         package.write_package(parts, out)
-    return Written(out, len(main_py.encode("utf-8")))
+    return Written(out, len(main_py.encode("utf-8")), None if table is None else len(table))

@@ -186,3 +186,13 @@ def backup(target: Path) -> Path:
         mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
     write_bytes(bak, data, mode)
     return bak
+
+
+def keep_backup(target: Path) -> Path | None:
+    """Before a new file replaces `target`: a regular file there is kept as NAME.bak (see backup);
+    a symlink is not followed, so the write that follows replaces the link itself and its target
+    stays as it was. Returns the backup's path, or None when nothing was kept."""
+    target = Path(target)
+    if target.is_symlink() or not target.is_file():
+        return None
+    return backup(target)

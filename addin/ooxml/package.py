@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from . import opening, xmlcells
-from .atomic import atomic_path, backup, locked, real_target
+from .atomic import atomic_path, backup, keep_backup, locked, real_target
 from .opening import open_parts
 from .safexml import BadWorkbookError, edit, parse, serialize
 
-__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "edit", "fill_cached_values", "in_memory", "locked",
-           "open_parts", "parse", "read_parts", "real_target", "resolve", "serialize", "set_cached_values",
-           "sheet_parts", "uncached_formulas", "write_package", "write_parts"]
+__all__ = ["BadWorkbookError", "atomic_path", "backup", "check", "edit", "fill_cached_values", "in_memory",
+           "keep_backup", "locked", "open_parts", "parse", "read_parts", "real_target", "resolve", "serialize",
+           "set_cached_values", "sheet_parts", "uncached_formulas", "write_package", "write_parts"]
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
