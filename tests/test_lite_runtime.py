@@ -29,8 +29,7 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin.functions.registry import FUNCTIONS
-from trainbudget.addin.lite import bundle, runtime
-from trainbudget.addin.lite import spec as lite_spec
+from trainbudget.addin.lite import bundle, runtime, spec as lite_spec
 from trainbudget.addin.template import devices_table
 from trainbudget.addin.udf import cells
 

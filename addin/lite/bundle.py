@@ -139,6 +139,10 @@ def sources() -> dict[str, str]:
     for entry in sorted(here.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".py"):
             files[f"{ROOT}/calc/{entry.name}"] = entry.read_text("utf-8")
+        elif entry.is_dir() and entry.joinpath("__init__.py").is_file():  # a room of calc
+            for module in sorted(entry.iterdir(), key=lambda e: e.name):
+                if module.name.endswith(".py"):
+                    files[f"{ROOT}/calc/{entry.name}/{module.name}"] = module.read_text("utf-8")
     for entry in sorted(here.joinpath("data").iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".csv"):
             files[f"{ROOT}/calc/data/{entry.name}"] = entry.read_text("utf-8")

@@ -22,8 +22,7 @@ from ... import calc
 from ..functions import rewrite
 from ..functions.registry import FUNCTIONS
 from ..ooxml import macrofree, package, partedit, xmlcells
-from ..template import build as template
-from ..template import devices_table
+from ..template import build as template, devices_table
 from . import bundle, webext
 
 CONF_SHEET = "xlwings.conf"

@@ -1,8 +1,7 @@
 """What calc raises and how it guards its results: the error classes, a value as a message shows it,
 and the checks on a result or on arguments' shapes (`out`, `agree`, `broadcasts`).
 
-calc.base.checks (the argument checks) builds on this module and re-exports every name here, so
-`from trainbudget.calc.base.checks import TrainingBudgetError, out, broadcasts` keeps working.
+calc/base/checks.py (the argument checks) builds on this module.
 """
 
 from __future__ import annotations

@@ -59,5 +59,5 @@ def words(reserve_gib: Any = None) -> str:
 def reported_memory_gib() -> dict[str, float]:
     """Memory each hardware reports to software, GiB (data/device_memory_reported.csv): the
     evidence the default reserve is checked against, not a second capacity."""
-    text = resources.files("trainbudget.calc").joinpath("data/device_memory_reported.csv").read_text("utf-8")
+    text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/device_memory_reported.csv").read_text("utf-8")
     return {r["hardware"]: float(r["reported_mib"]) / 1024.0 for r in csv.DictReader(text.splitlines())}

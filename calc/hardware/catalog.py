@@ -186,7 +186,7 @@ class DeviceTable:
 def load_devices(path: str | Path | None = None) -> DeviceTable:
     """The packaged catalog, or a user's CSV with the same column names (name, tflops, source required)."""
     if path is None:
-        text = resources.files("trainbudget.calc").joinpath("data/devices.csv").read_text("utf-8")
+        text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/devices.csv").read_text("utf-8")
         where = "devices.csv row"
     else:
         text = read_text(path, "catalog")

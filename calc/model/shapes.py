@@ -281,7 +281,7 @@ def _preset(row: dict[str, str]) -> ModelPreset:
 @functools.lru_cache(maxsize=1)
 def model_presets() -> dict[str, ModelPreset]:
     """The packaged presets (data/models.csv), by lower-cased name."""
-    text = resources.files("trainbudget.calc").joinpath("data/models.csv").read_text("utf-8")
+    text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/models.csv").read_text("utf-8")
     rows = [_preset(r) for r in csv.DictReader(text.splitlines())]
     return {r.name.lower(): r for r in rows}
 

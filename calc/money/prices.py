@@ -71,7 +71,7 @@ def _price(r: dict[str, str], line: int) -> Price:
 @functools.lru_cache(maxsize=1)
 def load_prices() -> tuple[Price, ...]:
     """The packaged prices, in file order."""
-    text = resources.files("trainbudget.calc").joinpath("data/prices.csv").read_text("utf-8")
+    text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/prices.csv").read_text("utf-8")
     return tuple(_price(r, i) for i, r in enumerate(csv.DictReader(text.splitlines()), start=2))
 
 

@@ -71,7 +71,7 @@ def _opt(text: str) -> float | None:
 @functools.lru_cache(maxsize=1)
 def load_runs() -> tuple[Run, ...]:
     """The packaged runs, in file order."""
-    text = resources.files("trainbudget.calc").joinpath("data/runs.csv").read_text("utf-8")
+    text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/runs.csv").read_text("utf-8")
     return tuple(Run(run=r["run"], params=float(r["params"]), active_params=_opt(r["active_params"]),
                      tokens=float(r["tokens"]), device=r["device"], device_hours=_opt(r["device_hours"]),
                      reported_flops=_opt(r["reported_flops"]), reported_mfu=_opt(r["reported_mfu"]),

@@ -24,5 +24,5 @@ out = {"trainbudget_importable_before": found_before,
        "trainbudget_importable_after": importlib.util.find_spec("trainbudget") is not None,
        "xlwings_is_stub": xlwings.__version__ == "lite-stub",
        "modules": sorted(sys.modules), "meta": xlwings.meta(main), "results": results,
-       "calc_origin": sys.modules["trainbudget_lite.calc.devices"].__spec__.origin}
+       "calc_origin": sys.modules["trainbudget_lite.calc.hardware.catalog"].__spec__.origin}
 (work / "results.json").write_text(json.dumps(out, default=repr), "utf-8")
