@@ -28,14 +28,14 @@ def _csv(*args: str) -> list[dict]:
 
 def test_seed_table_figure_for_figure(seed_lines):
     """The starting document's hours and FLOPs line for line; its 112 GB (1e9 bytes) of model
-    states printed as the GiB the devices are measured in (112e9 / 2^30 = 104.3)."""
+    states printed as it wrote them, with the GiB the devices are measured in beside (112e9 / 2^30 = 104.3)."""
     out = run_cli("estimate", check=True).stdout  # the real entry point
     got = [line.split("   [")[0] for line in out.splitlines() if line.strip()]
     for line in seed_lines[1:]:
         assert line in got, line
     numbers = re.findall(r"\d[\d.,]*", "\n".join(seed_lines[1:]))
     assert numbers == re.findall(r"\d[\d.,]*", "\n".join(got[1:len(seed_lines)]))
-    assert "112 GB" in seed_lines[0] and f"{112e9 / GIB:.1f} GiB per device" in got[0]
+    assert "112 GB" in seed_lines[0] and f"112 GB ({112e9 / GIB:.1f} GiB)" in got[0] and "per device" in got[0]
     assert "utilization is never 100%" in out
 
 
@@ -133,9 +133,9 @@ def test_one_memory_figure_on_the_layout():
                  check=True).stdout
     want = calc.budget(calc.Job(model=calc.model_preset("Llama 3.1 70B"), devices=8, tensor_parallel=8))
     gib = f"{want.memory.total / GIB:,.1f}"
-    assert f"{gib} GiB per device" in out and "TP 8" in out
-    assert re.findall(r"([\d,.]+) GiB per device", out) == [gib]  # no second, different figure
-    assert "GB" not in out.replace("GiB", "")
+    assert f"({gib} GiB) of weights, gradients and optimizer state per device" in out and "TP 8" in out
+    assert re.findall(r"([\d,.]+) GiB\) of", out) == [gib]  # no second, different figure
+    assert re.findall(r"([\d,.]+) GB ", out) == [f"{want.memory.total / 1e9:,.0f}"]  # the same bytes, decimal
 
 
 def test_header_names_the_method_and_zero_stage():

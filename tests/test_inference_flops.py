@@ -147,7 +147,7 @@ def test_cli_text_says_forward_only_and_the_priors_basis():
     assert "1T tokens, forward only: 14 ZFLOP" in proc.stdout
     assert "fitted on training runs" in proc.stdout
     head = proc.stdout.splitlines()[0]  # weights only: no gradients or optimizer state held
-    assert "GiB per device of weights before activations (ZeRO 0," in head and "optimizer" not in head
+    assert "GiB) of weights per device before activations (ZeRO 0," in head and "optimizer" not in head
     full = invoke("estimate", "--params", "7e9", "--tokens", "1e12", "--device", H100, "--devices", "64",
                   "--range", check=True)
     assert "1T training tokens: 42 ZFLOP" in full.stdout and "fitted on training runs" not in full.stdout

@@ -155,3 +155,14 @@ def test_no_import_cycles(package: str) -> None:
     for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+@pytest.mark.parametrize("path", sorted([*ROOT.glob("addin/**/*.py"), *ROOT.glob("bench/*.py")]),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_calc_name_used_is_public(path: Path) -> None:
+    """`calc.NAME` in addin and bench reads a public name of calc (in calc.__all__)."""
+    import trainbudget.calc as calc
+    used = {n.attr for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "calc"
+            and not n.attr.startswith("__")}
+    assert used <= set(calc.__all__), f"{path}: not public in calc: {sorted(used - set(calc.__all__))}"

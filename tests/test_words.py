@@ -46,7 +46,7 @@ def test_m3_ultra_rows_say_what_they_are():
 def test_estimate_prints_memory_cost_and_energy():
     out = run_cli("estimate", "--device", "H100 SXM, BF16 tensor core, dense", "--utilization", "40%",
                   "--devices", "8", "--price", "2.5", "--pue", "1.2", "--zero-stage", "3", check=True).stdout
-    assert f"{14e9 / 2**30:.1f} GiB per device" in out  # 16 B/param over 8 devices at ZeRO 3, in GiB
+    assert f"14.0 GB ({14e9 / 2**30:.1f} GiB)" in out  # 16 B/param over 8 devices at ZeRO 3, in GB and GiB
     hours = 42e18 / (989.5e12 * 0.4 * 8) / 3600
     assert f"{hours * 8 * 2.5:,.0f}" in out and f"{700 * hours * 8 * 1.2 / 1000:,.1f}" in out
     data = json.loads(run_cli("estimate", "--device", "H100 SXM, BF16 tensor core, dense", "--method", "lora",

@@ -86,16 +86,33 @@ def figure(v: Any, digits: int = 1) -> str:
 
 
 def fit_text(b: Budget) -> str:
-    """'fits (12.3 GiB free)' or 'does NOT fit (28.3 GiB over 76.0 usable)' or 'unknown'."""
+    """'fits (12.3 GiB free)' once activations are counted, 'fits before activations (12.3 GiB
+    free)' while they are not (no layout's activations given: the memory is model states alone, and
+    a long sequence's activations can exceed the rest), 'does NOT fit (28.3 GiB over)' or 'unknown'."""
     if b.fits is None:
         return "unknown (no memory)"
     head = float(b.headroom_bytes) / GIB
-    return f"fits ({head:,.1f} GiB free)" if b.fits else f"does NOT fit ({-head:,.1f} GiB over)"
+    if not b.fits:
+        return f"does NOT fit ({-head:,.1f} GiB over)"
+    counted = float(np.max(b.memory.activations)) > 0
+    return f"fits ({head:,.1f} GiB free)" if counted else f"fits before activations ({head:,.1f} GiB free)"
+
+
+# What each method is: "full" trains every weight, which is a pretraining as much as a fine-tune
+# (the tool cannot tell which), so it says only that; LoRA and QLoRA adapt a trained model: fine-tunes.
+METHOD_WORDS = {"full": "training of all weights", "lora": "LoRA fine-tune", "qlora": "QLoRA fine-tune",
+                "inference": "inference"}
 
 
 def _method(job: calc.Job) -> str:
-    return {"full": "full fine-tune", "lora": "LoRA fine-tune", "qlora": "QLoRA fine-tune",
-            "inference": "inference"}[job.method]
+    return METHOD_WORDS[job.method]
+
+
+def gb_words(n_bytes: float) -> str:
+    """Bytes as decimal GB with GiB beside, as the starting document wrote them: '112 GB (104.3 GiB)'."""
+    gb = float(n_bytes) / calc.GB
+    shown = f"{gb:,.0f}" if gb >= 100 else f"{gb:,.1f}" if gb >= 1 else f"{gb:.2g}"
+    return f"{shown} GB ({float(n_bytes) / GIB:,.1f} GiB)"
 
 
 def layout_words(b: Budget) -> str:
@@ -129,9 +146,9 @@ def header(b: Budget) -> list[str]:
     tokens = "tokens, forward only" if forward else "training tokens"
     held = "weights" if forward else "weights, gradients and optimizer state"
     setup = f"ZeRO {int(job.zero_stage)}" if forward else f"{job.optimizer}, ZeRO {int(job.zero_stage)}"
+    before = "" if float(b.memory.activations) > 0 else " before activations"
     return [f"{_method(job)} of a {name}{rep.format_count(b.params)}{active}: "
-            f"{float(b.memory.total) / GIB:,.1f} GiB per device of {held} "
-            f"before activations ({setup}, {layout_words(b)} "
+            f"{gb_words(b.memory.total)} of {held} per device{before} ({setup}, {layout_words(b)} "
             f"on {n} device{'s' * (n != 1)}{_uneven_words(b)})",
             f"{rep.format_count(job.tokens)} {tokens}: {rep.format_flops(b.flops)}"]
 

@@ -27,7 +27,7 @@ from .. import libreoffice as engine
 from ..functions import native, rewrite
 from ..ooxml import comments, macrofree, package, partedit, sheetrefs, xmlcells
 from ..template import devices_table
-from . import charts, evaluate, portable, stream
+from . import charts, evaluate, order, portable, stream
 
 CONF_SHEET = "xlwings.conf"
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
@@ -73,7 +73,10 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         rows = [list(native.HEADERS.values())] + [[getattr(d, f) for f in native.HEADERS] for d in calc.catalog()]
         sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
         parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
-    partedit.ensure_defined_name(parts, native.NAMES, f"{native.TABLE}[{native.HEADERS['name']}]")
+    names_ref = f"{native.TABLE}[{native.HEADERS['name']}]"
+    # an e-mail copy exported again: its DeviceNames already reads the same column as an A1 range
+    partedit.ensure_defined_name(parts, native.NAMES, names_ref,
+                                 tuple(filter(None, [portable.structured_a1(parts, names_ref)])))
     copied = stream.copied_sheets(parts)  # written back byte for byte, never loaded
     parts, recalc = _rewrite(parts, done, functools.cache(lambda: _devices(src)), copied)
     done.portable = portable.make_portable(parts, copied)
@@ -90,6 +93,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
                                     xmlcells.shared_strings(parts.get("xl/sharedStrings.xml")) if emptied else None)
         parts = _with_cached_values(parts, values, recalc, copied)
         _dated_footers(parts, copied, today())
+        order.readers_last(parts)  # read right unrecalculated (Gnumeric): export.order
         macrofree.check(parts, str(src))
         if pdf is None:
             _keep_backups(out)

@@ -32,7 +32,7 @@ from lxml import etree
 from openpyxl.utils import range_boundaries
 from openpyxl.utils.cell import coordinate_from_string, get_column_letter
 
-from ..functions.portable import Portable, Table, a1, formula
+from ..functions.portable import Portable, Table, a1, formula, structured
 from ..ooxml import package, partedit, xmlcells
 
 TABLE_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/table"
@@ -62,6 +62,12 @@ def tables(parts: dict[str, bytes]) -> dict[str, Table]:
                 found[name.lower()] = Table(name, sheet, lo_c, lo_r, hi_r, int(root.get("headerRowCount", "1")),
                                             int(root.get("totalsRowCount", "0")), cols)
     return found
+
+
+def structured_a1(parts: dict[str, bytes], ref: str) -> str | None:
+    """The A1 range the copy writes for the structured reference `ref` (`Devices[Name]` ->
+    `'Devices'!$A$2:$A$59`), or None when the workbook has no such table or column."""
+    return structured(ref, tables(parts))
 
 
 def _names(parts: dict[str, bytes], found: dict[str, Table], done: Portable) -> dict[str, str]:

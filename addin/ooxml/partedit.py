@@ -245,9 +245,11 @@ def add_table_sheet(parts: dict[str, bytes], sheet: str, table: str, rows: list[
     return parts
 
 
-def ensure_defined_name(parts: dict[str, bytes], name: str, text: str) -> None:
-    """Add the workbook-level defined name `name` -> `text` unless the workbook has it already (a
-    different definition by that name is refused, TrainingBudgetError); `<definedNames>` is
+def ensure_defined_name(parts: dict[str, bytes], name: str, text: str, same_as: tuple[str, ...] = ()) -> None:
+    """Add the workbook-level defined name `name` -> `text` unless the workbook has it already, as
+    `text` or as one of `same_as` (other spellings of the same cells, such as the A1 range an earlier
+    e-mail copy made of a table reference); a different definition by that name is refused
+    (TrainingBudgetError); `<definedNames>` is
     created where the schema puts it (ECMA-376 Part 1, §18.2.27: after sheets, functionGroups
     and externalReferences)."""
     def fn(wb: etree._Element) -> None:
@@ -258,7 +260,7 @@ def ensure_defined_name(parts: dict[str, bytes], name: str, text: str) -> None:
             names = etree.Element(xmlcells.q(wb, "definedNames"))
             anchor.addnext(names)
         same = [dn for dn in names if dn.get("name", "").lower() == name.lower() and dn.get("localSheetId") is None]
-        if same and (same[0].text or "").strip() != text:  # a user's own name: never silently reused
+        if same and (same[0].text or "").strip() not in (text, *same_as):  # a user's own name: never silently reused
             raise TrainingBudgetError(
                 f"the workbook already defines {name} as {same[0].text!r}; the e-mail copy needs that "
                 f"name for {text}: rename it, then export again")

@@ -264,6 +264,9 @@ def load_config(path: str | Path) -> ModelPreset:
     _refuse(data, family, where)
     shape = _shape(data, family, where)
     p = Path(path)
-    name = str(top.get("_name_or_path") or (p.parent.name if p.name == "config.json" else p.stem))
+    # named by what the user has: the model's own `_name_or_path`, else its file ("abc123/config.json":
+    # a folder alone may be a cache's snapshot hash, or the family, "qwen3", which names no model)
+    folder = p.resolve().parent.name
+    name = str(top.get("_name_or_path") or (f"{folder}/{p.name}" if p.name == "config.json" and folder else p.stem))
     return ModelPreset(name=name, shape=shape, published_total_params=math.nan,
                        published_active_params=math.nan, source=str(path), as_of="", note=family)
