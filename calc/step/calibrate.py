@@ -33,7 +33,7 @@ class Constants:
 
 # Fitted by fit_constants() on calc/data/steptime_measured.csv (use=fit rows) on 2026-12-04;
 # bench/bench_steptime.py refits and prints them with leave-one-out figures.
-CONSTANTS = Constants(matmul_fraction=(0.6, 0.55, 0.5, 0.6), fp8_gain=0.7, vector_bytes=30.0, overlap=0.8)
+CONSTANTS = Constants(matmul_fraction=(0.567, 0.548, 0.451, 0.778), fp8_gain=0.792, vector_bytes=139.4, overlap=0.137)
 
 _BOUNDS = {"fp8_gain": (0.3, 1.0), "vector_bytes": (0.0, 200.0), "overlap": (0.0, 1.0)}
 
@@ -72,7 +72,7 @@ def fit_constants(predict: Any, measured: np.ndarray, start: Constants = CONSTAN
                 else:
                     a = c
             x[i] = (a + b) / 2.0
-    return _constants(x)
+    return _constants([float(v) for v in x])
 
 
 def leave_one_out(predict_rows: Any, measured: np.ndarray, start: Constants = CONSTANTS,

@@ -46,9 +46,9 @@ class Hardware:
     tflops_16bit: float
     fp8: bool
     memory_tbps: float
-    scale_up_GBps: float
+    scale_up_GBps: float  # noqa: N815 (the catalog column, units in the name)
     scale_up_domain: float
-    scale_out_Gbps: float
+    scale_out_Gbps: float  # noqa: N815 (the catalog column, units in the name)
     family: int
     basis: str
 
