@@ -5,7 +5,7 @@ expert parallel degrees, ZeRO stage, micro-batch, sequence length, global batch,
 device's `Hardware` (its dense rates and interconnect: scale-up bandwidth and domain, scale-out
 NIC), each term of the step as a named function with its source (`terms`), their composition
 into a frozen `Step` (`step_time`), the few constants fitted on the packaged measured layouts
-(`calibrate`) and whole-run hours through goodput (`goodput`). It imports numpy, the standard
+(`calibrate`) and the packaged measured layouts (`data`). It imports numpy, the standard
 library and the calc modules below it (checks, errors, devices); nothing in calc imports it yet,
 and it never imports addin code.
 """
