@@ -73,11 +73,14 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     linear = np.maximum(sh.params_active - 2.0 * lm_head, 0.0)     # input embedding: a lookup, lm head: 16-bit
     low = np.where(hw.fp8, np.where(lay.recompute >= 2, 8.0, 6.0) * linear, 0.0)  # FLOPs/token at the FP8 rate
     per_dev = 1.0 / (lay.tp * lay.pp)                               # a device's share of a token's matmuls
-    compute = terms.compute_seconds(tokens * per_dev, low, done - low, rate_low, rate16)
+    core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, lay.recompute)  # flash-attention kernels
+    rate_attn = rate16 * k.attention_ratio
+    compute = terms.compute_seconds(tokens * per_dev, low, done - low - core, rate_low, rate16) \
+        + tokens * per_dev * core / rate_attn
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, lay.recompute, k.vector_bytes, mem)
     tp = np.where(lay.tp > 1, terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, lay.recompute, link["tp"]), 0.0)
-    attention = tokens * per_dev * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate16
+    attention = tokens * per_dev * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate_attn
     cp = np.where(lay.cp > 1, terms.cp_seconds(tokens, layers, sh.kv_dim, lay.cp, attention, link["cp"]), 0.0)
     moe = (sh.top_k > 0) & (lay.ep > 1)
     ep = np.where(moe, terms.ep_seconds(tokens, layers, sh.d_model, sh.top_k, lay.ep, lay.recompute,

@@ -34,6 +34,16 @@ def flops_per_token(n_active: Any, n_layers: Any, attn_dim: Any, seq_len: Any, r
     return model + extra, model
 
 
+def attention_flops(n_layers: Any, attn_dim: Any, seq_len: Any, recompute: Any) -> Any:
+    """FLOPs per token of the attention core (QK^T and AV, forward and backward, causal), recompute's
+    extra forward of it included: 6·L·s·a, and a third more under selective or full recompute
+    (Korthikanti et al. 2022 s.5). These run in the fused flash-attention kernels (Dao 2023,
+    FlashAttention-2, arXiv:2307.08691 s.4: 50-73% of A100 peak forward, lower backward), not in the
+    GEMMs, so at their own achievable rate (calc.step.calibrate's attention_ratio)."""
+    attention = 6.0 * n_layers * seq_len * attn_dim
+    return attention * (1.0 + (recompute >= 1) / 3.0)
+
+
 def compute_seconds(tokens: Any, flops_low: Any, flops_16: Any, rate_low: Any, rate_16: Any) -> Any:
     """Matmul time: FLOPs that run at the low-precision (FP8) rate plus those at the 16-bit rate,
     each at its achievable rate (FLOP/s) per device; `tokens` the device's tokens per step."""

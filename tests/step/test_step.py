@@ -66,13 +66,26 @@ def test_scaling_out_at_a_fixed_model_and_batch_lowers_mfu():
 
 
 def test_measured_file_within_the_reached_goal():
-    """In-sample with the shipped constants on the fit rows: median |error| <= 15% and >= 55% within
+    """In-sample with the shipped constants on the fit rows: median |error| <= 10% and >= 70% within
     15% (the thresholds reached, bench/bench_steptime.py; leave-one-out there)."""
     m = S.load_measured()
     fit = m.fit_mask
     err = np.abs(m.predict(S.CONSTANTS, fit) / m.measured[fit] - 1)
-    assert np.median(err) <= 0.15
-    assert np.mean(err <= 0.15) >= 0.55
+    assert np.median(err) <= 0.10
+    assert np.mean(err <= 0.15) >= 0.70
+
+
+def test_long_context_attention_slows_the_step_as_measured():
+    """torchtitan (benchmarks/llama3_h100_202412_torchtitan.md Table 2): Llama 3.1 8B on 8 H100 at
+    500 W, FP8, full recompute: 3,890 tokens/s per GPU at 32K (FSDP 8) and 548 at 262K (CP 8), 7.1x;
+    within 25% of that ratio (attention's FLOPs grow with s and run at the flash kernels' rate)."""
+    sh = S.Shape(params_active=8.03e9, n_layers=32, d_model=4096, kv_dim=1024, vocab=128256)
+    h = S.hardware("H100 SXM 96GB 500W, FP8 tensor core, dense")
+    short = S.Layout(devices=8, seq_len=32768, global_batch_tokens=8 * 32768, zero_stage=3, recompute="full")
+    long = S.Layout(devices=8, seq_len=262144, global_batch_tokens=262144, cp=8, zero_stage=3, recompute="full")
+    ratio = float(S.step_time(sh, short, h).tokens_per_second_per_device
+                  / S.step_time(sh, long, h).tokens_per_second_per_device)
+    assert ratio == pytest.approx(3890 / 548, rel=0.25)
 
 
 def test_topology_comes_from_the_catalog_or_a_stated_fallback():
