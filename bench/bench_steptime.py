@@ -1,0 +1,134 @@
+"""Step-time model against the packaged measured layouts: per row, LOO, per source, vs Calculon, timing.
+
+Run: .venv/bin/python bench/bench_steptime.py [--sweeps N]. Prints measured vs predicted tokens/s per
+device per row (in-sample with the shipped constants, and leave-one-out: constants refitted
+without the row), the median |error| and share within 15% (all rows, and fit rows), a per-source
+table, the comparison with Calculon on the rows it expresses (bench/data/steptime_calculon.csv),
+and timing: one scalar question and 1e6 jobs vectorized.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+
+from trainbudget.calc import step as S  # noqa: N812
+from trainbudget.calc.step.calibrate import fit_constants, leave_one_out
+
+HERE = Path(__file__).resolve().parent
+
+
+def summary(pred: np.ndarray, meas: np.ndarray) -> str:
+    err = np.abs(pred / meas - 1.0)
+    return f"median |error| {np.median(err):.1%}, within 15%: {np.sum(err <= 0.15)}/{err.size}"
+
+
+def source_of(rec: dict[str, str]) -> str:
+    s = rec["source"]
+    for key in ("Narayanan", "Korthikanti", "Llama 3", "MegaScale", "DeepSeek-V3 README", "torchtitan",
+                "NeMo docs", "Megatron-Bridge", "AutoModel", "MaxText docs", "MaxText MaxText/configs"):
+        if key in s:
+            return key
+    return s[:20]
+
+
+def calculon(m: S.MeasuredSet, pred: np.ndarray) -> None:
+    with open(HERE / "data" / "steptime_calculon.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    ours, theirs, meas = [], [], []
+    used = set()
+    for r in rows:
+        want = float(r["measured_tokens_per_s_per_device"])
+        hits = [i for i, x in enumerate(m.records) if i not in used and int(x["devices"]) == int(r["devices"])
+                and abs(float(x["tokens_per_second_per_device"]) / want - 1) < 0.002]
+        if not hits:
+            print("  no measured row for", r["model"], r["devices"])
+            continue
+        used.add(hits[0])
+        ours.append(pred[hits[0]])
+        theirs.append(float(r["calculon_tokens_per_s_per_device"]))
+        meas.append(want)
+    meas_a = np.array(meas)
+    print(f"  on Calculon's {len(meas)} rows: Calculon {summary(np.array(theirs), meas_a)}")
+    print(f"  on Calculon's {len(meas)} rows: this model (LOO) {summary(np.array(ours), meas_a)}")
+
+
+def timing() -> None:
+    sh = S.Shape(params_active=70.6e9, n_layers=80, d_model=8192, attn_dim=8192, kv_dim=1024, vocab=128256)
+    hw = S.hardware("H100 SXM, BF16 tensor core, dense")
+    lay = S.Layout(devices=1024, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=4, vpp=5)
+    n = 2000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        S.step_time(sh, S.Layout(devices=1024.0, seq_len=8192.0, global_batch_tokens=16777216.0, tp=8.0, pp=4.0,
+                                 vpp=5.0), hw)
+    scalar = (time.perf_counter() - t0) / n
+    print(f"  one scalar question (Layout built + step_time): {scalar * 1e6:.1f} us (goal <= 50 us)")
+    rng = np.random.default_rng(0)
+    jobs = 1_000_000
+    devices = 8.0 * 2.0 ** rng.integers(3, 10, jobs)
+    big = S.Layout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0,
+                   pp=rng.choice([1.0, 2.0, 4.0], jobs), recompute=rng.integers(0, 3, jobs).astype(float))
+    t0 = time.perf_counter()
+    S.step_time(sh, big, hw)
+    per = (time.perf_counter() - t0) / jobs
+    t0 = time.perf_counter()
+    again = S.Layout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0,
+                     pp=rng.choice([1.0, 2.0, 4.0], jobs), recompute=rng.integers(0, 3, jobs).astype(float))
+    S.step_time(sh, again, hw)
+    with_layout = (time.perf_counter() - t0) / jobs
+    print(f"  1e6 jobs vectorized: {per * 1e9:.0f} ns per job (step_time), {with_layout * 1e9:.0f} ns with the "
+          f"Layout's checks (goal <= 300 ns)")
+    del lay
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sweeps", type=int, default=3)
+    args = ap.parse_args()
+    m = S.load_measured()
+    fit = m.fit_mask
+    meas = m.measured
+    t0 = time.perf_counter()
+    k = fit_constants(lambda c: m.predict(c, fit), meas[fit], sweeps=args.sweeps)
+    print(f"fitted on {fit.sum()} fit rows in {time.perf_counter() - t0:.1f} s: {k}")
+    print(f"shipped constants: {S.CONSTANTS}")
+    pred = m.predict(S.CONSTANTS)
+    refit = m.predict(k)
+    t0 = time.perf_counter()
+    loo = np.array(meas)
+    loo[fit] = leave_one_out(lambda c, mask: m.predict(c, fit)[mask], meas[fit], sweeps=args.sweeps)
+    loo[~fit] = refit[~fit]  # check rows are never in the fit: their prediction is already out of sample
+    print(f"leave-one-out in {time.perf_counter() - t0:.0f} s\n")
+    print(f"{'#':>2} {'model':32} {'device':24} {'measured':>9} {'shipped':>9} {'LOO':>9} {'LOO err':>8} use")
+    for i, r in enumerate(m.records):
+        print(f"{i:2d} {r['model'][:32]:32} {r['device'][:24]:24} {meas[i]:9.1f} {pred[i]:9.1f} {loo[i]:9.1f} "
+              f"{loo[i] / meas[i] - 1:+8.1%} {r['use']}")
+    print()
+    print(f"shipped constants, all {meas.size} rows: {summary(pred, meas)}")
+    print(f"shipped constants, {fit.sum()} fit rows: {summary(pred[fit], meas[fit])}")
+    print(f"refit in-sample, {fit.sum()} fit rows: {summary(refit[fit], meas[fit])}")
+    print(f"leave-one-out, {fit.sum()} fit rows: {summary(loo[fit], meas[fit])}")
+    print(f"leave-one-out, all {meas.size} rows (check rows out of sample): {summary(loo, meas)}")
+    pub = np.array([r["layout_basis"].startswith("published") for r in m.records]) & fit
+    print(f"leave-one-out, {pub.sum()} fit rows with a published layout: {summary(loo[pub], meas[pub])}")
+    for label, sel in (("FP8", m.hardware.fp8), ("MoE", m.shape.top_k > 0), ("TPU", m.hardware.family == 3)):
+        sel = sel & fit
+        print(f"leave-one-out, {label} ({sel.sum()} rows): {summary(loo[sel], meas[sel])}")
+    print("\nper source (leave-one-out):")
+    srcs = np.array([source_of(r) for r in m.records])
+    for s in dict.fromkeys(srcs):
+        sel = srcs == s
+        print(f"  {s:24} {summary(loo[sel], meas[sel])}")
+    print("\nagainst Calculon:")
+    calculon(m, loo)
+    print("\ntiming:")
+    timing()
+
+
+if __name__ == "__main__":
+    main()

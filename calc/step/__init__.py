@@ -1,0 +1,23 @@
+"""Step time from the layout: the physics of one training step, term by term.
+
+This room holds the step model: a `Layout` part (tensor, pipeline, virtual-stage, context and
+expert parallel degrees, ZeRO stage, micro-batch, sequence length, global batch, recompute), the
+device's `Hardware` (its dense rates and interconnect: scale-up bandwidth and domain, scale-out
+NIC), each term of the step as a named function with its source (`terms`), their composition
+into a frozen `Step` (`step_time`), the few constants fitted on the packaged measured layouts
+(`calibrate`) and the packaged measured layouts (`data`). It imports numpy, the standard
+library and the calc modules below it (checks, errors, devices); nothing in calc imports it yet,
+and it never imports addin code.
+"""
+
+from __future__ import annotations
+
+from .calibrate import CONSTANTS, Constants, fit_constants, leave_one_out
+from .data import MeasuredSet, load_measured
+from .hardware import Hardware, hardware
+from .layout import RECOMPUTE, Layout
+from .shape import Shape
+from .step import Step, step_time
+
+__all__ = ["CONSTANTS", "RECOMPUTE", "Constants", "Hardware", "Layout", "MeasuredSet", "Shape", "Step",
+           "fit_constants", "hardware", "leave_one_out", "load_measured", "step_time"]

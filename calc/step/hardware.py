@@ -1,0 +1,118 @@
+"""The device side of a step: its dense rates, memory bandwidth and interconnect, with their basis.
+
+Topology lives in the catalog (calc/data/devices.csv) as optional columns on every row:
+`scale_up_GBps` (per device, both directions, the scaling book's convention), `scale_up_domain`
+(devices that share it: 8 for HGX, 72 for NVL72, the slice or pod for TPUs), `scale_out_Gbps` (the
+device's NIC, one direction, or its share of the host's DCN) and `topology_source`. The `Device`
+row type does not carry them, so a user's CSV or a workbook's Devices row works unchanged: a row
+without them takes the packaged catalog's figures for the same hardware, and failing that the
+stated FALLBACK, named in `Hardware.basis` (never silently).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from ..checks import TrainingBudgetError
+from ..devices import Device, DeviceTable, catalog
+
+TOPOLOGY = ("scale_up_GBps", "scale_up_domain", "scale_out_Gbps")
+# A row with no topology of its own or of its hardware: one PCIe Gen4 x16 device (32 GB/s each way,
+# PCI-SIG) per domain behind a 100 Gb/s NIC. Stated in the result's basis whenever it is used.
+FALLBACK = (64.0, 1.0, 100.0)
+FALLBACK_WORDS = "PCIe Gen4 x16 (64 GB/s both ways), 1 device per domain, a 100 Gb/s NIC"
+# Device generations with their own fitted matmul fraction (calc.step.calibrate); anything else
+# borrows Hopper's, said in the basis.
+FAMILIES = ("ampere", "hopper", "blackwell", "tpu")
+_FAMILY_KEYS = (("tpu", "tpu"), ("gb200", "blackwell"), ("gb300", "blackwell"), ("b200", "blackwell"),
+                ("b300", "blackwell"), ("h100", "hopper"), ("h200", "hopper"), ("h800", "hopper"),
+                ("gh200", "hopper"), ("a100", "ampere"), ("a800", "ampere"), ("v100", "ampere"))
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One device as the step sees it. tflops: the row's dense peak (TFLOP/s) at its precision;
+    tflops_16bit: the same hardware's BF16/FP16 dense peak (MFU's usual basis, and the rate of
+    work that stays 16-bit); fp8: the row runs matmuls at an FP8 rate; memory_tbps: HBM TB/s;
+    scale_up_GBps (both directions), scale_up_domain (devices), scale_out_Gbps (one direction);
+    family: index into FAMILIES for the fitted matmul fraction; basis: where each figure came from."""
+
+    name: str
+    tflops: float
+    tflops_16bit: float
+    fp8: bool
+    memory_tbps: float
+    scale_up_GBps: float  # noqa: N815 (the catalog column, units in the name)
+    scale_up_domain: float
+    scale_out_Gbps: float  # noqa: N815 (the catalog column, units in the name)
+    family: int
+    basis: str
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_topology() -> dict[str, dict[str, str]]:
+    """Topology cells of the packaged catalog by hardware name (the first row of each hardware)."""
+    text = resources.files("trainbudget.calc").joinpath("data/devices.csv").read_text("utf-8")
+    found: dict[str, dict[str, str]] = {}
+    for row in csv.DictReader(text.splitlines()):
+        if all(row.get(c) for c in TOPOLOGY):
+            found.setdefault(row["hardware"].strip().lower(), row)
+    return found
+
+
+def _family(hw: str) -> tuple[int, str]:
+    key = hw.lower().replace(" ", "")
+    for k, fam in _FAMILY_KEYS:
+        if k in key:
+            return FAMILIES.index(fam), ""
+    return FAMILIES.index("hopper"), f"no fitted matmul fraction for {hw or 'this device'}: Hopper's used"
+
+
+def _topology(dev: Device, record: dict[str, Any] | None) -> tuple[tuple[float, float, float], str]:
+    """(scale-up GB/s, domain, scale-out Gb/s) and their basis: the row's own, its hardware's, or FALLBACK."""
+    if record and all(record.get(c) not in (None, "") for c in TOPOLOGY):
+        try:
+            vals = tuple(float(record[c]) for c in TOPOLOGY)
+        except (TypeError, ValueError):
+            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(TOPOLOGY)} must be numbers") from None
+        if min(vals) <= 0:
+            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(TOPOLOGY)} must be > 0 (got {vals})")
+        return vals, "topology from the row itself"
+    row = _catalog_topology().get(dev.hardware.strip().lower())
+    if row is not None:
+        vals = tuple(float(row[c]) for c in TOPOLOGY)
+        return vals, f"topology from the catalog's {dev.hardware} rows ({row['topology_source'][:60]}...)"
+    return FALLBACK, f"no topology for {dev.name!r}: assumed {FALLBACK_WORDS}"
+
+
+def _rate_16bit(dev: Device, table: DeviceTable) -> tuple[float, str]:
+    """The hardware's 16-bit dense peak: the row's own unless it is an FP8 (or other) row."""
+    prec = dev.precision.strip().lower()
+    if prec in ("bf16", "fp16"):
+        return dev.tflops, ""
+    for d in table:
+        if d.hardware == dev.hardware and d.precision.strip().lower() in ("bf16", "fp16") and d.kind == dev.kind:
+            return d.tflops, ""
+    return dev.tflops, f"no 16-bit row for {dev.hardware or dev.name}: its {dev.precision or 'row'} rate used"
+
+
+def hardware(device: str | Device, table: DeviceTable | None = None,
+             record: dict[str, Any] | None = None) -> Hardware:
+    """The step's view of a catalog row: `device` a name in `table` (the packaged catalog by default)
+    or a `Device`; `record` the row's raw cells when it may carry its own topology columns."""
+    table = table or catalog()
+    dev = table.get(device) if isinstance(device, str) else device
+    if dev.memory_tbps is None:
+        raise TrainingBudgetError(f"device {dev.name!r} has no memory_tbps: the step's memory-bound terms need it",
+                                  "memory_tbps")
+    (up, dom, out), topo = _topology(dev, record)
+    r16, r16_words = _rate_16bit(dev, table)
+    fam, fam_words = _family(dev.hardware or dev.name)
+    fp8 = "fp8" in dev.precision.lower()
+    basis = "; ".join(w for w in (topo, r16_words, fam_words) if w)
+    return Hardware(name=dev.name, tflops=dev.tflops, tflops_16bit=r16, fp8=fp8, memory_tbps=dev.memory_tbps,
+                    scale_up_GBps=up, scale_up_domain=dom, scale_out_Gbps=out, family=fam, basis=basis)

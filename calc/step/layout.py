@@ -1,0 +1,120 @@
+"""The layout part: how a job's devices split the model and the batch (all degrees broadcast).
+
+Identity (Narayanan et al. 2021, arXiv:2104.04473 s.2; Korthikanti et al. 2022 s.4):
+devices = tp x pp x cp x dp, expert parallelism lives inside dp (ep divides dp), and the global
+batch gives every data-parallel rank B / (s x dp) sequences, cut into micro-batches of `micro_batch`
+sequences: m = B / (s x dp x b) per step (a pipeline needs m >= 1; a context-parallel group shares
+its sequences, so CP does not multiply the sequences needed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..checks import TrainingBudgetError, show, whole, whole_in
+
+RECOMPUTE = ("none", "selective", "full")  # activation recomputation, Korthikanti et al. 2022 s.5
+
+
+def _codes(value: Any) -> Any:
+    """Recompute as codes 0/1/2 (none/selective/full): a name, or an array of names or codes."""
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key not in RECOMPUTE:
+            raise TrainingBudgetError(f"recompute must be one of {', '.join(RECOMPUTE)} (got {show(value)})",
+                                      "recompute")
+        return float(RECOMPUTE.index(key))
+    arr = np.asarray(value)
+    if arr.dtype.kind in "USO":
+        flat = [str(v).strip().lower() for v in arr.reshape(-1)]
+        bad = [v for v in flat if v not in RECOMPUTE]
+        if bad:
+            raise TrainingBudgetError(f"recompute must be one of {', '.join(RECOMPUTE)} (got {show(bad[0])})",
+                                      "recompute")
+        return np.array([RECOMPUTE.index(v) for v in flat], dtype=np.float64).reshape(arr.shape)
+    return whole_in("recompute", value if arr.ndim else float(arr), (0, 1, 2))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parallel layout and its batch; every field a scalar or a broadcasting array.
+
+    devices: all devices of the job; tp, pp, vpp, cp, ep: tensor, pipeline, virtual (interleaved)
+    stages per device, context and expert parallel degrees; zero_stage 0-3 (3 = FSDP);
+    micro_batch in sequences; seq_len in tokens; global_batch_tokens per optimizer step;
+    recompute 'none', 'selective' or 'full' (stored as codes 0/1/2). dp = devices / (tp x pp x cp).
+    """
+
+    devices: Any
+    seq_len: Any
+    global_batch_tokens: Any
+    tp: Any = 1.0
+    pp: Any = 1.0
+    vpp: Any = 1.0
+    cp: Any = 1.0
+    ep: Any = 1.0
+    zero_stage: Any = 1.0
+    micro_batch: Any = 1.0
+    recompute: Any = "selective"
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        for name in ("devices", "seq_len", "tp", "pp", "vpp", "cp", "ep", "micro_batch"):
+            put(self, name, whole(name, getattr(self, name)))
+        put(self, "global_batch_tokens", whole("global_batch_tokens", self.global_batch_tokens))
+        put(self, "zero_stage", whole_in("zero_stage", self.zero_stage, (0, 1, 2, 3)))
+        put(self, "recompute", _codes(self.recompute))
+        self._check_products()
+
+    def _check_products(self) -> None:
+        """Refuse a layout whose degrees do not multiply out, naming the field and its value."""
+        group = self.tp * self.pp * self.cp
+        dp = self.devices / group
+        sequences = self.global_batch_tokens / self.seq_len
+        rules = (
+            (self.devices % group != 0, "devices",
+             lambda i: f"devices must be a multiple of tp x pp x cp (got devices={_at(self.devices, i)}, "
+                       f"tp x pp x cp={_at(group, i)})"),
+            ((self.pp == 1) & (self.vpp > 1), "vpp",
+             lambda i: f"vpp must be 1 without a pipeline (got vpp={_at(self.vpp, i)}, pp=1)"),
+            (dp % self.ep != 0, "ep",
+             lambda i: f"ep must divide the data-parallel degree {_at(dp, i)} (got ep={_at(self.ep, i)})"),
+            (self.global_batch_tokens % self.seq_len != 0, "global_batch_tokens",
+             lambda i: f"global_batch_tokens must be whole sequences of seq_len={_at(self.seq_len, i)} "
+                       f"(got global_batch_tokens={_at(self.global_batch_tokens, i)})"),
+            (self.seq_len % self.cp != 0, "cp",
+             lambda i: f"cp must divide seq_len (got cp={_at(self.cp, i)}, seq_len={_at(self.seq_len, i)})"),
+            (sequences < dp * self.micro_batch, "global_batch_tokens",
+             lambda i: f"global_batch_tokens={_at(self.global_batch_tokens, i)} gives each of the "
+                       f"{_at(dp, i)} data-parallel ranks fewer than micro_batch={_at(self.micro_batch, i)} "
+                       f"sequence(s) of {_at(self.seq_len, i)} tokens"),
+        )
+        for bad, field, words in rules:
+            hit = np.asarray(bad)
+            if hit.any():
+                global _SHAPE
+                _SHAPE = hit.shape
+                raise TrainingBudgetError(words(int(np.argmax(hit)) if hit.ndim else None), field)
+
+    @property
+    def dp(self) -> Any:
+        """Data-parallel degree: devices / (tp x pp x cp)."""
+        return self.devices / (self.tp * self.pp * self.cp)
+
+    @property
+    def micro_batches(self) -> Any:
+        """m: micro-batches per step on each pipeline, B / (s x dp x b) (may be fractional: the last one short)."""
+        return self.global_batch_tokens / (self.seq_len * self.dp * self.micro_batch)
+
+
+_SHAPE: tuple[int, ...] = ()  # the shape of the failing rule's broadcast, set just before its message
+
+
+def _at(value: Any, i: int | None) -> str:
+    """Element `i` of a value broadcast to the failing rule's shape, as text."""
+    if i is None or np.ndim(value) == 0:
+        return show(float(value))
+    return show(float(np.broadcast_to(value, _SHAPE).reshape(-1)[i]))

@@ -1,0 +1,56 @@
+"""The model shape the step needs: active and total parameters and the widths its terms move.
+
+Attention's score and value FLOPs and the TP/CP/EP message sizes need the layer count, the
+hidden width, the attention width (heads x head_dim, which differs from d_model in GQA-era
+models: the team's accuracy review of 2026-12, defect 5), the K/V width per token (GQA, MLA) and
+the routed experts per token. `Shape.from_preset` reads them from calc.models' presets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..checks import non_negative, positive, whole
+
+
+@dataclass(frozen=True)
+class Shape:
+    """params_active, params_total: parameters (N_active counts one token's path, embedding included
+    as in 6·N·D); n_layers; d_model, attn_dim (heads x head_dim), kv_dim (K or V width per token),
+    vocab; top_k: routed experts per token (0 for a dense model). Scalars or broadcasting arrays."""
+
+    params_active: Any
+    n_layers: Any
+    d_model: Any
+    params_total: Any = None
+    attn_dim: Any = None
+    kv_dim: Any = None
+    vocab: Any = 0.0
+    top_k: Any = 0.0
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "params_active", positive("params_active", self.params_active))
+        put(self, "n_layers", whole("n_layers", self.n_layers))
+        put(self, "d_model", whole("d_model", self.d_model))
+        total = self.params_active if self.params_total is None else self.params_total
+        put(self, "params_total", positive("params_total", total))
+        put(self, "attn_dim", whole("attn_dim", self.d_model if self.attn_dim is None else self.attn_dim))
+        put(self, "kv_dim", whole("kv_dim", self.attn_dim if self.kv_dim is None else self.kv_dim))
+        put(self, "vocab", non_negative("vocab", self.vocab))
+        put(self, "top_k", non_negative("top_k", self.top_k))
+
+    @classmethod
+    def from_preset(cls, name: str) -> Shape:
+        """The shape of a calc.models preset (e.g. 'Llama 3.1 70B'), with its published parameter counts."""
+        from ..models import model_preset
+
+        p = model_preset(name)
+        sh = p.shape
+        head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
+        moe = (sh.get("n_experts") or 1) > 1
+        return cls(params_active=p.published_active_params, params_total=p.published_total_params,
+                   n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
+                   kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
+                   top_k=(sh.get("top_k") or 0) if moe else 0)

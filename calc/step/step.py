@@ -1,0 +1,123 @@
+"""`step_time`: the terms of calc.step.terms composed into one training step on one layout.
+
+step = (compute + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP + optimizer,
+the bubble's (p-1)/(v·m) relative to the pipelined work being (p-1)/(v·m+p-1) of the step
+(Narayanan et al. 2021 s.2.2). DP traffic hides behind the backward (ZeRO 0-2, 2/3 of the
+compute) or the whole compute (ZeRO-3/FSDP prefetches the next layer's weights) at the fitted
+overlap efficiency. Pipeline point-to-point sends (b·s·d per micro-batch and stage boundary) are
+left out: "usually small" (Narayanan et al. 2021 s.4.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import terms
+from .calibrate import CONSTANTS, Constants
+from .hardware import Hardware
+from .layout import Layout
+from .shape import Shape
+
+BREAKDOWN = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: step_seconds; tokens_per_second_per_device; mfu (6·N_active + attention FLOPs per
+    token against the row's dense peak), mfu_16bit (the same against the 16-bit peak, the usual
+    published basis); hfu (FLOPs done, recompute included, against the row's peak); breakdown:
+    seconds by name (BREAKDOWN; compute includes the memory-bound vector work); low_precision_share:
+    the share of the step's FLOPs run at the FP8 rate (0 on a 16-bit row); limits: words for what
+    bounds this layout (scalar questions only); basis: where the hardware figures came from."""
+
+    step_seconds: Any
+    tokens_per_second_per_device: Any
+    mfu: Any
+    mfu_16bit: Any
+    hfu: Any
+    breakdown: dict[str, Any]
+    low_precision_share: Any
+    limits: tuple[str, ...]
+    basis: str
+
+
+def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
+    """Bandwidths (bytes/s, one direction) and how each group meets the scale-up domain. Ranks are
+    placed TP innermost, then CP, then DP (EP inside DP), then PP: Megatron's order."""
+    up = hw.scale_up_GBps * 0.5e9
+    out = hw.scale_out_Gbps * 0.125e9
+    dom = hw.scale_up_domain
+    tpcp = lay.tp * lay.cp
+    inside = np.maximum(np.floor(dom / tpcp), 1.0)  # DP (and EP) ranks per scale-up domain
+    return {"up": up, "out": out, "tp": np.where(lay.tp <= dom, up, out),
+            "cp": np.where(tpcp <= dom, up, out), "inside": inside,
+            "ep_out": np.where(lay.ep <= inside, 0.0, 1.0 - inside / lay.ep)}
+
+
+def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None) -> Step:
+    """One training step of `shape` on `layout` over devices `hw` (each part's fields may be
+    broadcasting arrays), with the fitted `constants` (calc.step.CONSTANTS by default). Seconds."""
+    k = constants or CONSTANTS
+    lay, sh = layout, shape
+    link = _links(lay, hw)
+    tokens = lay.global_batch_tokens / (lay.dp * lay.cp)           # a stage's tokens per step
+    layers = sh.n_layers / lay.pp
+    done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, lay.recompute)
+    frac = np.take(np.asarray(k.matmul_fraction), hw.family)
+    rate16 = hw.tflops_16bit * 1e12 * frac
+    rate_low = np.where(hw.fp8, hw.tflops * 1e12 * frac * k.fp8_gain, rate16)
+    lm_head = sh.vocab * sh.d_model                                 # stays 16-bit in FP8 recipes (TE)
+    linear = np.maximum(sh.params_active - 2.0 * lm_head, 0.0)     # input embedding: a lookup, lm head: 16-bit
+    low = np.where(hw.fp8, np.where(lay.recompute >= 2, 8.0, 6.0) * linear, 0.0)  # FLOPs/token at the FP8 rate
+    per_dev = 1.0 / (lay.tp * lay.pp)                               # a device's share of a token's matmuls
+    core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, lay.recompute)  # flash-attention kernels
+    rate_attn = rate16 * k.attention_ratio
+    compute = terms.compute_seconds(tokens * per_dev, low, done - low - core, rate_low, rate16) \
+        + tokens * per_dev * core / rate_attn
+    mem = hw.memory_tbps * 1e12
+    vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, lay.recompute, k.vector_bytes, mem)
+    tp = np.where(lay.tp > 1, terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, lay.recompute, link["tp"]), 0.0)
+    attention = tokens * per_dev * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate_attn
+    cp = np.where(lay.cp > 1, terms.cp_seconds(tokens, layers, sh.kv_dim, lay.cp, attention, link["cp"]), 0.0)
+    moe = (sh.top_k > 0) & (lay.ep > 1)
+    ep = np.where(moe, terms.ep_seconds(tokens, layers, sh.d_model, sh.top_k, lay.ep, lay.recompute,
+                                        link["ep_out"], link["up"], link["out"]), 0.0)
+    work = compute + vector + tp + cp + ep
+    bubble = work * (lay.pp - 1.0) / (lay.vpp * lay.micro_batches)
+    held = (sh.params_active + (sh.params_total - sh.params_active) / lay.ep) / (lay.tp * lay.pp)
+    dp_comm = np.where(lay.dp > 1, terms.dp_seconds(held, lay.dp, lay.zero_stage, link["inside"], link["up"],
+                                                    link["out"]), 0.0)
+    window = compute * np.where(lay.zero_stage >= 3, 1.0, 2.0 / 3.0)
+    dp_exposed = terms.exposed(dp_comm, window, k.overlap)
+    opt = terms.optimizer_seconds(held, lay.dp, lay.zero_stage, mem)
+    step = work + bubble + dp_exposed + opt
+    tps = lay.global_batch_tokens / (lay.devices * step)
+    peak = hw.tflops * 1e12
+    parts = {"compute": compute + vector, "tp": tp, "cp": cp, "ep": ep, "bubble": bubble,
+             "dp_exposed": dp_exposed, "optimizer": opt}
+    lows = np.where(hw.fp8, low / done, 0.0)
+    limits = _limits(lay, hw, parts, step) if np.ndim(step) == 0 else ()
+    return Step(step_seconds=step, tokens_per_second_per_device=tps, mfu=tps * model / peak,
+                mfu_16bit=tps * model / (hw.tflops_16bit * 1e12), hfu=tps * done / peak,
+                breakdown=parts, low_precision_share=lows, limits=limits, basis=hw.basis)
+
+
+def _limits(lay: Layout, hw: Hardware, parts: dict[str, Any], step: float) -> tuple[str, ...]:
+    """What bounds this layout, in words (scalar questions)."""
+    words = []
+    dom = int(hw.scale_up_domain)
+    seqs = float(lay.global_batch_tokens / (lay.seq_len * lay.dp))
+    if seqs <= 1 and float(parts["dp_exposed"] + parts["tp"]) > 0.2 * step:
+        words.append(f"the batch gives each data-parallel rank {seqs:g} sequence: communication-bound")
+    if lay.tp > dom:
+        words.append(f"TP {lay.tp:g} spans {int(np.ceil(lay.tp / dom))} scale-up domains of {dom}")
+    if lay.ep > 1 and lay.ep * lay.tp * lay.cp > dom:
+        words.append(f"EP {lay.ep:g} crosses the scale-out network (scale-up domain {dom})")
+    for name in ("bubble", "tp", "ep", "cp", "dp_exposed"):
+        share = float(parts[name]) / step
+        if share > 0.15:
+            words.append(f"{name} is {share:.0%} of the step")
+    return tuple(words)

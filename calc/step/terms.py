@@ -1,0 +1,126 @@
+"""Each term of a training step, one named function each, in seconds per step on one device.
+
+Shared notation (calc.step.layout): t, p, v, c, e, D the TP, PP, virtual-stage, CP, EP and DP
+degrees; b the micro-batch, m micro-batches per step, s the sequence length, B global batch
+tokens. A device's pipeline stage sees B / (D x c) tokens per step and holds L / p layers.
+Bandwidths: W_up is half the scale-up figure (one direction: the catalog's is both directions,
+the scaling book's convention), W_out is the NIC's Gb/s / 8. Ring collectives move
+2 (g-1)/g x bytes per device for an all-reduce and half that for a reduce-scatter or all-gather
+(Austin et al., "How to Scale Your Model", jax-ml/scaling-book, sharding.md). Every function takes
+scalars or numpy arrays and broadcasts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+BYTES_16BIT = 2.0  # activations and gradients in BF16 (Megatron's default, Korthikanti et al. 2022 s.4)
+
+
+def flops_per_token(n_active: Any, n_layers: Any, attn_dim: Any, seq_len: Any, recompute: Any) -> tuple[Any, Any]:
+    """(FLOPs per token done, of which model FLOPs) for training.
+
+    Model FLOPs: 6·N_active (Kaplan et al. 2020 s.2.1) plus causal attention's score and value
+    matmuls, 6·L·s·attn_dim (half of 12·L·s·d without the mask: Narayanan et al. 2021 s.5.1's
+    formula, PaLM App. B). Recompute adds a forward pass: full recompute all of it (2·N + 2·L·s·a),
+    selective only the attention core (2·L·s·a) (Korthikanti et al. 2022 s.5, Table 2).
+    """
+    attention = 6.0 * n_layers * seq_len * attn_dim
+    model = 6.0 * n_active + attention
+    extra = np.where(recompute >= 2, 2.0 * n_active + attention / 3.0,
+                     np.where(recompute >= 1, attention / 3.0, 0.0))
+    return model + extra, model
+
+
+def attention_flops(n_layers: Any, attn_dim: Any, seq_len: Any, recompute: Any) -> Any:
+    """FLOPs per token of the attention core (QK^T and AV, forward and backward, causal), recompute's
+    extra forward of it included: 6·L·s·a, and a third more under selective or full recompute
+    (Korthikanti et al. 2022 s.5). These run in the fused flash-attention kernels (Dao 2023,
+    FlashAttention-2, arXiv:2307.08691 s.4: 50-73% of A100 peak forward, lower backward), not in the
+    GEMMs, so at their own achievable rate (calc.step.calibrate's attention_ratio)."""
+    attention = 6.0 * n_layers * seq_len * attn_dim
+    return attention * (1.0 + (recompute >= 1) / 3.0)
+
+
+def compute_seconds(tokens: Any, flops_low: Any, flops_16: Any, rate_low: Any, rate_16: Any) -> Any:
+    """Matmul time: FLOPs that run at the low-precision (FP8) rate plus those at the 16-bit rate,
+    each at its achievable rate (FLOP/s) per device; `tokens` the device's tokens per step."""
+    return tokens * (flops_low / rate_low + flops_16 / rate_16)
+
+
+def vector_seconds(tokens: Any, layers: Any, d_model: Any, tp: Any, recompute: Any, bytes_per_element: Any,
+                   memory_Bps: Any) -> Any:
+    """Memory-bound elementwise work (norms, activations, residuals, softmax, dropout): about
+    `bytes_per_element` bytes of HBM traffic per hidden element per layer and token, split by TP
+    (sequence parallelism, Korthikanti et al. 2022 s.4.2.2); full recompute repeats the forward's
+    third. Calculon models these vector ops by memory bandwidth the same way (Isaev et al. SC'23 s.3)."""
+    again = np.where(recompute >= 2, 4.0 / 3.0, 1.0)
+    return tokens * layers * d_model / tp * bytes_per_element * again / memory_Bps
+
+
+def tp_seconds(tokens: Any, layers: Any, d_model: Any, tp: Any, recompute: Any, link_Bps: Any) -> Any:
+    """Tensor-parallel collectives on the critical path: per layer 2 all-reduces of the b·s·d
+    activations in the forward and 2 in the backward (sequence parallelism swaps each for a
+    reduce-scatter + all-gather of the same volume), 2 more when full recompute repeats the forward
+    (Shoeybi et al. 2019 s.3, Fig. 4; Korthikanti et al. 2022 s.4.2.2)."""
+    collectives = np.where(recompute >= 2, 6.0, 4.0)
+    moved = 2.0 * (tp - 1.0) / tp * d_model * BYTES_16BIT
+    return tokens * layers * collectives * moved / link_Bps
+
+
+def cp_seconds(tokens: Any, layers: Any, kv_dim: Any, cp: Any, attention_seconds: Any, link_Bps: Any) -> Any:
+    """Context parallelism's exposed exchange: ring attention passes each device's K and V blocks
+    around the c ranks (c-1 hops) in the forward and K, V, dK, dV in the backward, overlapped with
+    the blocks' attention compute; only the excess shows (Liu et al. 2023, Ring Attention, s.3;
+    the scaling book treats the rest of CP as data parallelism)."""
+    moved = 3.0 * 2.0 * kv_dim * BYTES_16BIT * (cp - 1.0)  # K and V, forward + 2x backward, c-1 hops
+    comm = tokens * layers * moved / link_Bps
+    return np.maximum(comm - attention_seconds, 0.0)
+
+
+def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, recompute: Any,
+               share_out: Any, up_Bps: Any, out_Bps: Any) -> Any:
+    """Expert-parallel all-to-all: a dispatch and a combine in the forward and both again in the
+    backward (2 more with full recompute), each carrying top_k x d values per token, the (e-1)/e
+    leaving the device (Lepikhin et al. 2020, GShard s.2; DeepSeek-V3 report s.3.2). `share_out` of
+    it crosses the scale-out network (0 when the EP group fits one scale-up domain); the two links
+    run at once, so the slower one sets the time."""
+    passes = np.where(recompute >= 2, 6.0, 4.0)
+    moved = tokens * layers * passes * top_k * d_model * BYTES_16BIT * (ep - 1.0) / ep
+    return np.maximum(moved * (1.0 - share_out) / up_Bps, moved * share_out / out_Bps)
+
+
+def bubble_fraction(pp: Any, vpp: Any, micro_batches: Any) -> Any:
+    """Pipeline bubble as a share of the step, (p-1) / (v·m + p - 1) for 1F1B with v interleaved
+    stages per device (Narayanan et al. 2021 s.2.2, eq. for the interleaved schedule)."""
+    return (pp - 1.0) / (vpp * micro_batches + pp - 1.0)
+
+
+def dp_seconds(params: Any, dp: Any, zero_stage: Any, inside: Any, up_Bps: Any, out_Bps: Any) -> Any:
+    """Data-parallel traffic per step: gradients reduced as an all-reduce (ZeRO 0-2: reduce-scatter +
+    all-gather, the same volume; Rajbhandari et al. 2020 s.5) or, for ZeRO-3/FSDP, weights
+    all-gathered in the forward and the backward plus the gradients' reduce-scatter (1.5x). `params`
+    each device holds before DP sharding; `inside` DP ranks share one scale-up domain: a hierarchical
+    ring moves the full volume over it and 1/inside of it over each device's NIC (NCCL's rings run
+    one per NIC, scaling book s. "DCN")."""
+    volume = np.where(zero_stage >= 3, 3.0, 2.0) * params * BYTES_16BIT
+    g_in = np.minimum(inside, dp)
+    g_out = dp / g_in
+    return volume * ((g_in - 1.0) / g_in / up_Bps + (g_out - 1.0) / g_out / (g_in * out_Bps))
+
+
+def exposed(comm: Any, window: Any, overlap: Any) -> Any:
+    """The part of an overlappable transfer that the compute it can hide behind does not cover:
+    max(T_comm - overlap x T_window, 0) (the scaling book's max(T_math, T_comm) roofline with an
+    overlap efficiency)."""
+    return np.maximum(comm - overlap * window, 0.0)
+
+
+def optimizer_seconds(params: Any, dp: Any, zero_stage: Any, memory_Bps: Any) -> Any:
+    """Adam's update, memory-bound: about 32 bytes of HBM traffic per parameter (FP32 master weight,
+    two moments and gradient read, the three written back, BF16 copy written: Rajbhandari et al.
+    2020 s.3's 16 bytes of state, read and written), sharded over DP from ZeRO-1 on."""
+    shard = np.where(zero_stage >= 1, dp, 1.0)
+    return params / shard * 32.0 / memory_Bps
