@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ LAYERS = [("cli",), ("lite", "udf"), ("export", "verify", "measure"), ("template
           ("libreoffice",), ("functions",), ("ooxml",)]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
 # calc's rooms, top to bottom (calc/__init__.py's docstring lists them bottom up).
-CALC_LAYERS = ["planning", "compose", "prior", "money", "physics", "hardware", "model", "base"]
+CALC_LAYERS = ["planning", "compose", "prior", "money", "step", "physics", "hardware", "model", "base"]
 CALC_RANK = {room: i for i, room in enumerate(CALC_LAYERS)}
 
 
@@ -70,6 +71,8 @@ def test_every_calc_room_is_listed_and_says_what_it_holds() -> None:
     rooms = {p.name for p in (ROOT / "calc").iterdir() if (p / "__init__.py").exists()}
     assert rooms == set(CALC_RANK), f"calc's rooms and the layer list differ: {sorted(rooms ^ set(CALC_RANK))}"
     assert not [p.name for p in (ROOT / "calc").glob("*.py") if p.name != "__init__.py"], "a module outside the rooms"
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert {f"trainbudget.calc.{r}" for r in rooms} <= set(listed), "a room missing from pyproject's packages"
     for room in rooms:
         doc = ast.get_docstring(ast.parse((ROOT / "calc" / room / "__init__.py").read_text())) or ""
         assert len(doc) > 80 and "imports" in doc.lower(), f"calc/{room}/__init__.py: what it holds, imports?"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ..checks import TrainingBudgetError
-from ..devices import Device, DeviceTable, catalog
+from ..base.errors import TrainingBudgetError
+from ..hardware.catalog import Device, DeviceTable, catalog
 
 TOPOLOGY = ("scale_up_GBps", "scale_up_domain", "scale_out_Gbps")
 # A row with no topology of its own or of its hardware: one PCIe Gen4 x16 device (32 GB/s each way,

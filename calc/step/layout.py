@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import TrainingBudgetError, show, whole, whole_in
+from ..base.checks import whole, whole_in
+from ..base.errors import TrainingBudgetError, show
 
 RECOMPUTE = ("none", "selective", "full")  # activation recomputation, Korthikanti et al. 2022 s.5
 

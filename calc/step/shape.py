@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..checks import non_negative, positive, whole
+from ..base.checks import non_negative, positive, whole
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Shape:
     @classmethod
     def from_preset(cls, name: str) -> Shape:
         """The shape of a calc.models preset (e.g. 'Llama 3.1 70B'), with its published parameter counts."""
-        from ..models import model_preset
+        from ..model.shapes import model_preset
 
         p = model_preset(name)
         sh = p.shape

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trainbudget.calc import step as S  # noqa: N812
-from trainbudget.calc.checks import TrainingBudgetError
+from trainbudget.calc import (
+    TrainingBudgetError,
+    step as S,  # noqa: N812
+)
 from trainbudget.calc.step import terms
 
 A100 = "A100 SXM 80GB, BF16 tensor core, dense"
@@ -91,7 +93,7 @@ def test_long_context_attention_slows_the_step_as_measured():
 def test_topology_comes_from_the_catalog_or_a_stated_fallback():
     h = S.hardware("GB200 (per GPU), BF16 tensor core, dense")
     assert h.scale_up_domain == 72 and "catalog" in h.basis
-    from trainbudget.calc.devices import Device
+    from trainbudget.calc import Device
     odd = Device("Lab box", 100.0, memory_tbps=1.0, source="bench")
     assert "assumed" in S.hardware(odd).basis
 
