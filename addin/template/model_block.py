@@ -179,20 +179,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
                                **layout)).memory  # the one composer, on the preset's shape
     dp = calc.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
-    stage = pieces.product(["Arch_vocab", "Arch_width"])
-    exprs = {"params": "Layout_params", "expert_params": pieces.times("Arch_expert_params", "Layout_stage_scale"),
-             "stage_params": stage,
-             "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
-             "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
-             "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
-             "grad_bytes": repr(calc.GRAD_BYTES)}
-    H = {"_dense": "Layout_dense", "_exp": "Layout_expert", "_dp": "Data_parallel",
-         "_optimizer_bytes": "Optimizer_bytes"}
-    swaps = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
-
-    def part(stage: int) -> str:
-        return _render(_swap(registry._layout_part(stage), swaps), H, exprs)
-
+    stage, exprs, part = _layout_pieces()
     t, pp, e = layout["tensor_parallel"], layout["pipeline_parallel"], layout["expert_parallel"]
     total, experts = calc.busiest_params(float(arch.total), float(arch.experts), float(embedding),
                                                 arch_shape["n_layers"], float(pp))
@@ -229,6 +216,12 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     rows.append((None, "Left free of usable memory (GB)", pieces.free_gb("Usable_GiB", "Layout_total_GB"),
                  usable_gb - mem.total / GB, styles.GB))
     end = _outputs(ws, cached, first, rows, bold_from=len(rows) - 2)
+    _layout_notes(ws, first, end)
+    return end
+
+
+def _layout_notes(ws: Worksheet, first: int, end: int) -> None:
+    """The layout block's notes in column C, from its first output row to its last (`end`)."""
     text(ws, f"C{end - 1}", "TRAIN_LAYOUT_BYTES", styles.NOTE)
     text(ws, f"C{first}", "above 1: uneven pipeline stages; memory per device is the largest stage's",
          styles.NOTE)
@@ -236,7 +229,27 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
          styles.NOTE)
     text(ws, f"C{end}", "usable memory (Usable_GiB) as trainbudget fit counts it; negative: does not fit",
          styles.NOTE)
-    return end
+
+
+def _layout_pieces() -> tuple[str, dict[str, str], Any]:
+    """The layout block's named pieces: the first stage's extra parameters (the input embedding),
+    the registry's memory expressions over the sheet's names, and `part(k)`: the parameters per
+    device that ZeRO stage k shards (registry._layout_part rendered on the sheet's names)."""
+    stage = pieces.product(["Arch_vocab", "Arch_width"])
+    exprs = {"params": "Layout_params", "expert_params": pieces.times("Arch_expert_params", "Layout_stage_scale"),
+             "stage_params": stage,
+             "devices": "Devices_count", "tensor_parallel": "Tensor_parallel",
+             "pipeline_parallel": "Pipeline_parallel", "expert_parallel": "Expert_parallel",
+             "context_parallel": "1", "zero_stage": "ZeRO_stage", "optimizer": "Optimizer",
+             "grad_bytes": repr(calc.GRAD_BYTES)}
+    H = {"_dense": "Layout_dense", "_exp": "Layout_expert", "_dp": "Data_parallel",
+         "_optimizer_bytes": "Optimizer_bytes"}
+    swaps = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
+
+    def part(zero: int) -> str:
+        return _render(_swap(registry._layout_part(zero), swaps), H, exprs)
+
+    return stage, exprs, part
 
 
 def _params_note(ws: Worksheet, cached: CachedCells, params_ref: str, total: float, params: float) -> None:
