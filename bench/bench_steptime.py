@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import logging
 import time
+import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -57,33 +60,69 @@ def calculon(m: S.MeasuredSet, pred: np.ndarray) -> None:
     print(f"  on Calculon's {len(meas)} rows: this model (LOO) {summary(np.array(ours), meas_a)}")
 
 
+def best_us(fn: Callable[[], object]) -> float:
+    """Best-of-7 microseconds per call."""
+    t = timeit.Timer(fn)
+    number, _ = t.autorange()
+    return min(t.repeat(7, number)) / number * 1e6
+
+
+def llm_analysis_step() -> tuple[Callable[[], object], float] | None:
+    """llm-analysis (the test/bench extra) asked for the same job's step time: Llama 3.1 70B shape on
+    1,024 H100, TP8 x PP4 x DP32, 8K sequences, micro-batch 1 (its objects built once outside the timing;
+    its step is forward latency x 3 x micro-batches, as bench/bench_scalar.py reads it)."""
+    try:
+        from llm_analysis.analysis import LLMAnalysis
+        from llm_analysis.config import ModelConfig, ParallelismConfig, get_gpu_config_by_name
+    except ImportError:
+        return None
+    logging.getLogger("llm_analysis").setLevel(logging.ERROR)
+    logging.disable(logging.WARNING)
+    model = ModelConfig(name="70b", num_layers=80, n_head=64, num_key_value_heads=8, hidden_dim=8192,
+                        ffn_embed_dim=5 * 8192, vocab_size=128256)  # SwiGLU 28672 ~ MLP 43008; d multiples
+    la = LLMAnalysis(model, get_gpu_config_by_name("h100-sxm-80gb"),
+                     parallelism_config=ParallelismConfig(tp_size=8, pp_size=4, dp_size=32))
+    micro = 16777216 / 8192 / 32
+
+    def question() -> float:
+        fwd = la.get_latency_fwd(1, 8192, is_inference=False)
+        return 3.0 * (fwd[0] if isinstance(fwd, tuple) else fwd) * micro
+    return question, float(question())
+
+
 def timing() -> None:
     sh = S.Shape(params_active=70.6e9, n_layers=80, d_model=8192, attn_dim=8192, kv_dim=1024, vocab=128256)
     hw = S.hardware("H100 SXM, BF16 tensor core, dense")
-    lay = S.Layout(devices=1024, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=4, vpp=5)
-    n = 2000
-    t0 = time.perf_counter()
-    for _ in range(n):
-        S.step_time(sh, S.Layout(devices=1024.0, seq_len=8192.0, global_batch_tokens=16777216.0, tp=8.0, pp=4.0,
-                                 vpp=5.0), hw)
-    scalar = (time.perf_counter() - t0) / n
-    print(f"  one scalar question (Layout built + step_time): {scalar * 1e6:.1f} us (goal <= 50 us)")
+
+    def one() -> S.Step:
+        return S.step_time(sh, S.Layout(devices=1024, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=4,
+                                        vpp=5), hw)
+
+    ours = one()
+    print(f"  one scalar question (Layout built + step_time): {best_us(one):.1f} us (goal <= 50 us); "
+          f"step {ours.step_seconds:.2f} s")
+    peer = llm_analysis_step()
+    if peer is None:
+        print("  llm-analysis not installed (pip install -e .[test]): no peer figure")
+    else:
+        print(f"  llm-analysis, the same job: {best_us(peer[0]):.1f} us; step {peer[1]:.2f} s "
+              "(forward latency x 3 x micro-batches; no bubble, no overlap)")
     rng = np.random.default_rng(0)
     jobs = 1_000_000
     devices = 8.0 * 2.0 ** rng.integers(3, 10, jobs)
-    big = S.Layout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0,
-                   pp=rng.choice([1.0, 2.0, 4.0], jobs), recompute=rng.integers(0, 3, jobs).astype(float))
-    t0 = time.perf_counter()
-    S.step_time(sh, big, hw)
-    per = (time.perf_counter() - t0) / jobs
-    t0 = time.perf_counter()
-    again = S.Layout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0,
-                     pp=rng.choice([1.0, 2.0, 4.0], jobs), recompute=rng.integers(0, 3, jobs).astype(float))
-    S.step_time(sh, again, hw)
-    with_layout = (time.perf_counter() - t0) / jobs
-    print(f"  1e6 jobs vectorized: {per * 1e9:.0f} ns per job (step_time), {with_layout * 1e9:.0f} ns with the "
-          f"Layout's checks (goal <= 300 ns)")
-    del lay
+    pp = rng.choice([1.0, 2.0, 4.0], jobs)
+    rec = rng.integers(0, 3, jobs).astype(float)
+
+    def layout() -> S.Layout:
+        return S.Layout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0, pp=pp,
+                        recompute=rec)
+
+    big = layout()
+    S.step_time(sh, big, hw)  # warm: the first pass over fresh memory page-faults it in
+    step_ns = min(timeit.repeat(lambda: S.step_time(sh, big, hw), number=1, repeat=3)) / jobs * 1e9
+    all_ns = min(timeit.repeat(lambda: S.step_time(sh, layout(), hw), number=1, repeat=3)) / jobs * 1e9
+    print(f"  1e6 jobs vectorized (best of 3): {step_ns:.0f} ns per job (step_time), {all_ns:.0f} ns with the "
+          f"Layout built and checked (goal <= 300 ns)")
 
 
 def main() -> None:

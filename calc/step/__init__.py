@@ -5,8 +5,9 @@ expert parallel degrees, ZeRO stage, micro-batch, sequence length, global batch,
 device's `Hardware` (its dense rates and interconnect: scale-up bandwidth and domain, scale-out
 NIC), each term of the step as a named function with its source (`terms`), their composition
 into a frozen `Step` (`step_time`), the few constants fitted on the packaged measured layouts
-(`calibrate`) and the packaged measured layouts (`data`). It imports numpy, the standard
-library and the calc modules below it (checks, errors, devices); nothing in calc imports it yet,
+(`calibrate`), the packaged measured layouts (`data`) and whole runs' hours with goodput
+(`runs`). It imports numpy, the standard library and the calc modules below it (checks, errors,
+devices); nothing in calc imports it yet,
 and it never imports addin code.
 """
 
@@ -16,8 +17,10 @@ from .calibrate import CONSTANTS, Constants, fit_constants, leave_one_out
 from .data import MeasuredSet, load_measured
 from .hardware import Hardware, hardware
 from .layout import RECOMPUTE, Layout
+from .runs import STEP_RESIDUAL, Goodput, RunHours, fit_goodput, run_hours
 from .shape import Shape
 from .step import Step, step_time
 
-__all__ = ["CONSTANTS", "RECOMPUTE", "Constants", "Hardware", "Layout", "MeasuredSet", "Shape", "Step",
-           "fit_constants", "hardware", "leave_one_out", "load_measured", "step_time"]
+__all__ = ["CONSTANTS", "RECOMPUTE", "STEP_RESIDUAL", "Constants", "Goodput", "Hardware", "Layout", "MeasuredSet",
+           "RunHours", "Shape", "Step", "fit_constants", "fit_goodput", "hardware", "leave_one_out", "load_measured",
+           "run_hours", "step_time"]

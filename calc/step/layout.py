@@ -63,6 +63,12 @@ class Layout:
 
     def __post_init__(self) -> None:
         put = object.__setattr__
+        d = self.__dict__
+        if _plain(d) and self._scalar_ok():
+            for name in _FIELDS[:-1]:
+                put(self, name, float(d[name]))  # a whole number >= 1 (zero_stage 0-3) already
+            put(self, "recompute", _codes(self.recompute))
+            return  # one question in plain numbers, every rule met: no numpy call
         for name in ("devices", "seq_len", "tp", "pp", "vpp", "cp", "ep", "micro_batch"):
             put(self, name, whole(name, getattr(self, name)))
         put(self, "global_batch_tokens", whole("global_batch_tokens", self.global_batch_tokens))
@@ -100,6 +106,14 @@ class Layout:
                 _SHAPE = hit.shape
                 raise TrainingBudgetError(words(int(np.argmax(hit)) if hit.ndim else None), field)
 
+    def _scalar_ok(self) -> bool:
+        """The rules of _check_products on plain floats: True when all hold (else the array path words it)."""
+        group = self.tp * self.pp * self.cp
+        dp = self.devices / group
+        return (self.devices % group == 0 and not (self.pp == 1 and self.vpp > 1) and dp % self.ep == 0
+                and self.global_batch_tokens % self.seq_len == 0 and self.seq_len % self.cp == 0
+                and self.global_batch_tokens / self.seq_len >= dp * self.micro_batch)
+
     @property
     def dp(self) -> Any:
         """Data-parallel degree: devices / (tp x pp x cp)."""
@@ -109,6 +123,22 @@ class Layout:
     def micro_batches(self) -> Any:
         """m: micro-batches per step on each pipeline, B / (s x dp x b) (may be fractional: the last one short)."""
         return self.global_batch_tokens / (self.seq_len * self.dp * self.micro_batch)
+
+
+_FIELDS = ("devices", "seq_len", "global_batch_tokens", "tp", "pp", "vpp", "cp", "ep", "zero_stage", "micro_batch",
+           "recompute")
+
+
+def _plain(d: dict[str, Any]) -> bool:
+    """Every degree a plain whole number >= 1 (zero_stage 0-3) and recompute a known name: the scalar path."""
+    for name in _FIELDS[:-1]:
+        v = d[name]
+        t = type(v)
+        if not ((t is float and v.is_integer()) or t is int) or not (0 <= v < 2**53):
+            return False
+        if v < 1 and name != "zero_stage":
+            return False
+    return d["zero_stage"] <= 3 and type(d["recompute"]) is str and d["recompute"] in RECOMPUTE
 
 
 _SHAPE: tuple[int, ...] = ()  # the shape of the failing rule's broadcast, set just before its message

@@ -19,6 +19,7 @@ from . import terms
 from .calibrate import CONSTANTS, Constants
 from .hardware import Hardware
 from .layout import Layout
+from .ops import floor, most, pick, take, when
 from .shape import Shape
 
 BREAKDOWN = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")
@@ -51,58 +52,58 @@ def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
     out = hw.scale_out_Gbps * 0.125e9
     dom = hw.scale_up_domain
     tpcp = lay.tp * lay.cp
-    inside = np.maximum(np.floor(dom / tpcp), 1.0)  # DP (and EP) ranks per scale-up domain
-    return {"up": up, "out": out, "tp": np.where(lay.tp <= dom, up, out),
-            "cp": np.where(tpcp <= dom, up, out), "inside": inside,
-            "ep_out": np.where(lay.ep <= inside, 0.0, 1.0 - inside / lay.ep)}
+    inside = most(floor(dom / tpcp), 1.0)  # DP (and EP) ranks per scale-up domain
+    return {"up": up, "out": out, "tp": pick(lay.tp <= dom, up, out),
+            "cp": pick(tpcp <= dom, up, out), "inside": inside,
+            "ep_out": pick(lay.ep <= inside, 0.0, 1.0 - inside / lay.ep)}
 
 
 def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None) -> Step:
     """One training step of `shape` on `layout` over devices `hw` (each part's fields may be
-    broadcasting arrays), with the fitted `constants` (calc.step.CONSTANTS by default). Seconds."""
+    broadcasting arrays; all floats give plain-float answers), with the fitted `constants`
+    (calc.step.CONSTANTS by default). Seconds."""
     k = constants or CONSTANTS
     lay, sh = layout, shape
+    dp = lay.dp                                                     # once: each use of the property is a pass
     link = _links(lay, hw)
-    tokens = lay.global_batch_tokens / (lay.dp * lay.cp)           # a stage's tokens per step
+    tokens = lay.global_batch_tokens / (dp * lay.cp)               # a stage's tokens per step
     layers = sh.n_layers / lay.pp
-    done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, lay.recompute)
-    frac = np.take(np.asarray(k.matmul_fraction), hw.family)
+    rec = lay.recompute
+    done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, rec)
+    frac = take(k.matmul_fraction, hw.family)
     rate16 = hw.tflops_16bit * 1e12 * frac
-    rate_low = np.where(hw.fp8, hw.tflops * 1e12 * frac * k.fp8_gain, rate16)
+    rate_low = pick(hw.fp8, hw.tflops * 1e12 * frac * k.fp8_gain, rate16)
     lm_head = sh.vocab * sh.d_model                                 # stays 16-bit in FP8 recipes (TE)
-    linear = np.maximum(sh.params_active - 2.0 * lm_head, 0.0)     # input embedding: a lookup, lm head: 16-bit
-    low = np.where(hw.fp8, np.where(lay.recompute >= 2, 8.0, 6.0) * linear, 0.0)  # FLOPs/token at the FP8 rate
-    per_dev = 1.0 / (lay.tp * lay.pp)                               # a device's share of a token's matmuls
-    core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, lay.recompute)  # flash-attention kernels
+    linear = most(sh.params_active - 2.0 * lm_head, 0.0)           # input embedding: a lookup, lm head: 16-bit
+    low = hw.fp8 * pick(rec >= 2, 8.0, 6.0) * linear               # FLOPs/token at the FP8 rate
+    dev_tokens = tokens / (lay.tp * lay.pp)                         # a device's share of a stage's matmuls
+    core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
     rate_attn = rate16 * k.attention_ratio
-    compute = terms.compute_seconds(tokens * per_dev, low, done - low - core, rate_low, rate16) \
-        + tokens * per_dev * core / rate_attn
+    compute = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16) \
+        + dev_tokens * core / rate_attn
     mem = hw.memory_tbps * 1e12
-    vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, lay.recompute, k.vector_bytes, mem)
-    tp = np.where(lay.tp > 1, terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, lay.recompute, link["tp"]), 0.0)
-    attention = tokens * per_dev * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate_attn
-    cp = np.where(lay.cp > 1, terms.cp_seconds(tokens, layers, sh.kv_dim, lay.cp, attention, link["cp"]), 0.0)
-    moe = (sh.top_k > 0) & (lay.ep > 1)
-    ep = np.where(moe, terms.ep_seconds(tokens, layers, sh.d_model, sh.top_k, lay.ep, lay.recompute,
-                                        link["ep_out"], link["up"], link["out"]), 0.0)
+    vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
+    tp = when(lay.tp > 1, lambda: terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, rec, link["tp"]))
+    attention = dev_tokens * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate_attn
+    cp = when(lay.cp > 1, lambda: terms.cp_seconds(tokens, layers, sh.kv_dim, lay.cp, attention, link["cp"]))
+    ep = when((sh.top_k > 0) & (lay.ep > 1), lambda: terms.ep_seconds(
+        tokens, layers, sh.d_model, sh.top_k, lay.ep, rec, link["ep_out"], link["up"], link["out"]))
     work = compute + vector + tp + cp + ep
-    bubble = work * (lay.pp - 1.0) / (lay.vpp * lay.micro_batches)
+    bubble = work * (lay.pp - 1.0) / (lay.vpp * tokens / (lay.seq_len / lay.cp * lay.micro_batch))
     held = (sh.params_active + (sh.params_total - sh.params_active) / lay.ep) / (lay.tp * lay.pp)
-    dp_comm = np.where(lay.dp > 1, terms.dp_seconds(held, lay.dp, lay.zero_stage, link["inside"], link["up"],
-                                                    link["out"]), 0.0)
-    window = compute * np.where(lay.zero_stage >= 3, 1.0, 2.0 / 3.0)
+    dp_comm = when(dp > 1, lambda: terms.dp_seconds(held, dp, lay.zero_stage, link["inside"], link["up"],
+                                                        link["out"]))
+    window = compute * pick(lay.zero_stage >= 3, 1.0, 2.0 / 3.0)
     dp_exposed = terms.exposed(dp_comm, window, k.overlap)
-    opt = terms.optimizer_seconds(held, lay.dp, lay.zero_stage, mem)
+    opt = terms.optimizer_seconds(held, dp, lay.zero_stage, mem)
     step = work + bubble + dp_exposed + opt
     tps = lay.global_batch_tokens / (lay.devices * step)
-    peak = hw.tflops * 1e12
     parts = {"compute": compute + vector, "tp": tp, "cp": cp, "ep": ep, "bubble": bubble,
              "dp_exposed": dp_exposed, "optimizer": opt}
-    lows = np.where(hw.fp8, low / done, 0.0)
     limits = _limits(lay, hw, parts, step) if np.ndim(step) == 0 else ()
-    return Step(step_seconds=step, tokens_per_second_per_device=tps, mfu=tps * model / peak,
-                mfu_16bit=tps * model / (hw.tflops_16bit * 1e12), hfu=tps * done / peak,
-                breakdown=parts, low_precision_share=lows, limits=limits, basis=hw.basis)
+    return Step(step_seconds=step, tokens_per_second_per_device=tps, mfu=tps * model / (hw.tflops * 1e12),
+                mfu_16bit=tps * model / (hw.tflops_16bit * 1e12), hfu=tps * done / (hw.tflops * 1e12),
+                breakdown=parts, low_precision_share=low / done, limits=limits, basis=hw.basis)
 
 
 def _limits(lay: Layout, hw: Hardware, parts: dict[str, Any], step: float) -> tuple[str, ...]:

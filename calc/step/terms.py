@@ -7,14 +7,14 @@ Bandwidths: W_up is half the scale-up figure (one direction: the catalog's is bo
 the scaling book's convention), W_out is the NIC's Gb/s / 8. Ring collectives move
 2 (g-1)/g x bytes per device for an all-reduce and half that for a reduce-scatter or all-gather
 (Austin et al., "How to Scale Your Model", jax-ml/scaling-book, sharding.md). Every function takes
-scalars or numpy arrays and broadcasts.
+scalars or numpy arrays and broadcasts (calc.step.ops: plain Python for floats).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from .ops import least, most, pick
 
 BYTES_16BIT = 2.0  # activations and gradients in BF16 (Megatron's default, Korthikanti et al. 2022 s.4)
 
@@ -29,8 +29,7 @@ def flops_per_token(n_active: Any, n_layers: Any, attn_dim: Any, seq_len: Any, r
     """
     attention = 6.0 * n_layers * seq_len * attn_dim
     model = 6.0 * n_active + attention
-    extra = np.where(recompute >= 2, 2.0 * n_active + attention / 3.0,
-                     np.where(recompute >= 1, attention / 3.0, 0.0))
+    extra = (recompute >= 1) * attention / 3.0 + (recompute >= 2) * 2.0 * n_active
     return model + extra, model
 
 
@@ -56,7 +55,7 @@ def vector_seconds(tokens: Any, layers: Any, d_model: Any, tp: Any, recompute: A
     `bytes_per_element` bytes of HBM traffic per hidden element per layer and token, split by TP
     (sequence parallelism, Korthikanti et al. 2022 s.4.2.2); full recompute repeats the forward's
     third. Calculon models these vector ops by memory bandwidth the same way (Isaev et al. SC'23 s.3)."""
-    again = np.where(recompute >= 2, 4.0 / 3.0, 1.0)
+    again = pick(recompute >= 2, 4.0 / 3.0, 1.0)
     return tokens * layers * d_model / tp * bytes_per_element * again / memory_Bps
 
 
@@ -65,7 +64,7 @@ def tp_seconds(tokens: Any, layers: Any, d_model: Any, tp: Any, recompute: Any, 
     activations in the forward and 2 in the backward (sequence parallelism swaps each for a
     reduce-scatter + all-gather of the same volume), 2 more when full recompute repeats the forward
     (Shoeybi et al. 2019 s.3, Fig. 4; Korthikanti et al. 2022 s.4.2.2)."""
-    collectives = np.where(recompute >= 2, 6.0, 4.0)
+    collectives = pick(recompute >= 2, 6.0, 4.0)
     moved = 2.0 * (tp - 1.0) / tp * d_model * BYTES_16BIT
     return tokens * layers * collectives * moved / link_Bps
 
@@ -77,7 +76,7 @@ def cp_seconds(tokens: Any, layers: Any, kv_dim: Any, cp: Any, attention_seconds
     the scaling book treats the rest of CP as data parallelism)."""
     moved = 3.0 * 2.0 * kv_dim * BYTES_16BIT * (cp - 1.0)  # K and V, forward + 2x backward, c-1 hops
     comm = tokens * layers * moved / link_Bps
-    return np.maximum(comm - attention_seconds, 0.0)
+    return most(comm - attention_seconds, 0.0)
 
 
 def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, recompute: Any,
@@ -87,9 +86,9 @@ def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, reco
     leaving the device (Lepikhin et al. 2020, GShard s.2; DeepSeek-V3 report s.3.2). `share_out` of
     it crosses the scale-out network (0 when the EP group fits one scale-up domain); the two links
     run at once, so the slower one sets the time."""
-    passes = np.where(recompute >= 2, 6.0, 4.0)
+    passes = pick(recompute >= 2, 6.0, 4.0)
     moved = tokens * layers * passes * top_k * d_model * BYTES_16BIT * (ep - 1.0) / ep
-    return np.maximum(moved * (1.0 - share_out) / up_Bps, moved * share_out / out_Bps)
+    return most(moved * (1.0 - share_out) / up_Bps, moved * share_out / out_Bps)
 
 
 def bubble_fraction(pp: Any, vpp: Any, micro_batches: Any) -> Any:
@@ -105,8 +104,8 @@ def dp_seconds(params: Any, dp: Any, zero_stage: Any, inside: Any, up_Bps: Any, 
     each device holds before DP sharding; `inside` DP ranks share one scale-up domain: a hierarchical
     ring moves the full volume over it and 1/inside of it over each device's NIC (NCCL's rings run
     one per NIC, scaling book s. "DCN")."""
-    volume = np.where(zero_stage >= 3, 3.0, 2.0) * params * BYTES_16BIT
-    g_in = np.minimum(inside, dp)
+    volume = pick(zero_stage >= 3, 3.0, 2.0) * params * BYTES_16BIT
+    g_in = least(inside, dp)
     g_out = dp / g_in
     return volume * ((g_in - 1.0) / g_in / up_Bps + (g_out - 1.0) / g_out / (g_in * out_Bps))
 
@@ -115,12 +114,12 @@ def exposed(comm: Any, window: Any, overlap: Any) -> Any:
     """The part of an overlappable transfer that the compute it can hide behind does not cover:
     max(T_comm - overlap x T_window, 0) (the scaling book's max(T_math, T_comm) roofline with an
     overlap efficiency)."""
-    return np.maximum(comm - overlap * window, 0.0)
+    return most(comm - overlap * window, 0.0)
 
 
 def optimizer_seconds(params: Any, dp: Any, zero_stage: Any, memory_Bps: Any) -> Any:
     """Adam's update, memory-bound: about 32 bytes of HBM traffic per parameter (FP32 master weight,
     two moments and gradient read, the three written back, BF16 copy written: Rajbhandari et al.
     2020 s.3's 16 bytes of state, read and written), sharded over DP from ZeRO-1 on."""
-    shard = np.where(zero_stage >= 1, dp, 1.0)
+    shard = pick(zero_stage >= 1, dp, 1.0)
     return params / shard * 32.0 / memory_Bps

@@ -107,3 +107,18 @@ def test_bad_layouts_are_refused_naming_the_field(kwargs, field):
     base = {"devices": 64, "seq_len": 2048, "global_batch_tokens": 64 * 2048}
     with pytest.raises(TrainingBudgetError, match=field):
         S.Layout(**{**base, **kwargs})
+
+
+def test_run_hours_orders_its_range_and_scales_with_tokens():
+    sh = S.Shape(params_active=7.06e10, n_layers=80, d_model=8192, kv_dim=1024, vocab=128256)
+    lay = S.Layout(devices=1024, seq_len=8192, global_batch_tokens=2048 * 8192, tp=8, pp=4, vpp=5)
+    hw = S.hardware("H100 SXM, BF16 tensor core, dense")
+    one, two = S.run_hours(sh, lay, hw, 1e12), S.run_hours(sh, lay, hw, 2e12)
+    assert one.low < one.expected < one.high and one.high / one.low < 2.2
+    assert two.expected == pytest.approx(2 * one.expected)
+    g = S.fit_goodput()
+    assert 0.5 < g.low <= g.expected <= g.high <= 1.0 and len(g.runs) >= 2 and "runs.csv" in g.basis
+    step = float(S.step_time(sh, lay, hw).step_seconds)
+    assert one.expected == pytest.approx(1e12 / (2048 * 8192) * step / g.expected / 3600)
+    with pytest.raises(TrainingBudgetError, match="tokens"):
+        S.run_hours(sh, lay, hw, -1.0)

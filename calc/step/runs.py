@@ -1,0 +1,104 @@
+"""Whole runs from the step: hours = steps x step time / goodput, with a low / expected / high range.
+
+Goodput (the share of wall-clock time that trains: restarts, failures, checkpoints, evaluation
+lost) is fitted on the published runs in calc/data/runs.csv that state both whole-run device-hours
+and a steady-state MFU: goodput = (6·N_active·D / (peak x device-hours)) / MFU. Its expected value
+is their geometric mean, its spread their lowest and highest. The step's own spread is the
+leave-one-out residuals of the step model on calc/data/steptime_measured.csv (bench/bench_steptime.py:
+p10 and p90 of measured / predicted step time). The range multiplies the two ends: low = the
+fast step at the best goodput, high = the slow step at the worst.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from ..checks import positive
+from ..devices import catalog
+from .calibrate import Constants
+from .hardware import Hardware
+from .layout import Layout
+from .shape import Shape
+from .step import step_time
+
+# Step time measured / predicted, p10 and p90 of the leave-one-out residuals over the 56 fit rows
+# (bench/bench_steptime.py --sweeps 3, 2026-12-04).
+STEP_RESIDUAL = (0.836, 1.233)
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """expected, low, high: shares of wall-clock time that train (0-1); runs: the (name, goodput) it
+    rests on; basis: the words."""
+
+    expected: float
+    low: float
+    high: float
+    runs: tuple[tuple[str, float], ...]
+    basis: str
+
+
+@dataclass(frozen=True)
+class RunHours:
+    """Wall-clock hours of a whole run: low, expected, high; device_hours the same x devices (expected);
+    steps; step_seconds (steady state); goodput used; basis in words."""
+
+    low: Any
+    expected: Any
+    high: Any
+    device_hours: Any
+    steps: Any
+    step_seconds: Any
+    goodput: float
+    basis: str
+
+
+def goodput_samples(text: str | None = None, leave_out: str | None = None) -> tuple[tuple[str, float], ...]:
+    """(run, goodput) for each run with whole-run device-hours and a steady-state MFU (`leave_out`: a run
+    to omit, for a back-test)."""
+    if text is None:
+        text = resources.files("trainbudget.calc").joinpath("data/runs.csv").read_text("utf-8")
+    table = catalog()
+    out = []
+    for r in csv.DictReader(text.splitlines()):
+        if r["hours_scope"] != "whole-run" or not r["reported_mfu"] or not r["device_hours"] or r["run"] == leave_out:
+            continue
+        n = float(r["active_params"] or r["params"])
+        whole = 6.0 * n * float(r["tokens"]) / (table.get(r["device"]).tflops * 1e12 * float(r["device_hours"]) * 3600)
+        out.append((r["run"], whole / float(r["reported_mfu"])))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def fit_goodput(leave_out: str | None = None) -> Goodput:
+    """Goodput from the packaged published runs (calc/data/runs.csv), optionally leaving one run out."""
+    runs = goodput_samples(leave_out=leave_out)
+    g = [v for _, v in runs]
+    mid = math.exp(sum(math.log(v) for v in g) / len(g))
+    names = ", ".join(f"{n} {v:.2f}" for n, v in runs)
+    basis = (f"goodput {mid:.2f} ({min(g):.2f}-{max(g):.2f}): whole-run utilization / steady-state MFU of the "
+             f"published runs that state both ({names}; calc/data/runs.csv)")
+    return Goodput(expected=mid, low=min(g), high=max(g), runs=runs, basis=basis)
+
+
+def run_hours(shape: Shape, layout: Layout, hw: Hardware, tokens: Any, constants: Constants | None = None,
+              goodput: Goodput | None = None) -> RunHours:
+    """Hours of a whole run of `tokens` training tokens: steps = tokens / global batch tokens, each
+    the step model's step time, divided by goodput; low / expected / high from the step model's
+    leave-one-out residuals (STEP_RESIDUAL) and goodput's spread. Hours of wall clock."""
+    tokens = positive("tokens", tokens)
+    g = goodput or fit_goodput()
+    st = step_time(shape, layout, hw, constants)
+    steps = tokens / layout.global_batch_tokens
+    base = steps * st.step_seconds / 3600.0
+    lo, hi = STEP_RESIDUAL
+    basis = (f"{g.basis}; step time range x{lo:g}-x{hi:g}: p10-p90 of the step model's leave-one-out "
+             "residuals on calc/data/steptime_measured.csv")
+    return RunHours(low=base * lo / g.high, expected=base / g.expected, high=base * hi / g.low,
+                    device_hours=base / g.expected * layout.devices, steps=steps, step_seconds=st.step_seconds,
+                    goodput=g.expected, basis=basis)
