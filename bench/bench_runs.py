@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainbudget.calc import step as S  # noqa: N812
+from trainbudget import calc
 
 RUNS = [
-    ("Llama 3.1 405B", S.Shape(params_active=4.06e11, n_layers=126, d_model=16384, kv_dim=1024, vocab=128256),
-     S.Layout(devices=16384, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=16, vpp=8, zero_stage=1),
+    ("Llama 3.1 405B", calc.StepShape(params_active=4.06e11, n_layers=126, d_model=16384, kv_dim=1024, vocab=128256),
+     calc.StepLayout(devices=16384, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=16, vpp=8, zero_stage=1),
      "H100 SXM, BF16 tensor core, dense", 1.56e13, 3.084e7),
-    ("BLOOM 176B", S.Shape(params_active=1.762e11, n_layers=70, d_model=14336, vocab=250880),
-     S.Layout(devices=384, seq_len=2048, global_batch_tokens=2048 * 2048, tp=4, pp=12, zero_stage=1, micro_batch=2),
+    ("BLOOM 176B", calc.StepShape(params_active=1.762e11, n_layers=70, d_model=14336, vocab=250880),
+     calc.StepLayout(devices=384, seq_len=2048, global_batch_tokens=2048 * 2048, tp=4, pp=12, zero_stage=1,
+                     micro_batch=2),
      "A100 SXM 80GB, BF16 tensor core, dense", 3.66e11, 1082990.0),
-    ("DeepSeek-V3", S.Shape(params_active=3.7e10, params_total=6.71e11, n_layers=61, d_model=7168, attn_dim=20480,
-                            kv_dim=576, vocab=129280, top_k=9),
-     S.Layout(devices=2048, seq_len=4096, global_batch_tokens=15360 * 4096, pp=16, ep=64, zero_stage=1),
+    ("DeepSeek-V3", calc.StepShape(params_active=3.7e10, params_total=6.71e11, n_layers=61, d_model=7168,
+                                   attn_dim=20480, kv_dim=576, vocab=129280, top_k=9),
+     calc.StepLayout(devices=2048, seq_len=4096, global_batch_tokens=15360 * 4096, pp=16, ep=64, zero_stage=1),
      "H800 SXM, BF16 tensor core, dense", 1.48e13, 2.664e6),
 ]
 
@@ -34,9 +35,9 @@ RUNS = [
 def main() -> None:
     errs, widths, inside = [], [], []
     for name, shape, lay, dev, tokens, measured in RUNS:
-        hw = S.hardware(dev)
-        g = S.fit_goodput(leave_out=name)
-        r = S.run_hours(shape, lay, hw, tokens, goodput=g)
+        hw = calc.step_hardware(dev)
+        g = calc.fit_goodput(leave_out=name)
+        r = calc.run_hours(shape, lay, hw, tokens, goodput=g)
         dh = lay.devices
         lo, mid, hi = r.low * dh, r.expected * dh, r.high * dh
         errs.append(abs(mid / measured - 1))

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trainbudget.calc import step as S  # noqa: N812
-from trainbudget.calc.step.calibrate import fit_constants, leave_one_out
+from trainbudget import calc
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,7 +38,7 @@ def source_of(rec: dict[str, str]) -> str:
     return s[:20]
 
 
-def calculon(m: S.MeasuredSet, pred: np.ndarray) -> None:
+def calculon(m: calc.MeasuredSteps, pred: np.ndarray) -> None:
     with open(HERE / "data" / "steptime_calculon.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     ours, theirs, meas = [], [], []
@@ -91,11 +90,11 @@ def llm_analysis_step() -> tuple[Callable[[], object], float] | None:
 
 
 def timing() -> None:
-    sh = S.Shape(params_active=70.6e9, n_layers=80, d_model=8192, attn_dim=8192, kv_dim=1024, vocab=128256)
-    hw = S.hardware("H100 SXM, BF16 tensor core, dense")
+    sh = calc.StepShape(params_active=70.6e9, n_layers=80, d_model=8192, attn_dim=8192, kv_dim=1024, vocab=128256)
+    hw = calc.step_hardware("H100 SXM, BF16 tensor core, dense")
 
-    def one() -> S.Step:
-        return S.step_time(sh, S.Layout(devices=1024, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=4,
+    def one() -> calc.Step:
+        return calc.step_time(sh, calc.StepLayout(devices=1024, seq_len=8192, global_batch_tokens=16777216, tp=8, pp=4,
                                         vpp=5), hw)
 
     ours = one()
@@ -113,14 +112,14 @@ def timing() -> None:
     pp = rng.choice([1.0, 2.0, 4.0], jobs)
     rec = rng.integers(0, 3, jobs).astype(float)
 
-    def layout() -> S.Layout:
-        return S.Layout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0, pp=pp,
+    def layout() -> calc.StepLayout:
+        return calc.StepLayout(devices=devices, seq_len=8192.0, global_batch_tokens=devices * 8192.0 * 4, tp=8.0, pp=pp,
                         recompute=rec)
 
     big = layout()
-    S.step_time(sh, big, hw)  # warm: the first pass over fresh memory page-faults it in
-    step_ns = min(timeit.repeat(lambda: S.step_time(sh, big, hw), number=1, repeat=3)) / jobs * 1e9
-    all_ns = min(timeit.repeat(lambda: S.step_time(sh, layout(), hw), number=1, repeat=3)) / jobs * 1e9
+    calc.step_time(sh, big, hw)  # warm: the first pass over fresh memory page-faults it in
+    step_ns = min(timeit.repeat(lambda: calc.step_time(sh, big, hw), number=1, repeat=3)) / jobs * 1e9
+    all_ns = min(timeit.repeat(lambda: calc.step_time(sh, layout(), hw), number=1, repeat=3)) / jobs * 1e9
     print(f"  1e6 jobs vectorized (best of 3): {step_ns:.0f} ns per job (step_time), {all_ns:.0f} ns with the "
           f"Layout built and checked (goal <= 300 ns)")
 
@@ -129,18 +128,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweeps", type=int, default=3)
     args = ap.parse_args()
-    m = S.load_measured()
+    m = calc.load_measured_steps()
     fit = m.fit_mask
     meas = m.measured
     t0 = time.perf_counter()
-    k = fit_constants(lambda c: m.predict(c, fit), meas[fit], sweeps=args.sweeps)
+    k = calc.fit_step_constants(lambda c: m.predict(c, fit), meas[fit], sweeps=args.sweeps)
     print(f"fitted on {fit.sum()} fit rows in {time.perf_counter() - t0:.1f} s: {k}")
-    print(f"shipped constants: {S.CONSTANTS}")
-    pred = m.predict(S.CONSTANTS)
+    print(f"shipped constants: {calc.STEP_CONSTANTS}")
+    pred = m.predict(calc.STEP_CONSTANTS)
     refit = m.predict(k)
     t0 = time.perf_counter()
     loo = np.array(meas)
-    loo[fit] = leave_one_out(lambda c, mask: m.predict(c, fit)[mask], meas[fit], sweeps=args.sweeps)
+    loo[fit] = calc.step_leave_one_out(lambda c, mask: m.predict(c, fit)[mask], meas[fit], sweeps=args.sweeps)
     loo[~fit] = refit[~fit]  # check rows are never in the fit: their prediction is already out of sample
     print(f"leave-one-out in {time.perf_counter() - t0:.0f} s\n")
     print(f"{'#':>2} {'model':32} {'device':24} {'measured':>9} {'shipped':>9} {'LOO':>9} {'LOO err':>8} use")

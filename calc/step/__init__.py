@@ -6,9 +6,7 @@ device's `Hardware` (its dense rates and interconnect: scale-up bandwidth and do
 NIC), each term of the step as a named function with its source (`terms`), their composition
 into a frozen `Step` (`step_time`), the few constants fitted on the packaged measured layouts
 (`calibrate`), the packaged measured layouts (`data`) and whole runs' hours with goodput
-(`runs`). It imports numpy, the standard library and the calc modules below it (checks, errors,
-devices); nothing in calc imports it yet,
-and it never imports addin code.
+(`runs`). It imports base, model and hardware (the rooms below it), numpy and the standard library.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ class MeasuredSet:
 def load_measured(text: str | None = None) -> MeasuredSet:
     """The packaged measured layouts (or CSV `text` with the same columns)."""
     if text is None:
-        text = resources.files("trainbudget.calc").joinpath("data/steptime_measured.csv").read_text("utf-8")
+        text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/steptime_measured.csv").read_text("utf-8")
     recs = tuple(csv.DictReader(text.splitlines()))
 
     def num(c: str) -> np.ndarray:

@@ -56,7 +56,7 @@ class Hardware:
 @functools.lru_cache(maxsize=1)
 def _catalog_topology() -> dict[str, dict[str, str]]:
     """Topology cells of the packaged catalog by hardware name (the first row of each hardware)."""
-    text = resources.files("trainbudget.calc").joinpath("data/devices.csv").read_text("utf-8")
+    text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/devices.csv").read_text("utf-8")
     found: dict[str, dict[str, str]] = {}
     for row in csv.DictReader(text.splitlines()):
         if all(row.get(c) for c in TOPOLOGY):

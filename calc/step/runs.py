@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ..checks import positive
-from ..devices import catalog
+from ..base.checks import positive
+from ..hardware.catalog import catalog
 from .calibrate import Constants
 from .hardware import Hardware
 from .layout import Layout
@@ -62,7 +62,7 @@ def goodput_samples(text: str | None = None, leave_out: str | None = None) -> tu
     """(run, goodput) for each run with whole-run device-hours and a steady-state MFU (`leave_out`: a run
     to omit, for a back-test)."""
     if text is None:
-        text = resources.files("trainbudget.calc").joinpath("data/runs.csv").read_text("utf-8")
+        text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/runs.csv").read_text("utf-8")
     table = catalog()
     out = []
     for r in csv.DictReader(text.splitlines()):
