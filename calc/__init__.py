@@ -35,6 +35,7 @@ from .compose.report import (
     SEED_DEVICES,
     SEED_PARAMS,
     SEED_TOKENS,
+    STEP_PARTS,
     asked_device,
     budget_row,
     budget_rows,
@@ -42,7 +43,9 @@ from .compose.report import (
     prior_row,
     row_keys as budget_row_keys,
     runs_rows,
+    step_row,
 )
+from .compose.step_terms import step_words
 from .hardware.capacity import GIB, RESERVE_GIB, RESERVE_SHARE, usable_bytes_of, words as reserve_words
 from .hardware.catalog import (
     Device,
@@ -143,8 +146,10 @@ from .prior.utilization import (
 )
 from .step import (
     CONSTANTS as STEP_CONSTANTS,
+    DEFAULT_SEQ_LEN,
     RECOMPUTE,
     STEP_RESIDUAL,
+    Batch,
     Constants as StepConstants,
     Goodput,
     Hardware as StepHardware,
@@ -163,12 +168,15 @@ from .step import (
 )
 
 __all__ = [
+    "STEP_PARTS",
+    "DEFAULT_SEQ_LEN",
     "activation_bytes",
     "asked_device",
     "backtest",
     "BACKTEST_GOALS",
-    "Budget",
+    "Batch",
     "budget",
+    "Budget",
     "budget_row",
     "budget_row_keys",
     "budget_rows",
@@ -203,12 +211,12 @@ __all__ = [
     "fit_goodput",
     "fit_layouts",
     "fit_step_constants",
-    "FLOPS_PER_PARAM_TOKEN",
     "flops_per_param_token",
+    "FLOPS_PER_PARAM_TOKEN",
     "GB",
     "GIB",
-    "GOODPUT",
     "Goodput",
+    "GOODPUT",
     "GOODPUT_BASIS",
     "gpu_hours",
     "GRAD_BYTES",
@@ -297,7 +305,9 @@ __all__ = [
     "step_hardware",
     "step_leave_one_out",
     "STEP_RESIDUAL",
+    "step_row",
     "step_time",
+    "step_words",
     "StepConstants",
     "StepHardware",
     "StepLayout",

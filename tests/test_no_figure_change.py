@@ -17,10 +17,25 @@ RENAMED = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "cp": "context_pa
            "dp": "data_parallel"}
 
 
+# Keys added since the recording, each None for every recorded command line (the step model's
+# figures: none of these lines asks for --step).
+ADDED = {"seq_len", "global_batch_tokens", "step_seconds", "tokens_per_second_per_device", "mfu", "hfu",
+         *(f"step_{part}_seconds" for part in ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer"))}
+
+
+# Catalog rows added since the recording (torchtitan's 500 W, 96 GB H100s): fit's "would fit" lists them.
+ADDED_HARDWARE = {"H100 SXM 96GB 500W"}
+
+
+def _kept(hardware: list[str]) -> list[str]:
+    return [h for h in hardware if h not in ADDED_HARDWARE]
+
+
 def _recorded_names(value):
-    """`value` with keys renamed back to the recording's vocabulary."""
+    """`value` with keys renamed back to the recording's vocabulary, added keys that are None left out."""
     if isinstance(value, dict):
-        return {RENAMED.get(k, k): _recorded_names(v) for k, v in value.items()}
+        return {RENAMED.get(k, k): _kept(v) if k == "would_fit" else _recorded_names(v)
+                for k, v in value.items() if not (k in ADDED and v is None)}
     if isinstance(value, list):
         return [_recorded_names(v) for v in value]
     return value

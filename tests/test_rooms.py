@@ -169,3 +169,8 @@ def test_every_calc_name_used_is_public(path: Path) -> None:
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "calc"
             and not n.attr.startswith("__")}
     assert used <= set(calc.__all__), f"{path}: not public in calc: {sorted(used - set(calc.__all__))}"
+
+
+def test_every_public_name_of_calc_is_there() -> None:
+    import trainbudget.calc as calc
+    assert not [n for n in calc.__all__ if not hasattr(calc, n)]

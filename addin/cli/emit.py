@@ -159,7 +159,8 @@ def _where(b: Budget, table: calc.DeviceTable) -> str:
     if b.ranged:
         row = prior_row(b)
         of = "" if row is None else f" of its 16-bit row ({table.get(row).tflops:.1f} TFLOP/s)"
-        return f"{on} at the prior's utilization{of} (low / expected / high)"
+        whose = "the step model's" if b.step is not None else "the prior's"
+        return f"{on} at {whose} utilization{of} (low / expected / high)"
     return f"{on} at {float(b.utilization) * 100:g}% utilization"
 
 
@@ -215,7 +216,11 @@ def assumptions(budgets: list[Budget]) -> list[str]:
     """Where the utilization, goodput, prices and PUE came from; what is missing."""
     lines = []
     first = budgets[0]
-    if first.prior is not None:
+    if first.step is not None:
+        p = first.prior
+        lines.append(f"utilization {p.low:.3f} / {p.expected:.3f} / {p.high:.3f} of the figures' row (low / expected "
+                     f"/ high; {first.utilization_basis}); goodput {float(first.goodput):.2f} ({first.goodput_basis})")
+    elif first.prior is not None:
         p = first.prior
         lines.append(f"utilization prior: {p.low:.3f} / {p.expected:.3f} / {p.high:.3f} (low / expected / high; "
                      f"{first.utilization_basis.removeprefix('prior: ')}); goodput {float(first.goodput):.2f} "
@@ -248,6 +253,8 @@ def emit_text(budgets: list[Budget], table: calc.DeviceTable, write: Write) -> N
     """The same job on one or more devices: header, hours per device, the figures table, assumptions."""
     lines = [*header(budgets[0]), ""]
     lines += [hours_line(b, table) for b in budgets]
+    lines += [f"{asked_device(b)}: {calc.step_words(b.step)}" + "".join(f"; {w}" for w in b.step.limits)
+              for b in budgets if b.step is not None]
     if budgets[0].ranged:  # one small table per device: figures down, low / expected / high across
         for b in budgets:
             lines += ["", range_head(b), *rep.table(("", "low", "expected", "high"), range_rows(b),

@@ -98,6 +98,21 @@ _OPTIONS = (
                  help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
                       "(published runs; instead of --utilization), worked out on the device's 16-bit row. "
                       "With --scenarios: fills the blank utilization cells only."),
+    click.option("--step", "as_step", is_flag=True,
+                 help="Low / expected / high hours from the step model: compute, each collective on the link it "
+                      "crosses and the pipeline bubble of the job's layout and batch (needs --model or --config; "
+                      "instead of --utilization or --range). Prints the step and its breakdown."),
+    click.option("--seq-len", type=CountType(), default=None, show_default="4096",
+                 help="With --step: sequence length, tokens."),
+    click.option("--global-batch", type=CountType(), default=None, show_default="1024",
+                 help="With --step: global batch in sequences per optimizer step (Megatron's --global-batch-size; "
+                      "tokens = sequences x --seq-len)."),
+    click.option("--micro-batch", type=CountType(), default=None, show_default="1",
+                 help="With --step: micro-batch, sequences per device per forward pass."),
+    click.option("--vpp", type=CountType(), default=None, show_default="1",
+                 help="With --step: virtual pipeline stages per device (interleaved schedule)."),
+    click.option("--recompute", type=click.Choice(calc.RECOMPUTE, case_sensitive=False), default=None,
+                 show_default="selective", help="With --step: activation recomputation."),
     click.option("--price", "price", default=None,
                  help="Price per device-hour: a number of USD for every device (2.5), or PROVIDER:PLAN from "
                       "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price. "

@@ -43,6 +43,12 @@ class Options:
     ep: int
     cp: int
     as_range: bool
+    as_step: bool
+    seq_len: float | None
+    global_batch: float | None
+    micro_batch: float | None
+    vpp: float | None
+    recompute: str | None
     price: str | None
     own: str | None
     usd_per_kwh: float | None
@@ -74,6 +80,7 @@ def check(o: Options) -> None:
                     f"{calc.SEED_PARAMS if o.params is None else o.params:g} (a mixture of experts runs a share "
                     "of its parameters per token)")
     _check_forward(o)
+    _check_step(o)
     if o.as_range and o.utilization is not None:
         raise Error("--range takes low / expected / high utilization from the published runs; "
                     "give --range or --utilization, not both")
@@ -108,6 +115,35 @@ def check(o: Options) -> None:
         whole(option, value)
 
 
+STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute")
+
+
+def _check_step(o: Options) -> None:
+    """--step times the layout's step: it replaces --utilization and --range; the batch options
+    apply to it alone."""
+    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute)
+    if not o.as_step:
+        given = [opt for opt, v in zip(STEP_OPTIONS, values, strict=True) if v is not None]
+        if given:
+            raise Error(f"{', '.join(given)} apply to --step (the step model's batch): give --step too")
+        return
+    for option, clash in (("--utilization", o.utilization is not None), ("--range", o.as_range),
+                          ("--scenarios", o.scenarios is not None)):
+        if clash:
+            raise Error(f"--step takes the utilization from the step model; give --step or {option}, not both")
+
+
+def batch(o: Options) -> calc.Batch | None:
+    """The step model's batch from the command line (None without --step)."""
+    if not o.as_step:
+        return None
+    seq_len = calc.DEFAULT_SEQ_LEN if o.seq_len is None else o.seq_len
+    tokens = None if o.global_batch is None else o.global_batch * seq_len  # sequences, as Megatron counts them
+    return calc.Batch(seq_len=o.seq_len, global_batch_tokens=tokens,
+                      micro_batch=1 if o.micro_batch is None else o.micro_batch, vpp=1 if o.vpp is None else o.vpp,
+                      recompute="selective" if o.recompute is None else o.recompute.lower())
+
+
 def _check_forward(o: Options) -> None:
     """Inference keeps weights only (calc.physics.memory): an optimizer, or a ZeRO stage that shards only
     optimizer states (1) and gradients (2), would change nothing; ZeRO 3 shards the weights."""
@@ -139,7 +175,8 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     devices=1 if o.n_devices is None else o.n_devices,
                     tensor_parallel=o.tp, pipeline_parallel=o.pp, expert_parallel=o.ep, context_parallel=o.cp,
                     method=o.method, optimizer=o.optimizer or "adamw", zero_stage=o.zero_stage,
-                    utilization="prior" if o.as_range else (1.0 if o.utilization is None else o.utilization),
+                    utilization="step" if o.as_step else "prior" if o.as_range else (
+                        1.0 if o.utilization is None else o.utilization), batch=batch(o),
                     goodput=o.goodput, price=owned if owned is not None else calc.parse_price("--price", o.price),
                     pue=o.pue, table=table)
 

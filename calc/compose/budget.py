@@ -63,6 +63,7 @@ from ..prior.job_prior import scalar_job_prior
 from ..prior.utilization import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
 from .job import Budget, Job, Owned, Span
 from .ranges import checked_once, days_of, lazy_ranges, range_of, top_factor, wants_prior
+from .step_terms import step_prior, wants_step
 from .terms import device_terms as _device, price_terms as _price, pue_terms as _pue, row_column as _column
 
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
@@ -209,6 +210,17 @@ def _utilization_terms(job: Job, active: Any) -> _Terms:
     return u, "given", fraction("goodput", job.goodput), "given", None, None, 1.0
 
 
+def _step(job: Job, per_token: Any, n: Any, table: DeviceTable) -> tuple[Any, ...]:
+    """_utilization's terms, and the Step, from the step model (calc/compose/step_terms.py): its
+    range on the figures' row (the 16-bit row of an FP8 peak, as for the prior), goodput fitted
+    on the published whole runs unless the job gives one."""
+    rate = _device(job.device, table, True)[3]
+    prior, st, g_words = step_prior(job, n, per_token, rate, table)
+    g, g_basis = ((prior.goodput, g_words) if job.goodput is None else (fraction("goodput", job.goodput), "given"))
+    span, basis, factors, top = _prior_terms(prior, g)
+    return span, basis.removeprefix("prior: "), g, g_basis, prior, factors, top, st
+
+
 # --- the composer --------------------------------------------------------------------------------
 
 def budget(job: Job) -> Budget:
@@ -223,13 +235,17 @@ def budget(job: Job) -> Budget:
     else:
         total, n, tokens = plain[0], plain[1], plain[8]
         active, experts, stage = total, 0.0, 0.0
-    u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
-    device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
     try:  # the method's FLOPs per parameter-token: a canonical name is one look-up
         k = _PER_TOKEN[job.method]
     except (KeyError, TypeError):
         k = flops_per_param_token(job.method)  # written otherwise ("Inference"), or refused naming it
     flops = _flops(total, active, tokens, k)
+    step = None
+    if type(job.utilization) is str and wants_step(job.utilization):  # the physics of the job's step
+        u, u_basis, g, g_basis, prior, factors, top, step = _step(job, flops / tokens, n, table)
+    else:
+        u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
+    device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
     if prior is not None and k != TRAIN_FLOPS_PER_PARAM_TOKEN:  # a range from full training runs, for another step
         u_basis += PRIOR_CAVEATS[k]
     memory, dp = _memory(job, total, experts, stage, n, plain)
@@ -258,7 +274,7 @@ def budget(job: Job) -> Budget:
                   days=days_of(hours), device_hours=device_hours, cost_usd=cost, energy_kwh=energy,
                   utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
                   usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
-                  price_age_days=age, pue=pue, prior=prior)
+                  price_age_days=age, pue=pue, prior=prior, step=step)
 
 
 def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, top: float) -> tuple[Any, ...]:

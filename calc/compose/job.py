@@ -120,6 +120,7 @@ class Job:
     goodput: Any = None
     price: Any = None
     pue: Any = None
+    batch: Any = None  # a calc.Batch: the step model's batch and schedule (utilization="step")
     table: DeviceTable | None = field(default=None, repr=False)
     name: str = ""
     today: dt.date | None = None
@@ -187,6 +188,7 @@ class Budget:
     price_age_days: int | None
     pue: Any
     prior: UtilizationPrior | None = None
+    step: Any = None  # a calc.Step when the utilization came from the step model
 
     @property
     def ranged(self) -> bool:

@@ -18,6 +18,7 @@ from ..physics.flops import train_flops
 from ..physics.memory import train_memory
 from ..physics.stages import stage_layers
 from ..prior import runs as _runs
+from ..step import Batch
 from .budget import Budget, Job, Span, budget
 
 # The starting document's scenario and its four rates, in its order: a 7B full fine-tune on
@@ -129,6 +130,7 @@ def budget_row(b: Budget) -> dict[str, Any]:
         "usable_gib": None if b.usable_bytes is None else float(b.usable_bytes) / GIB,
         "fits": None if b.fits is None else bool(b.fits),
         "headroom_gib": None if b.headroom_bytes is None else float(b.headroom_bytes) / GIB,
+        **step_row(b),
     }
     _put(row, "utilization", b.utilization)
     row.update(utilization_basis=b.utilization_basis, goodput=float(b.goodput), goodput_basis=b.goodput_basis)
@@ -138,6 +140,24 @@ def budget_row(b: Budget) -> dict[str, Any]:
     row.update(usd_per_device_hour=_f(b.usd_per_device_hour), price=b.price_label, price_source=b.price_source,
                price_as_of=b.price_as_of, price_age_days=b.price_age_days, pue=float(b.pue))
     return row
+
+
+STEP_PARTS = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")  # calc.Step's breakdown
+
+
+def step_row(b: Budget) -> dict[str, Any]:
+    """The step model's figures (None when the utilization did not come from it): seconds per step,
+    tokens per second per device, MFU (6·N_active and attention against the 16-bit peak, the
+    published basis), HFU, seconds by part, and the batch the step was timed at."""
+    st = b.step
+    keys = ("seq_len", "global_batch_tokens", "step_seconds", "tokens_per_second_per_device", "mfu", "hfu",
+            *(f"step_{part}_seconds" for part in STEP_PARTS))
+    if st is None:
+        return dict.fromkeys(keys)
+    seq_len, tokens = (b.job.batch or Batch()).sizes()
+    values = (_n(seq_len), _n(tokens), _f(st.step_seconds), _f(st.tokens_per_second_per_device), _f(st.mfu_16bit),
+              _f(st.hfu), *(_f(st.breakdown[part]) for part in STEP_PARTS))
+    return dict(zip(keys, values, strict=True))
 
 
 def asked_device(b: Budget) -> Any:

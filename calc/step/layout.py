@@ -149,3 +149,34 @@ def _at(value: Any, i: int | None) -> str:
     if i is None or np.ndim(value) == 0:
         return show(float(value))
     return show(float(np.broadcast_to(value, _SHAPE).reshape(-1)[i]))
+
+
+# Defaults when a job gives no batch: Llama 2's pretraining, 4M tokens per step at 4K context
+# (Touvron et al. 2023, arXiv:2307.09288 §2.2: "a global batch-size of 4M tokens", context 4096).
+DEFAULT_SEQ_LEN = 4096
+DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024
+BATCH_DEFAULT_WORDS = "batch 4M tokens of 4,096 (Llama 2's pretraining, arXiv:2307.09288 §2.2)"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A job's batch and schedule, the step model's inputs beside the parallel degrees a Job has:
+    seq_len (tokens), global_batch_tokens (tokens per optimizer step), micro_batch (sequences),
+    vpp (virtual pipeline stages per device), recompute ('none', 'selective', 'full'). None takes
+    the stated default (DEFAULT_SEQ_LEN, DEFAULT_GLOBAL_BATCH_TOKENS; micro-batch 1, vpp 1,
+    selective recompute: Korthikanti et al. 2022's). Checked where a Layout is made of it."""
+
+    seq_len: Any = None
+    global_batch_tokens: Any = None
+    micro_batch: Any = 1
+    vpp: Any = 1
+    recompute: Any = "selective"
+
+    def defaults_used(self) -> str:
+        """Words for the defaults this batch takes ("" when it gives both sizes)."""
+        return BATCH_DEFAULT_WORDS if self.seq_len is None or self.global_batch_tokens is None else ""
+
+    def sizes(self) -> tuple[Any, Any]:
+        """(seq_len, global_batch_tokens) with the defaults filled in."""
+        s = DEFAULT_SEQ_LEN if self.seq_len is None else self.seq_len
+        return s, DEFAULT_GLOBAL_BATCH_TOKENS if self.global_batch_tokens is None else self.global_batch_tokens

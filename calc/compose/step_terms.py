@@ -1,0 +1,96 @@
+"""The step model as calc.budget's utilization: a job asked at utilization="step" gets its hours
+from the physics of one training step on its layout and batch (calc.step), not from the published
+runs' regression.
+
+The step's tokens per second per device, over the job's FLOPs per token, is the share of the
+figures' row's rate the job reaches (the Budget's FLOPs are k·N_active per token, so hours =
+tokens / (tokens/s per device x devices), as the step model says). Whole runs divide by goodput
+fitted on the published whole runs (calc.fit_goodput). The band: the step model's leave-one-out
+residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours words them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base.errors import TrainingBudgetError
+from ..hardware.catalog import DeviceTable
+from ..model.shapes import ModelPreset
+from ..prior.regression import UtilizationPrior
+from ..step import Batch, Layout, Shape, Step, fit_goodput, hardware, step_time
+from ..step.runs import STEP_RESIDUAL
+
+STEP_WORD = "step"
+METHOD = "step model"
+
+
+def wants_step(utilization: Any) -> bool:
+    """True for utilization="step" (any case and spacing)."""
+    return isinstance(utilization, str) and utilization.strip().lower() == STEP_WORD
+
+
+def shape_of(preset: ModelPreset | None) -> Shape:
+    """The step model's view of a preset's shape (its counted parameters; attention and KV widths
+    from heads x head size); a job of parameters alone has no shape to time."""
+    if preset is None or not preset.has_shape:
+        raise TrainingBudgetError("utilization 'step' needs the model's shape: give a model (a preset, e.g. "
+                                  "'Llama 3.1 70B', or a config.json), not parameters alone", "model")
+    sh, counts = preset.shape, preset.params()
+    head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
+    moe = (sh.get("n_experts") or 1) > 1
+    active = preset.published_active_params or float(counts.active_with_embedding)  # as calibrated
+    return Shape(params_active=active, params_total=preset.published_total_params or float(counts.total),
+                 n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
+                 kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
+                 top_k=(sh.get("top_k") or 0) if moe else 0)
+
+
+def layout_of(job: Any, devices: Any) -> Layout:
+    """The step's layout: the job's parallel degrees and ZeRO stage, and its batch (Batch defaults)."""
+    batch = job.batch if job.batch is not None else Batch()
+    if not isinstance(batch, Batch):
+        raise TrainingBudgetError(f"batch must be a calc.Batch (got {type(batch).__name__})", "batch")
+    seq_len, tokens = batch.sizes()
+    return Layout(devices=devices, seq_len=seq_len, global_batch_tokens=tokens, tp=job.tensor_parallel,
+                  pp=job.pipeline_parallel, vpp=batch.vpp, cp=job.context_parallel, ep=job.expert_parallel,
+                  zero_stage=job.zero_stage, micro_batch=batch.micro_batch, recompute=batch.recompute)
+
+
+def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
+               table: DeviceTable) -> tuple[UtilizationPrior, Step, str]:
+    """(the utilization range the step gives on the figures' row of `rate_tflops`, the Step, the
+    goodput's basis) for `job` on `devices`, whose FLOPs per token are `per_token`."""
+    if job.method != "full":
+        raise TrainingBudgetError(f"utilization 'step' times a full training step; method {job.method!r} is not "
+                                  "modelled yet: give a utilization", "method")
+    st = step_time(shape_of(job.model), layout_of(job, devices), hardware(job.device, table))
+    u = st.tokens_per_second_per_device * per_token / (rate_tflops * 1e12)
+    g = fit_goodput()
+    slow, fast = STEP_RESIDUAL[1], STEP_RESIDUAL[0]
+    batch = job.batch if job.batch is not None else Batch()
+    defaults = batch.defaults_used()
+    basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
+             f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 56 measured layouts) "
+             f"and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else ""))
+    prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,
+                             goodput=g.expected, n_runs=len(g.runs), basis=basis, method=METHOD)
+    return prior, st, g.basis
+
+
+def _seconds(value: Any) -> str:
+    return f"{value:.3g} s" if isinstance(value, float) else "per job"
+
+
+def _share(value: Any) -> str:
+    return f"{value:.0%}" if isinstance(value, float) else "per job"
+
+
+def step_words(st: Step) -> str:
+    """'step 4.1 s: compute 71%, TP 9%, bubble 12%, exposed DP 3%; 38% MFU' for a scalar Step."""
+    parts = st.breakdown
+    total = sum(float(v) for v in parts.values()) or 1.0
+    names = {"compute": "compute", "tp": "TP", "cp": "CP", "ep": "EP", "bubble": "bubble",
+             "dp_exposed": "exposed DP", "optimizer": "optimizer"}
+    shown = [f"{names[k]} {float(v) / total:.0%}" for k, v in parts.items() if float(v) / total >= 0.005]
+    return (f"step {float(st.step_seconds):.3g} s: {', '.join(shown)}; {float(st.mfu_16bit):.0%} MFU "
+            f"({float(st.tokens_per_second_per_device):,.0f} tokens/s per device)")

@@ -1,0 +1,88 @@
+"""The step model on the command line: `estimate --step` renders calc.budget's Step (text, JSON,
+CSV), the batch options apply to --step alone, and a job the step model cannot time is refused
+naming why."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tests.conftest import invoke
+from trainbudget import calc
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+MODELS = ["Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.1 405B", "Mixtral 8x7B"]
+DEVICES = [H100, "H100 SXM, FP8 tensor core, dense", "A100 SXM 80GB, BF16 tensor core, dense",
+           "B200, BF16 tensor core, dense", "TPU v6e (Trillium), BF16, dense"]
+
+
+def _jobs(n: int) -> list[dict]:
+    """Seeded jobs whose layouts the step model accepts: devices = tp x pp x dp, whole sequences."""
+    r, jobs = random.Random(30), []
+    while len(jobs) < n:
+        tp, pp = r.choice([1, 2, 4, 8]), r.choice([1, 2, 4])
+        dp = r.choice([1, 2, 8, 32])
+        job = {"model": r.choice(MODELS), "device": r.choice(DEVICES), "devices": tp * pp * dp, "tp": tp, "pp": pp,
+               "zero": r.choice([0, 1, 3]), "seq": r.choice([2048, 4096, 8192]), "batch": dp * r.choice([4, 16, 64]),
+               "recompute": r.choice(["none", "selective", "full"]), "vpp": r.choice([1, 2]) if pp > 1 else 1}
+        if job["model"] == "Mixtral 8x7B" and tp > 8:
+            continue
+        jobs.append(job)
+    return jobs
+
+
+def _args(j: dict) -> list[str]:
+    return ["estimate", "--step", "--model", j["model"], "--device", j["device"], "--devices", str(j["devices"]),
+            "--tp", str(j["tp"]), "--pp", str(j["pp"]), "--zero-stage", str(j["zero"]), "--seq-len", str(j["seq"]),
+            "--global-batch", str(j["batch"]), "--recompute", j["recompute"], "--vpp", str(j["vpp"]),
+            "--tokens", "1T", "--price", "2.5"]
+
+
+def _budget(j: dict) -> calc.Budget:
+    batch = calc.Batch(seq_len=j["seq"], global_batch_tokens=j["batch"] * j["seq"], recompute=j["recompute"],
+                       vpp=j["vpp"])
+    return calc.budget(calc.Job(model=j["model"], tokens=1e12, device=j["device"], devices=j["devices"],
+                                tensor_parallel=j["tp"], pipeline_parallel=j["pp"], zero_stage=j["zero"],
+                                utilization="step", batch=batch, price=2.5))
+
+
+@pytest.mark.parametrize("j", _jobs(50), ids=lambda j: f"{j['model']}-{j['devices']}-tp{j['tp']}pp{j['pp']}")
+def test_estimate_json_is_calc_budgets_step(j: dict) -> None:
+    proc = invoke(*_args(j), "--json")
+    b = _budget(j)
+    if proc.returncode:  # the command line refuses what calc refuses, in calc's words
+        with pytest.raises(calc.TrainingBudgetError) as err:
+            _budget(j)
+        assert str(err.value) in proc.stderr
+        return
+    row = json.loads(proc.stdout)["rows"][0]
+    assert row == json.loads(json.dumps(calc.budget_row(b)))
+    assert row["step_seconds"] == b.step.step_seconds and row["mfu"] == b.step.mfu_16bit
+    parts = sum(row[f"step_{p}_seconds"] for p in calc.STEP_PARTS)
+    assert parts == pytest.approx(row["step_seconds"], rel=0.35)  # the parts (the bubble scales the rest)
+    assert row["hours_expected"] == pytest.approx(1e12 / (row["tokens_per_second_per_device"] * j["devices"])
+                                                  / 3600 / row["goodput"], rel=1e-9)
+
+
+def test_the_text_names_the_step_and_its_parts() -> None:
+    out = invoke(*_args({"model": "Llama 3.1 70B", "device": H100, "devices": 512, "tp": 8, "pp": 4, "zero": 1,
+                         "seq": 8192, "batch": 2048, "recompute": "selective", "vpp": 1}), check=True).stdout
+    line = next(x for x in out.splitlines() if ": step " in x)
+    assert "compute" in line and "TP" in line and "MFU" in line and "tokens/s per device" in line
+    assert "the step model's utilization" in out and "goodput" in out
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--seq-len", "4096"], "apply to --step"),
+    (["--step", "--range", "--model", "Llama 3.1 8B"], "give --step or --range"),
+    (["--step", "--utilization", "0.4", "--model", "Llama 3.1 8B"], "give --step or --utilization"),
+    (["--step", "--params", "7B"], "needs the model's shape"),
+    (["--step", "--model", "Llama 3.1 8B", "--method", "lora"], "method 'lora' is not modelled"),
+    (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16"], "fewer than micro_batch"),
+    (["--step", "--model", "Llama 3.1 8B", "--recompute", "some"], "--recompute"),
+])
+def test_step_refusals_name_what_is_wrong(args: list[str], words: str) -> None:
+    proc = invoke("estimate", "--device", H100, *args)
+    assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
