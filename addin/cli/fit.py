@@ -9,8 +9,11 @@ from typing import Any
 import click
 
 from ... import calc
+from ...calc.base.checks import show
+from ...calc.base.units import parse_number
 from ...calc.hardware import capacity
 from . import layout as model_layout
+from .estimate import NumberType
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
@@ -22,14 +25,9 @@ def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
     """An option's text as a whole number >= minimum (None stays None); one-line errors."""
     if text is None:
         return None
-    value = calc.parse_count(name, text) if minimum >= 1 else None
-    if value is None:
-        try:
-            value = int(str(text).strip())
-        except ValueError:
-            raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {text!r})") from None
+    value = calc.parse_count(name, text) if minimum >= 1 else parse_number(name, text, minimum)
     if value != int(value) or value < minimum:
-        raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {text!r})")
+        raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {show(text)})")
     return int(value)
 
 
@@ -74,11 +72,11 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--trainable", default=None,
               help="LoRA/QLoRA adapter parameters: a count (20M) or a fraction of the model (default 1%).")
 @click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS).")
-@click.option("--grad-bytes", type=float, default=4.0, show_default=True,
+@click.option("--grad-bytes", type=NumberType(), default=4.0, show_default=True,
               help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
-@click.option("--memory-gib", type=float, default=None,
+@click.option("--memory-gib", type=NumberType(), default=None,
               help="Device memory in GiB (default: the catalog's Memory GiB).")
-@click.option("--reserve-gib", type=float, default=None, show_default=capacity.words(),
+@click.option("--reserve-gib", type=NumberType(), default=None, show_default=capacity.words(),
               help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator.")
 @click.option("--loss", default="standard", show_default=True,
               help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "

@@ -20,7 +20,7 @@ from ...calc.compose import report as calc_report
 from .. import TEMPLATE_NAME
 from . import layout as model_layout
 from . import render as rep
-from .estimate import estimate
+from .estimate import NumberType, estimate
 from .fit import fit
 from .lite import lite
 from .plan import plan
@@ -156,14 +156,14 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
 @click.option("--dtype", default=None,
               help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
-@click.option("--seconds", type=float, default=20.0, show_default=True, help="Time budget, at most 3600.")
+@click.option("--seconds", type=NumberType(), default=20.0, show_default=True, help="Time budget, at most 3600.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
 @click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
-@click.option("--memory-gib", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--memory-gib", type=NumberType(), default=None,
               help="Device memory in GiB for --into (default: read from the hardware where the backend can).")
-@click.option("--watts", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--watts", type=NumberType(), default=None,
               help="Board power in watts for --into (default: the NVML power limit where pynvml is installed).")
 def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
             name: str | None, memory_gib: float | None, watts: float | None) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import TrainingBudgetError, positive, whole
+from ..base.checks import TrainingBudgetError, positive
 from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
 from ..compose.ranges import prior_device, wants_prior
 from ..hardware.catalog import DeviceTable, catalog
@@ -46,7 +46,7 @@ from .inverse import CASES as CASES  # re-exported (with the next names): moved 
 from .inverse import EXACT as EXACT
 from .inverse import HOURS_PER_DAY as HOURS_PER_DAY
 from .inverse import MAX_STEPS as MAX_STEPS
-from .inverse import _case
+from .inverse import _case, node_size
 from .inverse import devices_for as devices_for
 from .inverse import devices_for_days as devices_for_days
 from .inverse import pick as pick
@@ -260,7 +260,7 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     first, then by cost at `case` (no price last), then days. `goodput` as Job.goodput (None: the prior's)."""
     table = catalog() if table is None else table
     days = float(positive("days", days))
-    node = float(whole("node", node))
+    node = float(node_size(node))
     case = _case(case) or "expected"
     budget_usd = None if budget_usd is None else float(positive("budget_usd", budget_usd))
     base = Job(params=None if model is not None else params, model=model, tokens=tokens,

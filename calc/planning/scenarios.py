@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,9 @@ def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDU
     return Owned(capex, life, kwh_price, p, occ)
 
 
+_NUMERIC = re.compile(r"[+-]?[\d.,]*\d[\d.,]*(?:[eE][+-]?\d+)?")
+
+
 def parse_price(name: str, value: Any) -> Any:
     """A price cell or option: None/blank (the device row's own), a number of USD per device-hour
     (finite, >= 0; "2.5" as text too) or a PROVIDER:PLAN text, kept as text."""
@@ -61,6 +65,8 @@ def parse_price(name: str, value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return parse_number(name, value)
     text = str(value).strip()
+    if _NUMERIC.fullmatch(text):  # digits, thousands separators and a decimal point: a number, "2,5" refused
+        return parse_number(name, text)
     try:
         float(text)
     except ValueError:
