@@ -202,7 +202,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         raise click.UsageError("give --model/--config or --params, not both")
     if preset is None and params is None:
         raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
-    owned = None if own is None else parse_own(own, usd_per_kwh)
+    owned = None if own is None else parse_own(own, usd_per_kwh, tariff_name="--usd-per-kwh")
     plans = planning.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
                                 price=price, own=owned, utilization="prior" if utilization is None else utilization,
                                 case=case, node=node, budget_usd=budget_usd, goodput=goodput)

@@ -260,7 +260,10 @@ def budget(job: Job) -> Budget:
         pue = _pue(job)
     lazy = None if factors is None or type(hours1) is float else lazy_ranges(hours1, n, usd, watts, pue, factors, top)
     if lazy is None:
-        hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
+        try:
+            hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
+        except ResultOverflowError as e:
+            raise _owned_overflow(job, usd, watts, pue) or e from None
     else:  # arrays of jobs: every range, and the points beyond hours, made when read
         hours, device_hours, cost, energy = lazy
     layout = {"tensor_parallel": job.tensor_parallel, "pipeline_parallel": job.pipeline_parallel,
@@ -290,6 +293,22 @@ def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, t
                                   "the device-hours; check the price") from None
     energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
     return hours, range_of(device_hours1, factors, top), cost, energy
+
+
+def _owned_overflow(job: Job, usd: Any, watts: Any, pue: Any) -> ResultOverflowError | None:
+    """For owned hardware whose cost overflows: the error naming the input that made its price
+    huge (the tariff, or CAPEX,LIFE), not the price it was worked out into; None otherwise."""
+    owned = job.price
+    if not isinstance(owned, Owned) or np.ndim(usd) or np.ndim(watts) or np.ndim(pue):
+        return None
+    energy = float(watts) / 1000.0 * float(pue) * owned.usd_per_kwh  # owned_usd_per_device_hour's energy term
+    if energy >= float(usd) / 2:
+        why = (f"{show(float(watts))} W x PUE {show(float(pue))} x {owned.tariff_name} {show(owned.usd_per_kwh)}; "
+               f"check {owned.tariff_name}, the electricity tariff in USD per kWh")
+    else:
+        why = (f"capex {show(owned.capex_usd)} USD over {show(owned.life_years)} years; check own's CAPEX,LIFE")
+    return ResultOverflowError(f"the cost overflows float64: owned hardware at {show(float(usd))} USD per "
+                               f"device-hour ({why})")
 
 
 _INF = math.inf

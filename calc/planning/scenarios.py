@@ -37,8 +37,9 @@ __all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "
 
 
 def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDUSTRY,
-              occupancy: float = 1.0) -> Owned:
-    """"CAPEX,LIFE" (USD per device, years) with the energy terms; usd_per_kwh is required."""
+              occupancy: float = 1.0, tariff_name: str = "usd_per_kwh") -> Owned:
+    """"CAPEX,LIFE" (USD per device, years) with the energy terms; usd_per_kwh is required.
+    `tariff_name` is how messages name the tariff (the command line's --usd-per-kwh)."""
     parts = [p.strip() for p in str(text).split(",")]
     if len(parts) != 2 or not all(parts):
         raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {text!r})")
@@ -47,11 +48,11 @@ def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDU
     if life <= 0:
         raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {text!r})")
     if usd_per_kwh is None:
-        raise TrainingBudgetError("own needs usd_per_kwh (the electricity tariff, USD per kWh)")
-    kwh_price = parse_number("usd_per_kwh", usd_per_kwh)
+        raise TrainingBudgetError(f"own needs {tariff_name} (the electricity tariff, USD per kWh)")
+    kwh_price = parse_number(tariff_name, usd_per_kwh)
     occ = parse_share("occupancy", occupancy)
     p = None if pue is None else parse_number("pue", pue, 1.0)
-    return Owned(capex, life, kwh_price, p, occ)
+    return Owned(capex, life, kwh_price, p, occ, tariff_name)
 
 
 _NUMERIC = re.compile(r"[+-]?[\d.,]*\d[\d.,]*(?:[eE][+-]?\d+)?")
@@ -114,7 +115,7 @@ def legacy_row(b: Budget, name: str) -> dict[str, Any]:
 def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilization: Any = None,
                   price: Any = None, own: str | None = None, usd_per_kwh: float | None = None,
                   occupancy: float = 1.0, pue: float | None = None,
-                  filled: Filled | None = None) -> Iterator[Job]:
+                  filled: Filled | None = None, tariff_name: str = "usd_per_kwh") -> Iterator[Job]:
     """One `Job` per scenario record: the record's cells over `base` (the command line's other
     options: method, layout, PUE, ...). A record whose every cell is blank (a spreadsheet's
     trailing ",,,,") is skipped like an empty line and not counted. Blank utilization, price and
@@ -125,7 +126,8 @@ def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilizatio
     for i, rec in enumerate(_nonblank(records), start=1):
         where = f"scenario {i}"
         try:
-            job = _row_job(where, rec, base, utilization, price, own, usd_per_kwh, occupancy, pue, filled, i)
+            job = _row_job(where, rec, base, utilization, price, own, (usd_per_kwh, tariff_name), occupancy, pue,
+                           filled, i)
         except TrainingBudgetError as e:
             raise named(where, e, rec.get("name")) from None
         yield job
@@ -185,7 +187,7 @@ def _nonblank(records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any
 
 
 def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, price: Any, own: str | None,
-             usd_per_kwh: float | None, occupancy: float, pue: float | None,
+             tariff: tuple[float | None, str], occupancy: float, pue: float | None,
              filled: Filled | None, i: int) -> Job:
     """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
     extra = rec.get(None) if isinstance(rec, dict) else None
@@ -215,7 +217,7 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
                      tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
                      devices=_devices(where, r.get("devices", 1)),
                      utilization=_utilization(where, r.get("utilization"), utilization, used),
-                     price=_price(where, r, price, own, usd_per_kwh, occupancy, pue, used),
+                     price=_price(where, r, price, own, tariff, occupancy, pue, used),
                      name=str(r.get("name", "")))
     if filled is not None:
         for key in used:
@@ -270,14 +272,14 @@ def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
     return parse_share(f"{where}: utilization", value)
 
 
-def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, usd_per_kwh: float | None,
+def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, tariff: tuple[float | None, str],
            occupancy: float, pue: float | None, used: list[str]) -> Any:
     if r.get("own") and r.get("price"):  # as --price with --own: one price per job
         raise TrainingBudgetError(f"{where}: give price or own, not both (got price {show(r['price'])} and own "
                                   f"{show(r['own'])}: one price per row, as --price and --own on the command line)")
     if r.get("own") or (own and not r.get("price")):
         used += ["owned"] if r.get("own") else ["own", "owned"]
-        return parse_own(r.get("own") or own, usd_per_kwh, pue, occupancy)
+        return parse_own(r.get("own") or own, tariff[0], pue, occupancy, tariff[1])
     if r.get("price"):
         return parse_price(f"{where}: price", r["price"])
     if price is not None:
