@@ -10,7 +10,7 @@ import click
 
 from ... import calc
 from ...calc.base.checks import show
-from ...calc.base.units import parse_number
+from ...calc.base.units import parse_number, parse_share
 from ...calc.hardware import capacity
 from . import layout as model_layout
 from .estimate import NumberType
@@ -29,6 +29,34 @@ def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
     if value != int(value) or value < minimum:
         raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {show(text)})")
     return int(value)
+
+
+def _trainable(text: str | None, preset: Any) -> float | None:
+    """--trainable as calc takes it: a share in (0, 1] ("1%", "0.01") or a whole count of adapter
+    parameters above 1 ("20M") and at most the model's; the messages name --trainable."""
+    if text is None:
+        return None
+    if str(text).strip().endswith("%"):
+        return parse_share("--trainable", text)
+    value = calc.parse_count("--trainable", text)
+    if value > 1 and not value.is_integer():
+        raise calc.TrainingBudgetError(f"--trainable must be a share of the model (1% or 0.01) or a whole count of "
+                                       f"adapter parameters such as 20M (got {show(text)})")
+    total = float(preset.params().total)
+    if value > total:
+        raise calc.TrainingBudgetError(f"--trainable {show(text)} is more than the model's {total:.4g} parameters "
+                                       f"({preset.name}): give a count at most that, or a share such as 1%")
+    return value
+
+
+def _check_reserve(device: str, memory_gib: float | None, reserve_gib: float | None) -> None:
+    """--reserve-gib below the device's memory (as calc.fit_layouts checks it), named as typed."""
+    if reserve_gib is None:
+        return
+    gib = memory_gib if memory_gib is not None else calc.catalog().get(device).memory_gib
+    if gib is not None and reserve_gib >= gib:
+        raise calc.TrainingBudgetError(f"--reserve-gib must be less than the device's {gib:g} GiB of memory, or "
+                                       f"nothing is left for the job (got {reserve_gib:g})")
 
 
 def _model(model_name: str | None, config_path: str | None) -> Any:
@@ -70,7 +98,8 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
               help="Context-parallel size (default: search).")
 @click.option("--method", default="full", show_default=True, help="full, lora or qlora.")
 @click.option("--trainable", default=None,
-              help="LoRA/QLoRA adapter parameters: a count (20M) or a fraction of the model (default 1%).")
+              help="LoRA/QLoRA adapter parameters: a whole count (20M), or a share of the model's parameters "
+                   "(1% or 0.01; a number up to 1 is a share, above 1 a count). Default 1%.")
 @click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS).")
 @click.option("--grad-bytes", type=NumberType(), default=4.0, show_default=True,
               help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
@@ -92,11 +121,12 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     rows_shown = _whole("--limit", limit, minimum=0)
     preset = _model(model_name, config_path)
     n = _whole("--devices", n_devices)
+    _check_reserve(device, memory_gib, reserve_gib)
     found = calc.fit_layouts(preset, device, n, seq_len=_whole("--seq-len", seq_len),
                              micro_batch=_whole("--micro-batch", micro_batch), recompute=recompute,
                              context_parallel=_whole("--context-parallel", context_parallel),
                              method=method, optimizer=optimizer,
-                             trainable=None if trainable is None else calc.parse_count("--trainable", trainable),
+                             trainable=_trainable(trainable, preset),
                              grad_bytes=grad_bytes,
                              memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
     rows = found.rows()

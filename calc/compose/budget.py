@@ -65,6 +65,7 @@ from ..physics.memory import (
     ZERO_STAGES,
     MemoryBreakdown,
     check_parts,
+    check_trainable,
     checked_layout,
     memory_parts,
 )
@@ -381,6 +382,8 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
     `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
     trainable = job.trainable
+    if trainable is not None:  # a share, or a whole count at most the model's parameters
+        check_trainable(trainable, total)
     key = None
     if plain is not None:
         act = plain[7]
