@@ -24,6 +24,7 @@ from ...calc.prior.utilization import GOODPUT
 from . import emit
 from . import jobs as making
 from . import layout as model_layout
+from .render import safe
 
 
 class CountType(click.ParamType):
@@ -179,7 +180,7 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
     budgets = making.budgets(options, table, filled)
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8", newline="") as out:
         def write(text: str) -> None:
-            out.write(text)
+            out.write(safe(text))  # a scenario's name or a catalog's device is printed, never obeyed
 
         if as_json:
             emit.emit_json(budgets, write, tail=lambda: _filled(options, filled))
@@ -190,7 +191,7 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
         else:
             emit.emit_text(list(budgets), table, write)
         for line in making.fills_text(options, filled).values():  # every Budget is made: now print
-            click.echo(f"trainbudget: {line}", err=True)
+            click.echo(safe(f"trainbudget: {line}"), err=True)
         out.seek(0)
         while chunk := out.read(1 << 20):
             click.echo(chunk, nl=False)

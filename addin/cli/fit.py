@@ -13,6 +13,7 @@ from ...calc.base.checks import show
 from ...calc.base.units import parse_number, parse_share
 from ...calc.hardware import capacity
 from . import layout as model_layout
+from . import render as rep
 from .estimate import NumberType
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -131,36 +132,36 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
                              memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
     rows = found.rows()
     if as_json:
-        click.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
+        rep.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
                                "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
                                "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "layouts": rows,
                                "nearest": found.nearest, "would_fit": list(found.would_fit),
                                "devices_to_fit": found.devices_to_fit}, indent=2))
         return
-    click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
+    rep.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
                f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
                f"{len(rows)} layouts fit")
-    click.echo(RANKING[0].upper() + RANKING[1:])
+    rep.echo(RANKING[0].upper() + RANKING[1:])
     if not rows:
         _miss(found)
         return
-    click.echo(HEADER)
+    rep.echo(HEADER)
     for r in rows[:rows_shown]:
-        click.echo(_line(r))
+        rep.echo(_line(r))
     if len(rows) > rows_shown:
-        click.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
+        rep.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
 
 
 def _miss(found: Any) -> None:
     near = found.nearest
     if near is None:
-        click.echo("no layout satisfies the constraints (heads, layers, experts, devices)")
+        rep.echo("no layout satisfies the constraints (heads, layers, experts, devices)")
         return
     over = near["total"] - found.memory_bytes
-    click.echo(f"nearest miss ({_gib(over)} GiB over):")
-    click.echo(HEADER)
-    click.echo(_line({**near, "headroom": -over}))
+    rep.echo(f"nearest miss ({_gib(over)} GiB over):")
+    rep.echo(HEADER)
+    rep.echo(_line({**near, "headroom": -over}))
     where = ", ".join(found.would_fit) if found.would_fit else "no device in the catalog"
-    click.echo(f"that layout would fit on: {where}")
+    rep.echo(f"that layout would fit on: {where}")
     if found.devices_to_fit is not None:
-        click.echo(f"on this device, {found.devices_to_fit:,} devices (--devices doubled) would hold a layout")
+        rep.echo(f"on this device, {found.devices_to_fit:,} devices (--devices doubled) would hold a layout")

@@ -16,6 +16,7 @@ import click
 
 from ... import calc
 from ...calc.base import checks as calc_checks
+from ...calc.base.checks import show
 from ...calc.compose import report as calc_report
 from .. import TEMPLATE_NAME
 from . import layout as model_layout
@@ -58,13 +59,15 @@ catalog_option = model_layout.CATALOG
 @catalog_option
 def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     """List the device catalog: name, kind, TFLOP/s, memory, watts, source."""
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
     rows = calc_report.device_rows(_table(catalog_path))
     if as_json:
         _emit_json(rows)
     elif as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
+        rep.echo(rep.to_csv(rows), nl=False)
     else:
-        click.echo(rep.devices_text(rows), nl=False)
+        rep.echo(rep.devices_text(rows), nl=False)
 
 
 @cli.command()
@@ -76,7 +79,7 @@ def runs(as_json: bool, catalog_path: str | None) -> None:
     if as_json:
         _emit_json(rows)
     else:
-        click.echo(rep.runs_text(rows), nl=False)
+        rep.echo(rep.runs_text(rows), nl=False)
 
 
 @cli.command()
@@ -89,19 +92,22 @@ def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool
     """Cloud prices per device-hour (on demand, 1-year, 3-year, spot), each with its source, date and age."""
     from ...calc.money import prices as priced
 
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
     if provider is not None and provider.strip().lower() not in priced.providers():
-        raise calc.TrainingBudgetError(f"--provider {provider!r}: no {provider.strip().lower()} prices, unknown "
-                                       f"provider (providers: {', '.join(priced.providers())})")
+        raise calc.TrainingBudgetError(f"--provider {show(provider)}: no {show(provider.strip().lower())} prices, "
+                                       f"unknown provider (providers: {', '.join(priced.providers())})")
     rows = [r for r in priced.price_rows(device, table=_table(catalog_path))
             if provider is None or r["provider"] == provider.strip().lower()]
     if not rows:
-        raise calc.TrainingBudgetError(f"no prices for device {device!r}" + (f" from {provider!r}" if provider else ""))
+        raise calc.TrainingBudgetError(f"no prices for device {show(device)}"
+                                       + (f" from {show(provider)}" if provider else ""))
     if as_json:
         _emit_json(rows)
     elif as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
+        rep.echo(rep.to_csv(rows), nl=False)
     else:
-        click.echo(rep.prices_text(rows), nl=False)
+        rep.echo(rep.prices_text(rows), nl=False)
 
 
 @cli.command()
@@ -237,7 +243,7 @@ def run(command: Callable[..., Any], args: list[str]) -> int:
             command.main(args=args, prog_name="trainbudget", standalone_mode=False)
     except (calc.TrainingBudgetError, click.UsageError, click.BadParameter) as e:
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
-        click.echo(f"trainbudget: error: {message}", err=True)
+        click.echo(rep.safe(f"trainbudget: error: {message}"), err=True)
         return 2
     except OSError as e:  # a file that cannot be read or written
         click.echo(f"trainbudget: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)

@@ -10,6 +10,7 @@ import click
 
 from ... import calc
 from ...calc.base.checks import show
+from ...calc.base.units import parse_number
 from ...calc.planning import rank as planning
 from ...calc.planning.inverse import MAX_NODE
 from ...calc.planning.scenarios import parse_own
@@ -25,11 +26,8 @@ class PositiveType(click.ParamType):
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
         flag = param.opts[0] if param else "value"
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{flag} must be a number (got {value!r})", param, ctx)
-        if not (number > 0 and number < float("inf")):
+        number = value if isinstance(value, float) else parse_number(flag, value)  # the counts' syntax
+        if not number > 0:
             raise calc.TrainingBudgetError(f"{flag} must be > 0 (got {value})")
         return number
 
@@ -210,38 +208,38 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     top = planning.headline(plans, budget_usd)
     bought = _budget_tokens(top["cheapest"], budget_usd)  # every format: a refusal comes before any output
     if as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
+        rep.echo(rep.to_csv(rows), nl=False)
         return
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
                     "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node}
-        click.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
+        rep.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
                                "budget_tokens_on_cheapest": bought,
                                "fastest": None if top["fastest"] is None else top["fastest"].row(),
                                "cheapest": None if top["cheapest"] is None else top["cheapest"].row(),
                                "fewest": None if top["fewest"] is None else top["fewest"].row(),
                                "plans": rows}, indent=2))
         return
-    click.echo(_sentence(plans, budget_usd, case))
-    click.echo("\n".join(plans_table(plans, limit)))
+    rep.echo(_sentence(plans, budget_usd, case))
+    rep.echo("\n".join(plans_table(plans, limit)))
     if bought is not None:
         shown = " / ".join(rep.format_count(t) for t in bought)
-        click.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
+        rep.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
                    + (" (low / expected / high)" if len(bought) == 3 else "")
                    + f" on the cheapest plan ({top['cheapest'].device} at {top['cheapest'].price_label}).")
     notes = sorted({p.note for p in plans if p.feasible and p.note})
     if notes:
-        click.echo("note: " + "; ".join(notes))
+        rep.echo("note: " + "; ".join(notes))
     if top["cheapest"] is None:
         why = sorted({p.note for p in plans if p.note}) or ["no device and price meets the deadline"]
-        click.echo("no plan: " + "; ".join(why))
+        rep.echo("no plan: " + "; ".join(why))
     lead = top["cheapest"] or next((p for p in plans if p.budget is not None), None)
     b = None if lead is None else calc.budget(lead.job)  # the basis of one plan's own job (one count)
     if b is not None:
-        click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
+        rep.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve; "
                    "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
-    click.echo("Prices are each provider's published rate as of its date (trainbudget prices"
+    rep.echo("Prices are each provider's published rate as of its date (trainbudget prices"
                f"{_oldest(plans[:limit])}); feasible plans first, by {case} cost. Counts planned: the deadline's "
                "fewest devices with a layout that fits and its doublings (data parallelism doubled) up to "
                f"{planning.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")
