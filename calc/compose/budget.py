@@ -292,7 +292,11 @@ def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, t
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
+    try:
+        energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
+    except ResultOverflowError:
+        raise ResultOverflowError(f"the energy overflows float64: pue {show(pue)} times the device-hours' "
+                                  f"{show(watts)} W; check pue") from None
     return hours, range_of(device_hours1, factors, top), cost, energy
 
 

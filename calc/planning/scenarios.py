@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
+import itertools
 import os
 import re
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..base.checks import TrainingBudgetError, choice, show
+from ..base.textfile import open_regular, size_text
 from ..base.units import parse_count, parse_number, parse_share
 from ..compose.budget import Budget, Job, Owned, Span, budget
 from ..hardware.catalog import DeviceTable, catalog
@@ -301,24 +303,47 @@ def scenario_rows(records: Iterable[Mapping[str, Any]], *, defaults: Mapping[str
 
 def read_scenarios(path: Any, what: str = "--scenarios") -> Iterator[dict[str, Any]]:
     """The records of a scenarios CSV, streamed (csv.DictReader over the open file): regular files
-    only (a FIFO or a device is refused before it is opened), UTF-8 with or without a BOM."""
+    only (a FIFO or a device is refused before anything is read, textfile.open_regular), at most
+    MAX_SCENARIO_BYTES (checked on the open file before reading), UTF-8 with or without a BOM.
+    Memory stays bounded whatever the file: a line is read at most MAX_LINE_CHARS at a time, and a
+    longer one is refused there. A header naming a column twice is refused (which would be read?)."""
     p = Path(path)
-    try:
-        st = os.stat(p)
-    except OSError as e:
-        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise TrainingBudgetError(f"{what} {p}: not a regular file")
-    if st.st_size > MAX_SCENARIO_BYTES:
-        raise TrainingBudgetError(f"{what} {p} is larger than {MAX_SCENARIO_BYTES >> 20} MiB")
-    try:
-        f = open(p, encoding="utf-8-sig", newline="")  # noqa: SIM115 (closed when the generator ends)
-    except OSError as e:
-        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
-    with f:
+    raw = open_regular(p, what)
+    size = os.fstat(raw.fileno()).st_size
+    if size > MAX_SCENARIO_BYTES:
+        raw.close()
+        raise TrainingBudgetError(f"{what} {p} is larger than {size_text(MAX_SCENARIO_BYTES)}")
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as f:
         try:
-            yield from csv.DictReader(f)
+            reader = csv.DictReader(_bounded_lines(f, what, p))
+            _check_header(reader.fieldnames, what, p)
+            yield from reader
         except UnicodeDecodeError as e:
             raise TrainingBudgetError(f"{what} {p} is not UTF-8 text (byte {e.start})") from None
         except csv.Error as e:
             raise TrainingBudgetError(f"{what} {p}: not a CSV file ({e})") from None
+
+
+MAX_LINE_CHARS = 1 << 17  # 131,072: csv's own field size limit (csv.field_size_limit()); a real row is ~100
+
+
+def _bounded_lines(f: io.TextIOBase, what: str, p: Path) -> Iterator[str]:
+    """The file's lines, each read at most MAX_LINE_CHARS characters at a time: a longer line
+    (a file with no line breaks, a runaway quoted cell) is refused after that many, never held whole."""
+    for number in itertools.count(1):
+        line = f.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_CHARS:
+            raise TrainingBudgetError(f"{what} {p}: line {number} is longer than {MAX_LINE_CHARS:,} characters; "
+                                      "not a scenarios file")
+        yield line
+
+
+def _check_header(names: Any, what: str, p: Path) -> None:
+    """Refuse a header that names a column twice (csv.DictReader would silently keep the last cell)."""
+    seen: set[str] = set()
+    for name in names or ():
+        if name in seen:
+            raise TrainingBudgetError(f"{what} {p}: the header names column {show(name)} twice; keep one")
+        seen.add(name)
