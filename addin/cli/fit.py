@@ -4,6 +4,7 @@ comes from trainbudget.calc.fit_layouts (its module doc states the constraints a
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import click
@@ -26,7 +27,7 @@ def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
     """An option's text as a whole number >= minimum (None stays None); one-line errors."""
     if text is None:
         return None
-    value = calc.parse_count(name, text) if minimum >= 1 else parse_number(name, text, minimum)
+    value = calc.parse_count(name, text) if minimum >= 1 else parse_number(name, text, -math.inf)
     if value != int(value) or value < minimum:
         raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {show(text)})")
     return int(value)

@@ -95,8 +95,10 @@ def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
     if provider is not None and provider.strip().lower() not in priced.providers():
-        raise calc.TrainingBudgetError(f"--provider {show(provider)}: no {show(provider.strip().lower())} prices, "
-                                       f"unknown provider (providers: {', '.join(priced.providers())})")
+        asked = provider.strip().lower()
+        asked = asked if len(asked) <= 40 else asked[:39] + "…"
+        raise calc.TrainingBudgetError(f"--provider {show(provider)}: no {asked} prices, unknown provider "
+                                       f"(providers: {', '.join(priced.providers())})")
     rows = [r for r in priced.price_rows(device, table=_table(catalog_path))
             if provider is None or r["provider"] == provider.strip().lower()]
     if not rows:

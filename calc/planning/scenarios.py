@@ -44,11 +44,11 @@ def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDU
     `tariff_name` is how messages name the tariff (the command line's --usd-per-kwh)."""
     parts = [p.strip() for p in str(text).split(",")]
     if len(parts) != 2 or not all(parts):
-        raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {text!r})")
+        raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {show(text)})")
     capex = parse_number("own: CAPEX", parts[0])
     life = parse_number("own: LIFE", parts[1])
     if life <= 0:
-        raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {text!r})")
+        raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {show(text)})")
     if usd_per_kwh is None:
         raise TrainingBudgetError(f"own needs {tariff_name} (the electricity tariff, USD per kWh)")
     kwh_price = parse_number(tariff_name, usd_per_kwh)
@@ -74,7 +74,8 @@ def parse_price(name: str, value: Any) -> Any:
         float(text)
     except ValueError:
         if ":" not in text and not text.replace("_", "").replace("-", "").isalnum():
-            raise TrainingBudgetError(f"{name} must be USD per device-hour or PROVIDER:PLAN (got {value!r})") from None
+            raise TrainingBudgetError(
+                f"{name} must be USD per device-hour or PROVIDER:PLAN (got {show(value)})") from None
         return text
     return parse_number(name, text)
 
@@ -258,7 +259,7 @@ def _model(where: str, r: Mapping[str, Any]) -> tuple[float | None, float | None
 def _devices(where: str, value: Any) -> float:
     n = parse_number(f"{where}: devices", value, 1.0)
     if not n.is_integer():
-        raise TrainingBudgetError(f"{where}: devices must be a whole number >= 1 (got {value!r})")
+        raise TrainingBudgetError(f"{where}: devices must be a whole number >= 1 (got {show(value)})")
     return n
 
 
