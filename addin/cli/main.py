@@ -6,6 +6,7 @@ Bad input prints one line on stderr and exits with status 2, never a traceback.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import warnings
 from collections.abc import Callable
@@ -164,7 +165,8 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
 @click.option("--dtype", default=None,
               help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
-@click.option("--seconds", type=NumberType(), default=20.0, show_default=True, help="Time budget, at most 3600.")
+@click.option("--seconds", type=NumberType(-math.inf), default=20.0, show_default=True,
+              help="Time budget, at most 3600.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
