@@ -27,7 +27,7 @@ from .base.checks import (
 )
 from .base.errors import TrainingBudgetError, UnknownDeviceError, show as show_value
 from .base.textfile import open_regular as open_user_file, read_text as read_user_text
-from .base.units import parse_count, parse_share
+from .base.units import parse_count, parse_number, parse_share
 from .compose.budget import PRIOR_CAVEATS, Budget, Job, Owned, budget, usable_bytes
 from .compose.job import Span
 from .compose.ranges import LABELS as RANGE_LABELS, SIXTEEN_BIT, prior_device, train_range
@@ -107,7 +107,14 @@ from .physics.memory import (
     train_memory,
 )
 from .physics.stages import busiest_params, busiest_scale, stage_layers, uneven as uneven_stages
-from .planning.inverse import CASES as PLAN_CASES, devices_for, devices_for_days, tokens_for, tokens_for_budget
+from .planning.inverse import (
+    CASES as PLAN_CASES,
+    MAX_NODE,
+    devices_for,
+    devices_for_days,
+    tokens_for,
+    tokens_for_budget,
+)
 from .planning.rank import (
     Plan,
     headline as plan_headline,
@@ -168,8 +175,6 @@ from .step import (
 )
 
 __all__ = [
-    "STEP_PARTS",
-    "DEFAULT_SEQ_LEN",
     "activation_bytes",
     "asked_device",
     "backtest",
@@ -196,6 +201,7 @@ __all__ = [
     "CHINCHILLA_TOKENS_AT_1B",
     "COUNT_SIZES",
     "decade_label",
+    "DEFAULT_SEQ_LEN",
     "Device",
     "device_families",
     "device_from_record",
@@ -215,8 +221,8 @@ __all__ = [
     "FLOPS_PER_PARAM_TOKEN",
     "GB",
     "GIB",
-    "Goodput",
     "GOODPUT",
+    "Goodput",
     "GOODPUT_BASIS",
     "gpu_hours",
     "GRAD_BYTES",
@@ -235,6 +241,7 @@ __all__ = [
     "LORA_TRAINABLE",
     "LOSS_BYTES_PER_LOGIT",
     "MASTER_BYTES",
+    "MAX_NODE",
     "max_plan_devices",
     "MeasuredSteps",
     "MemoryBreakdown",
@@ -255,6 +262,7 @@ __all__ = [
     "params_active",
     "params_total",
     "parse_count",
+    "parse_number",
     "parse_own",
     "parse_price",
     "parse_price_spec",
@@ -304,6 +312,7 @@ __all__ = [
     "STEP_CONSTANTS",
     "step_hardware",
     "step_leave_one_out",
+    "STEP_PARTS",
     "STEP_RESIDUAL",
     "step_row",
     "step_time",

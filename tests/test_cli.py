@@ -252,8 +252,10 @@ def test_json_is_strict_rfc_8259():
     (["--model", ""], "--model must not be empty"),
     (["--price", ""], "--price must not be empty"),
     (["--own", ""], "--own must not be empty"),
-    (["--usd-per-kwh", "nan"], "--usd-per-kwh applies to owned hardware"),
-    (["--occupancy", "0"], "--occupancy applies to owned hardware"),
+    (["--usd-per-kwh", "nan"], "--usd-per-kwh must be a finite number (got 'nan')"),  # refused as read
+    (["--usd-per-kwh", "0.1"], "--usd-per-kwh applies to owned hardware"),
+    (["--occupancy", "0"], "--occupancy must be in (0, 1] (got '0')"),  # refused as read
+    (["--occupancy", "0.5"], "--occupancy applies to owned hardware"),
     (["--range", "--pue", "nan"], "--pue must be a finite number"),
     (["--range", "--pue", "0.5"], "--pue must be >= 1"),
     (["--model", "Llama 3.1 70B", "--tp", "7", "--devices", "7"], "tensor_parallel must divide n_heads"),
@@ -263,7 +265,7 @@ def test_json_is_strict_rfc_8259():
     (["--price", "2", "--own", "1,5", "--usd-per-kwh", "0.1"], "give --price or --own, not both"),
     (["--params", "7B", "--model", "Llama 3.1 8B"], "give --params or --model"),
     (["--json", "--csv"], "give --json or --csv"),
-    (["--own", "1,2"], "own needs usd_per_kwh"),
+    (["--own", "1,2"], "own needs --usd-per-kwh"),
     (["--price", "aws:forever"], "plan must be one of"),
     (["--price", "1e300", "--params", "1e15", "--tokens", "1e15", "--device", H100],
      "the cost overflows float64: usd_per_device_hour 1e+300"),  # was inf, printed as null in JSON

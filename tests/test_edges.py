@@ -278,11 +278,13 @@ def test_devices_and_estimate_csv_escape_device_rows(hostile_catalog):
 
 # --- measure --seconds -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("seconds", ["inf", "0", "-1", "1e9", "nan", "3600.5"])
+@pytest.mark.parametrize("seconds", ["inf", "0", "-1", "1e9", "nan", "3600.5", "1,5"])
 def test_measure_seconds_bounded(seconds, tmp_path):
     proc = run_cli("measure", "--backend", "numpy", f"--seconds={seconds}")
     assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "seconds must be > 0 and at most 3600" in proc.stderr
+    want = {"inf": "--seconds must be a finite number", "nan": "--seconds must be a finite number",
+            "1,5": "--seconds: write 1.5"}.get(seconds, "seconds must be > 0 and at most 3600")  # read as the counts
+    assert proc.stderr.count("\n") == 1 and want in proc.stderr, proc.stderr
     assert proc.stdout == ""
 
 

@@ -27,7 +27,7 @@ def _cli(capsys, *args):
 @pytest.mark.parametrize(("extra", "needle"), [
     (("--utilization", "0.4", "--case", "high"), "--case high picks a case of the prior's range"),
     (("--usd-per-kwh", "0.1"), "--usd-per-kwh applies to owned hardware: give --own CAPEX,LIFE too"),
-    (("--limit", "-1"), "-1 is not in the range x>=0"),
+    (("--limit", "-1"), "--limit must be >= 0 (got '-1')"),
 ])
 def test_plan_refuses_an_option_that_would_change_nothing(capsys, extra, needle):
     """plan took --case with a given utilization (one case), --usd-per-kwh without --own and a

@@ -350,7 +350,7 @@ def test_cli_owned_hardware_and_whole_nodes(capsys):
     assert min(r["devices"] for r in rows) == n and rows[0]["utilization"] == 0.4
     assert all(r["devices"] % 8 == 0 for r in rows)
     code, _, err = _cli(capsys, "--params", "7B", "--tokens", "1T", "--days", "9", "--own", "33819,5")
-    assert code == 2 and "usd_per_kwh" in err
+    assert code == 2 and "--usd-per-kwh" in err
 
 
 def test_devices_for_a_job_keyed_prior_is_the_fewest_that_meet_the_deadline():

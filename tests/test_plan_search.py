@@ -195,10 +195,10 @@ def test_layout_column_does_not_read_expert_parallel_as_a_factor_of_the_devices(
     within the data-parallel ranks, so it is shown beside DP (and only when > 1), never as a
     fifth factor ("EP8 DP64" on 64 devices read as 512)."""
     from trainbudget.addin.cli import plan as plan_cli
-    row = {"tensor_parallel": 2, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 8,
-           "data_parallel": 32, "zero_stage": 1}
+    row = {"tp": 2, "pp": 1, "cp": 1, "ep": 8,
+           "dp": 32, "zero_stage": 1}
     text = plan_cli._layout(row)
     assert text == "TP2 PP1 CP1 DP32 (EP8) Z1"
-    assert plan_cli._layout(dict(row, expert_parallel=1)) == "TP2 PP1 CP1 DP32 Z1"
+    assert plan_cli._layout(dict(row, ep=1)) == "TP2 PP1 CP1 DP32 Z1"
     factors = [int(t[2:]) for t in text.split() if t[:2] in ("TP", "PP", "CP", "DP")]
     assert factors[0] * factors[1] * factors[2] * factors[3] == 64

@@ -17,22 +17,20 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc import GOODPUT, parse_share
+from ...calc import GOODPUT, parse_number, parse_share, show_value as show
 from . import emit, jobs as making, layout as model_layout
+from .render import safe
 
 
 class CountType(click.ParamType):
-    """A count such as 7e9, 7B, 1.5T or 350M."""
+    """A count such as 7e9, 7B, 1.5T or 350M (calc.parse_count's syntax: "7,5B" is refused, "7,000" is 7000)."""
 
     name = "count"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
         if isinstance(value, float):
             return value
-        try:
-            return calc.parse_count(f"--{param.name}" if param else "count", value)
-        except calc.TrainingBudgetError as e:
-            self.fail(str(e), param, ctx)
+        return calc.parse_count(_flag(param, "count"), value)  # the message names the option once
 
 
 class UtilizationType(click.ParamType):
@@ -43,10 +41,47 @@ class UtilizationType(click.ParamType):
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
         if isinstance(value, float):
             return value
-        try:
-            return parse_share(f"--{param.name}" if param else "utilization", value)
-        except calc.TrainingBudgetError as e:
-            self.fail(str(e), param, ctx)
+        return parse_share(_flag(param, "utilization"), value)
+
+
+class NumberType(click.ParamType):
+    """A finite number >= `minimum` in the counts' syntax (calc.base.units.parse_number): "1,2" is
+    refused with "write 1.2", "1,000" is 1000; nan, inf and 1e309 are refused naming the option."""
+
+    name = "number"
+
+    def __init__(self, minimum: float = 0.0):
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, float):  # a default
+            return value
+        return parse_number(_flag(param, "number"), value, self.minimum)
+
+
+class WholeType(click.ParamType):
+    """A whole number in [minimum, maximum] in the counts' syntax ("16,384" is 16384); the message names the option."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int = 1, maximum: int | None = None):
+        self.minimum, self.maximum = minimum, maximum
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):  # a default
+            return value
+        flag = _flag(param, "integer")
+        number = parse_number(flag, value, self.minimum)
+        if not number.is_integer():
+            raise calc.TrainingBudgetError(f"{flag} must be a whole number >= {self.minimum} (got {show(value)})")
+        if self.maximum is not None and number > self.maximum:
+            raise calc.TrainingBudgetError(f"{flag} must be at most {self.maximum:,} (got {show(value)})")
+        return int(number)
+
+
+def _flag(param: Any, fallback: str) -> str:
+    """The option as the user typed it: --usd-per-kwh, not usd_per_kwh."""
+    return param.opts[0] if param is not None and param.opts else fallback
 
 
 def _table(path: str | None) -> calc.DeviceTable:
@@ -76,7 +111,7 @@ _OPTIONS = (
     click.option("--goodput", type=UtilizationType(), default=None,
                  help="Share of wall-clock time spent training (restarts and failures excluded): 0.9 or 90%; "
                       f"default 1.0 with --utilization, the prior's {GOODPUT:.2f} with --range."),
-    click.option("--pue", type=float, default=None, show_default="1.0; 1.58 with --own",
+    click.option("--pue", type=NumberType(1.0), default=None, show_default="1.0; 1.58 with --own",
                  help="Data-centre power usage effectiveness (>= 1) applied to the energy. With --scenarios: "
                       "fills the blank pue cells only."),
     click.option("--method", type=click.Choice(calc.METHODS, case_sensitive=False), default="full", show_default=True,
@@ -119,8 +154,8 @@ _OPTIONS = (
                       "With --scenarios: fills the blank price cells only."),
     click.option("--own", default=None, help="Owned hardware price: CAPEX,LIFE (USD per device, years); "
                  "needs --usd-per-kwh. With --scenarios: fills the blank price and own cells only."),
-    click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh."),
-    click.option("--occupancy", type=float, default=None, show_default="1.0",
+    click.option("--usd-per-kwh", type=NumberType(), default=None, help="Electricity tariff for --own, USD per kWh."),
+    click.option("--occupancy", type=UtilizationType(), default=None, show_default="1.0",
                  help="For --own: share of the year the devices train."),
     click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
                  help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own "
@@ -155,7 +190,7 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
     budgets = making.budgets(options, table, filled)
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8", newline="") as out:
         def write(text: str) -> None:
-            out.write(text)
+            out.write(safe(text))  # a scenario's name or a catalog's device is printed, never obeyed
 
         if as_json:
             emit.emit_json(budgets, write, tail=lambda: _filled(options, filled))
@@ -166,7 +201,7 @@ def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any
         else:
             emit.emit_text(list(budgets), table, write)
         for line in making.fills_text(options, filled).values():  # every Budget is made: now print
-            click.echo(f"trainbudget: {line}", err=True)
+            click.echo(safe(f"trainbudget: {line}"), err=True)
         out.seek(0)
         while chunk := out.read(1 << 20):
             click.echo(chunk, nl=False)

@@ -4,12 +4,15 @@ comes from trainbudget.calc.fit_layouts (its module doc states the constraints a
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import click
 
 from ... import calc
-from . import layout as model_layout
+from ...calc import parse_number, parse_share, show_value as show
+from . import layout as model_layout, render as rep
+from .estimate import NumberType
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
@@ -21,15 +24,38 @@ def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
     """An option's text as a whole number >= minimum (None stays None); one-line errors."""
     if text is None:
         return None
-    value = calc.parse_count(name, text) if minimum >= 1 else None
-    if value is None:
-        try:
-            value = int(str(text).strip())
-        except ValueError:
-            raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {text!r})") from None
+    value = calc.parse_count(name, text) if minimum >= 1 else parse_number(name, text, -math.inf)
     if value != int(value) or value < minimum:
-        raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {text!r})")
+        raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {show(text)})")
     return int(value)
+
+
+def _trainable(text: str | None, preset: Any) -> float | None:
+    """--trainable as calc takes it: a share in (0, 1] ("1%", "0.01") or a whole count of adapter
+    parameters above 1 ("20M") and at most the model's; the messages name --trainable."""
+    if text is None:
+        return None
+    if str(text).strip().endswith("%"):
+        return parse_share("--trainable", text)
+    value = calc.parse_count("--trainable", text)
+    if value > 1 and not value.is_integer():
+        raise calc.TrainingBudgetError(f"--trainable must be a share of the model (1% or 0.01) or a whole count of "
+                                       f"adapter parameters such as 20M (got {show(text)})")
+    total = float(preset.params().total)
+    if value > total:
+        raise calc.TrainingBudgetError(f"--trainable {show(text)} is more than the model's {total:.4g} parameters "
+                                       f"({preset.name}): give a count at most that, or a share such as 1%")
+    return value
+
+
+def _check_reserve(device: str, memory_gib: float | None, reserve_gib: float | None) -> None:
+    """--reserve-gib below the device's memory (as calc.fit_layouts checks it), named as typed."""
+    if reserve_gib is None:
+        return
+    gib = memory_gib if memory_gib is not None else calc.catalog().get(device).memory_gib
+    if gib is not None and reserve_gib >= gib:
+        raise calc.TrainingBudgetError(f"--reserve-gib must be less than the device's {gib:g} GiB of memory, or "
+                                       f"nothing is left for the job (got {reserve_gib:g})")
 
 
 def _model(model_name: str | None, config_path: str | None) -> Any:
@@ -71,13 +97,14 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
               help="Context-parallel size (default: search).")
 @click.option("--method", default="full", show_default=True, help="full, lora or qlora.")
 @click.option("--trainable", default=None,
-              help="LoRA/QLoRA adapter parameters: a count (20M) or a fraction of the model (default 1%).")
+              help="LoRA/QLoRA adapter parameters: a whole count (20M), or a share of the model's parameters "
+                   "(1% or 0.01; a number up to 1 is a share, above 1 a count). Default 1%.")
 @click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS).")
-@click.option("--grad-bytes", type=float, default=4.0, show_default=True,
+@click.option("--grad-bytes", type=NumberType(), default=4.0, show_default=True,
               help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
-@click.option("--memory-gib", type=float, default=None,
+@click.option("--memory-gib", type=NumberType(), default=None,
               help="Device memory in GiB (default: the catalog's Memory GiB).")
-@click.option("--reserve-gib", type=float, default=None, show_default=calc.reserve_words(),
+@click.option("--reserve-gib", type=NumberType(), default=None, show_default=calc.reserve_words(),
               help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator.")
 @click.option("--loss", default="standard", show_default=True,
               help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "
@@ -93,45 +120,46 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     rows_shown = _whole("--limit", limit, minimum=0)
     preset = _model(model_name, config_path)
     n = _whole("--devices", n_devices)
+    _check_reserve(device, memory_gib, reserve_gib)
     found = calc.fit_layouts(preset, device, n, seq_len=_whole("--seq-len", seq_len),
                              micro_batch=_whole("--micro-batch", micro_batch), recompute=recompute,
                              context_parallel=_whole("--context-parallel", context_parallel),
                              method=method, optimizer=optimizer,
-                             trainable=None if trainable is None else calc.parse_count("--trainable", trainable),
+                             trainable=_trainable(trainable, preset),
                              grad_bytes=grad_bytes,
                              memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
     rows = found.rows()
     if as_json:
-        click.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
+        rep.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
                                "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
                                "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "layouts": rows,
                                "nearest": found.nearest, "would_fit": list(found.would_fit),
                                "devices_to_fit": found.devices_to_fit}, indent=2))
         return
-    click.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
+    rep.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
                f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
                f"{len(rows)} layouts fit")
-    click.echo(RANKING[0].upper() + RANKING[1:])
+    rep.echo(RANKING[0].upper() + RANKING[1:])
     if not rows:
         _miss(found)
         return
-    click.echo(HEADER)
+    rep.echo(HEADER)
     for r in rows[:rows_shown]:
-        click.echo(_line(r))
+        rep.echo(_line(r))
     if len(rows) > rows_shown:
-        click.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
+        rep.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
 
 
 def _miss(found: Any) -> None:
     near = found.nearest
     if near is None:
-        click.echo("no layout satisfies the constraints (heads, layers, experts, devices)")
+        rep.echo("no layout satisfies the constraints (heads, layers, experts, devices)")
         return
     over = near["total"] - found.memory_bytes
-    click.echo(f"nearest miss ({_gib(over)} GiB over):")
-    click.echo(HEADER)
-    click.echo(_line({**near, "headroom": -over}))
+    rep.echo(f"nearest miss ({_gib(over)} GiB over):")
+    rep.echo(HEADER)
+    rep.echo(_line({**near, "headroom": -over}))
     where = ", ".join(found.would_fit) if found.would_fit else "no device in the catalog"
-    click.echo(f"that layout would fit on: {where}")
+    rep.echo(f"that layout would fit on: {where}")
     if found.devices_to_fit is not None:
-        click.echo(f"on this device, {found.devices_to_fit:,} devices (--devices doubled) would hold a layout")
+        rep.echo(f"on this device, {found.devices_to_fit:,} devices (--devices doubled) would hold a layout")

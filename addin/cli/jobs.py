@@ -168,7 +168,7 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
     """The Job every device (or scenario row) shares: the options over the defaults."""
     preset = model(o)
     owned = None if o.own is None else calc.parse_own(o.own, o.usd_per_kwh, o.pue,
-                                                        1.0 if o.occupancy is None else o.occupancy)
+                                                        1.0 if o.occupancy is None else o.occupancy, "--usd-per-kwh")
     return calc.Job(params=None if preset is not None else (calc.SEED_PARAMS if o.params is None else o.params),
                     active_params=o.active_params, model=preset,
                     tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
@@ -196,7 +196,7 @@ def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | N
                                       price=base.price if not isinstance(base.price, calc.Owned) else None,
                                       own=o.own, usd_per_kwh=o.usd_per_kwh,
                                       occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue,
-                                      filled=filled)
+                                      filled=filled, tariff_name="--usd-per-kwh")
 
 
 # The options that fill a scenarios file's blank cells (or apply to its owned rows), and the cells.

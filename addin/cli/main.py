@@ -6,6 +6,7 @@ Bad input prints one line on stderr and exits with status 2, never a traceback.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import warnings
 from collections.abc import Callable
@@ -15,9 +16,10 @@ from typing import Any
 import click
 
 from ... import calc
+from ...calc import show_value as show
 from .. import TEMPLATE_NAME
 from . import layout as model_layout, render as rep
-from .estimate import estimate
+from .estimate import NumberType, estimate
 from .fit import fit
 from .lite import lite
 from .plan import plan
@@ -55,13 +57,15 @@ catalog_option = model_layout.CATALOG
 @catalog_option
 def devices(as_json: bool, as_csv: bool, catalog_path: str | None) -> None:
     """List the device catalog: name, kind, TFLOP/s, memory, watts, source."""
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
     rows = calc.device_rows(_table(catalog_path))
     if as_json:
         _emit_json(rows)
     elif as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
+        rep.echo(rep.to_csv(rows), nl=False)
     else:
-        click.echo(rep.devices_text(rows), nl=False)
+        rep.echo(rep.devices_text(rows), nl=False)
 
 
 @cli.command()
@@ -73,7 +77,7 @@ def runs(as_json: bool, catalog_path: str | None) -> None:
     if as_json:
         _emit_json(rows)
     else:
-        click.echo(rep.runs_text(rows), nl=False)
+        rep.echo(rep.runs_text(rows), nl=False)
 
 
 @cli.command()
@@ -86,19 +90,24 @@ def prices(device: str | None, provider: str | None, as_json: bool, as_csv: bool
     """Cloud prices per device-hour (on demand, 1-year, 3-year, spot), each with its source, date and age."""
     from ... import calc
 
+    if as_json and as_csv:
+        raise click.UsageError("give --json or --csv, not both")
     if provider is not None and provider.strip().lower() not in calc.price_providers():
-        raise calc.TrainingBudgetError(f"--provider {provider!r}: no {provider.strip().lower()} prices, unknown "
-                                       f"provider (providers: {', '.join(calc.price_providers())})")
+        asked = provider.strip().lower()
+        asked = asked if len(asked) <= 40 else asked[:39] + "…"
+        raise calc.TrainingBudgetError(f"--provider {show(provider)}: no {asked} prices, unknown provider "
+                                       f"(providers: {', '.join(calc.price_providers())})")
     rows = [r for r in calc.price_rows(device, table=_table(catalog_path))
             if provider is None or r["provider"] == provider.strip().lower()]
     if not rows:
-        raise calc.TrainingBudgetError(f"no prices for device {device!r}" + (f" from {provider!r}" if provider else ""))
+        raise calc.TrainingBudgetError(f"no prices for device {show(device)}"
+                                       + (f" from {show(provider)}" if provider else ""))
     if as_json:
         _emit_json(rows)
     elif as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
+        rep.echo(rep.to_csv(rows), nl=False)
     else:
-        click.echo(rep.prices_text(rows), nl=False)
+        rep.echo(rep.prices_text(rows), nl=False)
 
 
 @cli.command()
@@ -153,14 +162,15 @@ def verify(path: Path, as_json: bool, recalc: bool | None) -> None:
 @click.option("--backend", default="auto", show_default=True, help="auto, numpy, torch or mlx.")
 @click.option("--dtype", default=None,
               help="Precision: fp32, fp64, tf32, bf16, fp16, fp8 (default: the backend's first).")
-@click.option("--seconds", type=float, default=20.0, show_default=True, help="Time budget, at most 3600.")
+@click.option("--seconds", type=NumberType(-math.inf), default=20.0, show_default=True,
+              help="Time budget, at most 3600.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurement with its provenance as JSON.")
 @click.option("--into", "workbook", type=click.Path(dir_okay=False, path_type=Path),
               help="Add (or update) the measured row in this workbook's Devices table.")
 @click.option("--name", default=None, help="Device name for --into (default: hardware, backend and dtype).")
-@click.option("--memory-gib", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--memory-gib", type=NumberType(), default=None,
               help="Device memory in GiB for --into (default: read from the hardware where the backend can).")
-@click.option("--watts", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--watts", type=NumberType(), default=None,
               help="Board power in watts for --into (default: the NVML power limit where pynvml is installed).")
 def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, workbook: Path | None,
             name: str | None, memory_gib: float | None, watts: float | None) -> None:
@@ -234,7 +244,7 @@ def run(command: Callable[..., Any], args: list[str]) -> int:
             command.main(args=args, prog_name="trainbudget", standalone_mode=False)
     except (calc.TrainingBudgetError, click.UsageError, click.BadParameter) as e:
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
-        click.echo(f"trainbudget: error: {message}", err=True)
+        click.echo(rep.safe(f"trainbudget: error: {message}"), err=True)
         return 2
     except OSError as e:  # a file that cannot be read or written
         click.echo(f"trainbudget: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)

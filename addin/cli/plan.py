@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc import parse_own
+from ...calc import MAX_NODE, parse_number, parse_own, show_value as show
 from . import layout as model_layout, render as rep
-from .estimate import CountType, UtilizationType
+from .estimate import CountType, NumberType, UtilizationType, WholeType
 
 
 class PositiveType(click.ParamType):
@@ -21,27 +21,35 @@ class PositiveType(click.ParamType):
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
         flag = param.opts[0] if param else "value"
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{flag} must be a number (got {value!r})", param, ctx)
-        if not (number > 0 and number < float("inf")):
+        number = value if isinstance(value, float) else parse_number(flag, value)  # the counts' syntax
+        if not number > 0:
             raise calc.TrainingBudgetError(f"{flag} must be > 0 (got {value})")
         return number
 
 
+# The largest budget taken: 1e15 USD, about ten times the world's yearly GDP (1.05e14 USD in 2023,
+# World Bank indicator NY.GDP.MKTP.CD, https://data.worldbank.org/indicator/NY.GDP.MKTP.CD). Far
+# above any training run, and far below where the tokens a budget buys would overflow float64.
+MAX_BUDGET_USD = 1e15
+
+
 class UsdType(click.ParamType):
-    """Money in USD, written as the CLI's counts are (calc.parse_count): 5e6, 2.5e6, 50M, 1.2B."""
+    """Money in USD, written as the CLI's counts are (calc.parse_count): 5e6, 2.5e6, 50M, 1.2B;
+    at most MAX_BUDGET_USD, refused before anything is printed in every output format."""
 
     name = "usd"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
         flag = param.opts[0] if param else "usd"
         try:
-            return calc.parse_count(flag, value)
+            usd = calc.parse_count(flag, value)
         except calc.TrainingBudgetError as e:
             raise calc.TrainingBudgetError(str(e).replace("a count such as 7e9, 7B, 1.5T or 350M",
                                                           "USD such as 5e6, 2.5e6 or 50M")) from None
+        if usd > MAX_BUDGET_USD:
+            raise calc.TrainingBudgetError(f"{flag} must be at most 1e15 USD, ten times the world's yearly GDP "
+                                           f"(got {show(value)})")
+        return usd
 
 
 def _money(v: float | None) -> str:
@@ -97,7 +105,11 @@ def _budget_tokens(cheapest: calc.Plan | None, budget_usd: float | None) -> list
     """Whole tokens the budget buys on the cheapest plan's job (low, expected, high for a range)."""
     if cheapest is None or budget_usd is None or cheapest.budget is None:
         return None
-    got = calc.tokens_for(cheapest.job, budget_usd)
+    try:
+        got = calc.tokens_for(cheapest.job, budget_usd)
+    except calc.TrainingBudgetError as e:  # calc names its own argument, usd: the user gave --budget
+        raise calc.TrainingBudgetError(f"--budget {show(budget_usd)} is out of range on the cheapest plan "
+                                       f"({cheapest.device} at {cheapest.price_label}): {e}") from None
     return [float(t) for t in (got if hasattr(got, "__len__") else [got])]
 
 
@@ -151,7 +163,7 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 @click.option("--price", default=None, help="One price for every device: USD per device-hour, PROVIDER:PLAN "
               "or PROVIDER:PLAN:OFFERING (one offering of `trainbudget prices`).")
 @click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
-@click.option("--usd-per-kwh", type=float, default=None, help="Electricity tariff for --own, USD per kWh.")
+@click.option("--usd-per-kwh", type=NumberType(), default=None, help="Electricity tariff for --own, USD per kWh.")
 @click.option("--utilization", type=UtilizationType(), default=None,
               help="A share of the device's rate (0.4, 40%); default: the prior from published runs.")
 @click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
@@ -160,8 +172,9 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 @click.option("--case", type=click.Choice(("expected", "high")), default=None,
               help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).  "
               "[default: expected; not with --utilization, which gives one case]")
-@click.option("--node", type=int, default=1, show_default=True, help="Device counts are multiples of this.")
-@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
+@click.option("--node", type=WholeType(1, MAX_NODE), default=1, show_default=True,
+              help="Device counts are multiples of this.")
+@click.option("--limit", type=WholeType(0), default=20, show_default=True,
               help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
@@ -182,47 +195,46 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         raise click.UsageError("give --model/--config or --params, not both")
     if preset is None and params is None:
         raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
-    owned = None if own is None else parse_own(own, usd_per_kwh)
+    owned = None if own is None else parse_own(own, usd_per_kwh, tariff_name="--usd-per-kwh")
     plans = calc.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
                                 price=price, own=owned, utilization="prior" if utilization is None else utilization,
                                 case=case, node=node, budget_usd=budget_usd, goodput=goodput)
     rows = [p.row() for p in plans]
-    if as_csv:
-        click.echo(rep.to_csv(rows), nl=False)
-        return
     top = calc.plan_headline(plans, budget_usd)
+    bought = _budget_tokens(top["cheapest"], budget_usd)  # every format: a refusal comes before any output
+    if as_csv:
+        rep.echo(rep.to_csv(rows), nl=False)
+        return
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
                     "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node}
-        bought = _budget_tokens(top["cheapest"], budget_usd)
-        click.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
+        rep.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
                                "budget_tokens_on_cheapest": bought,
                                "fastest": None if top["fastest"] is None else top["fastest"].row(),
                                "cheapest": None if top["cheapest"] is None else top["cheapest"].row(),
                                "fewest": None if top["fewest"] is None else top["fewest"].row(),
                                "plans": rows}, indent=2))
         return
-    click.echo(_sentence(plans, budget_usd, case))
-    click.echo("\n".join(plans_table(plans, limit)))
-    bought = _budget_tokens(top["cheapest"], budget_usd)
+    rep.echo(_sentence(plans, budget_usd, case))
+    rep.echo("\n".join(plans_table(plans, limit)))
     if bought is not None:
         shown = " / ".join(rep.format_count(t) for t in bought)
-        click.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
+        rep.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
                    + (" (low / expected / high)" if len(bought) == 3 else "")
                    + f" on the cheapest plan ({top['cheapest'].device} at {top['cheapest'].price_label}).")
     notes = sorted({p.note for p in plans if p.feasible and p.note})
     if notes:
-        click.echo("note: " + "; ".join(notes))
+        rep.echo("note: " + "; ".join(notes))
     if top["cheapest"] is None:
         why = sorted({p.note for p in plans if p.note}) or ["no device and price meets the deadline"]
-        click.echo("no plan: " + "; ".join(why))
+        rep.echo("no plan: " + "; ".join(why))
     lead = top["cheapest"] or next((p for p in plans if p.budget is not None), None)
     b = None if lead is None else calc.budget(lead.job)  # the basis of one plan's own job (one count)
     if b is not None:
-        click.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
+        rep.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve; "
                    "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
-    click.echo("Prices are each provider's published rate as of its date (trainbudget prices"
+    rep.echo("Prices are each provider's published rate as of its date (trainbudget prices"
                f"{_oldest(plans[:limit])}); feasible plans first, by {case} cost. Counts planned: the deadline's "
                "fewest devices with a layout that fits and its doublings (data parallelism doubled) up to "
                f"{calc.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")

@@ -9,10 +9,29 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from typing import Any
 
 UTILIZATION_NOTE = ("utilization is never 100%: published large runs report model-FLOPs "
                     "utilization well below peak, and a laptop GPU through PyTorch far below that.")
+
+# C0 controls but tab and newline, DEL and C1 controls: a terminal acts on them (ESC starts a
+# sequence that can recolour, move the cursor or retitle the window), so user text never carries them out.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: str) -> str:
+    """`text` with every control character but tab and newline written as an escape (ESC as \\x1b):
+    names from a scenarios file, a catalog or a config are printed, never obeyed by the terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def echo(text: str = "", **kwargs: Any) -> None:
+    """click.echo of safe(text)."""
+    import click
+
+    click.echo(safe(text), **kwargs)
+
 
 _COUNT_SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
 _FLOP_UNITS = ((1e24, "YFLOP"), (1e21, "ZFLOP"), (1e18, "EFLOP"), (1e15, "PFLOP"),

@@ -22,6 +22,7 @@ import io
 import os
 import stat
 import zipfile
+import zlib
 from pathlib import Path
 
 from . import safexml
@@ -139,11 +140,15 @@ def _check_one(path: Path, name: str, size: int, compressed: int) -> None:
 def _read_part(path: Path, z: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     """The part's bytes, read in chunks and stopped at the limits whatever its header said."""
     out, got = io.BytesIO(), 0  # getvalue() hands over its buffer: a large part is held once, not twice
-    with z.open(info) as src:
-        while chunk := src.read(CHUNK):
-            got += len(chunk)
-            _check_one(path, info.filename, got, info.compress_size)
-            out.write(chunk)
+    try:
+        with z.open(info) as src:
+            while chunk := src.read(CHUNK):
+                got += len(chunk)
+                _check_one(path, info.filename, got, info.compress_size)
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as e:  # a bad CRC, a damaged deflate stream, a cut-off member
+        raise BadWorkbookError(f"{path}: part {info.filename} is damaged ({' '.join(str(e).split())[:120]}); "
+                               "refused (save the workbook again, or use a backup)") from None
     return out.getvalue()
 
 

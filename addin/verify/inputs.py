@@ -1,11 +1,13 @@
-"""verify reads the inputs: every Budget, currency, Scenarios and Prices input cell checked for type,
-range and unit, named by cell, with calc's own rules (calc.base.checks: the contract every door keeps).
+"""verify reads the inputs: every Budget (its deadline and budget too), currency, Scenarios and Prices
+input cell checked for type, range and unit, named by cell, with calc's own rules (calc/base/checks.py: the
+contract every door keeps).
 
 Positions come from the template's builders, never retyped: the Budget's inputs from
-budget_sheet.INPUTS/REF, the currency inputs from the defined names the builder gives them
-(Provider, Plan, Currency, USD_rate, Rate_date), the plans from scenarios.INPUTS/ROW/COLUMNS,
-the Prices table's columns by the headers prices_sheet.COLUMNS writes. Values are the cached ones
-(what the formulas read), so an input typed as a formula is checked by its result.
+budget_sheet.INPUTS/REF, the deadline and budget by deadline_block.INPUTS' defined names, the
+currency inputs from the defined names the builder gives them (Provider, Plan, Currency,
+USD_rate, Rate_date), the plans from scenarios.INPUTS/ROW/COLUMNS, the Prices table's columns by
+the headers prices_sheet.COLUMNS writes. Values are the cached ones (what the formulas read), so
+an input typed as a formula is checked by its result.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from openpyxl.utils import range_boundaries
 from openpyxl.utils.cell import get_column_letter
 
 from ... import calc
-from ..template import budget_sheet, prices_sheet, scenarios
+from ..template import budget_sheet, deadline_block, prices_sheet, scenarios
 from .problems import Problem
 
 Rule = Callable[[str, Any], Any]  # raises calc.TrainingBudgetError naming the input and the value
@@ -88,6 +90,11 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
                 problems += _active(f"Budget!{ref}", label, ws[ref].value, params, "the model parameters")
             continue
         problems += _check(f"Budget!{ref}", label, BUDGET[name], ws[ref].value)
+    for name, label, *_ in deadline_block.INPUTS:  # the Deadline and budget block: days and USD, > 0
+        if name in names:
+            sheet, ref = names[name].split("!")
+            if sheet in values.sheetnames:
+                problems += _check(f"{sheet}!{ref}", label, calc.check_positive, values[sheet][ref].value)
     providers = _providers(values)
     for name in CURRENCY_NAMES:
         sheet, ref = names[name].split("!")

@@ -55,6 +55,7 @@ from ..physics.memory import (
     ZERO_STAGES,
     MemoryBreakdown,
     check_parts,
+    check_trainable,
     checked_layout,
     memory_parts,
 )
@@ -263,7 +264,10 @@ def budget(job: Job) -> Budget:
         pue = _pue(job)
     lazy = None if factors is None or type(hours1) is float else lazy_ranges(hours1, n, usd, watts, pue, factors, top)
     if lazy is None:
-        hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
+        try:
+            hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
+        except ResultOverflowError as e:
+            raise _owned_overflow(job, usd, watts, pue) or e from None
     else:  # arrays of jobs: every range, and the points beyond hours, made when read
         hours, device_hours, cost, energy = lazy
     layout = {"tp": job.tensor_parallel, "pp": job.pipeline_parallel,
@@ -289,8 +293,28 @@ def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, t
     except ResultOverflowError:
         raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
                                   "the device-hours; check the price") from None
-    energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
+    try:
+        energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
+    except ResultOverflowError:
+        raise ResultOverflowError(f"the energy overflows float64: pue {show(pue)} times the device-hours' "
+                                  f"{show(watts)} W; check pue") from None
     return hours, range_of(device_hours1, factors, top), cost, energy
+
+
+def _owned_overflow(job: Job, usd: Any, watts: Any, pue: Any) -> ResultOverflowError | None:
+    """For owned hardware whose cost overflows: the error naming the input that made its price
+    huge (the tariff, or CAPEX,LIFE), not the price it was worked out into; None otherwise."""
+    owned = job.price
+    if not isinstance(owned, Owned) or np.ndim(usd) or np.ndim(watts) or np.ndim(pue):
+        return None
+    energy = float(watts) / 1000.0 * float(pue) * owned.usd_per_kwh  # owned_usd_per_device_hour's energy term
+    if energy >= float(usd) / 2:
+        why = (f"{show(float(watts))} W x PUE {show(float(pue))} x {owned.tariff_name} {show(owned.usd_per_kwh)}; "
+               f"check {owned.tariff_name}, the electricity tariff in USD per kWh")
+    else:
+        why = (f"capex {show(owned.capex_usd)} USD over {show(owned.life_years)} years; check own's CAPEX,LIFE")
+    return ResultOverflowError(f"the cost overflows float64: owned hardware at {show(float(usd))} USD per "
+                               f"device-hour ({why})")
 
 
 _INF = math.inf
@@ -363,6 +387,8 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
     `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
     trainable = job.trainable
+    if trainable is not None:  # a share, or a whole count at most the model's parameters
+        check_trainable(trainable, total)
     key = None
     if plain is not None:
         act = plain[7]

@@ -79,6 +79,7 @@ class Owned:
     usd_per_kwh: float
     pue: float | None = None
     occupancy: float = 1.0
+    tariff_name: str = field(default="usd_per_kwh", compare=False)  # how messages name the tariff (--usd-per-kwh)
 
     def label(self) -> str:
         return f"owned {self.capex_usd:g} USD over {self.life_years:g} y"

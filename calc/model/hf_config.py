@@ -77,10 +77,26 @@ HARMLESS = frozenset({
     "floor_scale", "attn_scale", "moe_layers", "router_dtype", "for_llm_compressor",
     "image_token_id", "boi_token_id", "eoi_token_id", "multi_modal_projector_bias",
     "projector_hidden_act",
+    # written by transformers itself, none changing the count: the attention implementation it
+    # chose (PretrainedConfig), Gemma 3's bidirectional attention switch (EmbeddingGemma) and its
+    # sliding-window pattern under the private name of transformers >= 4.53 (configuration_gemma3.py)
+    "_attn_implementation_autoset", "_attn_implementation", "use_bidirectional_attention", "_sliding_window_pattern",
     # deepseek
     "topk_method", "n_group", "topk_group", "routed_scaling_factor", "scoring_func", "aux_loss_alpha",
     "seq_aux", "ep_size", "num_nextn_predict_layers", "moe_layer_freq",
 })
+# Gemma3TextConfig's defaults, which transformers fills in where a published config leaves a field
+# out (google/gemma-3-4b-pt's text_config gives no heads, head_dim or vocab_size; gemma-3-27b's no
+# vocab_size): Gemma3TextConfig.__init__ in transformers' src/transformers/models/gemma3/
+# configuration_gemma3.py (v4.50.0, commit 008f5c8c29be84d4721dc6d1e0fcd72300580be4): vocab_size=262_208,
+# hidden_size=2304, intermediate_size=9216, num_hidden_layers=26, num_attention_heads=8,
+# num_key_value_heads=4, head_dim=256 (tie_word_embeddings=True, attention_bias=False: as here already).
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+}
+DEFAULTS = {"gemma3_text": GEMMA3_TEXT_DEFAULTS}
+
 SHAPE = frozenset({
     "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
     "head_dim", "intermediate_size", "vocab_size", "tie_word_embeddings", "num_local_experts",
@@ -262,7 +278,7 @@ def load_config(path: str | Path) -> ModelPreset:
         data, family = text, NESTED[family]
         where = f"{where} text_config"
     _refuse(data, family, where)
-    shape = _shape(data, family, where)
+    shape = _shape({**DEFAULTS.get(family, {}), **data}, family, where)  # transformers' defaults under the file's
     p = Path(path)
     # named by what the user has: the model's own `_name_or_path`, else its file ("abc123/config.json":
     # a folder alone may be a cache's snapshot hash, or the family, "qwen3", which names no model)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ..base.errors import TrainingBudgetError
+from ..base.errors import TrainingBudgetError, show
 from ..hardware.catalog import DeviceTable, catalog
 
 PLANS = ("on_demand", "1yr", "3yr", "spot")
@@ -80,7 +80,7 @@ def plan_name(plan: str) -> str:
     p = plan.strip().lower().replace(" ", "_")
     p = PLAN_ALIASES.get(p, p)
     if p not in PLANS:
-        raise TrainingBudgetError(f"plan must be one of {', '.join(PLANS)} (got {plan!r})")
+        raise TrainingBudgetError(f"plan must be one of {', '.join(PLANS)} (got {show(plan)})")
     return p
 
 
@@ -125,9 +125,10 @@ def parse_spec(spec: str) -> tuple[str, str] | float:
         pass
     provider, plan, _ = _parts(text)
     if not provider:
-        raise TrainingBudgetError(f"price must be a number or PROVIDER:PLAN (got {spec!r})")
+        raise TrainingBudgetError(f"price must be a number or PROVIDER:PLAN (got {show(spec)})")
     if provider not in providers():
-        raise TrainingBudgetError(f"price: no {provider} prices, unknown provider (got {spec!r}; "
+        shown = provider if len(provider) <= 40 else provider[:39] + "…"
+        raise TrainingBudgetError(f"price: no {shown} prices, unknown provider (got {show(spec)}; "
                                   f"providers: {', '.join(providers())})")
     return provider, plan_name(plan or "on_demand")
 
@@ -170,7 +171,7 @@ def check_text(name: str, spec: str) -> str:
     so a typed figure is never silently read as a price (pass the number itself)."""
     if isinstance(parse_spec(spec), float):
         raise TrainingBudgetError(f"{name} must be a number or PROVIDER:PLAN text such as 'aws:on_demand' "
-                                  f"(got the text {spec!r}: pass it as a number)")
+                                  f"(got the text {show(spec)}: pass it as a number)")
     return spec
 
 
@@ -179,13 +180,13 @@ def lookup(spec: str, device: str, table: DeviceTable | None = None) -> tuple[Pr
     (of the offering's rows, where one is named)."""
     parsed = parse_spec(spec)
     if isinstance(parsed, float):
-        raise TrainingBudgetError(f"price {spec!r} is a number, not a provider:plan")
+        raise TrainingBudgetError(f"price {show(spec)} is a number, not a provider:plan")
     provider, plan = parsed
     named = offering(spec).lower()
     rows = [r for r in find(device, provider, plan, table) if not named or r.offering.lower() == named]
     if not rows:
         known = sorted({r.provider for r in find(device, table=table)})
-        raise TrainingBudgetError(f"price: no {spec_words(spec)} price for {device!r} "
+        raise TrainingBudgetError(f"price: no {spec_words(spec)} price for {show(device)} "
                                   f"(providers with prices for it: {', '.join(known) or 'none'}"
                                   f"{_what_there_is(provider, named, device, table)})")
     best = max(rows, key=lambda r: (r.as_of, -r.usd[plan]))
@@ -200,7 +201,7 @@ def usd_per_device_hour(spec: Any, device: Any, table: DeviceTable | None = None
     if isinstance(parsed, float):
         return parsed
     if not isinstance(device, str):
-        raise TrainingBudgetError(f"price {spec!r} needs a device name, not {device!r}")
+        raise TrainingBudgetError(f"price {show(spec)} needs a device name, not {show(device)}")
     row, plan = lookup(spec, device, table)
     return row.usd[plan]
 

@@ -42,7 +42,7 @@ from ..hardware.catalog import DeviceTable, catalog
 from ..model.hf_config import load_config
 from ..model.shapes import ModelPreset, model_params, model_preset
 from .activations import activation_bytes
-from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, train_memory
+from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, check_trainable, train_memory
 from .stages import busiest_scale
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
@@ -179,6 +179,9 @@ def _capacity(device: Any, table: DeviceTable, memory_gib: Any, reserve_gib: Any
     for name, value, got in (("memory_gib", capacity, memory_gib), ("reserve_gib", reserve, reserve_gib)):
         if not value < math.inf:  # GiB beyond float64 as bytes
             raise TrainingBudgetError(f"{name} (got {show(got)}) out of range: its bytes overflow float64")
+    if reserve >= capacity:  # nothing usable: no layout could fit, and "-920 GiB usable" explains nothing
+        raise TrainingBudgetError(f"reserve_gib must be less than the device's {show(gib)} GiB of memory "
+                                  f"(got {show(reserve_gib if reserve_gib is not None else reserve / GIB)})")
     return capacity, reserve
 
 
@@ -261,8 +264,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     preset = resolve_model(model)
     shape = preset.shape
     n = _count("devices", devices)
-    if trainable is not None:  # lora and qlora only; checked whatever the method
-        positive("trainable", trainable)
+    if trainable is not None:  # lora and qlora only; checked whatever the method, against the model's parameters
+        check_trainable(trainable, float(preset.params().total))
     seq = _count("seq_len", seq_len, limit=2 ** 30)
     o = {"seq_len": seq, "sequence_parallel": sequence_parallel, "flash_attention": flash_attention,
          "optimizer": choice("optimizer", optimizer, OPTIMIZERS), "grad_bytes": positive("grad_bytes", grad_bytes),

@@ -112,6 +112,29 @@ def _float(value: Any) -> Any:
     return float(value) if type(value) in (int, float) else np.asarray(value, float)
 
 
+def check_trainable(trainable: Any, params: Any) -> Any:
+    """`trainable` checked against `params`: a share of them in (0, 1] (0.01: 1%), or a whole count
+    of adapter parameters > 1 and at most `params` (1.5 is neither; 100B adapters on a 70B model
+    are refused). Returns the checked value (a float or float64 array)."""
+    t = positive("trainable", trainable)
+    if type(t) is float and type(params) is float:
+        if t <= 1.0 or (t.is_integer() and t <= params):
+            return t
+        bad_t, bad_n = t, params
+    else:
+        tt, nn = np.broadcast_arrays(np.asarray(t, np.float64), np.asarray(params, np.float64))
+        bad = (tt > 1.0) & ((tt != np.floor(tt)) | (tt > nn))
+        if not bad.any():
+            return t
+        i = np.unravel_index(int(np.argmax(bad)), tt.shape)
+        bad_t, bad_n = float(tt[i]), float(nn[i])
+    if not bad_t.is_integer():
+        raise TrainingBudgetError(f"trainable must be a share of the parameters in (0, 1] (0.01 for 1%) or a whole "
+                                  f"count of adapter parameters (got {show(bad_t)})")
+    raise TrainingBudgetError(f"trainable must be at most params: adapters cannot hold more parameters than the "
+                              f"model (got trainable {show(bad_t)}, params {show(bad_n)})")
+
+
 def _trainable(method: str, n: np.ndarray, trainable: Any) -> np.ndarray:
     """Trainable parameter count: all of them for full, adapters for (q)lora, none for inference."""
     if method == "full":
@@ -251,7 +274,7 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     n = positive("params", params)
     grad = positive("grad_bytes", grad_bytes)
     if trainable is not None:  # used by lora and qlora only; checked whatever the method
-        positive("trainable", trainable)
+        check_trainable(trainable, n)
     shape = {"n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "seq_len": seq_len,
              "micro_batch": micro_batch}
     if all(v is None for v in shape.values()):  # no activation shape: its options are checked, unused

@@ -110,6 +110,21 @@ def _out(x: Any) -> Any:
     return float(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float64)
 
 
+# Devices per node at most 2^31: far above any machine (an NVIDIA GB200 NVL72 rack joins 72 GPUs,
+# https://www.nvidia.com/en-us/data-center/gb200-nvl72/), and small enough that the least common
+# multiple of a node and a layout's replica (tensor · pipeline · context, each below 2^31 devices
+# in any plan) stays exact in int64.
+MAX_NODE = 2**31
+
+
+def node_size(node: Any) -> Any:
+    """`node` checked: whole numbers in [1, MAX_NODE] (a float, or a float array)."""
+    n = whole("node", node)
+    if np.any(np.asarray(n) > MAX_NODE):
+        raise TrainingBudgetError(f"node must be at most 2^31 = {MAX_NODE:,} devices (got {show(node)})")
+    return n
+
+
 def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any = 1,
                 memory: bool = True) -> Any:
     """Fewest devices (whole, a multiple of `node` and of the layout's tensor · pipeline · context ·
@@ -125,7 +140,7 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
                          for c in CASES], axis=-1)  # low devices at the low (fast) case's hours
     table = catalog() if job.table is None else job.table
     limit = HOURS_PER_DAY * positive("days", days)
-    step = np.lcm(np.asarray(whole("node", node), dtype=np.int64), np.asarray(_replica(job), dtype=np.int64))
+    step = np.lcm(np.asarray(node_size(node), dtype=np.int64), np.asarray(_replica(job), dtype=np.int64))
     step = step.astype(np.float64)
     ref = budget(job.with_(devices=_out(step)))  # hours scale as 1 / devices
     one = np.asarray(pick(ref.hours, case)) * step

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import positive, whole
+from ..base.checks import positive
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
 from ..compose.ranges import prior_device, wants_prior
@@ -48,6 +48,7 @@ from .inverse import (
     EXACT,
     _case,
     devices_for,
+    node_size,
     pick,
 )
 
@@ -254,7 +255,7 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     first, then by cost at `case` (no price last), then days. `goodput` as Job.goodput (None: the prior's)."""
     table = catalog() if table is None else table
     days = float(positive("days", days))
-    node = float(whole("node", node))
+    node = float(node_size(node))
     case = _case(case) or "expected"
     budget_usd = None if budget_usd is None else float(positive("budget_usd", budget_usd))
     base = Job(params=None if model is not None else params, model=model, tokens=tokens,

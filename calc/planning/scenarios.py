@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
+import itertools
 import os
-import stat
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 
 from ..base.checks import choice
 from ..base.errors import TrainingBudgetError, show
+from ..base.textfile import open_regular, size_text
 from ..base.units import parse_count, parse_number, parse_share
 from ..compose.budget import Budget, Job, Owned, Span, budget
 from ..hardware.catalog import DeviceTable, catalog
@@ -37,21 +40,25 @@ __all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "
 
 
 def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDUSTRY,
-              occupancy: float = 1.0) -> Owned:
-    """"CAPEX,LIFE" (USD per device, years) with the energy terms; usd_per_kwh is required."""
+              occupancy: float = 1.0, tariff_name: str = "usd_per_kwh") -> Owned:
+    """"CAPEX,LIFE" (USD per device, years) with the energy terms; usd_per_kwh is required.
+    `tariff_name` is how messages name the tariff (the command line's --usd-per-kwh)."""
     parts = [p.strip() for p in str(text).split(",")]
     if len(parts) != 2 or not all(parts):
-        raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {text!r})")
+        raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {show(text)})")
     capex = parse_number("own: CAPEX", parts[0])
     life = parse_number("own: LIFE", parts[1])
     if life <= 0:
-        raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {text!r})")
+        raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {show(text)})")
     if usd_per_kwh is None:
-        raise TrainingBudgetError("own needs usd_per_kwh (the electricity tariff, USD per kWh)")
-    kwh_price = parse_number("usd_per_kwh", usd_per_kwh)
+        raise TrainingBudgetError(f"own needs {tariff_name} (the electricity tariff, USD per kWh)")
+    kwh_price = parse_number(tariff_name, usd_per_kwh)
     occ = parse_share("occupancy", occupancy)
     p = None if pue is None else parse_number("pue", pue, 1.0)
-    return Owned(capex, life, kwh_price, p, occ)
+    return Owned(capex, life, kwh_price, p, occ, tariff_name)
+
+
+_NUMERIC = re.compile(r"[+-]?[\d.,]*\d[\d.,]*(?:[eE][+-]?\d+)?")
 
 
 def parse_price(name: str, value: Any) -> Any:
@@ -62,11 +69,14 @@ def parse_price(name: str, value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return parse_number(name, value)
     text = str(value).strip()
+    if _NUMERIC.fullmatch(text):  # digits, thousands separators and a decimal point: a number, "2,5" refused
+        return parse_number(name, text)
     try:
         float(text)
     except ValueError:
         if ":" not in text and not text.replace("_", "").replace("-", "").isalnum():
-            raise TrainingBudgetError(f"{name} must be USD per device-hour or PROVIDER:PLAN (got {value!r})") from None
+            raise TrainingBudgetError(
+                f"{name} must be USD per device-hour or PROVIDER:PLAN (got {show(value)})") from None
         return text
     return parse_number(name, text)
 
@@ -109,7 +119,7 @@ def legacy_row(b: Budget, name: str) -> dict[str, Any]:
 def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilization: Any = None,
                   price: Any = None, own: str | None = None, usd_per_kwh: float | None = None,
                   occupancy: float = 1.0, pue: float | None = None,
-                  filled: Filled | None = None) -> Iterator[Job]:
+                  filled: Filled | None = None, tariff_name: str = "usd_per_kwh") -> Iterator[Job]:
     """One `Job` per scenario record: the record's cells over `base` (the command line's other
     options: method, layout, PUE, ...). A record whose every cell is blank (a spreadsheet's
     trailing ",,,,") is skipped like an empty line and not counted. Blank utilization, price and
@@ -120,7 +130,8 @@ def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilizatio
     for i, rec in enumerate(_nonblank(records), start=1):
         where = f"scenario {i}"
         try:
-            job = _row_job(where, rec, base, utilization, price, own, usd_per_kwh, occupancy, pue, filled, i)
+            job = _row_job(where, rec, base, utilization, price, own, (usd_per_kwh, tariff_name), occupancy, pue,
+                           filled, i)
         except TrainingBudgetError as e:
             raise named(where, e, rec.get("name")) from None
         yield job
@@ -180,7 +191,7 @@ def _nonblank(records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any
 
 
 def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, price: Any, own: str | None,
-             usd_per_kwh: float | None, occupancy: float, pue: float | None,
+             tariff: tuple[float | None, str], occupancy: float, pue: float | None,
              filled: Filled | None, i: int) -> Job:
     """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
     extra = rec.get(None) if isinstance(rec, dict) else None
@@ -210,7 +221,7 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
                      tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
                      devices=_devices(where, r.get("devices", 1)),
                      utilization=_utilization(where, r.get("utilization"), utilization, used),
-                     price=_price(where, r, price, own, usd_per_kwh, occupancy, pue, used),
+                     price=_price(where, r, price, own, tariff, occupancy, pue, used),
                      name=str(r.get("name", "")))
     if filled is not None:
         for key in used:
@@ -249,7 +260,7 @@ def _model(where: str, r: Mapping[str, Any]) -> tuple[float | None, float | None
 def _devices(where: str, value: Any) -> float:
     n = parse_number(f"{where}: devices", value, 1.0)
     if not n.is_integer():
-        raise TrainingBudgetError(f"{where}: devices must be a whole number >= 1 (got {value!r})")
+        raise TrainingBudgetError(f"{where}: devices must be a whole number >= 1 (got {show(value)})")
     return n
 
 
@@ -265,14 +276,14 @@ def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
     return parse_share(f"{where}: utilization", value)
 
 
-def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, usd_per_kwh: float | None,
+def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, tariff: tuple[float | None, str],
            occupancy: float, pue: float | None, used: list[str]) -> Any:
     if r.get("own") and r.get("price"):  # as --price with --own: one price per job
         raise TrainingBudgetError(f"{where}: give price or own, not both (got price {show(r['price'])} and own "
                                   f"{show(r['own'])}: one price per row, as --price and --own on the command line)")
     if r.get("own") or (own and not r.get("price")):
         used += ["owned"] if r.get("own") else ["own", "owned"]
-        return parse_own(r.get("own") or own, usd_per_kwh, pue, occupancy)
+        return parse_own(r.get("own") or own, tariff[0], pue, occupancy, tariff[1])
     if r.get("price"):
         return parse_price(f"{where}: price", r["price"])
     if price is not None:
@@ -294,24 +305,47 @@ def scenario_rows(records: Iterable[Mapping[str, Any]], *, defaults: Mapping[str
 
 def read_scenarios(path: Any, what: str = "--scenarios") -> Iterator[dict[str, Any]]:
     """The records of a scenarios CSV, streamed (csv.DictReader over the open file): regular files
-    only (a FIFO or a device is refused before it is opened), UTF-8 with or without a BOM."""
+    only (a FIFO or a device is refused before anything is read, textfile.open_regular), at most
+    MAX_SCENARIO_BYTES (checked on the open file before reading), UTF-8 with or without a BOM.
+    Memory stays bounded whatever the file: a line is read at most MAX_LINE_CHARS at a time, and a
+    longer one is refused there. A header naming a column twice is refused (which would be read?)."""
     p = Path(path)
-    try:
-        st = os.stat(p)
-    except OSError as e:
-        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise TrainingBudgetError(f"{what} {p}: not a regular file")
-    if st.st_size > MAX_SCENARIO_BYTES:
-        raise TrainingBudgetError(f"{what} {p} is larger than {MAX_SCENARIO_BYTES >> 20} MiB")
-    try:
-        f = open(p, encoding="utf-8-sig", newline="")  # noqa: SIM115 (closed when the generator ends)
-    except OSError as e:
-        raise TrainingBudgetError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
-    with f:
+    raw = open_regular(p, what)
+    size = os.fstat(raw.fileno()).st_size
+    if size > MAX_SCENARIO_BYTES:
+        raw.close()
+        raise TrainingBudgetError(f"{what} {p} is larger than {size_text(MAX_SCENARIO_BYTES)}")
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as f:
         try:
-            yield from csv.DictReader(f)
+            reader = csv.DictReader(_bounded_lines(f, what, p))
+            _check_header(reader.fieldnames, what, p)
+            yield from reader
         except UnicodeDecodeError as e:
             raise TrainingBudgetError(f"{what} {p} is not UTF-8 text (byte {e.start})") from None
         except csv.Error as e:
             raise TrainingBudgetError(f"{what} {p}: not a CSV file ({e})") from None
+
+
+MAX_LINE_CHARS = 1 << 17  # 131,072: csv's own field size limit (csv.field_size_limit()); a real row is ~100
+
+
+def _bounded_lines(f: io.TextIOBase, what: str, p: Path) -> Iterator[str]:
+    """The file's lines, each read at most MAX_LINE_CHARS characters at a time: a longer line
+    (a file with no line breaks, a runaway quoted cell) is refused after that many, never held whole."""
+    for number in itertools.count(1):
+        line = f.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_CHARS:
+            raise TrainingBudgetError(f"{what} {p}: line {number} is longer than {MAX_LINE_CHARS:,} characters; "
+                                      "not a scenarios file")
+        yield line
+
+
+def _check_header(names: Any, what: str, p: Path) -> None:
+    """Refuse a header that names a column twice (csv.DictReader would silently keep the last cell)."""
+    seen: set[str] = set()
+    for name in names or ():
+        if name in seen:
+            raise TrainingBudgetError(f"{what} {p}: the header names column {show(name)} twice; keep one")
+        seen.add(name)
