@@ -24,7 +24,7 @@ from .money.totals import (
                      train_energy_kwh,
                      train_hours,
 )
-from .physics.fit import Layouts, fit_layouts
+from .physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Layouts, fit_layouts
 from .physics.flops import chinchilla_tokens, train_flops
 from .physics.memory import (
                      METHODS,
@@ -45,5 +45,5 @@ __all__ = [
     "GOODPUT", "UtilizationPrior", "backtest", "load_prices", "owned_usd_per_device_hour", "train_range",
     "utilization_prior", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes",
 ]
-__all__ += ["Layouts", "ModelPreset", "ParamBreakdown", "fit_layouts", "load_config", "model_params",
-            "model_preset", "model_presets"]
+__all__ += ["DEFAULT_GLOBAL_BATCH", "DEFAULT_SEQ_LEN", "Layouts", "ModelPreset", "ParamBreakdown", "fit_layouts",
+            "load_config", "model_params", "model_preset", "model_presets"]
