@@ -265,7 +265,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
                 zero_stages: Any = ZERO_STAGES, context_parallel: Any = None,
                 zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = None,
                 method: str = "full", trainable: Any = None, loss: str = "standard",
-                table: DeviceTable | None = None, global_batch: Any = None) -> Layouts:
+                table: DeviceTable | None = None, global_batch: Any = None, explain: bool = True) -> Layouts:
     """The layouts of `devices` devices on which `model` trains within `device`'s usable memory.
 
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
@@ -280,7 +280,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
     "standard", "parallel" or "fused" (calc.activations). `global_batch`: sequences per optimizer
     step (None: not constrained); only layouts whose data · micro-batch divides it are listed, each
-    with its whole `accumulation`. Constraints and ranking: module doc.
+    with its whole `accumulation`. `explain` False: no nearest miss nor devices_to_fit when nothing
+    fits (a search that only wants the layouts). Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
     shape = preset.shape
@@ -325,7 +326,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     cands, parts, real, fit = search(n)
     more = None  # when nothing fits: the fewest devices, n doubled, on which something does
     count = 2 * n
-    while not fit.any() and more is None and count <= MAX_FIT_DEVICES:
+    while explain and not fit.any() and more is None and count <= MAX_FIT_DEVICES:
         more = count if search(count)[3].any() else None
         count *= 2
     cols, picked = _columns(cands, parts, np.flatnonzero(fit.reshape(-1)), stages, modes, batches)
@@ -337,7 +338,8 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
         rank = rank * size + key
     order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
     order = order[np.argsort(rank[order], kind="stable")]
-    nearest, would = _nearest(cands, parts, real, fit, stages, modes, batches, reserve_gib, table or catalog())
+    nearest, would = (_nearest(cands, parts, real, fit, stages, modes, batches, reserve_gib, table or catalog())
+                      if explain else (None, ()))
     counts = {k: cols[k][order] for k in COUNTS}
     acc = None if batch is None else batch // (counts["data"] * counts["micro_batch"])
     return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],

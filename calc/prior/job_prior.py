@@ -238,8 +238,8 @@ def _scalar_basis(fam: str | None, device: Any, p: float, n: float, moe: bool, p
     if hit is None:
         # a device of unknown family, named as _device_family names it: from the job's own table (a measured
         # row of a --catalog or workbook), which the packaged catalog need not hold
-        fam_text = "" if fam is not None else (f"Published (family of {device.strip()} unknown)"
-                                               if isinstance(device, str) else "Published (family of the device unknown)")
+        unknown = f"family of {device.strip()} unknown" if isinstance(device, str) else "family of the device unknown"
+        fam_text = "" if fam is not None else f"Published ({unknown})"
         if len(_BASES) > 4096:
             _BASES.clear()
         head = _basis(fam, None if fam is None else _packaged(c.goodput).level(fam), fam_text, p, n, moe,
