@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ..hardware.catalog import DeviceTable
+from ..base.checks import TrainingBudgetError, positive
+from ..compose.budget import Owned
+from ..hardware.catalog import DeviceTable, catalog
 from ..money import prices
 
 HOURS_PER_YEAR = 8760.0  # 365 days x 24 h: the hours a committed-use term bills
@@ -112,3 +114,67 @@ def commitment_usd(devices: float, usd_per_device_hour: float, years: float, hou
     of wall clock) outlasts it."""
     term = years * HOURS_PER_YEAR
     return devices * usd_per_device_hour * term * max(1, math.ceil(hours / term))
+
+
+def price_options(device: str, price: Any = None, own: Owned | None = None,
+                  table: DeviceTable | None = None) -> list[tuple[Any, str]]:
+    """(price for a Job, label) pairs for `device`: the one given (a number or PROVIDER:PLAN[:OFFERING]),
+    else the device row's own price and one option per provider, offering and plan of the price rows
+    for its hardware (the newest row of an offering, then the cheapest, as calc.prices.lookup), each
+    priced by that row: the spec "provider:plan:offering" (calc.prices.spec_for); owned last."""
+    table = catalog() if table is None else table
+    if isinstance(price, str) and ":" not in price:
+        price = float(price) if _is_number(price) else f"{price}:on_demand"
+    if price is not None and not isinstance(price, str):
+        found = [(float(positive("price", price)), f"{float(price):g} USD per device-hour (given)")]
+    elif isinstance(price, str):
+        provider, plan = prices.parse_spec(price)  # an unknown provider or plan is refused here
+        named = prices.offering(price).lower()
+        rows = [r for r in prices.find(device, provider, plan, table) if not named or r.offering.lower() == named]
+        found = [_option(prices.lookup(price, device, table)[0], plan)] if rows else []
+    else:
+        own_price = table.get(device).usd_per_device_hour
+        found = [] if own_price is None else [(None, "the device row's own price")]
+        best: dict[tuple[str, str, str], prices.Price] = {}
+        for r in prices.find(device, table=table):
+            for p in (p for p in prices.PLANS if p in r.usd):
+                key, held = (r.provider, r.offering.lower(), p), best.get((r.provider, r.offering.lower(), p))
+                if held is None or (r.as_of, -r.usd[p]) > (held.as_of, -held.usd[p]):
+                    best[key] = r
+        found += [_option(r, p) for (_, _, p), r in best.items()]
+    if own is not None and table.get(device).watts is not None:
+        found.append((own, own.label()))
+    return found
+
+
+def _option(row: prices.Price, plan: str) -> tuple[str, str]:
+    """A row's option: the spec that prices by that row, and the label calc.budget gives it."""
+    return prices.spec_for(row, plan), f"{row.provider}:{plan} {row.offering}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str]:
+    """For a PROVIDER:PLAN[:OFFERING] price, why each device without a row for it has no price
+    (calc.prices.lookup's words); refused in those words where no device planned has a row, as
+    calc.budget refuses the spec for one job."""
+    if not isinstance(price, str) or _is_number(price):
+        return {}
+    missing: dict[str, str] = {}
+    for name in names:
+        try:
+            prices.lookup(price, name, table)  # a bare provider: on_demand
+        except TrainingBudgetError as e:
+            missing[name] = str(e)
+    if names and len(missing) == len(names):
+        if len(names) == 1:
+            raise TrainingBudgetError(missing[names[0]])
+        raise TrainingBudgetError(f"price: no {prices.spec_words(price)} price for any of the {len(names)} devices "
+                                  f"planned (trainbudget prices lists each provider's offerings)")
+    return {name: f"no {prices.spec_words(price)} price for this device" for name in missing}

@@ -1,24 +1,27 @@
 """Ranked plans: which device, price and device count finishes by the deadline at the lowest cost, and fits.
 
-For every device of the catalog (or those named) and every price offering for its hardware (one
-option per provider, offering and plan, each priced by its own row of prices.csv: its price,
-source and as_of; or the price given, or owned hardware): the fewest devices for the deadline
-(calc.inverse.devices_for) with a layout that fits (calc.layouts.fit_layouts at the usable memory,
-for a model with a shape), and the Budget there: days and cost low / expected / high. Units: days,
-hours, USD, counts.
+For every device of the catalog (or those named) and every price offering for its hardware as it is
+sold (calc.planning.offers: one option per provider, offering and plan, each priced by its own row
+of prices.csv; whole instances of the offering, TPU slices in the shapes sold, a single-device
+offering only for a one-device job; spot prices only when asked for; or the price given, or owned
+hardware): the fewest devices for the deadline (calc.inverse.devices_for) with a layout that fits
+and that the global batch allows (calc.physics.fit.fit_layouts at the usable memory, for a model
+with a shape: data parallel x micro-batch x accumulation = the global batch), and the Budget there:
+days and cost low / expected / high. Units: days, hours, USD, counts.
 
 The counts considered (counts_considered()): that fewest count n and its doublings n·2^k, the same
-layout with the data-parallel size doubled (a valid layout: tensor, pipeline, context and expert
-sizes unchanged, so every constraint of calc.layouts still holds, and bytes per device do not grow
-with data parallelism; each count's fit is still checked), up to max(n, MAX_PLAN_DEVICES), the
-largest device count of the published runs the utilization prior was fitted on (beyond it the
-prior extrapolates). The utilization prior moves with the device count (expected ∝ devices^b,
-calc.prior.Coefficients.devices_exponent: b > 0 today, so more devices are faster AND cheaper), so
-the deadline's fewest count is not the cheapest plan: every count is a plan, evaluated in one
-calc.budget call over the counts (arrays) per device and price. The headline (headline()) answers
-from all of them, whatever the sign of b: "fastest within budget" is the fewest days among the
-feasible plans whose cost fits the budget, "cheapest by the deadline" the least cost among the
-feasible plans (feasible: fits and meets the deadline at the case asked, with a price).
+layout with the data-parallel size doubled and the accumulation halved (a valid layout: tensor,
+pipeline, context and expert sizes unchanged, so every constraint of calc.layouts still holds, bytes
+per device do not grow with data parallelism, and the global batch is never exceeded: the doublings
+stop where the accumulation would no longer be whole), up to max(n, MAX_PLAN_DEVICES), the largest
+device count of the published runs the utilization prior was fitted on. The prior's utilization
+rises with the device count across published runs (expected ∝ devices^b, b > 0 today); one job
+scaled out does not gain it (every measured scale-out at a fixed model loses efficiency), so the
+doublings hold the fewest count's prior (a UtilizationPrior given, which does not move with the
+count): at one device and price more devices never cost less. The headline (headline()):
+"fastest within budget" is the fewest days among the feasible plans whose cost fits the budget,
+"cheapest by the deadline" the least paid among the feasible plans (Plan.paid: a 1- or 3-year
+price's whole commitment unless the capacity is already committed), then the fewest devices.
 
 The questions the other way round (devices for days, tokens for a budget) live in calc.inverse;
 this module re-exports them, so `calc.plan.devices_for` and the rest keep working.
@@ -38,7 +41,6 @@ from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
 from ..compose.ranges import prior_device, wants_prior
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
-from ..money import prices
 from ..money.totals import GIB
 from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, MAX_FIT_DEVICES, fit_layouts
 from ..prior.runs import load_runs
@@ -54,6 +56,7 @@ from .inverse import pick as pick
 from .inverse import tokens_by as tokens_by
 from .inverse import tokens_for as tokens_for
 from .inverse import tokens_for_budget as tokens_for_budget
+from .offers import price_options as price_options  # re-exported: the options as rank_plans prices them
 
 # --- ranked plans: every device x every price x the counts considered ------------------------------
 
@@ -155,50 +158,6 @@ def _element(value: Any, at: int | None) -> Any:
 
 def _num(value: Any) -> float | None:
     return None if value is None else float(value)
-
-
-def price_options(device: str, price: Any = None, own: Owned | None = None,
-                  table: DeviceTable | None = None) -> list[tuple[Any, str]]:
-    """(price for a Job, label) pairs for `device`: the one given (a number or PROVIDER:PLAN[:OFFERING]),
-    else the device row's own price and one option per provider, offering and plan of the price rows
-    for its hardware (the newest row of an offering, then the cheapest, as calc.prices.lookup), each
-    priced by that row: the spec "provider:plan:offering" (calc.prices.spec_for); owned last."""
-    table = catalog() if table is None else table
-    if isinstance(price, str) and ":" not in price:
-        price = float(price) if _is_number(price) else f"{price}:on_demand"
-    if price is not None and not isinstance(price, str):
-        found = [(float(positive("price", price)), f"{float(price):g} USD per device-hour (given)")]
-    elif isinstance(price, str):
-        provider, plan = prices.parse_spec(price)  # an unknown provider or plan is refused here
-        named = prices.offering(price).lower()
-        rows = [r for r in prices.find(device, provider, plan, table) if not named or r.offering.lower() == named]
-        found = [_option(prices.lookup(price, device, table)[0], plan)] if rows else []
-    else:
-        own_price = table.get(device).usd_per_device_hour
-        found = [] if own_price is None else [(None, "the device row's own price")]
-        best: dict[tuple[str, str, str], prices.Price] = {}
-        for r in prices.find(device, table=table):
-            for p in (p for p in prices.PLANS if p in r.usd):
-                key, held = (r.provider, r.offering.lower(), p), best.get((r.provider, r.offering.lower(), p))
-                if held is None or (r.as_of, -r.usd[p]) > (held.as_of, -held.usd[p]):
-                    best[key] = r
-        found += [_option(r, p) for (_, _, p), r in best.items()]
-    if own is not None and table.get(device).watts is not None:
-        found.append((own, own.label()))
-    return found
-
-
-def _option(row: prices.Price, plan: str) -> tuple[str, str]:
-    """A row's option: the spec that prices by that row, and the label calc.budget gives it."""
-    return prices.spec_for(row, plan), f"{row.provider}:{plan} {row.offering}"
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
@@ -324,10 +283,11 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     plans: list[Plan] = []
     ranged = wants_prior(utilization)
     names = _candidates(devices, table)
-    unpriced = _unpriced(price, names, table)
+    unpriced = offers.unpriced(price, names, table)
     for name in names:
         job = base.with_(device=name)
-        options = [offers.offer(spec, label, name, table) for spec, label in price_options(name, price, own, table)]
+        options = [offers.offer(spec, label, name, table)
+                   for spec, label in offers.price_options(name, price, own, table)]
         options = [o for o in options if spot or o.plan != "spot"] or [offers.Offer(None, "no price")]
         for o in options:
             n, at, layout, note = _device_plan(job, days, case, o.rule(node), table, cache, batch, seq)
@@ -354,26 +314,6 @@ def _unowned(job: Job) -> str:
     except TrainingBudgetError as e:
         return str(e)
     return "owned hardware: not priced"  # not reached: a device without watts is refused
-
-
-def _unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str]:
-    """For a PROVIDER:PLAN[:OFFERING] price, why each device without a row for it has no price
-    (calc.prices.lookup's words); refused in those words where no device planned has a row, as
-    calc.budget refuses the spec for one job."""
-    if not isinstance(price, str) or _is_number(price):
-        return {}
-    missing: dict[str, str] = {}
-    for name in names:
-        try:
-            prices.lookup(price, name, table)  # a bare provider: on_demand
-        except TrainingBudgetError as e:
-            missing[name] = str(e)
-    if names and len(missing) == len(names):
-        if len(names) == 1:
-            raise TrainingBudgetError(missing[names[0]])
-        raise TrainingBudgetError(f"price: no {prices.spec_words(price)} price for any of the {len(names)} devices "
-                                  f"planned (trainbudget prices lists each provider's offerings)")
-    return {name: f"no {prices.spec_words(price)} price for this device" for name in missing}
 
 
 def _plans(name: str, o: offers.Offer, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,

@@ -250,8 +250,8 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
         data = float(job.devices) / replica
         if not data.is_integer() or sizes["global_batch"] % data:
             raise TrainingBudgetError(
-                f"{where}: global_batch {show(r['global_batch'])} sequences is not a whole number of steps of data "
-                f"parallel {show(data)} (devices {show(job.devices)} / (tp x pp x cp {show(replica)})): each step "
+                f"{where}: global_batch {int(sizes['global_batch']):,} sequences is not a whole number of steps of "
+                f"data parallel {data:g} (devices {float(job.devices):g} / (tp x pp x cp {replica:g})): each step "
                 "takes data parallel x micro-batch x accumulation sequences")
     return job
 
