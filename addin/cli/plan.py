@@ -14,7 +14,7 @@ from ...calc.planning.scenarios import parse_own
 from . import layout as model_layout
 from . import render as rep
 from .estimate import CountType, UtilizationType, _table
-from .fit import BATCH_HELP, batch_words
+from .fit import BATCH_HELP
 
 
 class PositiveType(click.ParamType):
@@ -260,8 +260,9 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
                f"{_oldest(plans[:limit])}); feasible plans first, by what the team pays at the {case} case: the "
                f"cost, or {paid}; then the fewest devices. Counts planned: whole instances of each offering "
                "(single-device offerings only for one device; TPUs in the slice shapes sold) with a layout that "
-               f"fits, in fit's memory ranking, that the {batch_words(global_batch, seq_len)}, and its doublings "
-               "(data parallelism doubled, accumulation halved) up to "
+               f"fits (fit's memory ranking) at a global batch of {global_batch:,} sequences x {seq_len:,} tokens = "
+               f"{global_batch * seq_len:,} tokens per step (data parallel x micro-batch x accumulation = the global "
+               "batch, accumulation whole), and its doublings (data parallelism doubled, accumulation halved) up to "
                f"{planning.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on, "
                "at the fewest count's utilization (the prior's rise with devices is across published runs; one "
                "job scaled out does not gain it), so more devices never cost less.")
