@@ -164,7 +164,9 @@ def test_a_given_price_and_owned_hardware_are_options():
     plans = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="3.5", utilization=0.4,
                             own=calc.Owned(33819, 5, 0.1))
     assert len({p.price_label for p in plans}) == 2 and plans[0].price_label.startswith("owned")  # 0.88 < 3.5
-    assert len(plans) == 2 * len(plan.counts_considered(min(p.devices for p in plans)))
+    n = min(p.devices for p in plans)  # no shape: doublings while each device takes a sequence a step
+    assert len(plans) == 2 * len(plan.counts_considered(n, 2 ** int(math.log2(calc.DEFAULT_GLOBAL_BATCH // n))))
+    assert max(p.devices for p in plans) <= calc.DEFAULT_GLOBAL_BATCH
     assert {p.budget.usd_per_device_hour for p in plans} == {
         3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
     aws = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="aws:on_demand")

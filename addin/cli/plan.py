@@ -186,8 +186,7 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 @click.option("--committed", is_flag=True,
               help="The capacity of 1- and 3-year prices is already committed: rank by the job's share, not the "
                    "commitment's total.")
-@click.option("--catalog", "catalog_path", type=click.Path(dir_okay=False), default=None,
-              help="A CSV of devices, or a TrainingBudget workbook (its Devices table), as estimate --catalog.")
+@model_layout.CATALOG
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -220,8 +220,9 @@ def _device_plan_at(job: Job, days: float, case: str, rule: tuple[int, tuple[int
     if preset is None or not preset.has_shape:
         layout = {"tensor_parallel": 1, "pipeline_parallel": 1, "context_parallel": 1, "expert_parallel": 1,
                   "data_parallel": int(n0), "zero_stage": 3, "micro_batch": None, "accumulation": None}
-        return n0, states.with_(devices=n0), layout, ("model states only (no shape: no activations, the layout "
-                                                      "not checked against the global batch)")
+        over = "" if n0 <= batch else f"; {n0:,.0f} devices exceed the global batch's {batch:,} sequences"
+        return n0, states.with_(devices=n0), layout, ("model states only (no shape: no activations; doublings up "
+                                                      f"to one sequence per device a step{over})")
     n, found = _fit_count(job, preset, n0, rule, table, cache, batch, seq)
     if found is None:
         return math.inf, None, None, (f"no layout fits and divides the global batch of {batch:,} sequences on "
@@ -296,7 +297,7 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
                                 f"{o.label} is sold one device per instance (prices.csv devices_per_instance 1): "
                                 f"not for a job of {n:,.0f} devices", ranged, committed=committed)
                 continue
-            counts = counts_considered(n, layout and layout.get("accumulation")) if at is not None else np.array([n])
+            counts = counts_considered(n, _accumulation(layout, n, batch)) if at is not None else np.array([n])
             counts = counts[[offers.is_sold(c, *o.rule(node)) for c in counts]] if len(counts) > 1 else counts
             b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=o.spec))
             plans += _plans(name, o, counts, layout, b, days, case, budget_usd, note, ranged,
@@ -305,6 +306,15 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
             plans += _plans(name, offers.Offer(own, own.label()), np.array([math.inf]), None, None, days, case,
                             budget_usd, _unowned(base.with_(device=name, price=own)), ranged)
     return sorted(plans, key=_rank)
+
+
+def _accumulation(layout: dict[str, Any] | None, n: float, batch: int) -> int | None:
+    """The accumulation the doublings may halve: the layout's; for a model without a shape (data parallel
+    n, no micro-batch known) the sequences per device at micro-batch 1, batch / n (at least 1: each
+    device takes a sequence a step), rounded down to a power of two."""
+    if layout is None or layout.get("accumulation"):
+        return None if layout is None else layout["accumulation"]
+    return 1 << max(0, int(batch // n).bit_length() - 1) if n <= batch else 1
 
 
 def _unowned(job: Job) -> str:
