@@ -80,7 +80,7 @@ from .money.prices import (
 )
 from .money.totals import GB, device_tflops, devices_needed, gpu_hours, train_cost, train_energy_kwh, train_hours
 from .physics.activations import LOSS_BYTES_PER_LOGIT
-from .physics.fit import Layouts, fit_layouts
+from .physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Layouts, fit_layouts
 from .physics.flops import (
     CHINCHILLA_EXPONENT,
     CHINCHILLA_TOKENS_AT_1B,
@@ -153,7 +153,6 @@ from .prior.utilization import (
 )
 from .step import (
     CONSTANTS as STEP_CONSTANTS,
-    DEFAULT_SEQ_LEN,
     RECOMPUTE,
     STEP_RESIDUAL,
     Batch,
@@ -201,6 +200,7 @@ __all__ = [
     "CHINCHILLA_TOKENS_AT_1B",
     "COUNT_SIZES",
     "decade_label",
+    "DEFAULT_GLOBAL_BATCH",
     "DEFAULT_SEQ_LEN",
     "Device",
     "device_families",
@@ -217,12 +217,12 @@ __all__ = [
     "fit_goodput",
     "fit_layouts",
     "fit_step_constants",
-    "flops_per_param_token",
     "FLOPS_PER_PARAM_TOKEN",
+    "flops_per_param_token",
     "GB",
     "GIB",
-    "GOODPUT",
     "Goodput",
+    "GOODPUT",
     "GOODPUT_BASIS",
     "gpu_hours",
     "GRAD_BYTES",

@@ -162,18 +162,20 @@ def test_a_scenarios_refusal_names_the_row_as_the_file_does(capsys, tmp_path):
 
 
 def test_a_plan_says_how_old_its_prices_are(capsys):
-    """gcp:3yr prices the H100 from a row of 2025-03-17 (the only one that publishes 3yr): plan's
-    table showed no date at all and its rows no age, where estimate says 'as of ... (N days old)'.
-    The rows now carry price_age_days (calc.budget's), the text the oldest date shown."""
-    args = (*PLAN, "--device", H100, "--price", "gcp:3yr")
-    row, plan_name = prices.lookup("gcp:3yr", H100)
+    """azure:3yr prices the A100 80GB from a row of 2024-01-29 (the only one that publishes 3yr for it,
+    sold 8 per instance): plan's table showed no date at all and its rows no age, where estimate says
+    'as of ... (N days old)'. The rows now carry price_age_days (calc.budget's), the text the oldest
+    date shown."""
+    a100 = "A100 SXM 80GB, BF16 tensor core, dense"
+    args = (*PLAN, "--device", a100, "--price", "azure:3yr")
+    row, plan_name = prices.lookup("azure:3yr", a100)
     code, out, _ = _cli(capsys, *args, "--json")
     rows = json.loads(out)["plans"]
     assert code == 0 and rows and {r["price_as_of"] for r in rows} == {row.as_of}
-    want = calc.budget(calc.Job(params=7e9, device=H100, price="gcp:3yr"))
+    want = calc.budget(calc.Job(params=7e9, device=a100, price="azure:3yr"))
     assert {r["price_age_days"] for r in rows} == {want.price_age_days} and want.price_age_days > 365
     code, out, _ = _cli(capsys, *args)
-    assert code == 0 and f"the oldest shown: gcp:{plan_name} {row.offering}, as of {row.as_of}" in out
+    assert code == 0 and f"the oldest shown: azure:{plan_name} {row.offering}, as of {row.as_of}" in out
 
 
 @pytest.mark.parametrize(("spec", "tail"), [

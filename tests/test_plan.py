@@ -4,6 +4,7 @@ figure of a ranked plan is what budget(job) says for that plan's job."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -118,44 +119,54 @@ def ranked():
 def test_ranked_plans_are_budgets_of_their_jobs(ranked):
     feasible = [p for p in ranked if p.feasible]
     assert len(feasible) >= 10 and ranked[: len(feasible)] == feasible  # feasible first
-    costs = [p.figure("cost_usd") for p in feasible]
-    assert costs == sorted(costs)
+    paid = [p.paid() for p in feasible]  # what the team pays: the cost, or a commitment's total
+    assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(paid))
     for p in feasible:
         r, lay = p.row(), p.layout
         job = Job(model=calc.model_preset("Llama 3.1 405B"), tokens=15e12, device=p.device, devices=r["devices"],
                   tensor_parallel=lay["tp"], pipeline_parallel=lay["pp"],
                   context_parallel=lay["cp"], expert_parallel=lay["ep"],
-                  zero_stage=lay["zero_stage"],
-                  activations=p.budget.job.activations, utilization="prior", price=p.budget.job.price)
+                  zero_stage=lay["zero_stage"], activations=p.budget.job.activations,
+                  utilization=p.budget.job.utilization, price=p.budget.job.price)  # the fewest count's prior, held
         b = budget(job)
         assert b.fits and r["fits"]
         assert r["days_expected"] == b.days.expected and r["cost_usd_low"] == b.cost_usd.low
         assert r["cost_usd_high"] == b.cost_usd.high and r["memory_per_device_gib"] == b.memory.total / 2**30
         assert r["days_expected"] <= 90 * (1 + 1e-12)
-        assert r["within_budget"] == (b.cost_usd.expected <= 80e6)
+        assert r["within_budget"] == (p.paid() <= 80e6)
+        assert lay["dp"] * lay["micro_batch"] * lay["accumulation"] == calc.DEFAULT_GLOBAL_BATCH
 
 
 def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
+    from trainbudget.calc.planning import offers
     model = calc.model_preset("Llama 3.1 405B")
     fewest = {}
-    for p in (p for p in ranked if p.feasible):  # each device's fewest count (the rest are its doublings)
-        fewest[p.device] = min(fewest.get(p.device, p), p, key=lambda q: q.devices)
-    assert len(fewest) >= 3
-    for p in fewest.values():
+    for p in (p for p in ranked if p.feasible):  # each option's fewest count (the rest are its doublings)
+        fewest[p.device, p.price_label] = min(fewest.get((p.device, p.price_label), p), p, key=lambda q: q.devices)
+    assert len({d for d, _ in fewest}) >= 3
+    for (device, label), p in fewest.items():
+        o = next(offers.offer(s, lab, device, calc.catalog())
+                 for s, lab in offers.price_options(device) if lab == label)
+        step, slices = o.rule(None)
         n = int(p.devices)
+        assert offers.is_sold(n, step, slices)
         usable = calc.usable_bytes(p.device) / 2**30
         on_time = inverse.devices_for(Job(model=model, tokens=15e12, device=p.device, utilization="prior",
-                                       zero_stage=3), 90)
+                                       zero_stage=3), 90, node=step)
         assert on_time <= n
-        # every count below n either misses the deadline or has no layout that fits
-        assert all(len(calc.fit_layouts(model, p.device, m, memory_gib=usable)) == 0 for m in range(int(on_time), n))
+        # every count sold below n either misses the deadline or has no layout that fits and the batch allows
+        below = list(itertools.takewhile(float(n).__gt__, offers.sold_counts(on_time, step, slices)))
+        assert all(len(calc.fit_layouts(model, p.device, int(m), memory_gib=usable,
+                                        global_batch=calc.DEFAULT_GLOBAL_BATCH)) == 0 for m in below[:50])
 
 
 def test_a_given_price_and_owned_hardware_are_options():
     plans = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="3.5", utilization=0.4,
                             own=calc.Owned(33819, 5, 0.1))
     assert len({p.price_label for p in plans}) == 2 and plans[0].price_label.startswith("owned")  # 0.88 < 3.5
-    assert len(plans) == 2 * len(plan.counts_considered(min(p.devices for p in plans)))
+    n = min(p.devices for p in plans)  # no shape: doublings while each device takes a sequence a step
+    assert len(plans) == 2 * len(plan.counts_considered(n, 2 ** int(math.log2(calc.DEFAULT_GLOBAL_BATCH // n))))
+    assert max(p.devices for p in plans) <= calc.DEFAULT_GLOBAL_BATCH
     assert {p.budget.usd_per_device_hour for p in plans} == {
         3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
     aws = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="aws:on_demand")

@@ -160,8 +160,9 @@ _OPTIONS = (
     click.option("--scenarios", type=click.Path(exists=True, dir_okay=False), default=None,
                  help="CSV of plans, one per row: name,params,tokens,device,devices,utilization,price,own "
                       "and optionally active_params (a mixture of experts) or model (a preset in place of "
-                      "params), method and pue (as the workbook's Scenarios plans); cells as on the command "
-                      "line: 7B, 40%, prior, aws:on_demand, inference."),
+                      "params), method and pue (as the workbook's Scenarios plans), zero_stage, tp, pp, cp, ep "
+                      "(blank: --zero-stage, --tp, ...), seq_len and global_batch (sequences; the row's data "
+                      "parallel must divide it); cells as on the command line: 7B, 40%, prior, aws:on_demand."),
     click.option("--json", "as_json", is_flag=True, help="Print JSON."),
     click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
     model_layout.CATALOG,

@@ -16,8 +16,18 @@ from .estimate import NumberType
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
-RANKING = ("ranked by fewest devices per replica (TP x PP x CP), then least recompute, largest "
-           "micro-batch, lowest ZeRO stage, fewest virtual stages, fewest bytes")
+RANKING = ("ranked by memory, not by speed: fewest devices per replica (TP x PP x CP), then least recompute, "
+           "largest micro-batch, lowest ZeRO stage, fewest virtual stages, fewest bytes")
+BATCH_HELP = ("Global batch in sequences per optimizer step (Megatron's --global-batch-size; tokens = this x "
+              "--seq-len); only layouts with data parallel x micro-batch x accumulation = this, accumulation "
+              "whole, are listed. Default 1,024 x 4,096 = 4M tokens: Llama 2's batch at every size "
+              "(arXiv:2307.09288 §2.2) and Llama 3 405B's first stage (arXiv:2407.21783 §3.4.1).")
+
+
+def batch_words(global_batch: int, seq_len: int) -> str:
+    """The batch rule as printed: "global batch 1,024 sequences x 4,096 tokens = 4,194,304 tokens per step"."""
+    return (f"global batch {global_batch:,} sequences x {seq_len:,} tokens = {global_batch * seq_len:,} tokens per "
+            "step; layouts with data parallel x micro-batch x accumulation = the global batch (accumulation whole)")
 
 
 def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
@@ -73,12 +83,12 @@ def _gib(value: float) -> str:
 
 def _line(r: dict[str, Any]) -> str:
     return (f"{r['tensor']:>3} {r['pipeline']:>3} {r['virtual']:>3} {r['context']:>3} {r['expert']:>4} "
-            f"{r['data']:>6} {r['zero']:>4} {r['micro_batch']:>3} {r['recompute']:>9} "
+            f"{r['data']:>6} {r['zero']:>4} {r['micro_batch']:>3} {r.get('accumulation', '-'):>5} {r['recompute']:>9} "
             f"{_gib(r['weights']):>7} {_gib(r['gradients']):>6} {_gib(r['optimizer'] + r['master']):>6} "
             f"{_gib(r['activations']):>6} {_gib(r['total']):>6} {_gib(r['headroom']):>6}")
 
 
-HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO':>4} {'mb':>3} "
+HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO':>4} {'mb':>3} {'accum':>5} "
           f"{'recompute':>9} {'weights':>7} {'grads':>6} {'optim':>6} {'activ':>6} {'total':>6} "
           f"{'free':>6}  (GiB per device)")
 
@@ -88,7 +98,9 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @model_layout.CONFIG
 @click.option("--device", default=H100, show_default=True, help="Device name from the catalog.")
 @click.option("--devices", "n_devices", required=True, help="Devices in the whole job, e.g. 64 or 16k.")
-@click.option("--seq-len", default="4096", show_default=True, help="Sequence length (tokens).")
+@click.option("--seq-len", default=str(calc.DEFAULT_SEQ_LEN), show_default=True,
+              help="Sequence length (tokens); Llama 2 and Llama 3's first stage: 4,096.")
+@click.option("--global-batch", default=str(calc.DEFAULT_GLOBAL_BATCH), show_default=True, help=BATCH_HELP)
 @click.option("--micro-batch", default=None, help="Micro-batch per device (default: search 1, 2, 4).")
 @click.option("--recompute", default=None,
               help="none, selective, op (torchtitan's op-level selective checkpointing) or full "
@@ -112,7 +124,7 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
 @click.option("--limit", default="20", show_default=True, help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON.")
 def fit(model_name: str | None, config_path: str | None, device: str, n_devices: str, seq_len: str,
-        micro_batch: str | None, recompute: str | None, context_parallel: str | None, method: str,
+        global_batch: str, micro_batch: str | None, recompute: str | None, context_parallel: str | None, method: str,
         trainable: str | None, optimizer: str, grad_bytes: float, memory_gib: float | None,
         reserve_gib: float | None, loss: str, limit: str, as_json: bool) -> None:
     """Layouts (tensor, pipeline, virtual, context, expert, data, ZeRO, recompute, micro-batch)
@@ -121,7 +133,8 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     preset = _model(model_name, config_path)
     n = _whole("--devices", n_devices)
     _check_reserve(device, memory_gib, reserve_gib)
-    found = calc.fit_layouts(preset, device, n, seq_len=_whole("--seq-len", seq_len),
+    seq, batch = _whole("--seq-len", seq_len), _whole("--global-batch", global_batch)
+    found = calc.fit_layouts(preset, device, n, seq_len=seq, global_batch=batch,
                              micro_batch=_whole("--micro-batch", micro_batch), recompute=recompute,
                              context_parallel=_whole("--context-parallel", context_parallel),
                              method=method, optimizer=optimizer,
@@ -132,14 +145,15 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     if as_json:
         rep.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
                                "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
-                               "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "layouts": rows,
+                               "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "seq_len": seq,
+                               "global_batch": batch, "global_batch_tokens": batch * seq, "layouts": rows,
                                "nearest": found.nearest, "would_fit": list(found.would_fit),
                                "devices_to_fit": found.devices_to_fit}, indent=2))
         return
     rep.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
                f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
                f"{len(rows)} layouts fit")
-    rep.echo(RANKING[0].upper() + RANKING[1:])
+    rep.echo(RANKING[0].upper() + RANKING[1:] + "; " + batch_words(batch, seq))
     if not rows:
         _miss(found)
         return
@@ -153,7 +167,7 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
 def _miss(found: Any) -> None:
     near = found.nearest
     if near is None:
-        rep.echo("no layout satisfies the constraints (heads, layers, experts, devices)")
+        rep.echo("no layout satisfies the constraints (heads, layers, experts, devices, global batch)")
         return
     over = near["total"] - found.memory_bytes
     rep.echo(f"nearest miss ({_gib(over)} GiB over):")

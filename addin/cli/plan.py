@@ -11,7 +11,8 @@ import click
 from ... import calc
 from ...calc import MAX_NODE, parse_number, parse_own, show_value as show
 from . import layout as model_layout, render as rep
-from .estimate import CountType, NumberType, UtilizationType, WholeType
+from .estimate import CountType, NumberType, UtilizationType, WholeType, _table
+from .fit import BATCH_HELP
 
 
 class PositiveType(click.ParamType):
@@ -77,15 +78,22 @@ def _layout(row: dict[str, Any]) -> str:
         return "-"
     ep = row["ep"]  # experts split within the data-parallel ranks: not a factor of the devices
     expert = f" (EP{ep})" if ep != 1 else ""
-    return f"TP{row['tp']} PP{row['pp']} CP{row['cp']} DP{row['dp']}{expert} Z{row['zero_stage']}"
+    batch = "" if row.get("micro_batch") is None else f" mb{row['micro_batch']}x{row['accumulation']}"
+    return f"TP{row['tp']} PP{row['pp']} CP{row['cp']} DP{row['dp']}{expert} Z{row['zero_stage']}{batch}"
 
 
 def _phrase(p: calc.Plan | None) -> str:
     if p is None:
         return "none"
     r = p.row()
-    return (f"{r['devices']:,} x {r['device']} at {r['price']}, {p.figure('days'):,.1f} days, "
+    text = (f"{r['devices']:,} x {r['device']} at {r['price']}, {_layout(r)}, {p.figure('days'):,.1f} days, "
             f"{_money(p.figure('cost_usd'))} USD")
+    if p.term_years:
+        years = f"{p.term_years:g}-year"
+        text += (f" (the job's share of the capacity already committed; the {years} commitment on these devices is "
+                 f"{_money(p.commitment())} USD)" if p.committed else
+                 f" for the job, within a {years} commitment of {_money(p.commitment())} USD")
+    return text
 
 
 def _sentence(plans: list[calc.Plan], budget_usd: float | None, case: str) -> str:
@@ -95,9 +103,7 @@ def _sentence(plans: list[calc.Plan], budget_usd: float | None, case: str) -> st
     text = f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
     fewest, cheapest = top["fewest"], top["cheapest"]
     if fewest is not None and cheapest is not None and cheapest.devices > fewest.devices:
-        text += (f" The fewest that meet the deadline there: {_phrase(fewest)}. The prior's utilization rises with "
-                 "the device count (published large runs reached more), so more devices come out cheaper; scaling "
-                 "one job out does not by itself raise it: read the larger counts as optimistic.")
+        text += f" The fewest that meet the deadline there: {_phrase(fewest)}."
     return text
 
 
@@ -124,8 +130,8 @@ def _oldest(shown: list[calc.Plan]) -> str:
 def plans_table(plans: list[calc.Plan], limit: int) -> list[str]:
     """The ranked plans as aligned text rows, feasible first, by cost."""
     three = " (low / expected / high)" if plans and plans[0].ranged else ""
-    lines = [f"{'#':>3} {'device':40} {'price':34} {'USD/dev-h':>9} {'devices':>8} {'layout':26} "
-             f"{'GiB/dev':>7}  {'days' + three:28}  cost USD{three}"]
+    lines = [f"{'#':>3} {'device':40} {'price':34} {'USD/dev-h':>9} {'devices':>8} {'layout':36} "
+             f"{'GiB/dev':>7}  {'days' + three:28}  {'cost USD' + three:36}  commitment USD"]
     for i, p in enumerate(plans[:limit], start=1):
         r = p.row()
         mark = "" if p.feasible else "  (not feasible: " + (p.note or "misses the deadline") + ")"
@@ -134,11 +140,20 @@ def plans_table(plans: list[calc.Plan], limit: int) -> list[str]:
         price = "-" if r["usd_per_device_hour"] is None else f"{r['usd_per_device_hour']:.3f}"
         gib = "-" if r["memory_per_device_gib"] is None else f"{r['memory_per_device_gib']:.1f}"
         lines.append(f"{i:>3} {r['device'][:40]:40} {r['price'][:34]:34} {price:>9} "
-                     f"{'-' if r['devices'] is None else format(r['devices'], ','):>8} {_layout(r):26} {gib:>7}  "
-                     f"{_three(r, 'days', _days):28}  {_three(r, 'cost_usd', _money)}{mark}")
+                     f"{'-' if r['devices'] is None else format(r['devices'], ','):>8} {_layout(r):36} {gib:>7}  "
+                     f"{_three(r, 'days', _days):28}  {_three(r, 'cost_usd', _money):36}  "
+                     f"{_commitment(p)}{mark}")
     if len(plans) > limit:
         lines.append(f"... {len(plans) - limit} more (--limit, or --json / --csv for all)")
     return lines
+
+
+def _commitment(p: calc.Plan) -> str:
+    """The commitment column: a 1- or 3-year price's total at the plan's case ("-" without one)."""
+    total = p.commitment()
+    if total is None:
+        return "-"
+    return f"{_money(total)} ({p.term_years:g}y{', committed' if p.committed else ''})"
 
 
 def _check_applies(utilization: float | None, case: str | None, own: str | None, usd_per_kwh: float | None) -> None:
@@ -172,8 +187,18 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 @click.option("--case", type=click.Choice(("expected", "high")), default=None,
               help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).  "
               "[default: expected; not with --utilization, which gives one case]")
-@click.option("--node", type=WholeType(1, MAX_NODE), default=1, show_default=True,
-              help="Device counts are multiples of this.")
+@click.option("--node", type=WholeType(1, MAX_NODE), default=None,
+              help="Device counts are multiples of this too (default: each offering's devices per instance, "
+                   "prices.csv devices_per_instance; a TPU's slice shapes).")
+@click.option("--seq-len", type=CountType(), default=calc.DEFAULT_SEQ_LEN, show_default=True,
+              help="Sequence length (tokens).")
+@click.option("--global-batch", type=CountType(), default=calc.DEFAULT_GLOBAL_BATCH, show_default=True,
+              help=BATCH_HELP)
+@click.option("--spot", is_flag=True, help="Plan spot prices too (left out by default: preemption is not modelled).")
+@click.option("--committed", is_flag=True,
+              help="The capacity of 1- and 3-year prices is already committed: rank by the job's share, not the "
+                   "commitment's total.")
+@model_layout.CATALOG
 @click.option("--limit", type=WholeType(0), default=20, show_default=True,
               help="Rows printed (text output).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -181,9 +206,11 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 def plan(model_name: str | None, config_path: str | None, params: float | None, tokens: float, days: float,
          budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
          usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None,
-         case: str | None, node: int, limit: int, as_json: bool, as_csv: bool) -> None:
+         case: str | None, node: int | None, seq_len: int, global_batch: int, spot: bool, committed: bool,
+         catalog_path: str | None, limit: int, as_json: bool, as_csv: bool) -> None:
     """Devices for a deadline on every device and price offering, at the fewest devices that meet it and
     its doublings: the cheapest plans that fit and finish."""
+    seq_len, global_batch = int(seq_len), int(global_batch)  # counts read as 4096 or 4k: whole, shown as such
     if utilization is not None and as_range:
         raise click.UsageError("give --utilization or --range, not both")
     if as_json and as_csv:
@@ -198,7 +225,9 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     owned = None if own is None else parse_own(own, usd_per_kwh, tariff_name="--usd-per-kwh")
     plans = calc.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
                                 price=price, own=owned, utilization="prior" if utilization is None else utilization,
-                                case=case, node=node, budget_usd=budget_usd, goodput=goodput)
+                                case=case, node=node, budget_usd=budget_usd, goodput=goodput,
+                                table=None if catalog_path is None else _table(catalog_path),
+                                global_batch=global_batch, seq_len=seq_len, spot=spot, committed=committed)
     rows = [p.row() for p in plans]
     top = calc.plan_headline(plans, budget_usd)
     bought = _budget_tokens(top["cheapest"], budget_usd)  # every format: a refusal comes before any output
@@ -207,7 +236,9 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         return
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
-                    "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node}
+                    "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node,
+                    "seq_len": seq_len, "global_batch": global_batch, "spot": spot, "committed": committed}
+        bought = _budget_tokens(top["cheapest"], budget_usd)
         rep.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
                                "budget_tokens_on_cheapest": bought,
                                "fastest": None if top["fastest"] is None else top["fastest"].row(),
@@ -234,7 +265,19 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         rep.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
                    "Memory per device on the layout shown (usable memory: capacity less a reserve; "
                    "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
+    paid = ("the job's share of 1- and 3-year prices (--committed: that capacity is already committed)" if committed
+            else "a 1- or 3-year price's whole commitment (devices x rate x 8,760 h a year; --committed if the "
+                 "capacity is already committed)")
     rep.echo("Prices are each provider's published rate as of its date (trainbudget prices"
-               f"{_oldest(plans[:limit])}); feasible plans first, by {case} cost. Counts planned: the deadline's "
-               "fewest devices with a layout that fits and its doublings (data parallelism doubled) up to "
-               f"{calc.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on.")
+               f"{_oldest(plans[:limit])}); feasible plans first, by what the team pays at the {case} case: the "
+               f"cost, or {paid}; then the fewest devices. Counts planned: whole instances of each offering "
+               "(single-device offerings only for one device; TPUs in the slice shapes sold) with a layout that "
+               f"fits (fit's memory ranking) at a global batch of {global_batch:,} sequences x {seq_len:,} tokens = "
+               f"{global_batch * seq_len:,} tokens per step (data parallel x micro-batch x accumulation = the global "
+               "batch, accumulation whole), and its doublings (data parallelism doubled, accumulation halved) up to "
+               f"{calc.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on, "
+               "at the fewest count's utilization (the prior's rise with devices is across published runs; one "
+               "job scaled out does not gain it), so more devices never cost less.")
+    rep.echo("Spot prices: planned (--spot) with no preemption penalty: the goodput is the on-demand one, so "
+               "spot plans are optimistic." if spot else
+               "Spot prices: left out (preemption is not modelled; --spot plans them with no preemption penalty).")

@@ -21,6 +21,13 @@ calc/hardware/capacity.py: `reserve_gib` when given, else the larger of 3 GiB an
 79.65 of an H100's 80 GiB, plus the CUDA context, NCCL's buffers and the allocator), as `estimate`,
 `plan` and the Budget sheet count it.
 
+Batch (when `global_batch` is given, in sequences per optimizer step as Megatron-LM's
+--global-batch-size): data · micro-batch · accumulation = global batch, the accumulation a whole
+number >= 1 (Megatron-LM's num_microbatches = global_batch_size / (micro_batch_size ·
+data_parallel_size), which it requires to be whole), so no layout needs more sequences per step
+than the global batch; context-parallel ranks share one sequence and add none. The tokens per
+step are global_batch · seq_len.
+
 Ranking (stated, as in the CLI): fewest devices per model replica (tensor · pipeline ·
 context: less model-parallel communication), then least recompute (none, selective, op, full:
 fewer FLOPs), then the largest micro-batch, then the lowest ZeRO stage, then the fewest
@@ -49,6 +56,12 @@ MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor sea
 RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.physics.flops)
 MICRO_BATCHES = (1, 2, 4)
 MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
+# The default global batch of the fit and plan commands: 1,024 sequences of 4,096 tokens (4,194,304
+# tokens), Llama 2's batch at every size from 7B to 70B (Touvron et al. 2023, arXiv:2307.09288 §2.2:
+# "a global batch-size of 4M tokens", context 4,096) and Llama 3 405B's first stage (Llama Team 2024,
+# arXiv:2407.21783 §3.4.1: 4M tokens at 4,096, then 8M at 8,192, then 16M tokens).
+DEFAULT_GLOBAL_BATCH = 1024
+DEFAULT_SEQ_LEN = 4096
 COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
 BYTES = ("weights", "gradients", "optimizer", "master", "activations", "total", "headroom")
 
@@ -88,6 +101,8 @@ class Layouts:
     nearest: dict[str, Any] | None = None
     would_fit: tuple[str, ...] = field(default=())
     devices_to_fit: int | None = None
+    accumulation: np.ndarray | None = None  # gradient-accumulation steps per layout (with a global batch)
+    global_batch: int | None = None         # sequences per optimizer step (None: not constrained)
 
     def __len__(self) -> int:
         return int(self.total.shape[0])
@@ -95,7 +110,11 @@ class Layouts:
     def rows(self) -> list[dict[str, Any]]:
         """One dict per layout (counts as ints, recompute as text, bytes as floats)."""
         names = [f.name for f in fields(self)][:16]
-        return [_row(self, names, i) for i in range(len(self))]
+        rows = [_row(self, names, i) for i in range(len(self))]
+        if self.accumulation is not None:
+            for row, acc in zip(rows, self.accumulation, strict=True):
+                row["accumulation"] = int(acc)
+        return rows
 
 
 def _row(lay: Any, names: list[str], i: int) -> dict[str, Any]:
@@ -148,8 +167,10 @@ def _options(name: str, value: Any, default: tuple, allowed: tuple | None = None
     return tuple(dict.fromkeys(_count(name, v) for v in items))
 
 
-def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int) -> tuple[np.ndarray, ...]:
-    """Every (tensor, pipeline, virtual, context, expert, data) the shape allows, flat arrays."""
+def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int,
+          batch: int | None = None) -> tuple[np.ndarray, ...]:
+    """Every (tensor, pipeline, virtual, context, expert, data) the shape allows, flat arrays; with a
+    global `batch` (sequences), only data-parallel sizes that divide it (micro-batch 1 at least)."""
     heads, kv = shape["n_heads"], shape.get("n_kv_heads") or shape["n_heads"]
     L, experts = shape["n_layers"], shape.get("n_experts", 1)
     divs = _divisors(n)
@@ -164,6 +185,8 @@ def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int) -> tuple[np.
     T, P, V, C, E = T[ok], P[ok], V[ok], C[ok], E[ok]
     D = n // (T * P * C)
     ok = (D * C) % E == 0
+    if batch is not None:
+        ok &= batch % D == 0
     return T[ok], P[ok], V[ok], C[ok], E[ok], D[ok]
 
 
@@ -246,7 +269,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
                 zero_stages: Any = ZERO_STAGES, context_parallel: Any = None,
                 zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = None,
                 method: str = "full", trainable: Any = None, loss: str = "standard",
-                table: DeviceTable | None = None) -> Layouts:
+                table: DeviceTable | None = None, global_batch: Any = None, explain: bool = True) -> Layouts:
     """The layouts of `devices` devices on which `model` trains within `device`'s usable memory.
 
     `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
@@ -259,7 +282,10 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     tokens per rank), `zero_stages`; tensor, pipeline (any depth up to the layer count), virtual
     stages (1-8) and expert parallel always. `method`: full, lora or qlora (`trainable` as in
     `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
-    "standard", "parallel" or "fused" (calc.physics.activations). Constraints and ranking: module doc.
+    "standard", "parallel" or "fused" (calc.physics.activations). `global_batch`: sequences per optimizer
+    step (None: not constrained); only layouts whose data · micro-batch divides it are listed, each
+    with its whole `accumulation`. `explain` False: no nearest miss nor devices_to_fit when nothing
+    fits (a search that only wants the layouts). Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
     shape = preset.shape
@@ -267,6 +293,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
     if trainable is not None:  # lora and qlora only; checked whatever the method, against the model's parameters
         check_trainable(trainable, float(preset.params().total))
     seq = _count("seq_len", seq_len, limit=2 ** 30)
+    batch = None if global_batch is None else _count("global_batch", global_batch, limit=2 ** 40)
     o = {"seq_len": seq, "sequence_parallel": sequence_parallel, "flash_attention": flash_attention,
          "optimizer": choice("optimizer", optimizer, OPTIMIZERS), "grad_bytes": positive("grad_bytes", grad_bytes),
          "zero3_buffers": zero3_buffers, "method": choice("method", method, METHODS[:3]), "loss": loss,
@@ -288,19 +315,22 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
         # searched context sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)
         contexts = (fixed if context_parallel is not None else tuple(
             int(x) for x in _divisors(count) if x <= 64 and seq >= MIN_CONTEXT_CHUNK * x) or (1,))
-        cands = _grid(shape, count, contexts, seq)
+        cands = _grid(shape, count, contexts, seq, batch)
         if not cands[0].size:
             none = np.zeros((len(stages), len(modes), len(batches), 0))
             parts = {k: np.zeros((len(stages), 0)) for k in ("weights", "gradients", "optimizer", "master", "total")}
             parts.update(activations=np.zeros((len(modes), len(batches), 0)), sum=none)
             return cands, parts, none.astype(bool), none.astype(bool)
         parts, real = _evaluate(preset, cands, stages, modes, batches, o)
+        if batch is not None:  # data · micro-batch divides the global batch: whole accumulation >= 1
+            allowed = batch % (cands[5][None, :] * np.asarray(batches)[:, None]) == 0   # (batches, K)
+            real = real & allowed[None, None]
         return cands, parts, real, real & (parts["sum"] <= cap)
 
     cands, parts, real, fit = search(n)
     more = None  # when nothing fits: the fewest devices, n doubled, on which something does
     count = 2 * n
-    while not fit.any() and more is None and count <= MAX_FIT_DEVICES:
+    while explain and not fit.any() and more is None and count <= MAX_FIT_DEVICES:
         more = count if search(count)[3].any() else None
         count *= 2
     cols, picked = _columns(cands, parts, np.flatnonzero(fit.reshape(-1)), stages, modes, batches)
@@ -312,12 +342,14 @@ def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
         rank = rank * size + key
     order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
     order = order[np.argsort(rank[order], kind="stable")]
-    nearest, would = _nearest(cands, parts, real, fit, stages, modes, batches, reserve_gib, table or catalog())
+    nearest, would = (_nearest(cands, parts, real, fit, stages, modes, batches, reserve_gib, table or catalog())
+                      if explain else (None, ()))
     counts = {k: cols[k][order] for k in COUNTS}
+    acc = None if batch is None else batch // (counts["data"] * counts["micro_batch"])
     return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
                    **{k: picked[k][order] for k in BYTES[:-1]}, headroom=cap - picked["total"][order],
                    memory_bytes=cap, capacity_bytes=capacity, reserve_bytes=reserve,
-                   nearest=nearest, would_fit=would, devices_to_fit=more)
+                   nearest=nearest, would_fit=would, devices_to_fit=more, accumulation=acc, global_batch=batch)
 
 
 def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: np.ndarray, stages: tuple,

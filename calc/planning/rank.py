@@ -1,24 +1,27 @@
 """Ranked plans: which device, price and device count finishes by the deadline at the lowest cost, and fits.
 
-For every device of the catalog (or those named) and every price offering for its hardware (one
-option per provider, offering and plan, each priced by its own row of prices.csv: its price,
-source and as_of; or the price given, or owned hardware): the fewest devices for the deadline
-(calc.devices_for) with a layout that fits (calc.fit_layouts at the usable memory,
-for a model with a shape), and the Budget there: days and cost low / expected / high. Units: days,
-hours, USD, counts.
+For every device of the catalog (or those named) and every price offering for its hardware as it is
+sold (calc.planning.offers: one option per provider, offering and plan, each priced by its own row
+of prices.csv; whole instances of the offering, TPU slices in the shapes sold, a single-device
+offering only for a one-device job; spot prices only when asked for; or the price given, or owned
+hardware): the fewest devices for the deadline (calc/planning/inverse.py) with a layout that fits
+and that the global batch allows (calc.physics.fit.fit_layouts at the usable memory, for a model
+with a shape: data parallel x micro-batch x accumulation = the global batch), and the Budget there:
+days and cost low / expected / high. Units: days, hours, USD, counts.
 
 The counts considered (counts_considered()): that fewest count n and its doublings n·2^k, the same
-layout with the data-parallel size doubled (a valid layout: tensor, pipeline, context and expert
-sizes unchanged, so every constraint of calc.physics.fit still holds, and bytes per device do not grow
-with data parallelism; each count's fit is still checked), up to max(n, MAX_PLAN_DEVICES), the
-largest device count of the published runs the utilization prior was fitted on (beyond it the
-prior extrapolates). The utilization prior moves with the device count (expected ∝ devices^b,
-calc.prior.utilization.Coefficients.devices_exponent: b > 0 today, so more devices are faster AND cheaper), so
-the deadline's fewest count is not the cheapest plan: every count is a plan, evaluated in one
-calc.budget call over the counts (arrays) per device and price. The headline (headline()) answers
-from all of them, whatever the sign of b: "fastest within budget" is the fewest days among the
-feasible plans whose cost fits the budget, "cheapest by the deadline" the least cost among the
-feasible plans (feasible: fits and meets the deadline at the case asked, with a price).
+layout with the data-parallel size doubled and the accumulation halved (a valid layout: tensor,
+pipeline, context and expert sizes unchanged, so every constraint of calc/physics/fit.py still holds, bytes
+per device do not grow with data parallelism, and the global batch is never exceeded: the doublings
+stop where the accumulation would no longer be whole), up to max(n, MAX_PLAN_DEVICES), the largest
+device count of the published runs the utilization prior was fitted on. The prior's utilization
+rises with the device count across published runs (expected ∝ devices^b, b > 0 today); one job
+scaled out does not gain it (every measured scale-out at a fixed model loses efficiency), so the
+doublings hold the fewest count's prior (a UtilizationPrior given, which does not move with the
+count): at one device and price more devices never cost less. The headline (headline()):
+"fastest within budget" is the fewest days among the feasible plans whose cost fits the budget,
+"cheapest by the deadline" the least paid among the feasible plans (Plan.paid: a 1- or 3-year
+price's whole commitment unless the capacity is already committed), then the fewest devices.
 
 The questions the other way round (devices for days, tokens for a budget) live in calc.planning.inverse;
 this module re-exports them, so `calc.devices_for` and the rest keep working.
@@ -33,16 +36,16 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import positive
+from ..base.checks import positive, whole
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
 from ..compose.ranges import prior_device, wants_prior
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
-from ..money import prices
 from ..money.totals import GIB
-from ..physics.fit import MAX_FIT_DEVICES, fit_layouts
+from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, MAX_FIT_DEVICES, fit_layouts
 from ..prior.runs import load_runs
+from . import offers
 from .inverse import (
     CASES,
     EXACT,
@@ -73,6 +76,8 @@ class Plan:
     note: str = ""
     ranged: bool = True  # figures as low / expected / high (utilization from the prior)
     at: int | None = None
+    term_years: float = 0.0  # a 1- or 3-year price: a commitment of that term (calc.planning.offers)
+    committed: bool = False  # the capacity is already committed: the job pays its share only
 
     @property
     def job(self) -> Job | None:
@@ -87,6 +92,20 @@ class Plan:
         """days or cost_usd at the plan's case (None where the plan has none)."""
         value = self.value(name)
         return None if value is None else float(pick(value, self.case if isinstance(value, Span) else None))
+
+    def commitment(self) -> float | None:
+        """USD the commitment of a 1- or 3-year price costs at the plan's case (offers.commitment_usd:
+        devices x rate x the term's hours); None without a term or a price."""
+        b, hours = self.budget, self.figure("hours")
+        if not self.term_years or b is None or b.usd_per_device_hour is None or hours is None:
+            return None
+        return offers.commitment_usd(self.devices, float(b.usd_per_device_hour), self.term_years, hours)
+
+    def paid(self) -> float | None:
+        """What the team pays at the plan's case: the commitment where the price is one (unless the
+        capacity is already committed), else the job's cost."""
+        held = None if self.committed else self.commitment()
+        return self.figure("cost_usd") if held is None else held
 
     def row(self) -> dict[str, Any]:
         """Flat keys with units for a table, JSON or CSV; ranges as <figure>_low/_expected/_high."""
@@ -108,10 +127,12 @@ class Plan:
                 row.update({f"{name}_{c}": _num(v) for c, v in zip(CASES, three, strict=True)})
             else:
                 row[name] = _num(value)
+        row.update(commitment_years=self.term_years or None, commitment_usd=self.commitment(),
+                   committed=self.committed, paid_usd=self.paid())
         return {**row, "feasible": self.feasible, "within_budget": self.within_budget, "note": self.note}
 
 
-LAYOUT_KEYS = ("tp", "pp", "cp", "ep", "dp", "zero_stage")
+LAYOUT_KEYS = ("tp", "pp", "cp", "ep", "dp", "zero_stage", "micro_batch", "accumulation")
 SEARCH_STEPS = 48  # device counts tried past the lower bound for a layout that fits
 
 
@@ -135,63 +156,19 @@ def _num(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def price_options(device: str, price: Any = None, own: Owned | None = None,
-                  table: DeviceTable | None = None) -> list[tuple[Any, str]]:
-    """(price for a Job, label) pairs for `device`: the one given (a number or PROVIDER:PLAN[:OFFERING]),
-    else the device row's own price and one option per provider, offering and plan of the price rows
-    for its hardware (the newest row of an offering, then the cheapest, as calc.lookup_price), each
-    priced by that row: the spec "provider:plan:offering" (calc.money.prices.spec_for); owned last."""
-    table = catalog() if table is None else table
-    if isinstance(price, str) and ":" not in price:
-        price = float(price) if _is_number(price) else f"{price}:on_demand"
-    if price is not None and not isinstance(price, str):
-        found = [(float(positive("price", price)), f"{float(price):g} USD per device-hour (given)")]
-    elif isinstance(price, str):
-        provider, plan = prices.parse_spec(price)  # an unknown provider or plan is refused here
-        named = prices.offering(price).lower()
-        rows = [r for r in prices.find(device, provider, plan, table) if not named or r.offering.lower() == named]
-        found = [_option(prices.lookup(price, device, table)[0], plan)] if rows else []
-    else:
-        own_price = table.get(device).usd_per_device_hour
-        found = [] if own_price is None else [(None, "the device row's own price")]
-        best: dict[tuple[str, str, str], prices.Price] = {}
-        for r in prices.find(device, table=table):
-            for p in (p for p in prices.PLANS if p in r.usd):
-                key, held = (r.provider, r.offering.lower(), p), best.get((r.provider, r.offering.lower(), p))
-                if held is None or (r.as_of, -r.usd[p]) > (held.as_of, -held.usd[p]):
-                    best[key] = r
-        found += [_option(r, p) for (_, _, p), r in best.items()]
-    if own is not None and table.get(device).watts is not None:
-        found.append((own, own.label()))
-    return found
-
-
-def _option(row: prices.Price, plan: str) -> tuple[str, str]:
-    """A row's option: the spec that prices by that row, and the label calc.budget gives it."""
-    return prices.spec_for(row, plan), f"{row.provider}:{plan} {row.offering}"
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _fit_count(job: Job, preset: ModelPreset, n0: float, step: float, table: DeviceTable,
-               cache: dict[tuple[Any, ...], Any]) -> tuple[float, Any]:
-    """The first count from n0 (in `step`s) with a layout that fits, and that layout (first row of
-    calc.fit_layouts at the usable memory: the most headroom); (inf, None) within SEARCH_STEPS (or
-    past calc.physics.fit.MAX_FIT_DEVICES)."""
+def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
+               cache: dict[tuple[Any, ...], Any], batch: int, seq: int) -> tuple[float, Any]:
+    """The first count sold from n0 (offers.sold_counts under `rule`) with a layout that fits and that
+    the global batch allows, and that layout (first row of calc.fit_layouts at the usable memory, in
+    its memory ranking); (inf, None) within SEARCH_STEPS counts (or past MAX_FIT_DEVICES)."""
     usable = usable_bytes(job.device, table)
-    for k in range(SEARCH_STEPS):
-        n = n0 + k * step
-        if n > MAX_FIT_DEVICES:
+    for k, n in enumerate(offers.sold_counts(n0, *rule)):
+        if k >= SEARCH_STEPS or n > MAX_FIT_DEVICES:
             break
-        key = (preset.name, usable, n)
+        key = (preset.name, usable, n, batch, seq)
         if key not in cache:
-            cache[key] = fit_layouts(preset, job.device, int(n), memory_gib=usable / GIB, table=table)
+            cache[key] = fit_layouts(preset, job.device, int(n), memory_gib=usable / GIB, table=table,
+                                     seq_len=seq, global_batch=batch, explain=False)
         if len(cache[key]):
             return n, cache[key]
     return math.inf, None
@@ -204,25 +181,52 @@ def _too_many(days: float, n0: float) -> str:
             f"{MAX_FIT_DEVICES:,} the planner considers")
 
 
-def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTable,
-                 cache: dict[tuple[Any, ...], Any]) -> tuple[float, Job | None, dict[str, int] | None, str]:
-    """(fewest devices, the job at that count and layout, the layout, a note) for one device."""
+def _device_plan(job: Job, days: float, case: str, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
+                 cache: dict[tuple[Any, ...], Any], batch: int = DEFAULT_GLOBAL_BATCH,
+                 seq: int = DEFAULT_SEQ_LEN) -> tuple[float, Job | None, dict[str, int] | None, str]:
+    """(fewest devices sold under `rule`, the job at that count and layout with its utilization held,
+    the layout, a note) for one device."""
+    key = ("device plan", job.device, days, case, rule, batch, seq)
+    if key not in cache:
+        cache[key] = _held(*_device_plan_at(job, days, case, rule, table, cache, batch, seq))
+    return cache[key]
+
+
+def _held(n: float, at: Job | None, layout: dict[str, int] | None, note: str) -> tuple[Any, ...]:
+    """The plan with its own prior's utilization held (a UtilizationPrior given does not move with the
+    device count): the doublings of its count then cost no less (the prior's rise with devices is
+    across published runs, not what scaling one job out gives)."""
+    if at is not None and isinstance(at.utilization, str) and wants_prior(at.utilization):
+        at = at.with_(utilization=budget(at).prior)
+    return n, at, layout, note
+
+
+def _device_plan_at(job: Job, days: float, case: str, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
+                    cache: dict[tuple[Any, ...], Any], batch: int,
+                    seq: int) -> tuple[float, Job | None, dict[str, int] | None, str]:
     states = job.with_(zero_stage=3)  # model states only, all sharded: a lower bound for any layout
-    n0 = devices_for(states, days, case=case, node=node)
+    n0 = devices_for(states, days, case=case, node=rule[0])
+    if math.isfinite(n0) and rule[1]:  # a TPU: the first slice shape sold at or above it
+        n0 = next(offers.sold_counts(n0, *rule))
     if not math.isfinite(n0):
         return math.inf, None, None, "does not fit in memory"
     if n0 > MAX_FIT_DEVICES:  # with a shape or without: the same bound (a params-only job had none)
         return math.inf, None, None, _too_many(days, n0)
     preset = job.model
     if preset is None or not preset.has_shape:
-        layout = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": int(n0), "zero_stage": 3}
-        return n0, states.with_(devices=n0), layout, "model states only (no shape: no activations)"
-    n, found = _fit_count(job, preset, n0, float(node), table, cache)
+        layout = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": int(n0), "zero_stage": 3, "micro_batch": None,
+                  "accumulation": None}
+        over = "" if n0 <= batch else f"; {n0:,.0f} devices exceed the global batch's {batch:,} sequences"
+        return n0, states.with_(devices=n0), layout, ("model states only (no shape: no activations; doublings up "
+                                                      f"to one sequence per device a step{over})")
+    n, found = _fit_count(job, preset, n0, rule, table, cache, batch, seq)
     if found is None:
-        return math.inf, None, None, f"no layout fits on {n0:g} to {n0 + (SEARCH_STEPS - 1) * node:g} devices"
-    i = 0  # the layout with the most headroom
+        return math.inf, None, None, (f"no layout fits and divides the global batch of {batch:,} sequences on "
+                                      f"{SEARCH_STEPS} counts sold from {n0:,.0f} devices")
+    i = 0  # the first layout of fit's memory ranking
     layout = {"tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "cp": int(found.context[i]),
-              "ep": int(found.expert[i]), "dp": int(found.data[i]), "zero_stage": int(found.zero[i])}
+              "ep": int(found.expert[i]), "dp": int(found.data[i]), "zero_stage": int(found.zero[i]),
+              "micro_batch": int(found.micro_batch[i]), "accumulation": int(found.accumulation[i])}
     at = job.with_(devices=n, tensor_parallel=float(found.tensor[i]), pipeline_parallel=float(found.pipeline[i]),
                    context_parallel=float(found.context[i]), expert_parallel=float(found.expert[i]),
                    zero_stage=float(found.zero[i]),
@@ -230,10 +234,15 @@ def _device_plan(job: Job, days: float, case: str, node: float, table: DeviceTab
     return n, at, layout, ""
 
 
-def counts_considered(n: float) -> np.ndarray:
-    """The device counts planned from the deadline's fewest n: n·2^k up to max(n, MAX_PLAN_DEVICES)."""
+def counts_considered(n: float, accumulation: int | None = None) -> np.ndarray:
+    """The device counts planned from the deadline's fewest n: n·2^k up to max(n, MAX_PLAN_DEVICES),
+    data parallelism doubled; with the layout's `accumulation`, only while it halves to a whole number
+    (the global batch never exceeded)."""
     top = max(n, max_plan_devices())
-    return n * 2.0 ** np.arange(math.floor(math.log2(top / n) + 1e-9) + 1)
+    k = math.floor(math.log2(top / n) + 1e-9)
+    if accumulation:
+        k = min(k, (accumulation & -accumulation).bit_length() - 1)  # the power of two in the accumulation
+    return n * 2.0 ** np.arange(k + 1)
 
 
 def _candidates(names: Any, table: DeviceTable) -> list[str]:
@@ -247,15 +256,21 @@ def _candidates(names: Any, table: DeviceTable) -> list[str]:
 
 def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset | None = None,
                devices: Any = None, price: Any = None, own: Owned | None = None, utilization: Any = "prior",
-               case: str = "expected", node: Any = 1, budget_usd: Any = None, goodput: Any = None,
-               table: DeviceTable | None = None) -> list[Plan]:
+               case: str = "expected", node: Any = None, budget_usd: Any = None, goodput: Any = None,
+               table: DeviceTable | None = None, global_batch: Any = DEFAULT_GLOBAL_BATCH,
+               seq_len: Any = DEFAULT_SEQ_LEN, spot: bool = False, committed: bool = False) -> list[Plan]:
     """Every device (the 16-bit row of each catalog hardware with memory, or `devices` named) x every price option
-    (price_options) x the counts considered (module doc: the fewest devices that meet `days` at `case` on a layout
-    that fits, and its doublings), one calc.budget call over the counts per device and price: feasible plans
-    first, then by cost at `case` (no price last), then days. `goodput` as Job.goodput (None: the prior's)."""
+    as sold (price_options, calc.planning.offers: whole instances, TPU slices; spot prices only with `spot`) x the
+    counts considered (module doc: the fewest devices that meet `days` at `case` on a layout that fits and that
+    `global_batch` sequences of `seq_len` tokens allow, and its doublings at that count's utilization), one
+    calc.budget call over the counts per device and price: feasible plans first, then by what the team pays at
+    `case` (Plan.paid: a 1- or 3-year price's whole commitment unless `committed`; no price last), then the
+    fewest devices. `node` (None: each offering's instance) makes counts multiples of it too. `goodput` as
+    Job.goodput (None: the prior's)."""
     table = catalog() if table is None else table
     days = float(positive("days", days))
-    node = float(node_size(node))
+    node = None if node is None else int(node_size(node))
+    batch, seq = int(whole("global_batch", global_batch)), int(whole("seq_len", seq_len))
     case = _case(case) or "expected"
     budget_usd = None if budget_usd is None else float(positive("budget_usd", budget_usd))
     base = Job(params=None if model is not None else params, model=model, tokens=tokens,
@@ -264,18 +279,37 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     plans: list[Plan] = []
     ranged = wants_prior(utilization)
     names = _candidates(devices, table)
-    unpriced = _unpriced(price, names, table)
+    unpriced = offers.unpriced(price, names, table)
     for name in names:
-        n, at, layout, note = _device_plan(base.with_(device=name), days, case, node, table, cache)
-        counts = counts_considered(n) if at is not None else np.array([n])
-        for spec, label in price_options(name, price, own, table) or [(None, "no price")]:
-            b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=spec))
-            plans += _plans(name, label, counts, layout, b, days, case, budget_usd, note, ranged,
-                            unpriced.get(name, "no price"))
+        job = base.with_(device=name)
+        options = [offers.offer(spec, label, name, table)
+                   for spec, label in offers.price_options(name, price, own, table)]
+        options = [o for o in options if spot or o.plan != "spot"] or [offers.Offer(None, "no price")]
+        for o in options:
+            n, at, layout, note = _device_plan(job, days, case, o.rule(node), table, cache, batch, seq)
+            if o.single and at is not None and n > 1:  # sold one device per instance: no multi-node job
+                plans += _plans(name, o, np.array([n]), layout, None, days, case, budget_usd,
+                                f"{o.label} is sold one device per instance (prices.csv devices_per_instance 1): "
+                                f"not for a job of {n:,.0f} devices", ranged, committed=committed)
+                continue
+            counts = counts_considered(n, _accumulation(layout, n, batch)) if at is not None else np.array([n])
+            counts = counts[[offers.is_sold(c, *o.rule(node)) for c in counts]] if len(counts) > 1 else counts
+            b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=o.spec))
+            plans += _plans(name, o, counts, layout, b, days, case, budget_usd, note, ranged,
+                            unpriced.get(name, "no price"), committed)
         if own is not None and table.get(name).watts is None:  # not costed: say why, in calc.budget's words
-            plans += _plans(name, own.label(), np.array([n]), layout, None, days, case, budget_usd,
-                            _unowned(base.with_(device=name, price=own)), ranged)
+            plans += _plans(name, offers.Offer(own, own.label()), np.array([math.inf]), None, None, days, case,
+                            budget_usd, _unowned(base.with_(device=name, price=own)), ranged)
     return sorted(plans, key=_rank)
+
+
+def _accumulation(layout: dict[str, Any] | None, n: float, batch: int) -> int | None:
+    """The accumulation the doublings may halve: the layout's; for a model without a shape (data parallel
+    n, no micro-batch known) the sequences per device at micro-batch 1, batch / n (at least 1: each
+    device takes a sequence a step), rounded down to a power of two."""
+    if layout is None or layout.get("accumulation"):
+        return None if layout is None else layout["accumulation"]
+    return 1 << max(0, int(batch // n).bit_length() - 1) if n <= batch else 1
 
 
 def _unowned(job: Job) -> str:
@@ -287,47 +321,35 @@ def _unowned(job: Job) -> str:
     return "owned hardware: not priced"  # not reached: a device without watts is refused
 
 
-def _unpriced(price: Any, names: list[str], table: DeviceTable) -> dict[str, str]:
-    """For a PROVIDER:PLAN[:OFFERING] price, why each device without a row for it has no price
-    (calc.lookup_price's words); refused in those words where no device planned has a row, as
-    calc.budget refuses the spec for one job."""
-    if not isinstance(price, str) or _is_number(price):
-        return {}
-    missing: dict[str, str] = {}
-    for name in names:
-        try:
-            prices.lookup(price, name, table)  # a bare provider: on_demand
-        except TrainingBudgetError as e:
-            missing[name] = str(e)
-    if names and len(missing) == len(names):
-        if len(names) == 1:
-            raise TrainingBudgetError(missing[names[0]])
-        raise TrainingBudgetError(f"price: no {prices.spec_words(price)} price for any of the {len(names)} devices "
-                                  f"planned (trainbudget prices lists each provider's offerings)")
-    return {name: f"no {prices.spec_words(price)} price for this device" for name in missing}
-
-
-def _plans(name: str, label: str, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,
+def _plans(name: str, o: offers.Offer, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,
            days: float, case: str, budget_usd: float | None, note: str, ranged: bool,
-           no_price: str = "no price") -> list[Plan]:
-    """One Plan per count of one device and price, from the Budget over the counts; a plan without a
-    price says so first (`no_price`: why), before the device's note."""
+           no_price: str = "no price", committed: bool = False) -> list[Plan]:
+    """One Plan per count of one device and price option `o`, from the Budget over the counts; a plan
+    without a price says so first (`no_price`: why), before the device's note. The k-th count doubles
+    the layout's data parallelism and halves its accumulation."""
     out = []
     for k, n in enumerate(counts):
         at = k if len(counts) > 1 else None
         lay = None if layout is None else {**layout, "dp": layout["dp"] * 2 ** k}
-        plan = Plan(name, label, float(n), lay, b, False, None, case, note, ranged, at)
+        if lay is not None and lay.get("accumulation"):
+            lay["accumulation"] = lay["accumulation"] // 2 ** k
+        plan = Plan(name, o.label, float(n), lay, b, False, None, case, note, ranged, at, o.term_years, committed)
         fits, hours, cost = plan.value("fits"), plan.value("hours"), plan.figure("cost_usd")
         ok = b is not None and bool(fits is not False) and float(pick(hours, case)) <= 24 * days * (1 + EXACT)
-        within = None if budget_usd is None else cost is not None and cost <= budget_usd
+        paid = plan.paid()
+        within = None if budget_usd is None else paid is not None and paid <= budget_usd
         why = note if cost is not None or b is None else "; ".join(filter(None, (no_price, note)))
-        out.append(Plan(name, label, float(n), lay, b, ok and cost is not None, within, case, why, ranged, at))
+        out.append(Plan(name, o.label, float(n), lay, b, ok and cost is not None, within, case, why, ranged, at,
+                        o.term_years, committed))
     return out
 
 
 def _rank(p: Plan) -> tuple[Any, ...]:
-    cost, days = p.figure("cost_usd"), p.figure("days")
-    return (not p.feasible, cost is None, cost or 0.0, days if days is not None else math.inf, p.device, p.devices)
+    """Feasible first, then what the team pays (to 9 significant digits: costs that differ only by
+    rounding tie), then the fewest devices, then the fewest days."""
+    paid, days = p.paid(), p.figure("days")
+    return (not p.feasible, paid is None, float(f"{paid:.9g}") if paid is not None else 0.0, p.devices,
+            days if days is not None else math.inf, p.device)
 
 
 def headline(plans: list[Plan], budget_usd: float | None = None) -> dict[str, Plan | None]:

@@ -31,8 +31,14 @@ from ..physics.memory import METHODS
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own", "model",
-                    "active_params", "method", "pue")   # model: a preset name (calc.model.shapes) in place of params;
-# method and pue as the workbook's Scenarios plans have them (blank: the command line's --method, --pue)
+                    "active_params", "method", "pue", "zero_stage", "tp", "pp", "cp", "ep", "seq_len",
+                    "global_batch")   # model: a preset name (calc.model.shapes) in place of params;
+# method and pue as the workbook's Scenarios plans have them (blank: the command line's --method, --pue);
+# zero_stage, tp, pp, cp, ep as --zero-stage, --tp, --pp, --cp, --ep (blank: the command line's); seq_len and
+# global_batch (sequences per step, as fit's and plan's --global-batch): the row's data parallel
+# (devices / (tp · pp · cp)) must divide the global batch (a whole accumulation at micro-batch 1)
+LAYOUT_COLUMNS = {"zero_stage": "zero_stage", "tp": "tensor_parallel", "pp": "pipeline_parallel",
+                  "cp": "context_parallel", "ep": "expert_parallel"}
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
 __all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
@@ -223,9 +229,42 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
                      utilization=_utilization(where, r.get("utilization"), utilization, used),
                      price=_price(where, r, price, own, tariff, occupancy, pue, used),
                      name=str(r.get("name", "")))
+    job = _layout(where, r, job)
     if filled is not None:
         for key in used:
             filled.add(key, i)
+    return job
+
+
+def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
+    """The row's zero_stage, tp, pp, cp, ep over the command line's (blank cells keep it), and its
+    seq_len and global_batch checked: the data-parallel size must divide the global batch."""
+    changes: dict[str, float] = {}
+    for column, field_name in LAYOUT_COLUMNS.items():
+        if column in r:
+            low = 0 if column == "zero_stage" else 1
+            value = parse_number(f"{where}: {column}", r[column], float(low))
+            if not value.is_integer() or value < low or (column == "zero_stage" and value > 3):
+                top = " and <= 3" if column == "zero_stage" else ""
+                raise TrainingBudgetError(f"{where}: {column} must be a whole number >= {low}{top} "
+                                          f"(got {show(r[column])})")
+            changes[field_name] = value
+    job = job.with_(**changes) if changes else job
+    sizes = {}
+    for column in ("seq_len", "global_batch"):
+        if column in r:
+            value = parse_number(f"{where}: {column}", r[column], 1.0)
+            if not value.is_integer() or value < 1:
+                raise TrainingBudgetError(f"{where}: {column} must be a whole number >= 1 (got {show(r[column])})")
+            sizes[column] = value
+    if "global_batch" in sizes:
+        replica = float(job.tensor_parallel) * float(job.pipeline_parallel) * float(job.context_parallel)
+        data = float(job.devices) / replica
+        if not data.is_integer() or sizes["global_batch"] % data:
+            raise TrainingBudgetError(
+                f"{where}: global_batch {int(sizes['global_batch']):,} sequences is not a whole number of steps of "
+                f"data parallel {data:g} (devices {float(job.devices):g} / (tp x pp x cp {replica:g})): each step "
+                "takes data parallel x micro-batch x accumulation sequences")
     return job
 
 

@@ -236,8 +236,10 @@ def _scalar_basis(fam: str | None, device: Any, p: float, n: float, moe: bool, p
            math.floor(math.log10(p)), math.floor(math.log10(n)), math.floor(math.log10(per_param)), beyond)
     hit = BASES.get(key)
     if hit is None:
-        fam_text = "" if fam is not None else (packaged_family(device)[1] if isinstance(device, str)
-                                               else "Published (family of the device unknown)")
+        # a device of unknown family, named as _device_family names it: from the job's own table (a measured
+        # row of a --catalog or workbook), which the packaged catalog need not hold
+        unknown = f"family of {device.strip()} unknown" if isinstance(device, str) else "family of the device unknown"
+        fam_text = "" if fam is not None else f"Published ({unknown})"
         if len(BASES) > 4096:
             BASES.clear()
         head = basis_text(fam, None if fam is None else packaged_prior(c.goodput).level(fam), fam_text, p, n, moe,

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
+from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN
 
 RECOMPUTE = ("none", "selective", "full")  # activation recomputation, Korthikanti et al. 2022 s.5
 
@@ -151,10 +152,9 @@ def _at(value: Any, i: int | None) -> str:
     return show(float(np.broadcast_to(value, _SHAPE).reshape(-1)[i]))
 
 
-# Defaults when a job gives no batch: Llama 2's pretraining, 4M tokens per step at 4K context
-# (Touvron et al. 2023, arXiv:2307.09288 §2.2: "a global batch-size of 4M tokens", context 4096).
-DEFAULT_SEQ_LEN = 4096
-DEFAULT_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024
+# Defaults when a job gives no batch: fit's (calc/physics/fit.py), Llama 2's pretraining, 4M tokens
+# per step at 4K context (Touvron et al. 2023, arXiv:2307.09288 §2.2).
+DEFAULT_GLOBAL_BATCH_TOKENS = DEFAULT_GLOBAL_BATCH * DEFAULT_SEQ_LEN
 BATCH_DEFAULT_WORDS = "batch 4M tokens of 4,096 (Llama 2's pretraining, arXiv:2307.09288 §2.2)"
 
 

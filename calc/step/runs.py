@@ -81,8 +81,8 @@ def fit_goodput(leave_out: str | None = None) -> Goodput:
     g = [v for _, v in runs]
     mid = math.exp(sum(math.log(v) for v in g) / len(g))
     names = ", ".join(f"{n} {v:.2f}" for n, v in runs)
-    basis = (f"goodput {mid:.2f} ({min(g):.2f}-{max(g):.2f}): whole-run utilization / steady-state MFU of the "
-             f"published runs that state both ({names}; calc/data/runs.csv)")
+    basis = (f"whole-run utilization / steady-state MFU of the published runs that state both ({names}; "
+             f"calc/data/runs.csv): {mid:.2f}, {min(g):.2f}-{max(g):.2f}")
     return Goodput(expected=mid, low=min(g), high=max(g), runs=runs, basis=basis)
 
 
