@@ -30,6 +30,7 @@ from .base.textfile import open_regular as open_user_file, read_text as read_use
 from .base.units import parse_count, parse_number, parse_share
 from .compose.budget import PRIOR_CAVEATS, Budget, Job, Owned, budget, usable_bytes
 from .compose.job import Span
+from .compose.layout_speed import RANKING as LAYOUT_RANKING, by_speed as layouts_by_speed, layout_steps
 from .compose.ranges import LABELS as RANGE_LABELS, SIXTEEN_BIT, prior_device, train_range
 from .compose.report import (
     SEED_DEVICES,
@@ -179,8 +180,8 @@ __all__ = [
     "backtest",
     "BACKTEST_GOALS",
     "Batch",
-    "budget",
     "Budget",
+    "budget",
     "budget_row",
     "budget_row_keys",
     "budget_rows",
@@ -217,8 +218,8 @@ __all__ = [
     "fit_goodput",
     "fit_layouts",
     "fit_step_constants",
-    "FLOPS_PER_PARAM_TOKEN",
     "flops_per_param_token",
+    "FLOPS_PER_PARAM_TOKEN",
     "GB",
     "GIB",
     "Goodput",
@@ -230,7 +231,10 @@ __all__ = [
     "Job",
     "job_prior",
     "layout_data_parallel",
+    "LAYOUT_RANKING",
+    "layout_steps",
     "Layouts",
+    "layouts_by_speed",
     "LLAMA3_GOODPUT",
     "load_config",
     "load_devices",

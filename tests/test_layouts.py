@@ -231,16 +231,21 @@ QWEN = str(Path(__file__).parent / "data" / "configs" / "Qwen3-30B-A3B.json")
 def test_fit_json_lists_what_calc_lists():
     proc = run_cli("fit", "--model", "Llama 3.1 70B", "--devices", "64", "--json", check=True)
     data = json.loads(proc.stdout)
-    want = fit_layouts("Llama 3.1 70B", H100, 64, global_batch=calc.DEFAULT_GLOBAL_BATCH).rows()  # the CLI's default
+    found = fit_layouts("Llama 3.1 70B", H100, 64, global_batch=calc.DEFAULT_GLOBAL_BATCH)  # the CLI's default
+    st = calc.layout_steps(found, calc.model_preset("Llama 3.1 70B"), H100, calc.DEFAULT_SEQ_LEN)
+    rows = found.rows()
+    want = [{**rows[i], "step_seconds": float(st.step_seconds[i]),
+             "tokens_per_second_per_device": float(st.tokens_per_second_per_device[i]),
+             "mfu": float(st.mfu_16bit[i])} for i in calc.layouts_by_speed(st)]  # fastest first
     assert data["layouts"] == want and data["memory_bytes"] == USABLE_H100
-    assert data["ranking"].startswith("ranked by memory, not by speed: fewest devices per replica")
+    assert data["ranking"] == calc.LAYOUT_RANKING
 
 
 def test_fit_text_and_config():
     out = run_cli("fit", "--config", QWEN, "--devices", "16", "--limit", "3", check=True).stdout
     assert out.startswith("Qwen3-30B-A3B on 16 x H100")
     assert len(out.splitlines()) == 3 + 3 + 1  # title, ranking rule, column heads; 3 rows; "... more"
-    assert out.splitlines()[1].startswith("Ranked by memory, not by speed: fewest devices per replica")
+    assert out.splitlines()[1].startswith("Ranked by the step model's tokens/s per device")
 
 
 def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_memory():

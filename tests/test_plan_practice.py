@@ -191,7 +191,7 @@ def test_fit_lists_only_layouts_the_batch_allows(capsys):
     assert not any(r["data"] == 16384 for r in data["layouts"])  # the old first row: 268M tokens a step
     code, out, _ = _cli(capsys, "fit", "--model", "Llama 3.1 405B", "--devices", "16384", "--limit", "1")
     assert code == 0 and "global batch 1,024 sequences x 4,096 tokens = 4,194,304 tokens per step" in out
-    assert "Ranked by memory, not by speed" in out
+    assert "Ranked by the step model's tokens/s per device" in out
 
 
 def test_plan_layouts_never_need_a_batch_beyond_the_global_batch(catalog_plans):

@@ -16,8 +16,7 @@ from .estimate import NumberType
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
-RANKING = ("ranked by memory, not by speed: fewest devices per replica (TP x PP x CP), then least recompute, "
-           "largest micro-batch, lowest ZeRO stage, fewest virtual stages, fewest bytes")
+RANKING = calc.LAYOUT_RANKING
 BATCH_HELP = ("Global batch in sequences per optimizer step (Megatron's --global-batch-size; tokens = this x "
               "--seq-len); only layouts with data parallel x micro-batch x accumulation = this, accumulation "
               "whole, are listed. Default 1,024 x 4,096 = 4M tokens: Llama 2's batch at every size "
@@ -82,12 +81,15 @@ def _gib(value: float) -> str:
 
 
 def _line(r: dict[str, Any]) -> str:
-    return (f"{r['tensor']:>3} {r['pipeline']:>3} {r['virtual']:>3} {r['context']:>3} {r['expert']:>4} "
+    speed = (f"{r['step_seconds']:>7.2f} {r['tokens_per_second_per_device']:>9,.0f} {r['mfu']:>4.0%} "
+             if "step_seconds" in r else "")
+    return (f"{speed}{r['tensor']:>3} {r['pipeline']:>3} {r['virtual']:>3} {r['context']:>3} {r['expert']:>4} "
             f"{r['data']:>6} {r['zero']:>4} {r['micro_batch']:>3} {r.get('accumulation', '-'):>5} {r['recompute']:>9} "
             f"{_gib(r['weights']):>7} {_gib(r['gradients']):>6} {_gib(r['optimizer'] + r['master']):>6} "
             f"{_gib(r['activations']):>6} {_gib(r['total']):>6} {_gib(r['headroom']):>6}")
 
 
+SPEED_HEADER = f"{'step s':>7} {'tok/s/dev':>9} {'MFU':>4} "
 HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO':>4} {'mb':>3} {'accum':>5} "
           f"{'recompute':>9} {'weights':>7} {'grads':>6} {'optim':>6} {'activ':>6} {'total':>6} "
           f"{'free':>6}  (GiB per device)")
@@ -141,7 +143,7 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
                              trainable=_trainable(trainable, preset),
                              grad_bytes=grad_bytes,
                              memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
-    rows = found.rows()
+    rows = _by_speed(found, preset, device, seq)
     if as_json:
         rep.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
                                "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
@@ -157,11 +159,24 @@ def fit(model_name: str | None, config_path: str | None, device: str, n_devices:
     if not rows:
         _miss(found)
         return
-    rep.echo(HEADER)
+    rep.echo(SPEED_HEADER + HEADER)
     for r in rows[:rows_shown]:
         rep.echo(_line(r))
     if len(rows) > rows_shown:
         rep.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
+
+
+def _by_speed(found: Any, preset: Any, device: str, seq_len: int) -> list[dict[str, Any]]:
+    """found's rows, fastest first by the step model, each with its step seconds, tokens/s per device
+    and MFU (calc.layout_steps); the memory order where the step model cannot time the device."""
+    rows = found.rows()
+    if not rows:
+        return rows
+    st = calc.layout_steps(found, preset, device, seq_len)
+    for i, r in enumerate(rows):
+        r.update(step_seconds=float(st.step_seconds[i]), tokens_per_second_per_device=float(
+            st.tokens_per_second_per_device[i]), mfu=float(st.mfu_16bit[i]))
+    return [rows[i] for i in calc.layouts_by_speed(st)]
 
 
 def _miss(found: Any) -> None:

@@ -11,6 +11,7 @@ residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..base.errors import TrainingBudgetError
@@ -38,11 +39,17 @@ def shape_of(preset: ModelPreset | None) -> Shape:
     sh, counts = preset.shape, preset.params()
     head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
     moe = (sh.get("n_experts") or 1) > 1
-    active = preset.published_active_params or float(counts.active_with_embedding)  # as calibrated
-    return Shape(params_active=active, params_total=preset.published_total_params or float(counts.total),
+    active = _published(preset.published_active_params, counts.active_with_embedding)  # as calibrated
+    return Shape(params_active=active, params_total=_published(preset.published_total_params, counts.total),
                  n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
                  kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
                  top_k=(sh.get("top_k") or 0) if moe else 0)
+
+
+def _published(published: Any, counted: Any) -> float:
+    """A preset's published count where it has one (the step model was calibrated on those), else its
+    count from the shape (a config.json gives none)."""
+    return float(published) if published is not None and math.isfinite(published) else float(counted)
 
 
 def layout_of(job: Any, devices: Any) -> Layout:

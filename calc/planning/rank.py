@@ -39,6 +39,7 @@ import numpy as np
 from ..base.checks import positive, whole
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
+from ..compose.layout_speed import by_speed, layout_steps
 from ..compose.ranges import prior_device, wants_prior
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
@@ -156,6 +157,15 @@ def _num(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
+def _fastest(found: Any, preset: ModelPreset, device: Any, seq: int, table: DeviceTable) -> int:
+    """The layout of `found` the step model times fastest (calc/compose/layout_speed.py); fit's first
+    (memory order) where the step model cannot time the device (a row without memory bandwidth)."""
+    try:
+        return int(by_speed(layout_steps(found, preset, device, seq, table))[0])
+    except TrainingBudgetError:
+        return 0
+
+
 def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
                cache: dict[tuple[Any, ...], Any], batch: int, seq: int) -> tuple[float, Any]:
     """The first count sold from n0 (offers.sold_counts under `rule`) with a layout that fits and that
@@ -223,7 +233,7 @@ def _device_plan_at(job: Job, days: float, case: str, rule: tuple[int, tuple[int
     if found is None:
         return math.inf, None, None, (f"no layout fits and divides the global batch of {batch:,} sequences on "
                                       f"{SEARCH_STEPS} counts sold from {n0:,.0f} devices")
-    i = 0  # the first layout of fit's memory ranking
+    i = _fastest(found, preset, job.device, seq, table)
     layout = {"tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "cp": int(found.context[i]),
               "ep": int(found.expert[i]), "dp": int(found.data[i]), "zero_stage": int(found.zero[i]),
               "micro_batch": int(found.micro_batch[i]), "accumulation": int(found.accumulation[i])}

@@ -1,7 +1,7 @@
 """The layout part: how a job's devices split the model and the batch (all degrees broadcast).
 
 Identity (Narayanan et al. 2021, arXiv:2104.04473 s.2; Korthikanti et al. 2022 s.4):
-devices = tp x pp x cp x dp, expert parallelism lives inside dp (ep divides dp), and the global
+devices = tp x pp x cp x dp, expert parallelism lives inside dp x cp (ep divides it, as in fit), and the global
 batch gives every data-parallel rank B / (s x dp) sequences, cut into micro-batches of `micro_batch`
 sequences: m = B / (s x dp x b) per step (a pipeline needs m >= 1; a context-parallel group shares
 its sequences, so CP does not multiply the sequences needed).
@@ -88,8 +88,8 @@ class Layout:
                        f"tp x pp x cp={_at(group, i)})"),
             ((self.pp == 1) & (self.vpp > 1), "vpp",
              lambda i: f"vpp must be 1 without a pipeline (got vpp={_at(self.vpp, i)}, pp=1)"),
-            (dp % self.ep != 0, "ep",
-             lambda i: f"ep must divide the data-parallel degree {_at(dp, i)} (got ep={_at(self.ep, i)})"),
+            ((dp * self.cp) % self.ep != 0, "ep",
+             lambda i: f"ep must divide data x context parallel {_at(dp * self.cp, i)} (got ep={_at(self.ep, i)})"),
             (self.global_batch_tokens % self.seq_len != 0, "global_batch_tokens",
              lambda i: f"global_batch_tokens must be whole sequences of seq_len={_at(self.seq_len, i)} "
                        f"(got global_batch_tokens={_at(self.global_batch_tokens, i)})"),
@@ -111,7 +111,7 @@ class Layout:
         """The rules of _check_products on plain floats: True when all hold (else the array path words it)."""
         group = self.tp * self.pp * self.cp
         dp = self.devices / group
-        return (self.devices % group == 0 and not (self.pp == 1 and self.vpp > 1) and dp % self.ep == 0
+        return (self.devices % group == 0 and not (self.pp == 1 and self.vpp > 1) and (dp * self.cp) % self.ep == 0
                 and self.global_batch_tokens % self.seq_len == 0 and self.seq_len % self.cp == 0
                 and self.global_batch_tokens / self.seq_len >= dp * self.micro_batch)
 

@@ -86,3 +86,18 @@ def test_the_text_names_the_step_and_its_parts() -> None:
 def test_step_refusals_name_what_is_wrong(args: list[str], words: str) -> None:
     proc = invoke("estimate", "--device", H100, *args)
     assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fit_ranks_by_the_step_models_speed_and_puts_metas_layout_near_the_top() -> None:
+    """Llama 3.1 405B on 16,384 H100 at a 16M-token batch of 8K sequences: rows fastest first by the
+    step model, and a TP8 PP16 layout (what Meta ran, arXiv:2407.21783 Table 4) among the first 10."""
+    out = json.loads(invoke("fit", "--model", "Llama 3.1 405B", "--devices", "16384", "--seq-len", "8192",
+                            "--global-batch", "2048", "--json", check=True).stdout)
+    rows = out["layouts"]
+    speeds = [r["tokens_per_second_per_device"] for r in rows]
+    assert speeds == sorted(speeds, reverse=True) and "step model" in out["ranking"]
+    assert any(r["tensor"] == 8 and r["pipeline"] == 16 for r in rows[:10])
+    assert all(r["data"] * r["micro_batch"] * r["accumulation"] == 2048 for r in rows)
+    found = calc.fit_layouts(calc.model_preset("Llama 3.1 405B"), H100, 16384, seq_len=8192, global_batch=2048)
+    st = calc.layout_steps(found, calc.model_preset("Llama 3.1 405B"), H100, 8192)
+    assert rows[0]["step_seconds"] == float(st.step_seconds[calc.layouts_by_speed(st)[0]])

@@ -1,0 +1,43 @@
+"""Layouts ranked by speed: the step model (calc.step) over every layout calc.fit_layouts lists, in
+one broadcasting call, so `fit` and `plan` can put first the layout that trains fastest, not the one
+that merely fits with the fewest devices per replica.
+
+Each fitting layout's tensor, pipeline, virtual, context and expert sizes, ZeRO stage, micro-batch
+and recompute become a calc.step Layout at the job's sequence length and global batch; torchtitan's
+op-level selective recompute ("op") is timed as selective (it recomputes about what Korthikanti et
+al. 2022 §5's selective recompute does). Ties keep fit's memory order (a stable sort).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..hardware.catalog import DeviceTable
+from ..model.shapes import ModelPreset
+from ..physics.fit import DEFAULT_GLOBAL_BATCH, Layouts
+from ..step import Layout, Step, hardware, step_time
+from .step_terms import shape_of
+
+RANKING = ("ranked by the step model's tokens/s per device (calc.step: compute, TP, CP, EP, the pipeline "
+           "bubble, exposed DP), then fit's memory order")
+
+
+def layout_steps(found: Layouts, preset: ModelPreset, device: Any, seq_len: int,
+                 table: DeviceTable | None = None) -> Step:
+    """The Step of every layout in `found` (arrays, in found's order) for `preset` on `device`, at
+    `seq_len` tokens and found's global batch (sequences; fit's default when it was not given)."""
+    devices = found.tensor * found.pipeline * found.context * found.data
+    batch = found.global_batch or DEFAULT_GLOBAL_BATCH
+    recompute = np.where(found.recompute == "op", "selective", found.recompute)
+    lay = Layout(devices=devices.astype(float), seq_len=float(seq_len), global_batch_tokens=float(batch * seq_len),
+                 tp=found.tensor.astype(float), pp=found.pipeline.astype(float), vpp=found.virtual.astype(float),
+                 cp=found.context.astype(float), ep=found.expert.astype(float), zero_stage=found.zero.astype(float),
+                 micro_batch=found.micro_batch.astype(float), recompute=recompute)
+    return step_time(shape_of(preset), lay, hardware(device, table))
+
+
+def by_speed(step: Step) -> np.ndarray:
+    """Indices of the layouts, fastest first (most tokens per second per device); ties stable."""
+    return np.argsort(-np.asarray(step.tokens_per_second_per_device, dtype=np.float64), kind="stable")
