@@ -6,8 +6,8 @@ dataclasses module, `_field_init` with frozen=True), about 50 ns a field here; a
 fields and one scalar question builds a Job, a Budget and a MemoryBreakdown.
 `fast_init` swaps in an __init__ with the same signature that fills the instance's __dict__
 directly: the same object (fields, repr, eq, replace, frozen against assignment), built faster.
-calc.budget builds a Budget by keyword, each of its 26 fields named (about 0.5 us more than by
-position, measured here: a reader's clarity is worth it).
+calc.budget builds a Budget from a dict of its fields by name (`Budget.of({...})`), which costs
+what a positional call does; keywords would be matched one by one (2.1 us against 1.3 us here).
 
 `fast_init(lazy=(...))` also lets those fields take a `Later`: a value worked out on its first
 read and kept (calc.budget's ranges of arrays of jobs: each figure's low / expected / high are
@@ -121,4 +121,18 @@ def _fast_init(cls: T, lazy: tuple[str, ...]) -> T:
         setattr(cls, name, _Deferred(name))
     if lazy:
         cls.__getstate__ = _getstate
+    cls.of = classmethod(_builder({f.name: f.default for f in fields if f.default is not dataclasses.MISSING}, lazy))
     return cls
+
+
+def _builder(defaults: dict[str, Any], lazy: tuple[str, ...]) -> Callable[..., Any]:
+    """`cls.of(fields)`: an instance from a dict of its fields by name (the defaults for those left
+    out), as fast as a positional call: a dict literal is one instruction, keywords are matched one
+    by one (measured here: 1.3 us against 2.1 us for the Budget's 27 fields). No __post_init__."""
+    moves = "".join(f"    if type(d[{name!r}]) is _Later:\n"
+                    f"        d.setdefault('_later', {{}})[{name!r}] = d.pop({name!r})\n" for name in lazy)
+    namespace = {"_Later": Later, "_defaults": defaults, "_new": object.__new__}
+    exec("def of(cls, values):\n    obj = _new(cls)\n    d = obj.__dict__\n"
+         "    if len(values) < len(cls.__dataclass_fields__):\n        d.update(_defaults)\n"
+         f"    d.update(values)\n{moves}    return obj\n", namespace)
+    return namespace["of"]

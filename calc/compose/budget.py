@@ -72,6 +72,7 @@ __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "bu
 # Usable device memory: one rule, calc/hardware/capacity.py (capacity less the larger of 3 GiB and 5%).
 GOODPUT_SOURCE = GOODPUT_BASIS  # the prior's goodput (calc.GOODPUT): fitted on the runs
 _tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/compose/job.py)
+_PRIOR_WORDS = ("prior", "prior:job")  # the common utilization texts: no further test for "step"
 NO_GOODPUT = "not counted: restarts and failures excluded; give goodput (--goodput) to count them"
 
 
@@ -242,7 +243,8 @@ def budget(job: Job) -> Budget:
         k = flops_per_param_token(job.method)  # written otherwise ("Inference"), or refused naming it
     flops = _flops(total, active, tokens, k)
     step = None
-    if type(job.utilization) is str and wants_step(job.utilization):  # the physics of the job's step
+    util = job.utilization
+    if util.__class__ is str and util not in _PRIOR_WORDS and wants_step(util):  # the physics of the job's step
         u, u_basis, g, g_basis, prior, factors, top, step = _step(job, flops / tokens, n, table)
     else:
         u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
@@ -273,12 +275,13 @@ def budget(job: Job) -> Budget:
     layout = {"tp": job.tensor_parallel, "pp": job.pipeline_parallel,
               "ep": job.expert_parallel, "cp": job.context_parallel,
               "dp": dp}
-    return Budget(job=job, device=device, flops=flops, params=total, active_params=active, memory=memory,
-                  layout=layout, usable_bytes=usable, fits=fits, headroom_bytes=headroom, hours=hours,
-                  days=days_of(hours), device_hours=device_hours, cost_usd=cost, energy_kwh=energy,
-                  utilization=u, utilization_basis=u_basis, goodput=g, goodput_basis=g_basis,
-                  usd_per_device_hour=usd, price_label=label, price_source=source, price_as_of=as_of,
-                  price_age_days=age, pue=pue, prior=prior, step=step)
+    return Budget.of({"job": job, "device": device, "flops": flops, "params": total, "active_params": active,
+                      "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits,
+                      "headroom_bytes": headroom, "hours": hours, "days": days_of(hours),
+                      "device_hours": device_hours, "cost_usd": cost, "energy_kwh": energy, "utilization": u,
+                      "utilization_basis": u_basis, "goodput": g, "goodput_basis": g_basis,
+                      "usd_per_device_hour": usd, "price_label": label, "price_source": source,
+                      "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior, "step": step})
 
 
 def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, top: float) -> tuple[Any, ...]:

@@ -27,7 +27,7 @@ METHOD = "step model"
 
 def wants_step(utilization: Any) -> bool:
     """True for utilization="step" (any case and spacing)."""
-    return isinstance(utilization, str) and utilization.strip().lower() == STEP_WORD
+    return utilization == STEP_WORD or (isinstance(utilization, str) and utilization.strip().lower() == STEP_WORD)
 
 
 def shape_of(preset: ModelPreset | None) -> Shape:
