@@ -84,7 +84,7 @@ def build(out: Path | str | None = None, table: calc.DeviceTable | None = None, 
     sheets.write_about(wb.create_sheet("About"))
     sheets.write_conf(wb["_xlwings.conf"])
     wb._sheets.sort(key=lambda ws: SHEETS.index(ws.title))
-    wb.active = 0
+    wb.active = SHEETS.index("Budget")  # opens where one types; the Summary is first in print order
     sheets.add_names(wb)
     out.parent.mkdir(parents=True, exist_ok=True)
     with package.locked(out):
