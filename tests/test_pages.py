@@ -73,7 +73,7 @@ def test_checks_comparison_chart_and_prior_tables_are_not_printed(built):
     for unprinted in ("Input checks", "Architecture (optional)", "How the prior is made"):
         assert next(c.row for c in ws["A"] if str(c.value).startswith(unprinted)) > last, unprinted
     assert ws._charts[0].anchor._from.row + 1 > last
-    assert next(c.column_letter for c in ws[4] if c.value == "Every device, the same job") > "C"
+    assert next(c.column_letter for c in ws[4] if c.value == budget_sheet.COMPARE_HEADING) > "C"
     for name in ("Prior_intercept", "Prior_span_params_low", native_prefixes(), "Input_error"):
         ref = wb.defined_names[name].attr_text.split("!")[1].replace("$", "")
         assert int(re.sub(r"\D", "", ref.split(":")[0])) > last, (name, ref)

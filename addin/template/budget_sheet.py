@@ -280,6 +280,7 @@ def _native(name: str, helpers: dict[str, str] | None = None, **fixed: str) -> s
 
 # device, TFLOP/s, hours, days, cost, price, whose price: beside the inputs
 COMPARE_COLS = ("E", "F", "G", "H", "I", "J", "K")
+COMPARE_HEADING = "Every device, the same job, at the typed utilization"  # its costs are what-ifs too
 COMPARE_HEADERS = ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)", "Price (USD/h)", "Price from")
 
 
@@ -288,7 +289,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     """Every Devices row on the same job: TFLOP/s, hours, days, cost at one price rule (the chosen
     device's row at the results' price, every other row at its own, else "no price"); a bar chart."""
     name_col, rate_col, hours_col, days_col, cost_col, price_col, whose_col = COMPARE_COLS
-    text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
+    text(ws, f"{name_col}{top}", COMPARE_HEADING, styles.HEADING)
     for col, header in zip(COMPARE_COLS, COMPARE_HEADERS, strict=True):
         style(ws[f"{col}{top + 1}"], font=styles.BOLD, fill=styles.HEADER_FILL).value = header
         ws[f"{col}{top + 1}"].alignment = styles.WRAP
