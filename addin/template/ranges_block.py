@@ -378,7 +378,7 @@ def position(d: calc.Device, table: calc.DeviceTable) -> float:
 
 
 COST_TO_BUDGET = "Cost to budget (expected)"  # the one cost to budget: Budget, Summary and the CLI say it so
-RANGE_NAMES = {"hours": "Hours", "device_hours": "Device_hours", "usd": "Cost", "kwh": "Energy"}
+RANGE_NAMES = {"hours": "Hours", "device_hours": "Fleet_hours", "usd": "Cost", "kwh": "Energy"}
 
 
 def cost_label(case: str) -> str:
@@ -387,7 +387,8 @@ def cost_label(case: str) -> str:
 
 
 def range_name(key: str, case: str) -> str:
-    """The defined name of a range row: Cost_expected, Hours_low, Device_hours_high, Energy_expected."""
+    """The defined name of a range row: Cost_expected, Hours_low, Fleet_hours_high (device-hours, as the
+    deadline's Fleet_hours_at_100; no name starts with a function's prefix such as DEVICE_), Energy_expected."""
     return f"{RANGE_NAMES[key]}_{case}"
 
 

@@ -1,8 +1,8 @@
 """The Summary sheet: page 1 of the printed budget, the page a finance reader signs.
 
 It reads the Budget's defined names only (the ranges' Cost_expected / Cost_low / Cost_high, Hours_*,
-Device_hours_*, Energy_*, the typed utilization's Cost_typed, Util_*, Goodput, Price_used, Price_date,
-Prior_basis): one sentence for the job, ONE cost to budget (the expected cost, with the published runs'
+Fleet_hours_* (device-hours), Energy_*, the typed utilization's Cost_typed, Util_*, Goodput, Price_used,
+Price_date, Prior_basis): one sentence for the job, ONE cost to budget (the expected cost, with the published runs'
 low-high band), what it would be at the typed utilization, hours, days, devices, energy, what it assumes
 and a signature block. Portrait, 100% scale, narrow enough for one A4 or Letter page (fonts 9 pt and up).
 Every formula is native and carries calc's value (ranges_block.budget, the Budget's own composer).
@@ -28,7 +28,7 @@ METHOD_WORDS = {"full": "Training of all weights", "lora": "LoRA fine-tune", "ql
                 "inference": "Inference"}
 # (name prefix, label, number format) of the table's rows: expected, low, high across
 TABLE = (("Hours", "Wall-clock hours", styles.HOURS), ("Days", "Days", '#,##0.0 "days"'),
-         ("Device_hours", "Device-hours", styles.DEVICE_HOURS), ("Energy", "Energy (kWh)", styles.KWH))
+         ("Fleet_hours", "Device-hours", styles.DEVICE_HOURS), ("Energy", "Energy (kWh)", styles.KWH))
 BAND_NOTE = ("Budget the expected cost. Low and high: the fast and slow edges of what published runs like "
              "this job reached (the runs' utilization band, below); hours and cost scale with 1 / utilization.")
 TYPED_NOTE = "the Budget's Results at the utilization typed there: a what-if, not the cost to budget"
@@ -146,7 +146,7 @@ def _figures(ws: Worksheet, cached: CachedCells, b: calc.Budget, typed: calc.Bud
     cost = r + 2
     cached.formula(ws, f"A{cost}", f'"{ranges_block.COST_TO_BUDGET}, "&Currency',
                    f"{ranges_block.COST_TO_BUDGET}, USD", font=FIGURE, fill=None)
-    spans = {"Hours": b.hours, "Days": b.days, "Device_hours": b.device_hours, "Energy": b.energy_kwh}
+    spans = {"Hours": b.hours, "Days": b.days, "Fleet_hours": b.device_hours, "Energy": b.energy_kwh}
     for col, case, j in (("B", "expected", 1), ("C", "low", 0), ("D", "high", 2)):
         _money(ws, cached, f"{col}{cost}", ranges_block.range_name("usd", case),
                ranges_block.money(None if b.cost_usd is None else b.cost_usd.as_tuple()[j]),
