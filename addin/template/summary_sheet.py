@@ -129,9 +129,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     r = _assumptions(ws, cached, ranged, v, table, r + 2)
     _signature(ws, r + 1)
     for row in range(3, ws.max_row):  # the empty rows before each heading: a small gap
-        if all(c.value is None for c in ws[row]) and not any(
-                str(m).split(":")[0][1:].isdigit() and int(str(m).split(":")[0][1:]) == row
-                for m in ws.merged_cells.ranges):
+        if all(c.value is None for c in ws[row]):  # a merged range's first cell holds its text
             ws.row_dimensions[row].height = SPACER
     _page(ws)
 
