@@ -76,13 +76,13 @@ def test_a_provider_without_a_price_for_the_hardware_is_refused_as_calc_refuses(
     with pytest.raises(calc.TrainingBudgetError) as e:
         calc.budget(ranges_block.job(_job_values({"Device": TPU}), calc.catalog(), price="lambda:on_demand"))
     said = "#VALUE! " + str(e.value).split(" (providers with prices for it")[0]
-    assert got["Wall-clock hours"] == said and got["Cost (USD)"] == said
+    assert got["Wall-clock hours"] == said and got["Cost at typed utilization (USD)"] == said
 
 
 @pytest.mark.parametrize("k", [1])
 def test_no_price_reads_no_price(books, k):
     got = _rows(books[k]["Budget"])
-    cost = next(label for label in got if label.startswith("Cost (") and label.endswith(")"))
+    cost = next(label for label in got if label.startswith(f"{budget_sheet.TYPED_COST} (") and label.endswith(")"))
     assert got[cost] == pieces.NO_PRICE
     assert all(got[label] == pieces.NO_PRICE for label in PRICED), {k: got[k] for k in PRICED}
     assert not any(isinstance(v, str) and v.startswith("#") for v in got.values()), [

@@ -93,7 +93,7 @@ def test_json_csv_and_text_equal_budget(args, job):
     else:
         cells = [c.strip() for c in text.split(b.device, 2)[2].splitlines()[0].split("  ") if c.strip()]
         assert cells == emit.table_row(b)[1:]  # the table row is the Budget's figures, formatted
-    assert f"{b.memory.total / GIB:,.1f} GiB per device" in text
+    assert f"{emit.gb_words(b.memory.total)} of " in text  # the header: '71.5 GB (66.6 GiB) of ... per device'
 
 
 def test_scenarios_rows_equal_budget(tmp_path):

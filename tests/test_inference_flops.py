@@ -240,7 +240,7 @@ def test_budget_sheet_inference_equals_calc(books):
     b = ranges_block.budget(v, table)
     full = ranges_block.budget({**v, "method": "full"}, table)
     assert named_value(books[0], "FLOPs_per_token") == KAPLAN_FORWARD
-    cost = next(label for label in got if label.startswith("Cost (") and label.endswith(")"))
+    cost = next(label for label in got if label.startswith(f"{budget_sheet.TYPED_COST} (") and label.endswith(")"))
     want = {"Training compute (FLOPs)": b.flops, "Wall-clock hours": b.hours, "Days": b.days,
             "Device-hours": b.device_hours, cost: b.cost_usd, "Energy (kWh)": b.energy_kwh}
     for label, value in want.items():

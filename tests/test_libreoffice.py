@@ -108,7 +108,7 @@ def test_a_budget_results_equal_calc(recalculated, built):
         "Devices needed to fit": calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"], **mem),
         "Wall-clock hours": hours, "Days": hours / 24,
         "Device-hours": calc.gpu_hours(v["params"], v["tokens"], v["device"], **job),
-        "Cost (USD)": calc.train_cost(v["params"], v["tokens"], v["device"],
+        "Cost at typed utilization (USD)": calc.train_cost(v["params"], v["tokens"], v["device"],
                                       usd_per_device_hour=v["usd_per_device_hour"], **job),
         "Energy (kWh)": calc.train_energy_kwh(v["params"], v["tokens"], v["device"], pue=v["pue"], **job),
     }
@@ -249,8 +249,8 @@ def test_fp8_row_price_reaches_the_ranges_and_the_scenarios(fp8_priced):
     b = ranges_block.budget(v, table, utilization="prior")
     assert b.usd_per_device_hour == FP8_PRICE
     for case, want in zip(("low", "expected", "high"), b.cost_usd.as_tuple(), strict=True):
-        assert _same(got[f"Cost, {case} (USD)"], float(want)), (case, got[f"Cost, {case} (USD)"], want)
-    assert _same(got["Cost (USD)"], float(ranges_block.budget(v, table).cost_usd))
+        assert _same(got[f"{ranges_block.cost_label(case)} (USD)"], float(want)), (case, want)
+    assert _same(got["Cost at typed utilization (USD)"], float(ranges_block.budget(v, table).cost_usd))
     plans = wb["Scenarios"]
     _, params, _, tokens, device, devices, util, _, pue = plan
     row = calc_plans.plan_row(params, tokens, device, devices=devices, utilization=util, pue=pue, table=table)

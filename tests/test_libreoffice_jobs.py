@@ -21,7 +21,7 @@ from tests.sheet_cases import set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native, pieces
-from trainbudget.addin.template import budget_sheet, model_block, prices_sheet, scenarios
+from trainbudget.addin.template import budget_sheet, model_block, prices_sheet, ranges_block, scenarios
 from trainbudget.calc.model import shapes as calc_models
 from trainbudget.calc.money import prices
 from trainbudget.calc.physics import flops as calc_flops
@@ -211,7 +211,7 @@ def expected_budget(job: dict) -> dict[str, object]:
         "Devices needed to fit": _try(calc.devices_needed, p, dev, zero_stage=job["zero_stage"],
                                       activations=job["activations"] * 1e9, table=t, **mem),
         "Wall-clock hours": b.hours, "Days": b.days, "Device-hours": b.device_hours,
-        f"Cost ({cur[0]})": cost(b.cost_usd),
+        f"{budget_sheet.TYPED_COST} ({cur[0]})": cost(b.cost_usd),
         "Energy (kWh)": pieces.NO_WATTS if b.energy_kwh is None else b.energy_kwh,  # the command line's word
     }
     assert math.isclose(b.hours, calc.train_hours(p, tok, dev, utilization=job["utilization"], devices=job["devices"],
@@ -221,7 +221,8 @@ def expected_budget(job: dict) -> dict[str, object]:
     for j, case in enumerate(("low", "expected", "high")):
         want[f"Hours, {case}"] = r.hours.as_tuple()[j]
         want[f"Device-hours, {case}"] = r.device_hours.as_tuple()[j]
-        want[f"Cost, {case} ({cur[0]})"] = cost(None if r.cost_usd is None else r.cost_usd.as_tuple()[j])
+        spent = None if r.cost_usd is None else r.cost_usd.as_tuple()[j]
+        want[f"{ranges_block.cost_label(case)} ({cur[0]})"] = cost(spent)
         want[f"Energy, {case}"] = pieces.NO_WATTS if r.energy_kwh is None else r.energy_kwh.as_tuple()[j]
     # the basis line, as the command line prints it (an inference job's: fitted on training runs)
     want["Basis: which runs the prior describes"] = r.utilization_basis.removeprefix("prior: ")
@@ -261,7 +262,8 @@ def test_budget_results_equal_calc_at_50_jobs(recalculated):
         got = _labels(wb["Budget"])
         if calc_job(job) is None:  # calc refuses the provider's price for this device: so do the results
             said = refusal(job)
-            assert said and got["Wall-clock hours"] == got[f"Cost ({job['currency'][0]})"] == said, (i, job)
+            typed = got[f"{budget_sheet.TYPED_COST} ({job['currency'][0]})"]
+            assert said and got["Wall-clock hours"] == typed == said, (i, job)
             modes.add(job["mode"])
             continue
         for label, want in expected_budget(job).items():
@@ -279,7 +281,7 @@ def test_every_device_row_equals_calc_and_the_results(recalculated):
     name_col, _, hours_col, _, cost_col, _, whose_col = budget_sheet.COMPARE_COLS
     for i, (job, wb) in enumerate(zip(jobs, books, strict=True)):
         ws, t = wb["Budget"], table_of(job)
-        results = _labels(ws)[f"Cost ({job['currency'][0]})"]
+        results = _labels(ws)[f"{budget_sheet.TYPED_COST} ({job['currency'][0]})"]
         rows = {ws[f"{name_col}{r}"].value: r for r in range(5, 200) if ws[f"{name_col}{r}"].value}
         if calc_job(job) is None:  # a refused price: the comparison stays blank, as for any refused input
             assert not set(rows) & set(t.names), (i, job)
@@ -335,12 +337,12 @@ def test_typed_price_beside_a_row_price_is_one_price(recalculated):
     assert job["usd_per_device_hour"] == 9.99 and job["row_price"] == 2.20
     got = _labels(ws)
     dh = got["Device-hours"]
-    assert math.isclose(got["Cost (USD)"], dh * 9.99, rel_tol=1e-12)
+    assert math.isclose(got["Cost at typed utilization (USD)"], dh * 9.99, rel_tol=1e-12)
     assert got["The device row's price (USD per device-hour)"] == 2.2
     assert got["Price from"] == pieces.TYPED
     name_col, _, _, _, cost_col, price_col, whose_col = budget_sheet.COMPARE_COLS
     r = next(r for r in range(5, 60) if ws[f"{name_col}{r}"].value == H100)
-    assert ws[f"{cost_col}{r}"].value == got["Cost (USD)"] and ws[f"{price_col}{r}"].value == 9.99
+    assert ws[f"{cost_col}{r}"].value == got["Cost at typed utilization (USD)"] and ws[f"{price_col}{r}"].value == 9.99
     assert ws[f"{whose_col}{r}"].value == pieces.TYPED
     for other in ("M3 Ultra, MLX fp32 matmul (measured)", "RTX 4090, BF16 tensor core, dense"):
         r = next(r for r in range(5, 60) if ws[f"{name_col}{r}"].value == other)

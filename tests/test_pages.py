@@ -23,7 +23,7 @@ def _book(built):
     return openpyxl.load_workbook(built.path)
 
 
-@pytest.mark.parametrize("sheet", ["Budget", "Devices", "Runs", "Functions", "About"])
+@pytest.mark.parametrize("sheet", ["Devices", "Runs", "Functions", "About"])
 def test_landscape_one_page_wide(built, sheet):
     ws = _book(built)[sheet]
     assert ws.page_setup.orientation == "landscape"
@@ -43,18 +43,40 @@ def test_wrapped_text_has_room(built, sheet):
                 assert height >= 15 * lines * 0.9, (sheet, c.coordinate, lines, height)
 
 
-def test_budget_print_area_holds_comparison_chart_date_and_assumptions(built):
-    ws = _book(built)["Budget"]
+def _printed_rows(ws) -> int:
     area = ws.print_area.split("!")[1].replace("$", "")
     first, last = area.split(":")
-    last_row = int(re.sub(r"\D", "", last))
-    assert first == "A1" and last.startswith("K")
-    anchor = ws._charts[0].anchor._from
-    assert anchor.col == 0 and last_row >= anchor.row + budget_sheet.CHART_ROWS - 1
-    labels = [c.value for c in ws["E"] if c.value]
-    assert "Every device, the same job" in labels
+    assert first == "A1" and last.startswith("C")  # columns A-C: labels, figures, notes
+    return int(re.sub(r"\D", "", last))
+
+
+def test_budget_detail_prints_the_answer_on_two_portrait_pages(built):
+    """The Budget's printed detail (after the Summary): inputs, results, price, the prior's utilization,
+    ranges and deadline, portrait on at most two pages, the date the PDF is made in the footer."""
+    ws = _book(built)["Budget"]
+    last = _printed_rows(ws)
+    assert ws.page_setup.orientation == "portrait" and ws.sheet_properties.pageSetUpPr.fitToPage
+    assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == budget_sheet.DETAIL_PAGES == 2
+    labels = {c.value: c.row for c in ws["A"] if isinstance(c.value, str)}
+    for printed in ("Inputs", "Results", "Price and currency", "Deadline and budget", "Tokens for the budget, high"):
+        assert labels[printed] <= last, printed
     assert "&D" in ws.oddFooter.left.text  # the date the PDF is made
-    assert ws["A3"].value.startswith("Assumptions:") and len(ws["A3"].value) < 260
+    assert ws["A3"].value.startswith("Assumptions:") and len(ws["A3"].value) < 260 and "A3:C3" in ws.merged_cells
+
+
+def test_checks_comparison_chart_and_prior_tables_are_not_printed(built):
+    """Input checks (rule labels), the every-device comparison and its chart, the architecture and the
+    prior's coefficient tables stay on the sheet, outside the print area."""
+    wb = _book(built)
+    ws = wb["Budget"]
+    last = _printed_rows(ws)
+    for unprinted in ("Input checks", "Architecture (optional)", "How the prior is made"):
+        assert next(c.row for c in ws["A"] if str(c.value).startswith(unprinted)) > last, unprinted
+    assert ws._charts[0].anchor._from.row + 1 > last
+    assert next(c.column_letter for c in ws[4] if c.value == budget_sheet.COMPARE_HEADING) > "C"
+    for name in ("Prior_intercept", "Prior_span_params_low", native_prefixes(), "Input_error"):
+        ref = wb.defined_names[name].attr_text.split("!")[1].replace("$", "")
+        assert int(re.sub(r"\D", "", ref.split(":")[0])) > last, (name, ref)
 
 
 def test_units_spelled_once(built):
@@ -133,24 +155,6 @@ def test_budget_chart_names_every_device(built):
     bars = len(calc.catalog()) + budget_sheet.COMPARE_SPARE
     plot_cm = chart.anchor.ext.height / 360000 * 0.8  # EMU to cm; the plot, less the title and hours axis
     assert size_pt * 1.15 * 2.54 / 72 <= plot_cm / bars, (size_pt, plot_cm / bars)  # a label box: 1.15 x its size
-
-
-def test_prior_constants_print_after_the_answer(built):
-    """The Budget's printed pages put the answer first: the prior's fitted coefficients, spans, family
-    and decades tables (the constants its rows read by name) come after the comparison chart and
-    the architecture, on the last page, and are still inside the print area (an auditor's page)."""
-    wb = _book(built)
-    ws = wb["Budget"]
-    appendix = next(c.row for c in ws["A"] if str(c.value).startswith("How the prior is made"))
-    ranges = next(c.row for c in ws["A"] if str(c.value).startswith("Ranges"))
-    chart = ws._charts[0].anchor._from.row + 1
-    arch = next(c.row for c in ws["A"] if str(c.value).startswith("Architecture (optional)"))
-    assert ranges < chart < arch < appendix
-    last = int(re.sub(r"\D", "", ws.print_area.split(":")[-1]))
-    for name in ("Prior_intercept", "Prior_span_params_low", native_prefixes()):
-        ref = wb.defined_names[name].attr_text.split("!")[1].replace("$", "")
-        first_row = int(re.sub(r"\D", "", ref.split(":")[0]))
-        assert appendix < first_row <= last, (name, ref)
 
 
 def native_prefixes() -> str:

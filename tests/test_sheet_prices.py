@@ -123,7 +123,7 @@ def test_a_spec_calc_prices_costs_the_same_on_both_sheets(books, k):
     if k == 0:  # the offering counts: the spec without it picks another row (the plan's cheapest)
         assert row.usd[plan] != calc_prices.lookup("runpod", H100)[0].usd["on_demand"]
     assert named_value(wb, "Price_found") == pytest.approx(row.usd[plan], rel=1e-12)
-    assert _rows(wb["Budget"])["Cost (USD)"] == pytest.approx(float(b.cost_usd), rel=1e-9)
+    assert _rows(wb["Budget"])["Cost at typed utilization (USD)"] == pytest.approx(float(b.cost_usd), rel=1e-9)
     assert named_value(wb, "Input_error") in (None, "")
     want = _plan_row(price=spec)
     assert _scenario(wb, "price_used") == pytest.approx(row.usd[plan], rel=1e-12)
@@ -138,7 +138,8 @@ def test_a_spec_calc_refuses_is_refused_in_its_words(books, k):
         _calc_budget(spec)
     said = _refusal(e.value)
     assert named_value(wb, "Input_error") == said
-    assert _rows(wb["Budget"])["Cost (USD)"] == said and _rows(wb["Budget"])["Wall-clock hours"] == said
+    rows = _rows(wb["Budget"])
+    assert rows["Cost at typed utilization (USD)"] == said and rows["Wall-clock hours"] == said
     with pytest.raises(calc.TrainingBudgetError) as e:
         _plan_row(price=spec)
     for fig in ("hours", "device_hours", "usd", "kwh"):
@@ -170,7 +171,7 @@ def test_a_currency_rate_calc_would_refuse_is_refused_on_money(books, k):
     said = "#VALUE! " + str(e.value)
     rows = _rows(wb["Budget"])
     assert named_value(wb, "Rate_error") == said
-    assert rows["Cost (USD)"] == said and rows["Cost, expected (USD)"] == said
+    assert rows["Cost at typed utilization (USD)"] == said and rows["Cost to budget (expected) (USD)"] == said
     assert isinstance(rows["Wall-clock hours"], float)  # the rate prices money only
     assert _scenario(wb, "usd_expected") == said and isinstance(_scenario(wb, "hours_expected"), float)
 
@@ -188,7 +189,7 @@ def test_the_email_copy_prices_the_same_in_gnumeric(built, soffice, tmp_path):
     out = tmp_path / "gnumeric.xlsx"
     subprocess.run(["ssconvert", "--recalc", str(copy), str(out)], capture_output=True, timeout=300, check=True)
     got, _ = read_cells(out)
-    cost_row = next(r for r in range(1, 80) if got.get(("Budget", f"A{r}")) == "Cost (USD)")
+    cost_row = next(r for r in range(1, 80) if got.get(("Budget", f"A{r}")) == "Cost at typed utilization (USD)")
     assert got[("Budget", f"B{cost_row}")] == pytest.approx(float(_calc_budget(spec).cost_usd), rel=1e-9)
     plan_c = scenarios.PLANS[1]
     want = plans.plan_row(plan_c[1], plan_c[3], plan_c[4], devices=plan_c[5], utilization=0.4, price=PRICED[1],

@@ -87,7 +87,7 @@ def test_reads_like_a_finance_document(built):
     wb = openpyxl.load_workbook(built.path)
     budget = wb["Budget"]
     labels = {budget[f"A{r}"].value: r for r in range(1, 60)}
-    assert budget.protection.sheet and budget.print_area.startswith("'Budget'!$A$1:$K$")
+    assert budget.protection.sheet and budget.print_area.startswith("'Budget'!$A$1:$C$")  # the printed detail
     assert budget.sheet_properties.pageSetUpPr.fitToPage
     for row in budget.iter_rows(min_row=5, max_row=16, min_col=2, max_col=2):
         assert row[0].protection.locked is False and row[0].fill.fgColor.rgb.endswith("FFF2CC")
@@ -98,7 +98,7 @@ def test_reads_like_a_finance_document(built):
                     assert c.font.name == "Calibri", f"{ws.title}!{c.coordinate}"
     formats = {label: budget[f"B{r}"].number_format for label, r in labels.items()}
     # money in the Budget's currency (Currency, USD_rate): the label names it, the format has no "$"
-    assert formats['="Cost ("&Currency&")"'] == "#,##0" and "GB" in formats["Total per device"]
+    assert formats[f'="{budget_sheet.TYPED_COST} ("&Currency&")"'] == "#,##0" and "GB" in formats["Total per device"]
     assert "days" in formats["Days"] and "h" in formats["Wall-clock hours"]
 
 

@@ -117,7 +117,7 @@ def test_a_workbook_saved_by_openpyxl_is_one_line_with_the_fix(built, tmp_path):
     assert proc.returncode == 1
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 2, proc.stdout
-    assert lines[0].startswith(f"{formulas} formula cells have no cached value (Budget!")
+    assert lines[0].startswith(f"{formulas} formula cells have no cached value (Summary!")  # the first sheet
     assert lines[0].count("!") == 3 and ", ...): " in lines[0] and "trainbudget export" in lines[0]
     assert lines[1] == f"{path}: {formulas} errors, 0 warnings (--json lists each)"
     found = json.loads(run_cli("verify", str(path), "--no-recalc", "--json").stdout)

@@ -17,6 +17,7 @@ from oletools.olevba import VBA_Parser
 
 from tests.conftest import run_cli
 from tests.xlwings_stub import udfs_with_vba
+from trainbudget.addin.template import build as template
 from trainbudget.addin.vba import vba, vbaproject
 from trainbudget.addin.verify import check as verify, vba_check
 
@@ -25,6 +26,10 @@ REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 PREL = "http://schemas.openxmlformats.org/package/2006/relationships"
 CT = "http://schemas.openxmlformats.org/package/2006/content-types"
 MS_REL = "http://schemas.microsoft.com/office/2006/relationships"
+# the template's worksheet parts, numbered in tab order as openpyxl saves them (the Summary is sheet1)
+BUDGET = f"xl/worksheets/sheet{template.SHEETS.index('Budget') + 1}.xml"
+BUDGET_RELS = BUDGET.replace("worksheets/", "worksheets/_rels/") + ".rels"
+ABOUT = f"xl/worksheets/sheet{template.SHEETS.index('About') + 1}.xml"
 
 
 # ---- building tampered copies -------------------------------------------------------------------
@@ -321,7 +326,7 @@ def test_external_link_with_dde_and_dde_formula(copy):
         c = etree.SubElement(row, f"{{{MAIN}}}c", r="Z1")
         etree.SubElement(c, f"{{{MAIN}}}f").text = "cmd|'/C calc'!A0"
 
-    about = "xl/worksheets/sheet5.xml"
+    about = ABOUT
     rewrite(path, {
         "xl/externalLinks/externalLink1.xml": etree.tostring(link),
         about: xml_edit(path, about, cell),
@@ -410,11 +415,11 @@ def test_xlsx_carrying_a_vba_project(copy):
 
 def test_linked_ole_object_outside_the_package(copy):
     path = copy()
-    rels = "xl/worksheets/_rels/sheet1.xml.rels"
+    rels = BUDGET_RELS
     rewrite(path, {rels: xml_edit(path, rels, lambda r: etree.SubElement(
         r, f"{{{PREL}}}Relationship", Id="rIdO", Type=f"{REL}/oleObject",
         Target="http://example.com/payload.sct", TargetMode="External"))})
-    one(findings(path), "xl/worksheets/sheet1.xml", "OLE object relationship", "http://example.com/payload.sct")
+    one(findings(path), BUDGET, "OLE object relationship", "http://example.com/payload.sct")
 
 
 def test_shape_with_an_assigned_macro(copy):
@@ -462,7 +467,7 @@ def _carrying(path: Path, carrier) -> str:
     changed = {name: b"not a real " + carrier.kind.encode()}
     if carrier.types:
         changed["[Content_Types].xml"] = add_override(path, name, carrier.types[0])
-    rels = "xl/worksheets/_rels/sheet1.xml.rels"
+    rels = BUDGET_RELS
     changed[rels] = add_rel(path, rels, f"{REL}/{carrier.rels[0]}", f"../../{name}", "rIdCarrier")
     rewrite(path, changed)
     assert carriers.by_rel(carrier.rels[0]) == carrier.kind
@@ -482,5 +487,5 @@ def test_every_carrier_is_reported_and_exported_away(soffice, copy, tmp_path, ca
     assert proc.returncode == 0, proc.stderr
     with zipfile.ZipFile(out) as z:
         assert name not in z.namelist() and b"rIdCarrier" not in z.read(
-            "xl/worksheets/_rels/sheet1.xml.rels")
+            BUDGET_RELS)
     assert verify.verify(out, recalc=False) == []

@@ -212,6 +212,19 @@ def range_rows(b: Budget) -> list[list[str]]:
     return rows
 
 
+COST_TO_BUDGET = "cost to budget (expected)"  # the workbook's words (Budget and Summary sheets)
+TYPED_COST_NOTE = ("cost USD at the given utilization: a what-if, not the cost to budget; --range gives the "
+                   f"{COST_TO_BUDGET} from published runs like this job")
+
+
+def budget_line(b: Budget) -> str:
+    """The one cost to budget of a ranged Budget: the expected cost, with the runs' low-high band."""
+    if b.cost_usd is None:
+        return f"{COST_TO_BUDGET}: no price"
+    low, expected, high = (figure(v, 0) for v in b.cost_usd.as_tuple())
+    return f"{COST_TO_BUDGET}: {expected} USD (low {low}, high {high})"
+
+
 def assumptions(budgets: list[Budget]) -> list[str]:
     """Where the utilization, goodput, prices and PUE came from; what is missing."""
     lines = []
@@ -258,10 +271,11 @@ def emit_text(budgets: list[Budget], table: calc.DeviceTable, write: Write) -> N
     if budgets[0].ranged:  # one small table per device: figures down, low / expected / high across
         for b in budgets:
             lines += ["", range_head(b), *rep.table(("", "low", "expected", "high"), range_rows(b),
-                                                    right=(1, 2, 3)).splitlines()]
+                                                    right=(1, 2, 3)).splitlines(), budget_line(b)]
         lines.append("")
     else:
         lines += ["", *rep.table(COLUMNS, [table_row(b) for b in budgets], right=range(1, 8)).splitlines(), ""]
+        lines.append(TYPED_COST_NOTE)
     lines += assumptions(budgets)
     lines.append(rep.UTILIZATION_NOTE)
     write("\n".join(lines) + "\n")

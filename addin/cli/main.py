@@ -211,17 +211,17 @@ def measure(backend: str, dtype: str | None, seconds: float, as_json: bool, work
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The macro-free .xlsx to write (never the input).")
 @click.option("--pdf", type=click.Path(dir_okay=False, path_type=Path), help="Also print a PDF report here.")
-@click.option("--sheets", default=None, show_default="Budget",
+@click.option("--sheets", default=None, show_default="Summary,Budget",
               help="Sheets the PDF prints, comma-separated (with --pdf).")
 def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> None:
     """Make the e-mail copy: macro-free .xlsx, native formulas with cached values (and a PDF)."""
     from ..export import mailcopy as exporting
     from ..ooxml import package
 
-    names = [s.strip() for s in (sheets if sheets is not None else "Budget").split(",") if s.strip()]
+    names = [s.strip() for s in sheets.split(",") if s.strip()] if sheets is not None else None
     if sheets is not None and pdf is None:
         raise click.UsageError("--sheets chooses what the PDF prints: give --pdf too")
-    if not names:
+    if sheets is not None and not names:
         raise click.UsageError(f"--sheets names no sheet (got {sheets!r})")
     package.check(workbook)  # a bad or hostile file is refused before anything else reads it
     done = exporting.export(workbook, out, pdf, names)

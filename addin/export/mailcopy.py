@@ -30,6 +30,7 @@ from ..template import devices_table
 from . import charts, evaluate, order, portable, stream
 
 CONF_SHEET = "xlwings.conf"
+PRINTED = ("Summary", "Budget")  # the PDF's default: the page finance signs, then the Budget's detail
 CHART_CT = "application/vnd.openxmlformats-officedocument.drawingml.chart+xml"
 
 
@@ -48,12 +49,12 @@ class Exported:
 
 
 def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | None = None) -> Exported:
-    """Write the e-mail copy of `src` to `out` (and a PDF of `sheets`, default Budget, to `pdf`).
+    """Write the e-mail copy of `src` to `out` (and a PDF of `sheets` to `pdf`; default PRINTED, those the
+    workbook has).
 
     Every option is checked before anything is written; on any failure nothing is left behind."""
     start = time.perf_counter()
     src, out, pdf = Path(src), Path(out), None if pdf is None else Path(pdf)
-    sheets = sheets or ["Budget"]
     # the package layer: bounded reads, every .xml/.rels part parsed safely (a DOCTYPE or a broken
     # part is refused in one line naming the file), before anything else reads the file
     parts = package.read_parts(src)
@@ -64,6 +65,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         if name.lower().endswith(".vml"):
             package.parse(name, parts[name], str(src))
     parts = partedit.drop_sheet(macrofree.strip_macros(parts, str(src)), CONF_SHEET)
+    sheets = sheets or [s for s in PRINTED if s in package.sheet_parts(parts)] or ["Budget"]
     if pdf is not None:
         missing = [s for s in sheets if s not in package.sheet_parts(parts)]
         if missing:

@@ -89,6 +89,8 @@ COMPARE_SPARE = 10  # empty comparison rows for devices the user adds
 ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (LoRA 4, inference 2); hours at the utilization"
                " above (dense peak); job memory in GB (1e9 B), device memory in GiB;"
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
+# The Results' cost: at the utilization typed above, not the cost to budget (the ranges' expected cost)
+TYPED_COST = "Cost at typed utilization"
 CHART_ROWS = 50  # rows the chart covers below the comparison
 
 
@@ -99,35 +101,48 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     text(ws, "A1", "Training budget", styles.TITLE)
     text(ws, "A2", "Type in the yellow cells. Results are native Excel formulas over the Devices "
                    "sheet: no add-in or macros needed.", styles.NOTE)
-    text(ws, "A3", ASSUMPTIONS, styles.NOTE)
+    text(ws, "A3", ASSUMPTIONS, styles.NOTE).alignment = styles.WRAP
+    ws.merge_cells("A3:C3")  # printed within the detail's columns
+    ws.row_dimensions[3].height = 27
     _inputs(ws, cached)
     for name, _label, *_ in INPUTS:
         ws.parent.defined_names[NAMES[name]] = DefinedName(NAMES[name], attr_text=f"'{ws.title}'!{REF[name]}")
     helpers_end = _helpers(ws, cached, table, values, FIRST_INPUT + len(INPUTS) + 1)
     _input_check(ws, table, values, helpers_end + 1, cached)
     last = ranges_block.write(ws, cached, table, values, _results(ws, cached, table, values, helpers_end + 2))
-    last = deadline_block.write(ws, cached, table, values, last)
+    detail_end = last = deadline_block.write(ws, cached, table, values, last)
     last = input_checks.write(ws, cached, last)  # the chain the Input check rows read
     compare_end = _compare(ws, cached, table, values, FIRST_INPUT - 1, max(last, 0))
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
-    ws.print_area = f"A1:K{compare_end}"
+    ws.print_area = f"A1:K{compare_end}"  # the blocks below start past the chart (model_block.first_free_row)
     model_block.write(ws, cached, table, values, REF["params"])  # architecture and layout, below all else
     _prior_appendix(ws)
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    _detail_pages(ws, detail_end)
     ws.oddFooter.left.text = "Training budget, printed &D"
     ws.oddFooter.right.text = "page &P of &N"
     ws.protection.sheet = True
 
 
+DETAIL_PAGES = 2  # the Budget's printed detail, after the Summary's page
+
+
+def _detail_pages(ws: Worksheet, last: int) -> None:
+    """The printed detail: inputs, results, price, the prior's utilization, ranges and deadline (columns
+    A-C down to the deadline), portrait, on DETAIL_PAGES pages. The input checks, the every-device
+    comparison and its chart, the architecture and the prior's tables stay on the sheet, unprinted:
+    the same landscape print, one page wide, as 11 columns made it shrink to about 5.5 pt."""
+    ws.print_area = f"A1:C{last}"
+    ws.page_setup.orientation = "portrait"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, DETAIL_PAGES
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.page_margins.left = ws.page_margins.right = 0.5
+
+
 def _prior_appendix(ws: Worksheet) -> None:
-    """The prior's constants and tables on the Budget's last printed page, after the architecture:
-    the pages before hold the answer (inputs, results, ranges, deadline, the comparison and its chart)."""
+    """The prior's constants and tables after the architecture, outside the printed detail."""
     top = model_block.first_free_row(ws)
     ws.row_breaks.append(Break(id=top - 1))
-    end = ranges_block.write_prior_tables(ws, top)
-    ws.print_area = f"{ws.print_area.split('!')[-1].split(':')[0].replace('$', '')}:K{end}"
+    ranges_block.write_prior_tables(ws, top)
 
 
 def _inputs(ws: Worksheet, cached: CachedCells) -> None:
@@ -227,7 +242,8 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     rows += [
         ("Days", pieces.days(f"B{hours_row}"), float(b.days), styles.DAYS),
         ("Device-hours", _native("TRAIN_GPU_HOURS"), float(b.device_hours), styles.DEVICE_HOURS),
-        ("Cost (USD)", pieces.money(pieces.cost(f"B{hours_row + 2}", "Price_used")), ranges_block.money(b.cost_usd),
+        (TYPED_COST + " (USD)", pieces.money(pieces.cost(f"B{hours_row + 2}", "Price_used")),
+         ranges_block.money(b.cost_usd),
          ranges_block.CURRENCY_FORMAT),
         ("Energy (kWh)", pieces.with_watts("Board_watts", _native("TRAIN_ENERGY_KWH")),
          pieces.NO_WATTS if b.energy_kwh is None else float(b.energy_kwh), styles.KWH),
@@ -243,8 +259,9 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
             cached.formula(ws, f"C{i + 1}", pieces.band_note("Utilization", "Util_low", "Util_high"),
                            f"{u:.0%} is outside the runs' {p.low:.0%}-{p.high:.0%} (ranges below)"
                            if not p.low <= u <= p.high else "", font=styles.NOTE, fill=None)
-        if label == "Cost (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
-            cached.formula(ws, f"A{i}", pieces.with_currency("Cost"), label, font=styles.BOLD, fill=None)
+        if label == TYPED_COST + " (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
+            cached.formula(ws, f"A{i}", pieces.with_currency(TYPED_COST), label, font=styles.BOLD, fill=None)
+            ws.parent.defined_names["Cost_typed"] = DefinedName("Cost_typed", attr_text=f"'{ws.title}'!$B${i}")
             cached.formula(ws, f"C{i}", pieces.price_note("Price_source"), "price: " + ranges_block.price(v, table)[1],
                            font=styles.NOTE, fill=None)
         else:
@@ -263,6 +280,7 @@ def _native(name: str, helpers: dict[str, str] | None = None, **fixed: str) -> s
 
 # device, TFLOP/s, hours, days, cost, price, whose price: beside the inputs
 COMPARE_COLS = ("E", "F", "G", "H", "I", "J", "K")
+COMPARE_HEADING = "Every device, the same job, at the typed utilization"  # its costs are what-ifs too
 COMPARE_HEADERS = ("Device", "TFLOP/s", "Hours", "Days", "Cost (USD)", "Price (USD/h)", "Price from")
 
 
@@ -271,7 +289,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     """Every Devices row on the same job: TFLOP/s, hours, days, cost at one price rule (the chosen
     device's row at the results' price, every other row at its own, else "no price"); a bar chart."""
     name_col, rate_col, hours_col, days_col, cost_col, price_col, whose_col = COMPARE_COLS
-    text(ws, f"{name_col}{top}", "Every device, the same job", styles.HEADING)
+    text(ws, f"{name_col}{top}", COMPARE_HEADING, styles.HEADING)
     for col, header in zip(COMPARE_COLS, COMPARE_HEADERS, strict=True):
         style(ws[f"{col}{top + 1}"], font=styles.BOLD, fill=styles.HEADER_FILL).value = header
         ws[f"{col}{top + 1}"].alignment = styles.WRAP

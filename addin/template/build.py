@@ -23,11 +23,11 @@ from ... import calc
 from .. import TEMPLATE_NAME
 from ..ooxml import package
 from ..vba import vbaproject
-from . import budget_sheet, scenarios, sheets
+from . import budget_sheet, scenarios, sheets, summary_sheet
 from .cached_cells import CachedCells
 
 QUICKSTART = Path(xlwings.__file__).parent / "quickstart.xlsm"
-SHEETS = ("Budget", "Devices", "Runs", "Functions", "About", "Scenarios", "Prices", "xlwings.conf")
+SHEETS = ("Summary", "Budget", "Devices", "Runs", "Functions", "About", "Scenarios", "Prices", "xlwings.conf")
 CORE = "docProps/core.xml"
 VBA_PROJECT = "xl/vbaProject.bin"
 AUTHOR = "TrainingBudget"
@@ -78,12 +78,13 @@ def build(out: Path | str | None = None, table: calc.DeviceTable | None = None, 
     sheets.write_devices(wb.create_sheet("Devices"), table)
     sheets.write_runs(wb.create_sheet("Runs"), cached)
     budget_sheet.write(budget, cached, table)
+    summary_sheet.write(wb.create_sheet("Summary"), cached, table)
     scenarios.write_sheets(wb, cached, table)
     sheets.write_functions(wb.create_sheet("Functions"), cached, table)
     sheets.write_about(wb.create_sheet("About"))
     sheets.write_conf(wb["_xlwings.conf"])
     wb._sheets.sort(key=lambda ws: SHEETS.index(ws.title))
-    wb.active = 0
+    wb.active = SHEETS.index("Budget")  # opens where one types; the Summary is first in print order
     sheets.add_names(wb)
     out.parent.mkdir(parents=True, exist_ok=True)
     with package.locked(out):

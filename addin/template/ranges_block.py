@@ -230,8 +230,8 @@ def _prior(ws: Worksheet, cached: CachedCells, r: int, v: dict[str, Any], table:
     style(ws[f"B{g}"], "0.0%").value = p.goodput
     note_cell(ws, f"C{g}", calc.GOODPUT_BASIS)
     _name(ws, "Goodput", f"B{g}")
-    text(ws, f"A{g + 1}", "The prior's coefficients, spans and tables: below the architecture, the last page "
-                          "(How the prior is made).", styles.NOTE)
+    text(ws, f"A{g + 1}", "The prior's coefficients, spans and tables: below the architecture (How the prior "
+                          "is made), not printed.", styles.NOTE)
     return g + 1
 
 
@@ -377,6 +377,21 @@ def position(d: calc.Device, table: calc.DeviceTable) -> float:
     return same[0] if same else 1e9
 
 
+COST_TO_BUDGET = "Cost to budget (expected)"  # the one cost to budget: Budget, Summary and the CLI say it so
+RANGE_NAMES = {"hours": "Hours", "device_hours": "Fleet_hours", "usd": "Cost", "kwh": "Energy"}
+
+
+def cost_label(case: str) -> str:
+    """The range's cost rows: the expected one is the cost to budget, named so wherever it shows."""
+    return COST_TO_BUDGET if case == "expected" else f"Cost, {case}"
+
+
+def range_name(key: str, case: str) -> str:
+    """The defined name of a range row: Cost_expected, Hours_low, Fleet_hours_high (device-hours, as the
+    deadline's Fleet_hours_at_100; no name starts with a function's prefix such as DEVICE_), Energy_expected."""
+    return f"{RANGE_NAMES[key]}_{case}"
+
+
 def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) -> int:
     """Three rows (low, expected, high) for each of hours, device-hours, cost and energy."""
     utilization = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours: high u
@@ -396,10 +411,11 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             value = money(None if span is None else span.as_tuple()[j]) if key == "usd" else (
                 pieces.NO_WATTS if span is None else float(span.as_tuple()[j]))
             if key == "usd":
-                cached.formula(ws, f"A{i}", pieces.with_currency(f"Cost, {case}"), f"Cost, {case} (USD)",
-                               font=styles.BOLD, fill=None)
+                words = cost_label(case)
+                cached.formula(ws, f"A{i}", pieces.with_currency(words), f"{words} (USD)", font=styles.BOLD, fill=None)
             else:
                 text(ws, f"A{i}", f"{label}, {case}", styles.BOLD)
             cell = cached.formula(ws, f"B{i}", input_pieces.unless_error(formula), value, fmt, styles.BOLD)
             cell.border = styles.BOX
+            _name(ws, range_name(key, case), f"B{i}")  # the Summary sheet reads them by name
     return first + 3 * len(figures) - 1

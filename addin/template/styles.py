@@ -25,6 +25,9 @@ WRAP = Alignment(wrap_text=True, vertical="top")
 RIGHT = Alignment(horizontal="right", indent=1)
 LEFT = Alignment(horizontal="left", indent=1)  # a figure kept clear of the column to its right
 SHRINK = Alignment(shrink_to_fit=True)  # a text that must show whole in its cell
+TOP = Alignment(vertical="top")  # a label level with the first line of its wrapped note
+TOP_RIGHT = Alignment(vertical="top", horizontal="right", indent=1)
+BOTTOM = Alignment(vertical="bottom")  # a label level with the line written on beside it
 
 # Number formats; GB is 1e9 bytes (a job's memory); a device's memory is a capacity in GiB.
 COUNT = "#,##0"

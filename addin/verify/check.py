@@ -32,15 +32,15 @@ from .. import libreoffice as engine
 from ..functions import native, portable, rewrite
 from ..functions.registry import FUNCTIONS
 from ..ooxml import package, sheetrefs, xmlcells
-from ..template import budget_sheet, devices_table, scenarios, sheets
+from ..template import budget_sheet, devices_table, scenarios, sheets, summary_sheet
 from ..template.cached_cells import CachedCells
 from . import formula_text, inputs, macros, quick
 from .problems import Problem, errors, grouped
 
 REQUIRED_SHEETS = ("Budget", "Devices", "Runs", "Functions", "About")
 # loaded through openpyxl (About for its Optimizers table)
-CELL_CHECKED = ("Budget", "Devices", "Runs", "Scenarios", "Prices", "About", "xlwings.conf")
-CHECKED_FORMULAS = ("Budget", "Runs", "Scenarios")
+CELL_CHECKED = ("Summary", "Budget", "Devices", "Runs", "Scenarios", "Prices", "About", "xlwings.conf")
+CHECKED_FORMULAS = ("Summary", "Budget", "Runs", "Scenarios")  # the Summary is optional (older workbooks)
 __all__ = ["Problem", "errors", "expected_formulas", "grouped", "is_formula", "verify"]
 UNCACHED = "formula cells have no cached value"
 ERRORS = "formula results are errors"
@@ -150,8 +150,10 @@ def _template() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     budget_sheet.write(budget, cached, calc.catalog())
     plans = wb.create_sheet("Scenarios")
     scenarios.write(plans, cached, calc.catalog())
+    summary = wb.create_sheet("Summary")
+    summary_sheet.write(summary, cached, calc.catalog())
     formulas = {ws.title: {c.coordinate: c.value for row in ws.iter_rows() for c in row
-                           if is_formula(c)} for ws in (budget, runs, plans)}
+                           if is_formula(c)} for ws in (summary, budget, runs, plans)}
     names = {}
     for name, dn in wb.defined_names.items():
         match = _CELL_NAME.fullmatch(dn.attr_text or "")
