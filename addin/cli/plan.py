@@ -272,7 +272,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
                f"{_oldest(plans[:limit])}); feasible plans first, by what the team pays at the {case} case: the "
                f"cost, or {paid}; then the fewest devices. Counts planned: whole instances of each offering "
                "(single-device offerings only for one device; TPUs in the slice shapes sold) with a layout that "
-               f"fits (fit's memory ranking) at a global batch of {global_batch:,} sequences x {seq_len:,} tokens = "
+               f"fits (the step model's fastest, fit's memory order where it cannot time the device) at a global batch of {global_batch:,} sequences x {seq_len:,} tokens = "
                f"{global_batch * seq_len:,} tokens per step (data parallel x micro-batch x accumulation = the global "
                "batch, accumulation whole), and its doublings (data parallelism doubled, accumulation halved) up to "
                f"{calc.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on, "
