@@ -19,6 +19,7 @@ DEVICES = (H100, "B200, BF16 tensor core, dense", "H200 SXM, FP8 tensor core, de
            "RTX 4090, BF16 tensor core, dense", "MI300X, BF16 matrix, dense")
 GIB = 2.0 ** 30
 budget_module = importlib.import_module("trainbudget.calc.compose.budget")  # calc.budget is the function
+utilization_module = importlib.import_module("trainbudget.calc.compose.utilization_terms")
 
 
 def _random_jobs(n: int, seed: int = 17) -> list[Job]:
@@ -239,11 +240,11 @@ def test_the_scalar_paths_caches_give_the_general_paths_figures(job):
     """budget()'s scalar pass (_plain) and its per-key caches (the job's prior terms, the layout's
     memory) give, bit for bit, what the general path gives: int activations take the general path."""
     budget_module._MEMORY.clear()
-    budget_module._JOB_TERMS.clear()
+    utilization_module._JOB_TERMS.clear()
     first, again = _figures(budget(job)), _figures(budget(job))   # worked out, then looked up
     general = _figures(budget(job.with_(activations=int(job.activations))))
     assert budget_module._plain(job) is not None and budget_module._plain(job.with_(activations=0)) is None
-    assert budget_module._MEMORY and (job.utilization == 0.4 or budget_module._JOB_TERMS)
+    assert budget_module._MEMORY and (job.utilization == 0.4 or utilization_module._JOB_TERMS)
     for name, value in first.items():
         assert again[name] == value and general[name] == value and type(general[name]) is type(value), name
     assert budget(job).memory is budget(job).memory   # one frozen MemoryBreakdown per layout key
