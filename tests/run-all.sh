@@ -14,4 +14,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -m pip install -q -e '.[test]'
 python3 -m ruff check .
-python3 -m pytest "$@"
+# Every core (pytest-xdist), a whole file per worker at a time: a file's module-scoped LibreOffice
+# recalculation runs once, and each LibreOffice run has its own temporary profile (addin/libreoffice.py).
+python3 -m pytest -n auto --dist loadfile "$@"

@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 from openpyxl.chart import BarChart, Reference
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget.addin.functions import native
 from trainbudget.addin.ooxml import macrofree, package, partedit
 
@@ -155,7 +155,7 @@ DROPPED = {"macro_sheet": macro_sheet, "dialog_sheet": dialog_sheet, "renamed_vb
 @pytest.mark.parametrize("case", DROPPED)
 def test_macro_carriers_are_dropped(soffice, base, tmp_path, case):
     src = _variant(base, tmp_path / f"{case}.xlsx", DROPPED[case])
-    proc = run_cli("export", str(src), "--out", str(tmp_path / "out.xlsx"))
+    proc = invoke("export", str(src), "--out", str(tmp_path / "out.xlsx"))
     assert proc.returncode == 0, proc.stderr
     parts = package.read_parts(tmp_path / "out.xlsx")
     carriers = ("xl/macrosheets", "xl/dialogsheets", "xl/activeX", "xl/embeddings")
@@ -195,7 +195,7 @@ REFUSED = {"dde": (dde, "DDE"), "doctype": (doctype, "DOCTYPE"), "external_entit
 def test_hostile_parts_are_refused_writing_nothing(base, tmp_path, case):
     change, needle = REFUSED[case]
     src = _variant(base, tmp_path / f"{case}.xlsx", change)
-    proc = run_cli("export", str(src), "--out", str(tmp_path / "out.xlsx"), "--pdf", str(tmp_path / "out.pdf"))
+    proc = invoke("export", str(src), "--out", str(tmp_path / "out.xlsx"), "--pdf", str(tmp_path / "out.pdf"))
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"{case}.xlsx"]
@@ -204,7 +204,7 @@ def test_hostile_parts_are_refused_writing_nothing(base, tmp_path, case):
 def test_a_zip_that_is_not_a_workbook_is_refused(tmp_path):
     with zipfile.ZipFile(tmp_path / "notes.xlsx", "w") as z:
         z.writestr("notes.txt", "not a workbook")
-    proc = run_cli("export", str(tmp_path / "notes.xlsx"), "--out", str(tmp_path / "out.xlsx"))
+    proc = invoke("export", str(tmp_path / "notes.xlsx"), "--out", str(tmp_path / "out.xlsx"))
     assert proc.returncode == 2 and "not a workbook" in proc.stderr and "Traceback" not in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.xlsx"]
 

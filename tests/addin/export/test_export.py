@@ -18,7 +18,7 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.drawing.image import Image
 from openpyxl.worksheet.formula import ArrayFormula
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from tests.xlsx_edit import edit_cell
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
@@ -176,7 +176,7 @@ def test_bad_outputs_are_refused(built, tmp_path, args, needle):
     xlsx_src = Path(shutil.copyfile(built.path, tmp_path / "same.xlsx"))
     fill = {"src": built.path, "xlsx_src": xlsx_src, "tmp": tmp_path}
     src = xlsx_src if "{xlsx_src}" in args[1] else built.path
-    proc = run_cli("export", str(src), *[a.format(**fill) for a in args])
+    proc = invoke("export", str(src), *[a.format(**fill) for a in args])
     assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -194,7 +194,7 @@ def test_pdf_prints_only_the_chosen_sheets(exported, tmp_path):
     (["--pdf", "{tmp}/nowhere/report.pdf"], "does not exist"),
 ])
 def test_bad_options_are_refused_before_anything_is_written(built, tmp_path, args, needle):
-    proc = run_cli("export", str(built.path), "--out", str(tmp_path / "copy.xlsx"),
+    proc = invoke("export", str(built.path), "--out", str(tmp_path / "copy.xlsx"),
                    *[a.format(tmp=tmp_path) for a in args])
     assert proc.returncode == 2 and needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
@@ -216,7 +216,7 @@ def test_libreoffice_timeout_is_one_line(built, tmp_path, tmp_path_factory, monk
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
     monkeypatch.setenv("TRAINBUDGET_LO_TIMEOUT", "2")
-    proc = run_cli("export", str(built.path), "--out", str(tmp_path / "copy.xlsx"))
+    proc = invoke("export", str(built.path), "--out", str(tmp_path / "copy.xlsx"))
     assert proc.returncode == 2 and "did not finish" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []

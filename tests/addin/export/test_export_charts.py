@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 from openpyxl.chart import BarChart, Reference
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget.addin.export import charts
 from trainbudget.addin.ooxml import package, partedit
 
@@ -53,7 +53,7 @@ def test_huge_chart_range_is_clamped(soffice, base, tmp_path):
                 f.text = "'Plan'!$A$1:$XFD$1048576"
         partedit.change(parts, chart, fn)
     src = _variant(base, tmp_path / "huge.xlsx", huge)
-    proc = run_cli("export", str(src), "--out", str(tmp_path / "out.xlsx"))
+    proc = invoke("export", str(src), "--out", str(tmp_path / "out.xlsx"))
     assert proc.returncode == 0, proc.stderr
     parts = package.read_parts(tmp_path / "out.xlsx")
     chart = etree.fromstring(parts[next(p for p in parts if p.startswith("xl/charts/chart"))])

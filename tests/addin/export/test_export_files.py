@@ -12,7 +12,7 @@ import openpyxl
 import pytest
 from lxml import etree
 
-from tests.conftest import DATA, run_cli
+from tests.conftest import DATA, invoke
 from trainbudget.addin.functions.registry import BY_NAME
 from trainbudget.addin.ooxml import comments, package, xmlcells
 from trainbudget.addin.verify import check as verify
@@ -38,7 +38,7 @@ def exported(soffice, tmp_path_factory):
     for name in ("excel_modern", "excel_notes", "libreoffice_filldown", "sdk_prefixed"):
         src = Path(shutil.copyfile(DATA / f"{name}.xlsx", tmp / f"{name}.xlsx"))
         before = src.read_bytes()
-        proc = run_cli("export", str(src), "--out", str(tmp / f"{name}-email.xlsx"))
+        proc = invoke("export", str(src), "--out", str(tmp / f"{name}-email.xlsx"))
         assert proc.returncode == 0, proc.stderr
         assert src.read_bytes() == before
         done[name] = (tmp / f"{name}-email.xlsx", proc.stdout)
@@ -152,11 +152,11 @@ def test_verify_and_measure_into_on_other_writers_files(exported, name, tmp_path
     assert verify.verify(out, recalc=False) == [NOT_OURS]
     original = Path(shutil.copyfile(DATA / f"{name}.xlsx", tmp_path / f"{name}.xlsx"))
     before = original.read_bytes()
-    proc = run_cli("measure", "--seconds", "0.05", "--into", str(original))  # no Devices sheet: refused
+    proc = invoke("measure", "--seconds", "0.05", "--into", str(original))  # no Devices sheet: refused
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert original.read_bytes() == before and not original.with_name(original.name + ".bak").exists()
     copy = Path(shutil.copyfile(out, tmp_path / "copy.xlsx"))  # the e-mail copy has one: the row goes in
-    proc = run_cli("measure", "--seconds", "0.05", "--into", str(copy), "--name", "Test box")
+    proc = invoke("measure", "--seconds", "0.05", "--into", str(copy), "--name", "Test box")
     assert proc.returncode == 0, proc.stderr
     names = [r[0].value for r in openpyxl.load_workbook(copy)["Devices"].iter_rows(min_row=2)]
     assert names[-1] == "Test box"

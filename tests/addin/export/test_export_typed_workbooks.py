@@ -13,7 +13,7 @@ from xml.sax.saxutils import escape
 import openpyxl
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 
@@ -73,7 +73,7 @@ def test_export_keeps_value_of_let_wrapping_a_call(tmp_path, soffice):
         _cell("A1", None, 7e9),
         _cell("B1", f'_xlfn.LET(_xlpm.x,TRAIN_HOURS(A1,1E9,"{H100}"),_xlpm.x*2)', 2 * HOURS_7B)]})
     out = tmp_path / "let.out.xlsx"
-    run_cli("export", str(src), "--out", str(out), check=True)
+    invoke("export", str(src), "--out", str(out), check=True)
     value = openpyxl.load_workbook(out, data_only=True)["Plan"]["B1"].value
     assert value == pytest.approx(2 * HOURS_7B), value
 
@@ -86,7 +86,7 @@ def test_export_of_a_workbook_with_its_own_devices_sheet(tmp_path, soffice):
         "Devices": [_cell("A1", None, "my own list", "inlineStr")]},
         names='<definedName name="DeviceNames">Devices!$A$1</definedName>')
     out = tmp_path / "own.out.xlsx"
-    proc = run_cli("export", str(src), "--out", str(out))
+    proc = invoke("export", str(src), "--out", str(out))
     if proc.returncode != 0:  # a clear refusal is acceptable
         one_line_refusal(proc)
         assert not out.exists()
@@ -102,7 +102,7 @@ def test_export_beside_a_users_own_devices_sheet_adds_its_own(tmp_path, soffice)
         "Plan": [_cell("A1", None, 7e9), _cell("B1", f'TRAIN_HOURS(A1,1E9,"{H100}")', HOURS_7B)],
         "Devices": [_cell("A1", None, "my own list", "inlineStr")]})
     out = tmp_path / "own.out.xlsx"
-    run_cli("export", str(src), "--out", str(out), check=True)
+    invoke("export", str(src), "--out", str(out), check=True)
     wb = openpyxl.load_workbook(out, data_only=True)
     assert wb.sheetnames == ["Plan", "Devices", "Devices (TB)"]
     assert wb["Devices"]["A1"].value == "my own list"
@@ -115,14 +115,14 @@ def test_export_beside_a_users_own_devices_sheet_adds_its_own(tmp_path, soffice)
 ])
 def test_export_sheets_option_is_checked_first(built, tmp_path, args, message):
     out = tmp_path / "copy.xlsx"
-    proc = run_cli("export", str(built.path), "--out", str(out), *args, cwd=tmp_path)
+    proc = invoke("export", str(built.path), "--out", str(out), *args, cwd=tmp_path)
     one_line_refusal(proc)
     assert message in proc.stderr and not out.exists() and not (tmp_path / "x.pdf").exists()
 
 
 def test_an_unwritable_out_names_the_file_asked_for(built, tmp_path):
     """The message named our temporary file (/proc/.o.xlsx.tbtmp-...), not --out."""
-    proc = run_cli("export", str(built.path), "--out", "/proc/o.xlsx")
+    proc = invoke("export", str(built.path), "--out", "/proc/o.xlsx")
     one_line_refusal(proc)
     assert "/proc/o.xlsx" in proc.stderr and "tbtmp" not in proc.stderr
 
@@ -130,6 +130,6 @@ def test_an_unwritable_out_names_the_file_asked_for(built, tmp_path):
 def test_export_over_an_earlier_copy_keeps_it_as_bak(built, tmp_path, soffice):
     out = tmp_path / "copy.xlsx"
     out.write_bytes(b"an earlier copy")
-    run_cli("export", str(built.path), "--out", str(out), check=True)
+    invoke("export", str(built.path), "--out", str(out), check=True)
     assert (tmp_path / "copy.xlsx.bak").read_bytes() == b"an earlier copy"
     assert out.read_bytes()[:2] == b"PK"

@@ -15,7 +15,7 @@ from openpyxl.chart import LineChart, Reference
 from openpyxl.comments import Comment
 from openpyxl.drawing.image import Image
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.measure import backends, devices_write
@@ -67,7 +67,7 @@ def test_bad_dtype_and_seconds():
 
 
 def test_cli_json_provenance():
-    data = json.loads(run_cli("measure", "--backend", "numpy", "--seconds", "1", "--json", check=True).stdout)
+    data = json.loads(invoke("measure", "--backend", "numpy", "--seconds", "1", "--json", check=True).stdout)
     assert data["backend"] == "numpy" and data["tflops"] > 0 and data["sizes"]
 
 
@@ -106,7 +106,7 @@ def _user_like(template: Path, path: Path) -> Path:
 def test_into_template_changes_only_the_devices_parts(built, tmp_path):
     path = Path(shutil.copyfile(built.path, tmp_path / "TrainingBudget.xlsm"))
     before = _parts(path)
-    proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "=1+1")
+    proc = invoke("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "=1+1")
     assert proc.returncode == 0, proc.stderr
     after = _parts(path)
     touched = _devices_parts(path)
@@ -124,7 +124,7 @@ def test_into_user_workbook_keeps_everything_and_budget_sees_it(soffice, built, 
     path = _user_like(built.path, tmp_path / "team.xlsm")
     before = _parts(path)
     assert any(n.startswith("xl/media/") for n in before) and any("comments" in n for n in before)
-    proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path),
+    proc = invoke("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path),
                    "--name", "Lab box (measured)")
     assert proc.returncode == 0, proc.stderr
     after = _parts(path)
@@ -167,7 +167,7 @@ def test_refusals_leave_the_file_untouched(built, tmp_path, case):
     if case == "locked":
         (tmp_path / f"~${path.name}").write_text("locked")
     before = path.read_bytes()
-    proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path))
+    proc = invoke("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert path.read_bytes() == before and not path.with_name(path.name + ".bak").exists()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 
@@ -27,7 +27,7 @@ def one_line_refusal(proc: subprocess.CompletedProcess) -> None:
 
 
 def _measure_into(path: Path, *extra: str) -> subprocess.CompletedProcess:
-    return run_cli("measure", "--seconds", "0.05", "--memory-gib", "1", "--into", str(path), *extra)
+    return invoke("measure", "--seconds", "0.05", "--memory-gib", "1", "--into", str(path), *extra)
 
 
 @pytest.mark.parametrize("option", [["--watts", "inf"], ["--memory-gib", "nan"], ["--memory-gib", "inf"]])
@@ -46,6 +46,6 @@ def test_measure_into_does_not_replace_a_datasheet_row(built, tmp_path):
     measured row is the documented use; a datasheet row is not a measurement to overwrite."""
     path = Path(shutil.copyfile(built.path, tmp_path / "b.xlsm"))
     _measure_into(path, "--name", H100.lower())
-    listing = run_cli("devices", "--catalog", str(path), "--json", check=True)
+    listing = invoke("devices", "--catalog", str(path), "--json", check=True)
     rows = {d["name"].casefold(): d for d in json.loads(listing.stdout)}
     assert rows[H100.casefold()]["tflops"] == pytest.approx(989.5), rows[H100.casefold()]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import openpyxl
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin.measure import backends, hardware, into
 from trainbudget.addin.measure.core import Measurement, SizeResult
@@ -52,12 +52,12 @@ def test_cpu_backend_reads_nothing_it_cannot_know():
 
 def test_cli_records_given_memory_and_watts(built, tmp_path):
     path = Path(shutil.copyfile(built.path, tmp_path / "TrainingBudget.xlsm"))
-    proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "Lab",
+    proc = invoke("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "Lab",
                    "--memory-gib", "64", "--watts", "120")
     assert proc.returncode == 0, proc.stderr
     assert "not known" not in proc.stdout
     ws = openpyxl.load_workbook(path)["Devices"]
     row = len(calc.catalog()) + 2
     assert (ws[f"A{row}"].value, ws[f"F{row}"].value, ws[f"H{row}"].value) == ("Lab", 64, 120)
-    proc = run_cli("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "Lab2")
+    proc = invoke("measure", "--backend", "numpy", "--seconds", "1", "--into", str(path), "--name", "Lab2")
     assert "pass --memory-gib" in proc.stdout and "pass --watts" in proc.stdout

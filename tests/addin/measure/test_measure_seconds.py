@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin.measure import backends
 from trainbudget.addin.measure import core as measure
@@ -14,7 +14,7 @@ from trainbudget.addin.measure import core as measure
 
 @pytest.mark.parametrize("seconds", ["inf", "0", "-1", "1e9", "nan", "3600.5"])
 def test_measure_seconds_bounded(seconds, tmp_path):
-    proc = run_cli("measure", "--backend", "numpy", f"--seconds={seconds}")
+    proc = invoke("measure", "--backend", "numpy", f"--seconds={seconds}")
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "seconds must be > 0 and at most 3600" in proc.stderr
     assert proc.stdout == ""

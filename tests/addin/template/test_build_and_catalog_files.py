@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.addin.measure import devices_write
 from trainbudget.addin.ooxml import package
@@ -25,10 +25,10 @@ def test_build_refuses_to_replace_a_workbook_without_force(built, tmp_path):
     out = Path(shutil.copyfile(built.path, tmp_path / "TrainingBudget.xlsm"))
     devices_write.upsert_device(out, calc.Device("Measured box", 12.0, source="s"))
     before = out.read_bytes()
-    proc = run_cli("build", "--out", str(out))
+    proc = invoke("build", "--out", str(out))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--force" in proc.stderr
     assert out.read_bytes() == before
-    proc = run_cli("build", "--out", str(out), "--force")
+    proc = invoke("build", "--out", str(out), "--force")
     assert proc.returncode == 0, proc.stderr
     assert out.with_name("TrainingBudget.xlsm.bak").read_bytes() == before
     assert "Measured box" not in [r[0] for r in devices_table.read_rows(out)]
@@ -36,7 +36,7 @@ def test_build_refuses_to_replace_a_workbook_without_force(built, tmp_path):
 
 @pytest.mark.parametrize("name", ["book.xlsx", "book.zip", "book"])
 def test_build_refuses_an_output_that_is_not_xlsm(tmp_path, name):
-    proc = run_cli("build", "--out", str(tmp_path / name))
+    proc = invoke("build", "--out", str(tmp_path / name))
     assert proc.returncode == 2 and ".xlsm" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
 
@@ -71,7 +71,7 @@ def test_budget_chart_axes_are_not_deleted_and_hours_at_the_bottom(built):
 def test_catalog_accepts_a_workbook_with_a_measured_row(built, tmp_path):
     path = Path(shutil.copyfile(built.path, tmp_path / "team.xlsm"))
     devices_write.upsert_device(path, calc.Device("Lab box (measured)", 50.0, kind="measured", source="s"))
-    proc = run_cli("estimate", "--catalog", str(path), "--device", "Lab box (measured)", "--json")
+    proc = invoke("estimate", "--catalog", str(path), "--device", "Lab box (measured)", "--json")
     assert proc.returncode == 0, proc.stderr
     assert "Lab box (measured)" in proc.stdout
 
@@ -80,7 +80,7 @@ def test_catalog_accepts_a_workbook_with_a_measured_row(built, tmp_path):
 def test_catalog_refuses_binary_or_undecodable_files(tmp_path, content):
     bad = tmp_path / "devices.csv"
     bad.write_bytes(content)
-    proc = run_cli("devices", "--catalog", str(bad))
+    proc = invoke("devices", "--catalog", str(bad))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "devices.csv" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -90,7 +90,7 @@ def test_catalog_refuses_a_workbook_without_devices(tmp_path):
 
     path = tmp_path / "plain.xlsx"
     openpyxl.Workbook().save(path)
-    proc = run_cli("devices", "--catalog", str(path))
+    proc = invoke("devices", "--catalog", str(path))
     assert proc.returncode == 2 and "Devices" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 

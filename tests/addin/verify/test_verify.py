@@ -9,7 +9,7 @@ from pathlib import Path
 import openpyxl
 import xlwings
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from tests.xlsx_edit import edit_cell, set_formula, set_text
 from trainbudget.addin.ooxml import package
 from trainbudget.addin.template import budget_sheet
@@ -28,10 +28,10 @@ def test_template_is_clean_with_libreoffice(soffice, built):
 
 
 def test_cli_clean_exit_0_and_json(built):
-    proc = run_cli("verify", str(built.path), "--no-recalc", check=True)
+    proc = invoke("verify", str(built.path), "--no-recalc", check=True)
     last = proc.stdout.strip().splitlines()[-1]
     assert last == f"{built.path}: clean" or last.startswith(f"{built.path}: clean (")
-    found = json.loads(run_cli("verify", str(built.path), "--no-recalc", "--json", check=True).stdout)
+    found = json.loads(invoke("verify", str(built.path), "--no-recalc", "--json", check=True).stdout)
     assert [p for p in found if p["severity"] != "warning"] == []
 
 
@@ -62,7 +62,7 @@ def test_edited_formula_exit_1(copy):
     edit_cell(path, "Budget", f"B{hours}", set_formula("1+1"))
     problems = verify.errors(verify.verify(path, recalc=False))
     assert _where(problems) == [f"Budget!B{hours}"] and "differs from the template" in problems[0].message
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode == 1 and proc.stdout.startswith(f"Budget!B{hours}: formula differs")
 
 
@@ -103,7 +103,7 @@ def test_unknown_device_input_recalculates_to_errors(soffice, copy):
 def test_not_a_workbook(tmp_path):
     junk = tmp_path / "x.xlsm"
     junk.write_text("hello")
-    proc = run_cli("verify", str(junk))
+    proc = invoke("verify", str(junk))
     assert proc.returncode == 2 and "not an Excel workbook" in proc.stderr
 
 
@@ -113,14 +113,14 @@ def test_a_workbook_saved_by_openpyxl_is_one_line_with_the_fix(built, tmp_path):
     path = tmp_path / "saved.xlsm"
     openpyxl.load_workbook(built.path, keep_vba=True).save(path)
     formulas = sum(len(cells) for cells in built.values.values())
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode == 1
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 2, proc.stdout
     assert lines[0].startswith(f"{formulas} formula cells have no cached value (Budget!")
     assert lines[0].count("!") == 3 and ", ...): " in lines[0] and "trainbudget export" in lines[0]
     assert lines[1] == f"{path}: {formulas} errors, 0 warnings (--json lists each)"
-    found = json.loads(run_cli("verify", str(path), "--no-recalc", "--json").stdout)
+    found = json.loads(invoke("verify", str(path), "--no-recalc", "--json").stdout)
     assert len(found) == formulas and len({p["where"] for p in found}) == formulas
     assert {p["kind"] for p in found} == {"formula cells have no cached value"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from tests.xlsx_edit import edit_cell
 from trainbudget.addin.ooxml import package
 from trainbudget.addin.template import budget_sheet, prices_sheet, scenarios
@@ -94,7 +94,7 @@ def test_one_bad_input_is_one_error_at_its_cell(copy, case):
     problems = verify.errors(verify.verify(path, recalc=False))
     assert [p.where for p in problems] == [f"{sheet}!{ref}"], problems
     assert all(w in problems[0].message for w in words), problems[0].message
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode == 1 and f"{sheet}!{ref}: " in proc.stdout, proc.stdout + proc.stderr
 
 
@@ -135,7 +135,7 @@ def _with_external_link(path: Path, rels: bool) -> None:
 def test_an_external_link_part_is_a_finding_not_unreadable(copy, rels):
     path = copy()
     _with_external_link(path, rels)
-    proc = run_cli("verify", str(path), "--no-recalc", "--json")
+    proc = invoke("verify", str(path), "--no-recalc", "--json")
     assert proc.returncode == 1, proc.stderr
     found = [p for p in json.loads(proc.stdout) if p["severity"] == "error"]
     assert [p["where"] for p in found] == ["xl/externalLinks/externalLink1.xml"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.ooxml import package, partedit, sheetrefs
 from trainbudget.addin.verify import check
@@ -190,6 +190,6 @@ def test_verify_accepts_what_the_package_layer_accepts(built, tmp_path):
                 data = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
             dst.writestr(info.filename, data)
         dst.writestr("xl/worksheets/sheet99.xml", sheet)
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode in (0, 1), proc.stderr
     assert "zip bomb" not in proc.stdout + proc.stderr

@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 from oletools.olevba import VBA_Parser
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from tests.xlwings_stub import udfs_with_vba
 from trainbudget.addin.vba import vba, vbaproject
 from trainbudget.addin.verify import check as verify
@@ -119,7 +119,7 @@ def findings(path: Path) -> list[verify.Problem]:
     """verify's errors, after checking that the CLI exits 1 and that neither run changed the file."""
     before = digest(path)
     problems = verify.errors(verify.verify(path, recalc=False))
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert all(len(str(p).splitlines()) == 1 for p in problems)
     assert digest(path) == before
@@ -365,7 +365,7 @@ def test_zip_bomb_is_refused_not_clean(copy):
             f.write(b" " * 2**20)
     before = digest(path)
     assert path.stat().st_size < 2 * 2**20
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "zip bomb" in proc.stderr and "filler.xml" in proc.stderr
     assert digest(path) == before
@@ -375,7 +375,7 @@ def test_doctype_is_refused(copy):
     path = copy()
     laughs = b'<?xml version="1.0"?><!DOCTYPE c [<!ENTITY a "aaaa">]><connections xmlns="%s">&a;</connections>'
     rewrite(path, {"xl/connections.xml": laughs % MAIN.encode()})
-    proc = run_cli("verify", str(path), "--no-recalc")
+    proc = invoke("verify", str(path), "--no-recalc")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "DOCTYPE" in proc.stderr
 
 
@@ -400,7 +400,7 @@ def test_pcode_differs_from_source_is_a_warning(copy, tmp_path):
     problems = verify.verify(path, recalc=False)
     assert verify.errors(problems) == []
     one(problems, "xl/vbaProject.bin", "'Sheet1'", "VBA stomping")
-    assert run_cli("verify", str(path), "--no-recalc").returncode == 0
+    assert invoke("verify", str(path), "--no-recalc").returncode == 0
 
 
 def test_xlsx_carrying_a_vba_project(copy):
@@ -479,7 +479,7 @@ def test_every_carrier_is_reported_and_exported_away(soffice, copy, tmp_path, ca
     found = [p for p in problems if p.where == name and carrier.kind in p.message]
     assert len(found) == (1 if carrier.reported else 0), problems
     out = tmp_path / "mail.xlsx"
-    proc = run_cli("export", str(path), "--out", str(out))
+    proc = invoke("export", str(path), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     with zipfile.ZipFile(out) as z:
         assert name not in z.namelist() and b"rIdCarrier" not in z.read(

@@ -100,11 +100,11 @@ def test_price_spec_in_train_cost():
 
 
 def test_readme_range_transcript_is_real_output():
-    from tests.conftest import ROOT, run_cli
+    from tests.conftest import ROOT, invoke
 
     args = ("estimate", "--range", "--params", "70B", "--tokens", "2T", "--device", H100, "--devices", "512",
             "--price", "2.5")
-    assert run_cli(*args, check=True).stdout.strip() in (ROOT / "README.md").read_text("utf-8")
+    assert invoke(*args, check=True).stdout.strip() in (ROOT / "README.md").read_text("utf-8")
 
 
 def test_job_keyed_prior_through_budget_array_equals_scalar():

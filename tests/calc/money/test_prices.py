@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.calc.money import owned, prices
 from trainbudget.calc.planning import scenarios as plans
@@ -94,45 +94,45 @@ def test_scenarios_rows_and_errors():
 
 
 def test_prices_command():
-    rows = json.loads(run_cli("prices", "--device", "H100 SXM", "--json", check=True).stdout)
+    rows = json.loads(invoke("prices", "--device", "H100 SXM", "--json", check=True).stdout)
     assert rows and all(r["device"] == "H100 SXM" and r["as_of"] and r["age_days"] >= 0 for r in rows)
-    text = run_cli("prices", check=True).stdout
+    text = invoke("prices", check=True).stdout
     assert "days old" in text and "coreweave" in text
-    got = list(csv.DictReader(io.StringIO(run_cli("prices", "--provider", "aws", "--csv", check=True).stdout)))
+    got = list(csv.DictReader(io.StringIO(invoke("prices", "--provider", "aws", "--csv", check=True).stdout)))
     assert {r["provider"] for r in got} == {"aws"}
-    bad = run_cli("prices", "--device", "abacus")
+    bad = invoke("prices", "--device", "abacus")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
 
 
 def test_estimate_range_price_own_and_scenarios(tmp_path):
-    out = json.loads(run_cli("estimate", "--range", "--price", "aws:on_demand", "--device", H100, "--devices", "8",
+    out = json.loads(invoke("estimate", "--range", "--price", "aws:on_demand", "--device", H100, "--devices", "8",
                              "--json", check=True).stdout)
     (row,) = out["rows"]
     want = calc.train_range(7e9, 1e9, H100, usd_per_device_hour=6.88, devices=8)["usd"]
     assert [row["cost_usd_low"], row["cost_usd_expected"], row["cost_usd_high"]] == pytest.approx(list(want))
     assert row["price_as_of"] == "2026-11-09" and out["prior"]["n_runs"] >= 25
-    text = run_cli("estimate", "--range", "--device", H100, check=True).stdout
+    text = invoke("estimate", "--range", "--device", H100, check=True).stdout
     assert "low / expected / high" in text and "utilization prior" in text
-    num = json.loads(run_cli("estimate", "--price", "2.5", "--utilization", "0.5", "--device", H100, "--json",
+    num = json.loads(invoke("estimate", "--price", "2.5", "--utilization", "0.5", "--device", H100, "--json",
                              check=True).stdout)["rows"][0]
     assert num["cost_usd"] == pytest.approx(calc.train_cost(7e9, 1e9, H100, usd_per_device_hour=2.5, utilization=0.5))
-    own = json.loads(run_cli("estimate", "--own", "33819,5", "--usd-per-kwh", "0.1", "--device", H100, "--json",
+    own = json.loads(invoke("estimate", "--own", "33819,5", "--usd-per-kwh", "0.1", "--device", H100, "--json",
                              check=True).stdout)["rows"][0]
     assert own["usd_per_device_hour"] == pytest.approx(33819 / (5 * 8760) + 0.7 * 1.58 * 0.1)
     plan_file = tmp_path / "plans.csv"
     plan_file.write_text(f"name,params,tokens,device,devices,price\n7B,7B,1T,\"{H100}\",8,lambda\n"
                          f"13B,13B,1T,\"{H100}\",16,runpod:on_demand\n", "utf-8")
-    got = list(csv.DictReader(io.StringIO(run_cli("estimate", "--scenarios", str(plan_file), "--range", "--csv",
+    got = list(csv.DictReader(io.StringIO(invoke("estimate", "--scenarios", str(plan_file), "--range", "--csv",
                                                   check=True).stdout)))
     assert [r["name"] for r in got] == ["7B", "13B"] and all(float(r["cost_usd_expected"]) > 0 for r in got)
     for args in (("--own", "1,2"), ("--price", "aws:forever"), ("--own", "x", "--usd-per-kwh", "1")):
-        bad = run_cli("estimate", *args)
+        bad = invoke("estimate", *args)
         assert bad.returncode == 2 and bad.stderr.startswith("trainbudget: error:") and "Traceback" not in bad.stderr
 
 
 @pytest.mark.parametrize("command", [("prices",), ("estimate",)])
 def test_help(command):
-    text = run_cli(*command, "--help", check=True).stdout
+    text = invoke(*command, "--help", check=True).stdout
     for word in (("--device", "--provider") if command == ("prices",) else ("--range", "--price", "--own",
                                                                              "--scenarios")):
         assert word in text

@@ -223,13 +223,13 @@ def test_a_layout_whose_fixed_part_never_fits_needs_infinitely_many():
 # --- command line ---------------------------------------------------------------------------
 import json  # noqa: E402
 
-from tests.conftest import run_cli  # noqa: E402
+from tests.conftest import invoke  # noqa: E402
 
 QWEN = str(DATA / "configs" / "Qwen3-30B-A3B.json")
 
 
 def test_fit_json_lists_what_calc_lists():
-    proc = run_cli("fit", "--model", "Llama 3.1 70B", "--devices", "64", "--json", check=True)
+    proc = invoke("fit", "--model", "Llama 3.1 70B", "--devices", "64", "--json", check=True)
     data = json.loads(proc.stdout)
     want = fit_layouts("Llama 3.1 70B", H100, 64).rows()
     assert data["layouts"] == want and data["memory_bytes"] == USABLE_H100
@@ -237,14 +237,14 @@ def test_fit_json_lists_what_calc_lists():
 
 
 def test_fit_text_and_config():
-    out = run_cli("fit", "--config", QWEN, "--devices", "16", "--limit", "3", check=True).stdout
+    out = invoke("fit", "--config", QWEN, "--devices", "16", "--limit", "3", check=True).stdout
     assert out.startswith("Qwen3-30B-A3B on 16 x H100")
     assert len(out.splitlines()) == 3 + 3 + 1  # title, ranking rule, column heads; 3 rows; "... more"
     assert out.splitlines()[1].startswith("Ranked by fewest devices per replica")
 
 
 def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_memory():
-    proc = run_cli("estimate", "--model", "Mixtral 8x7B", "--tokens", "1T", "--devices", "64",
+    proc = invoke("estimate", "--model", "Mixtral 8x7B", "--tokens", "1T", "--devices", "64",
                    "--tp", "2", "--ep", "8", "--device", H100, "--json", check=True)
     (report,) = json.loads(proc.stdout)["rows"]  # --json prints JSON alone: one row per device
     b = model_preset("Mixtral 8x7B").params()
@@ -266,7 +266,7 @@ def test_estimate_with_a_moe_model_uses_active_params_for_flops_and_total_for_me
     (("fit", "--model", "Llama 3.1 8B", "--devices", "8", "--method", "lorax"), "method must be one of"),
 ])
 def test_cli_errors_are_one_line_exit_2(args, message):
-    proc = run_cli(*args)
+    proc = invoke(*args)
     assert proc.returncode == 2 and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
@@ -339,7 +339,7 @@ def test_fit_activations_are_activation_bytes_on_the_models_shape():
 
 
 def test_fit_says_the_nearest_miss_and_where_it_would_fit(tmp_path):
-    out = run_cli("fit", "--config", str(CONFIGS / "Llama-3.2-1B.json"), "--devices", "1", "--memory-gib", "10",
+    out = invoke("fit", "--config", str(CONFIGS / "Llama-3.2-1B.json"), "--devices", "1", "--memory-gib", "10",
                   check=True).stdout
     assert ": 0 layouts fit\n" in out and "nearest miss (" in out
     assert "that layout would fit on: " in out and "H100 SXM" in out
@@ -352,7 +352,7 @@ def test_fit_refuses_a_config_with_absurd_layers(tmp_path):
     data["num_hidden_layers"] = 10 ** 30
     p = tmp_path / "config.json"
     p.write_text(json.dumps(data))
-    proc = run_cli("fit", "--config", str(p), "--devices", "8")
+    proc = invoke("fit", "--config", str(p), "--devices", "8")
     assert proc.returncode == 2 and "num_hidden_layers must be a whole number" in proc.stderr
     assert "Traceback" not in proc.stderr
 

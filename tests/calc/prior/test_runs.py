@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import invoke
 from trainbudget import calc
 from trainbudget.calc.prior import runs
 
@@ -62,7 +62,7 @@ def test_predicted_hours_at_reported_mfu():
 
 
 def test_runs_command_json():
-    rows = json.loads(run_cli("runs", "--json", check=True).stdout)
+    rows = json.loads(invoke("runs", "--json", check=True).stdout)
     assert [r["run"] for r in rows] == [r.run for r in runs.load_runs()]
     assert all(r["source"] for r in rows)
 
