@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import os
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from tests import hostile
 from tests.conftest import invoke
 from trainbudget.addin.ooxml import opening, package
-
-
-@pytest.fixture(scope="session")
-def bomb(tmp_path_factory) -> Path:
-    """A ~2 MB zip whose sheet part inflates to 2 GiB (built once per session: ~20 s)."""
-    return hostile.zip_bomb(tmp_path_factory.mktemp("bomb") / "bomb.xlsm")
 
 
 def test_zip_bomb_refused_before_inflating(bomb):

@@ -20,12 +20,6 @@ from trainbudget.addin.ooxml import opening, package
 MEMORY_CEILING_MB = 400  # "a few hundred MB": the refusal must come before any part is inflated
 
 
-@pytest.fixture(scope="session")
-def bomb(tmp_path_factory) -> Path:
-    """A ~2 MB zip whose sheet part inflates to 2 GiB (built once per session: ~20 s)."""
-    return hostile.zip_bomb(tmp_path_factory.mktemp("bomb") / "bomb.xlsm")
-
-
 def _template_with(built: Path, path: Path, part: str, data: bytes) -> Path:
     parts = package.read_parts(built)
     parts[part] = data

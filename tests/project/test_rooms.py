@@ -5,6 +5,7 @@ imports nothing of the addin, and no module of calc or addin is part of an impor
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,7 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+@functools.cache  # parsed once per session, not once per parametrized module
 def _graph() -> dict[str, set[str]]:
     files = [*ROOT.glob("calc/**/*.py"), *ROOT.glob("addin/**/*.py")]
     modules = {_module(f): f for f in files}

@@ -3,7 +3,7 @@
 Missing data reads as the command line words it, never as a spreadsheet error: a device row
 without watts shows "no watts" for every energy; no price (blank typed price on a row without one)
 shows "no price" for every cost and for the tokens a budget buys. A provider with no price for the
-hardware is refused as calc.budget refuses it (the Input check's message: tests/test_sheet_prices.py).
+hardware is refused as calc.budget refuses it (the Input check's message: tests/workbook/test_sheet_prices.py).
 
 The deadline block counts the devices that hold the model states as the Results' "Devices needed
 to fit" (the job's method, optimizer and ZeRO stage), as calc_plan.devices_for does for the job;

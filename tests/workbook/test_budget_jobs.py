@@ -175,7 +175,7 @@ def calc_job(job: dict, **changes) -> calc.Budget | None:
 
 def refusal(job: dict) -> str | None:
     """calc's refusal of the job's price as the sheet words it (without the providers calc lists
-    after it: tests/test_sheet_prices.py), or None where calc prices it."""
+    after it: tests/workbook/test_sheet_prices.py), or None where calc prices it."""
     try:
         calc_job(job) or calc.budget(calc.Job(params=job["params"], tokens=job["tokens"], device=job["device"],
                                               price=f"{job['provider']}:{job['plan']}", table=table_of(job)))

@@ -53,7 +53,7 @@ def test_vba_project_is_xlwings_quickstart_without_module1(built):
     with zipfile.ZipFile(built.path) as z:
         shipped = z.read("xl/vbaProject.bin")
         assert "application/vnd.ms-excel.sheet.macroEnabled.main+xml" in z.read("[Content_Types].xml").decode()
-    assert shipped == vbaproject.shipped()  # tests/test_vbaproject.py checks how it differs from the original
+    assert shipped == vbaproject.shipped()  # tests/addin/vba/test_vbaproject.py checks how it differs from the original
     assert set(vba.modules(original)) == {"ThisWorkbook", "Sheet1", "Sheet2", "Module1"}
     assert set(vba.modules(shipped)) == {"ThisWorkbook", "Sheet1", "Sheet2"}
 

@@ -4,7 +4,7 @@
 An inference job's FLOPs, hours, device-hours, cost and energy are a third of the same full job's in
 every door: calc (scalars and arrays), the command line (estimate and --scenarios), TRAIN_BUDGET
 (the UDF and the Lite runtime), and the workbook's Budget sheet and a Scenarios column recalculated
-by LibreOffice (one run). LoRA and QLoRA are a step through frozen weights (4: tests/test_lora_flops.py).
+by LibreOffice (one run). LoRA and QLoRA are a step through frozen weights (4: tests/calc/physics/test_lora_flops.py).
 The utilization prior is fitted on training runs, and an inference job's basis says so. Functions
 without a method stay training."""
 
