@@ -1,6 +1,6 @@
 """trainbudget.addin: everything that faces Excel, files or a terminal.
 
-Rooms, top to bottom (a room imports only rooms below it; tests/test_rooms.py keeps it so):
+Rooms, top to bottom (a room imports only rooms below it; tests/project/test_rooms.py keeps it so):
 - cli/: the `trainbudget` command, a thin layer over the rest.
 - udf/: the desktop xlwings UDFs and the conversion of cell values in and out.
 - export/: the macro-free e-mail copy and its chart edits.

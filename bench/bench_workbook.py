@@ -45,7 +45,7 @@ def measured(args: list[str], cwd: Path) -> tuple[float, float, float]:
 
 
 def large(tmp: Path, book: Path) -> None:
-    from tests.test_hostile_files import large_workbook
+    from tests.addin.verify.test_verify_large import large_workbook
 
     for rows, sheets, goal in ((200_000, 1, "300 MB"), (550_000, 2, "60 s, 500 MB")):
         path = large_workbook(book, tmp / f"large-{rows * sheets}.xlsm", rows, sheets)
@@ -69,7 +69,7 @@ def main() -> None:
               f"{timed(lambda: subprocess.run(cli, check=True, capture_output=True)):.2f} s as a command "
               "(goal <= 1)")
         print(f"verify, LibreOffice recalc: {timed(lambda: verify.verify(book, recalc=True)):.2f} s")
-        from tests.test_libreoffice import _scenario_workbook, _scenarios
+        from tests.workbook.test_native_formulas import _scenario_workbook, _scenarios
 
         scen = tmp / "scenarios.xlsm"
         _scenario_workbook(book, scen, _scenarios())

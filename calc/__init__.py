@@ -5,13 +5,13 @@ scalars in give a Python float out. Units are in the names: params (count), toke
 tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), GiB (2^30 bytes: device memory), hours, usd, kwh.
 One job, one answer: `budget(Job(...))` composes every figure of a job into one `Budget`.
 
-calc lives in rooms, each a subpackage whose arrows point down (tests/test_rooms.py):
+calc lives in rooms, each a subpackage whose arrows point down (tests/project/test_rooms.py):
 base (units, checks, errors, arithmetic) < model (shapes, presets, config.json) < hardware (device
 catalog, usable memory) < physics (FLOPs, activations, memory, pipeline stages, fit) < money (prices,
 owned hardware, hours-cost-energy totals) < prior (published runs, the utilization prior, back-test)
 < compose (Job, Budget, ranges, report rows: the one composer) < planning (inverse questions, plan
 ranking, scenario files). The names below are the public ones: addin and bench import nothing else
-of calc (tests/test_rooms.py keeps it so).
+of calc (tests/project/test_rooms.py keeps it so).
 """
 
 

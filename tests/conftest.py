@@ -34,16 +34,22 @@ def run_cli(*args: str, check: bool = False, cwd: Path | None = None) -> subproc
     return proc
 
 
-def invoke(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+def invoke(*args: str, check: bool = False, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`trainbudget ARGS` in this process, through click's CliRunner isolation and the entry
     point's own error handling (cli.main.run): the same stdout, stderr and exit status as
-    `run_cli`, without starting a Python process."""
+    `run_cli`, without starting a Python process (run in `cwd` when given)."""
     from click.testing import CliRunner
 
     from trainbudget.addin.cli.main import cli, run
 
+    here = Path.cwd()
     with CliRunner().isolation(env={"COLUMNS": "200"}) as (out, err, _):
-        code = run(cli, list(args))
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            code = run(cli, list(args))
+        finally:
+            os.chdir(here)
     proc = subprocess.CompletedProcess(["trainbudget", *args], code, out.getvalue().decode("utf-8"),
                                        err.getvalue().decode("utf-8"))
     if check:

@@ -1,7 +1,7 @@
 """Record (or replay) the JSON that `estimate`, `fit` and `plan` print for 200 seeded random jobs.
 
 The fixture `tests/data/doors_json.json.gz` was recorded before calc moved into rooms; the test
-`tests/test_no_figure_change.py` replays the same command lines and compares every figure.
+`tests/addin/cli/test_no_figure_change.py` replays the same command lines and compares every figure.
 Run `python -m tests.doors_record` to record it again (only when a figure is meant to change).
 """
 

@@ -15,7 +15,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 python3 -m pip install -q -e '.[test]'
 # The xlwings Lite runtime (Pyodide, its numpy, the xlwings wheel) under .cache/lite-runtime/, for
-# tests/test_lite_runtime.py; Node.js from Debian if missing. Fast when already there.
+# tests/addin/lite/test_lite_runtime.py; Node.js from Debian if missing. Fast when already there.
 bash tests/lite_runtime/install.sh
 python3 -m ruff check .
-python3 -m pytest "$@"
+# Every core (pytest-xdist), a whole file per worker at a time: a file's module-scoped LibreOffice
+# recalculation runs once, and each LibreOffice run has its own temporary profile (addin/libreoffice.py).
+python3 -m pytest -n auto --dist loadfile "$@"

@@ -1,6 +1,6 @@
 """The e-mail copy in a form every spreadsheet engine computes the same: Excel, LibreOffice,
 Gnumeric (`ssconvert --recalc`) and the `formulas` engine (measured in
-`../shared/reference/portable-formulas.md`, section 3; checked by tests/test_portable.py).
+`../shared/reference/portable-formulas.md`, section 3; checked by tests/workbook/test_portable.py).
 
 The template keeps its table references for Excel users (rows added to a table grow them); the
 copy is a read-mostly file, so every formula, defined name and validation of it is rewritten:

@@ -71,7 +71,7 @@ PREFIX_FAMILIES = f"{PREFIX}pfx_family"
 
 def prefix_lengths() -> tuple[int, ...]:
     """The prefixes' lengths, longest first. Longest-first matching is calc.family's
-    first-match-wins order on FAMILIES (tests/test_libreoffice_prior.py checks it)."""
+    first-match-wins order on FAMILIES (tests/workbook/test_prior_native.py checks it)."""
     return tuple(sorted({len(p) for p, _ in calc.FAMILIES}, reverse=True))
 
 
@@ -133,7 +133,7 @@ def family_label(position: str, device: str) -> str:
 
 # The basis line (calc.job_prior's, one job): "<family> <dense|MoE> runs of <decade> on
 # <decade> devices, <decade> tokens/param<extrapolation note>: <tail>", in cells of at most 200
-# characters (tests/test_readable.py). A decade is 10^INT(LOG10(x)) to ten times that (INT rounds
+# characters (tests/addin/functions/test_readable.py). A decade is 10^INT(LOG10(x)) to ten times that (INT rounds
 # down, as math.floor); its text is read off a table calc's own formatter wrote (calc._decade,
 # one row per decade exponent), so every engine shows calc's text ("10B-100B", "1k-10k", "0.01-0.1")
 # without turning numbers into text itself (Gnumeric's 10^-2 is not 0.01 exactly, and shows it).

@@ -41,7 +41,7 @@ FUNCTION_IDS_EXT = "{7C84B067-C214-45C3-A712-C9D94CD141B2}"
 # pin an exact version in requirements.txt. What you might want to do is to specify an upper bound,
 # e.g., xlwings<1.0.0" (https://lite.xlwings.org/dependencies.md). xlwings' lower bound: the oldest
 # release the Office.js decorators were checked with (0.33.20, what new Lite workbooks defaulted to
-# in changelog 1.0.0.0-24; tests/test_lite_runtime.py runs 0.37.8).
+# in changelog 1.0.0.0-24; tests/addin/lite/test_lite_runtime.py runs 0.37.8).
 REQUIRED = ("xlwings>=0.33.20,<1.0.0", "python-dotenv", "pyodide-http", "black")
 # numpy comes from Pyodide, so unpinned: "don't pin it" (https://lite.xlwings.org/dependencies)
 OURS = ("numpy",)

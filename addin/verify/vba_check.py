@@ -5,7 +5,7 @@ Allowed, and nothing else:
   project without its sample Module1) whose source is that module's source, character for character;
 - `xlwings_udfs` (written by xlwings' "Import Functions") when every procedure in it is exactly the
   wrapper xlwings 0.37.8's `generate_vba_wrapper` writes for a registry function (rendered here from
-  the registry; tests/test_verify_macros.py checks the rendering against xlwings' own output), and
+  the registry; tests/addin/verify/test_verify_macros.py checks the rendering against xlwings' own output), and
   nothing else is in it but xlwings' two header lines. Rendering from the registry rather than
   running xlwings' generator keeps `verify` free of pywin32 and of importing the UDF module;
 - document and class modules (one per sheet, Excel adds them) holding no code: only `Attribute`

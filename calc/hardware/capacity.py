@@ -10,7 +10,7 @@ training job cannot use all of it:
 So usable = capacity - reserve, with reserve = max(RESERVE_GIB, RESERVE_SHARE x capacity) unless
 a reserve is given: 76 GiB of an H100's 80, 133.95 GiB of an H200's 141. The rule is simple
 enough for a spreadsheet (MAX of two numbers), so the Budget sheet computes the same figure;
-tests/test_capacity.py checks that the default reserve covers what the driver hides plus
+tests/calc/hardware/test_capacity.py checks that the default reserve covers what the driver hides plus
 RESERVE_GIB on every device whose reported memory is on file.
 """
 

@@ -25,7 +25,7 @@ from .runs import Run, implied_utilization, load_runs
 
 # Goodput (the share of wall-clock time spent training): fitted on the runs, the scope column of
 # calc/prior/ridge.py (whole-run hours against steady-state ones): exp(b5) on the 41 main runs, to two
-# places (tests/test_prior.py checks it against the fit). For comparison, the Llama 3 paper
+# places (tests/calc/prior/test_prior.py checks it against the fit). For comparison, the Llama 3 paper
 # (arXiv:2407.21783, §3.3.4) states "higher than 90% effective training time" over a 54-day
 # snapshot with 466 job interruptions (LLAMA3_GOODPUT, the prior's assumed figure before 2026-12).
 GOODPUT = 0.79

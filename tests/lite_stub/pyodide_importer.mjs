@@ -2,7 +2,7 @@
 // reader under Pyodide 314 (Python 3.14 on Emscripten, what current xlwings Lite runs). Pyodide 314's
 // numpy comes from the Pyodide CDN, which CI cannot reach, so only the numpy-free part runs here: the
 // bundled files import and read back through importlib.resources, and every bundled source compiles.
-// The whole bundle runs in CI on Pyodide 0.27.7 with numpy: tests/test_lite_runtime.py.
+// The whole bundle runs in CI on Pyodide 0.27.7 with numpy: tests/addin/lite/test_lite_runtime.py.
 //
 //   cd "$(mktemp -d)" && npm install pyodide@314.0.7
 //   python -c "from trainbudget.addin.lite import bundle; open('main.py','w').write(bundle.main_py())"

@@ -1,0 +1,65 @@
+"""Uneven pipeline stages (80 layers on PP 3: 27/27/26, legal): every door gives the largest stage's memory
+per device, as calc.fit_layouts counts it (calc.stages: Budget, estimate's text, JSON and CSV), and says the
+stages are uneven; even stages give the same floats as an even split."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.conftest import invoke
+from trainbudget import calc
+from trainbudget.calc.money import totals as calc_schedule
+from trainbudget.calc.physics import stages
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+
+L70 = calc.model_preset("Llama 3.1 70B")  # 80 layers
+
+
+def _job(pp: float, **options) -> calc.Job:
+    return calc.Job(model=L70, tokens=1e12, device=H100, devices=8 * pp, tensor_parallel=8.0, pipeline_parallel=pp,
+                    **options)
+
+
+def test_stages_are_listed_with_the_extra_layers_first():
+    assert stages.stage_layers(80, 3) == [27, 27, 26] and stages.stage_layers(126, 16)[:2] == [8, 8]
+    assert sum(stages.stage_layers(126, 16)) == 126 and stages.stage_layers(80, 4) == [20] * 4
+
+
+def test_the_budget_counts_the_busiest_stage_as_fit_does():
+    b = calc.budget(_job(3.0))
+    lay = calc.fit_layouts(L70, H100, 24, memory_gib=1000, zero_stages=(0,), context_parallel=1)
+    i = int(np.flatnonzero((np.asarray(lay.tensor) == 8) & (np.asarray(lay.pipeline) == 3))[0])
+    assert b.memory.weights == pytest.approx(float(np.asarray(lay.weights)[i]), rel=1e-12)
+    shape = L70.shape
+    embedding = shape["vocab"] * shape["d_model"]
+    p = L70.params()
+    even = calc.train_memory(p.total, devices=24, tensor_parallel=8, pipeline_parallel=3, stage_params=embedding)
+    busiest = calc.train_memory(embedding + (p.total - embedding) * 27 * 3 / 80, devices=24, tensor_parallel=8,
+                                pipeline_parallel=3, stage_params=embedding)
+    assert b.memory.total == pytest.approx(busiest.total, rel=1e-12) and b.memory.total > even.total * 1.01
+
+
+def test_even_stages_are_the_same_floats_as_before():
+    b = calc.budget(_job(4.0))
+    p, shape = L70.params(), L70.shape
+    m = calc.train_memory(p.total, devices=32, tensor_parallel=8, pipeline_parallel=4,
+                          stage_params=shape["vocab"] * shape["d_model"])
+    assert b.memory.total == m.total
+
+
+def test_estimate_says_the_stages_are_uneven_and_prints_the_largest():
+    args = ("estimate", "--model", "Llama 3.1 70B", "--tokens", "1T", "--devices", "24", "--tp", "8", "--pp", "3",
+            "--device", H100)
+    want = float(calc.budget(_job(3.0)).memory.total) / calc_schedule.GIB
+    text = invoke(*args, check=True).stdout
+    assert f"{want:,.1f} GiB per device" in text and "uneven stages 27/27/26 layers: memory of the largest" in text
+    row = json.loads(invoke(*args, "--json", check=True).stdout)["rows"][0]
+    assert row["pipeline_stage_layers"] == "27/27/26" and row["memory_per_device_gib"] == pytest.approx(want)
+    csv_text = invoke(*args, "--csv", check=True).stdout
+    assert "pipeline_stage_layers" in csv_text.splitlines()[0] and ",27/27/26," in csv_text
+    even = invoke(*args[:-4], "--pp", "4", "--devices", "32", "--device", H100, check=True).stdout
+    assert "uneven" not in even
