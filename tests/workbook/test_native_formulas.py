@@ -46,7 +46,7 @@ def _scenarios(seed: int = 20261129) -> list[dict]:
             "devices": int(rng.integers(1, 4097)), "usd_per_device_hour": float(rng.uniform(0.5, 10)),
             "pue": float(rng.uniform(1.0, 1.6)), "method": str(rng.choice(calc.METHODS)),
             "optimizer": str(rng.choice(calc.OPTIMIZERS)), "zero_stage": int(rng.integers(0, 4)),
-            "trainable": float(rng.uniform(0.001, 0.05) if fraction else 10 ** rng.uniform(6, 8)),
+            "trainable": float(rng.uniform(0.001, 0.05) if fraction else round(10 ** rng.uniform(6, 8))),
             "activations": float(10 ** rng.uniform(8, 11)),
         })
     out[0]["device"] = LAB.name  # the user's measured row is always among them

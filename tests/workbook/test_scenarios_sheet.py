@@ -24,7 +24,7 @@ from tests.sheet_cases import name_ref, set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import fold, input_pieces, pieces
-from trainbudget.addin.template import budget_sheet, prices_sheet, scenarios
+from trainbudget.addin.template import budget_sheet, prices_sheet, ranges_block, scenarios
 from trainbudget.addin.verify import check as verify
 from trainbudget.calc.money import prices
 from trainbudget.calc.planning import scenarios as plans
@@ -195,14 +195,14 @@ def test_budget_ranges_equal_calc(lo):
     _check_ranges(ws, rows, want)
     hours = calc.train_hours(v["params"], v["tokens"], FP8_DEVICE, utilization=v["utilization"],
                              devices=v["devices"])
-    assert _same(ws[f"B{rows['Cost (USD)']}"].value, hours * v["devices"] * price)
+    assert _same(ws[f"B{rows[f'{budget_sheet.TYPED_COST} (USD)']}"].value, hours * v["devices"] * price)
 
 
 def _check_ranges(ws, rows: dict[str, int], want: dict) -> None:
     labels = {"hours": "Hours", "device_hours": "Device-hours", "usd": "Cost", "kwh": "Energy"}
     for fig, label in labels.items():
         for j, case in enumerate(CASES):
-            key = f"{label}, {case}" + (" (USD)" if fig == "usd" else "")
+            key = (f"{ranges_block.cost_label(case)} (USD)" if fig == "usd" else f"{label}, {case}")
             got = ws[f"B{rows[key]}"].value
             assert _same(got, float(want[fig][j])), (key, got, want[fig][j])
 
@@ -230,7 +230,7 @@ def test_currency_applies_to_every_money_figure(lo):
             assert half == full and full in (None, "", pieces.NO_PRICE), (title, ref, full, half)
     assert checked >= 20
     rows = _labels(lo["half"]["Budget"])
-    assert "Cost (XYZ)" in rows and "Cost, expected (XYZ)" in rows
+    assert f"{budget_sheet.TYPED_COST} (XYZ)" in rows and f"{ranges_block.cost_label('expected')} (XYZ)" in rows
     assert "Cost, expected (XYZ)" in _labels(lo["half"]["Scenarios"])
 
 

@@ -176,7 +176,7 @@ def test_the_reader_skips_blank_records_and_counts_the_rest(tmp_path):
 
 
 @pytest.mark.parametrize(("row", "words"), [
-    (f'c,7B,1T,"{BF16}",8,0.4,,"30000,5"', "scenario 3: own needs usd_per_kwh"),
+    (f'c,7B,1T,"{BF16}",8,0.4,,"30000,5"', "scenario 3: own needs --usd-per-kwh"),
     ("c,7B,1T,h100 sxm bf16,8,0.4,,", "scenario 3: unknown device 'h100 sxm bf16'"),
 ])
 def test_scenario_errors_name_the_row(tmp_path, row, words):

@@ -312,7 +312,7 @@ def test_a_call_outside_the_functions_sheet_is_found(parts):
 
 # trainbudget lite: --from, the symlink, the requirements and the docs -------------------------
 
-SHIPPED = Path(__file__).resolve().parent.parent / "workbook" / "TrainingBudget.xlsm"
+SHIPPED = ROOT / "workbook" / "TrainingBudget.xlsm"
 
 
 def test_from_carries_a_workbooks_devices_rows(tmp_path, capsys):

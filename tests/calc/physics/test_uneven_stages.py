@@ -56,7 +56,7 @@ def test_estimate_says_the_stages_are_uneven_and_prints_the_largest():
             "--device", H100)
     want = float(calc.budget(_job(3.0)).memory.total) / calc_schedule.GIB
     text = invoke(*args, check=True).stdout
-    assert f"{want:,.1f} GiB per device" in text and "uneven stages 27/27/26 layers: memory of the largest" in text
+    assert f"({want:,.1f} GiB) of weights" in text and "uneven stages 27/27/26 layers: memory of the largest" in text
     row = json.loads(invoke(*args, "--json", check=True).stdout)["rows"][0]
     assert row["pipeline_stage_layers"] == "27/27/26" and row["memory_per_device_gib"] == pytest.approx(want)
     csv_text = invoke(*args, "--csv", check=True).stdout

@@ -13,13 +13,12 @@ from importlib import resources
 
 import pytest
 
+from tests.conftest import ROOT, run_cli
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
 from trainbudget.calc.compose.budget import budget
 from trainbudget.calc.planning import offers, rank as plan
 from trainbudget.calc.planning.scenarios import scenario_jobs
-
-from .conftest import ROOT, run_cli
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 V6E = "TPU v6e (Trillium), BF16, dense"
