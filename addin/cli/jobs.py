@@ -116,6 +116,8 @@ def check(o: Options) -> None:
 
 
 STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute")
+# fit's and plan's bounds on the same sizes (calc/physics/fit.py, calc.planning.scenarios.SIZE_LIMITS)
+STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 
 
 def _check_step(o: Options) -> None:
@@ -127,6 +129,12 @@ def _check_step(o: Options) -> None:
         if given:
             raise Error(f"{', '.join(given)} apply to --step (the step model's batch): give --step too")
         return
+    for option, value in zip(STEP_OPTIONS[:4], values[:4], strict=True):
+        if value is not None:  # sequences and stages are whole: --global-batch 2.5 is refused here, by name
+            whole(option, value)
+            top = STEP_LIMITS.get(option)
+            if top is not None and value > top:
+                raise Error(f"{option} must be at most {top:,} (got {value:g})")
     for option, clash in (("--utilization", o.utilization is not None), ("--range", o.as_range),
                           ("--scenarios", o.scenarios is not None)):
         if clash:
@@ -138,7 +146,8 @@ def batch(o: Options) -> calc.Batch | None:
     if not o.as_step:
         return None
     seq_len = calc.DEFAULT_SEQ_LEN if o.seq_len is None else o.seq_len
-    tokens = None if o.global_batch is None else o.global_batch * seq_len  # sequences, as Megatron counts them
+    sequences = calc.DEFAULT_GLOBAL_BATCH if o.global_batch is None else o.global_batch  # as Megatron counts them
+    tokens = sequences * seq_len  # --seq-len alone keeps 1,024 sequences (the help's default), not 4M tokens
     return calc.Batch(seq_len=o.seq_len, global_batch_tokens=tokens,
                       micro_batch=1 if o.micro_batch is None else o.micro_batch, vpp=1 if o.vpp is None else o.vpp,
                       recompute="selective" if o.recompute is None else o.recompute.lower())

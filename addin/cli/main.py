@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -235,6 +236,15 @@ for command in (estimate, fit, plan, lite):  # each in its own module of cli/
     cli.add_command(command)
 
 
+_LONG_WORD = re.compile(r"\S{81,}")
+
+
+def _clip(line: str) -> str:
+    """`line` with any run of over 80 characters without a space (a 100,000-character value echoed by
+    click's own "Invalid value" message) cut to its first 60 and an ellipsis with the length: one short line."""
+    return _LONG_WORD.sub(lambda m: f"{m.group()[:60]}… ({len(m.group()):,} characters)", line)
+
+
 def run(command: Callable[..., Any], args: list[str]) -> int:
     """Run a click command; bad input becomes one line on stderr and status 2. numpy's overflow
     warnings are silenced: calc turns an overflowing result into a TrainingBudgetError itself."""
@@ -244,7 +254,7 @@ def run(command: Callable[..., Any], args: list[str]) -> int:
             command.main(args=args, prog_name="trainbudget", standalone_mode=False)
     except (calc.TrainingBudgetError, click.UsageError, click.BadParameter) as e:
         message = e.format_message() if isinstance(e, click.ClickException) else str(e)
-        click.echo(rep.safe(f"trainbudget: error: {message}"), err=True)
+        click.echo(rep.safe(_clip(f"trainbudget: error: {message}")), err=True)
         return 2
     except OSError as e:  # a file that cannot be read or written
         click.echo(f"trainbudget: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)

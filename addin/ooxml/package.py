@@ -92,13 +92,20 @@ def resolve(base_dir: str, target: str) -> str:
 
 
 def sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
-    """Sheet name -> worksheet part name, from workbook.xml and its relationships."""
+    """Sheet name -> worksheet part name, from workbook.xml and its relationships; a package missing
+    either, or a sheet whose relationship is missing, is refused (BadWorkbookError), never a KeyError."""
+    for name in ("xl/workbook.xml", "xl/_rels/workbook.xml.rels"):
+        if name not in parts:
+            raise BadWorkbookError(f"not an Excel workbook: the package has no {name}")
     book = parse("xl/workbook.xml", parts["xl/workbook.xml"])
     rels = parse("xl/_rels/workbook.xml.rels", parts["xl/_rels/workbook.xml.rels"])
     targets = {r.get("Id"): r.get("Target") for r in rels}
     out = {}
     for sheet in book.iter(f"{{{MAIN}}}sheet"):
-        out[sheet.get("name")] = resolve("xl", targets[sheet.get(f"{{{REL}}}id")])
+        target = targets.get(sheet.get(f"{{{REL}}}id"))
+        if target is None:
+            raise BadWorkbookError(f"not an Excel workbook: sheet {str(sheet.get('name'))[:40]!r} has no relationship")
+        out[sheet.get("name")] = resolve("xl", target)
     return out
 
 

@@ -147,7 +147,10 @@ def open_table(path: Path) -> tuple[dict[str, bytes], str, str, str, list[list[A
     """The parts, the Devices sheet and table parts, the table's range and cells; or a refusal."""
     path = Path(path)
     parts = package.open_parts(path)
-    sheet_part = package.sheet_parts(parts).get("Devices")
+    try:
+        sheet_part = package.sheet_parts(parts).get("Devices")
+    except package.BadWorkbookError as e:  # no workbook.xml or relationships: the message names the file
+        raise package.BadWorkbookError(f"{path}: {e}") from None
     if sheet_part is None or sheet_part not in parts:
         raise NotATrainingBudgetWorkbook(f"not a TrainingBudget workbook: {path} has no Devices sheet")
     table_part = find_table_part(parts, sheet_part)

@@ -160,10 +160,19 @@ def _num(value: Any) -> float | None:
 def _fastest(found: Any, preset: ModelPreset, device: Any, seq: int, table: DeviceTable) -> int:
     """The layout of `found` the step model times fastest (calc/compose/layout_speed.py); fit's first
     (memory order) where the step model cannot time the device (a row without memory bandwidth)."""
+    ok = _priced(found)
     try:
-        return int(by_speed(layout_steps(found, preset, device, seq, table))[0])
+        order = np.asarray(by_speed(layout_steps(found, preset, device, seq, table)))
     except TrainingBudgetError:
-        return 0
+        return int(ok[0])
+    return int(order[np.isin(order, ok)][0])
+
+
+def _priced(found: Any) -> np.ndarray:
+    """The rows of `found` calc.budget can price: expert parallel dividing the data-parallel size
+    (calc.physics.memory.checked_layout). fit_layouts also lists expert parallel over data x context
+    ranks (Megatron-Core's MoE folding), which the planner's Job cannot carry."""
+    return np.flatnonzero(np.asarray(found.data) % np.asarray(found.expert) == 0)
 
 
 def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
@@ -179,7 +188,7 @@ def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[
         if key not in cache:
             cache[key] = fit_layouts(preset, job.device, int(n), memory_gib=usable / GIB, table=table,
                                      seq_len=seq, global_batch=batch, explain=False)
-        if len(cache[key]):
+        if len(_priced(cache[key])):
             return n, cache[key]
     return math.inf, None
 

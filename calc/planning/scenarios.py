@@ -39,6 +39,8 @@ SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilizatio
 # (devices / (tp · pp · cp)) must divide the global batch (a whole accumulation at micro-batch 1)
 LAYOUT_COLUMNS = {"zero_stage": "zero_stage", "tp": "tensor_parallel", "pp": "pipeline_parallel",
                   "cp": "context_parallel", "ep": "expert_parallel"}
+# The bounds calc.fit_layouts and `plan` put on the same two sizes (calc/physics/fit.py): one rule on every door.
+SIZE_LIMITS = {"seq_len": 2 ** 30, "global_batch": 2 ** 40}
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
 __all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
@@ -256,6 +258,9 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
             value = parse_number(f"{where}: {column}", r[column], 1.0)
             if not value.is_integer() or value < 1:
                 raise TrainingBudgetError(f"{where}: {column} must be a whole number >= 1 (got {show(r[column])})")
+            if value > SIZE_LIMITS[column]:
+                raise TrainingBudgetError(f"{where}: {column} must be at most {SIZE_LIMITS[column]:,} "
+                                          f"(got {show(r[column])})")
             sizes[column] = value
     if "global_batch" in sizes:
         replica = float(job.tensor_parallel) * float(job.pipeline_parallel) * float(job.context_parallel)

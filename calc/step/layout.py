@@ -30,6 +30,9 @@ def _codes(value: Any) -> Any:
                                       "recompute")
         return float(RECOMPUTE.index(key))
     arr = np.asarray(value)
+    if arr.dtype.kind == "b":  # True is no recomputation mode (it read as code 1, selective)
+        raise TrainingBudgetError(f"recompute must be one of {', '.join(RECOMPUTE)}, not a boolean (got {show(value)})",
+                                  "recompute")
     if arr.dtype.kind in "USO":
         flat = [str(v).strip().lower() for v in arr.reshape(-1)]
         bad = [v for v in flat if v not in RECOMPUTE]
