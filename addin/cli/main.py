@@ -236,12 +236,13 @@ for command in (estimate, fit, plan, lite):  # each in its own module of cli/
     cli.add_command(command)
 
 
-_LONG_WORD = re.compile(r"\S{81,}")
+_LONG_WORD = re.compile(r"\S{4097,}")  # longer than any path (PATH_MAX 4096): a pasted value, not a file name
 
 
 def _clip(line: str) -> str:
-    """`line` with any run of over 80 characters without a space (a 100,000-character value echoed by
-    click's own "Invalid value" message) cut to its first 60 and an ellipsis with the length: one short line."""
+    """`line` with any run of over 4,096 characters without a space (a 100,000-character value echoed by
+    click's own "Invalid value" message; a path, up to 4,096, stays whole) cut to its first 60 and an
+    ellipsis with the length: one short line."""
     return _LONG_WORD.sub(lambda m: f"{m.group()[:60]}… ({len(m.group()):,} characters)", line)
 
 
