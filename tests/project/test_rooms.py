@@ -81,12 +81,7 @@ def test_every_calc_room_is_listed_and_says_what_it_holds() -> None:
 
 @pytest.mark.parametrize("module", sorted(m for m in _graph() if _calc_room(m)))
 def test_calc_rooms_import_only_downward(module: str) -> None:
-    here = _calc_room(module)
-    for target in _graph()[module]:
-        there = _calc_room(target)
-        if there is None or there == here:
-            continue
-        assert CALC_RANK[there] > CALC_RANK[here], f"{module} imports {target}: {there} is not below {here}"
+    _imports_only_downward(module, _calc_room, CALC_RANK)
 
 
 @pytest.mark.parametrize("path", sorted([*ROOT.glob("addin/**/*.py"), *ROOT.glob("bench/*.py")]),
@@ -119,12 +114,16 @@ def test_every_room_is_listed() -> None:
 
 @pytest.mark.parametrize("module", sorted(m for m in _graph() if _room(m)))
 def test_rooms_import_only_downward(module: str) -> None:
-    here = _room(module)
+    _imports_only_downward(module, _room, RANK)
+
+
+def _imports_only_downward(module: str, room_of, rank: dict[str, int]) -> None:
+    here = room_of(module)
     for target in _graph()[module]:
-        there = _room(target)
+        there = room_of(target)
         if there is None or there == here:
             continue
-        assert RANK[there] > RANK[here], f"{module} imports {target}: {there} is not below {here}"
+        assert rank[there] > rank[here], f"{module} imports {target}: {there} is not below {here}"
 
 
 def test_calc_imports_nothing_of_the_addin() -> None:

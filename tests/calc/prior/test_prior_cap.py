@@ -9,8 +9,9 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given
 
+from tests.calc.base.test_out_of_range import SETTINGS, _answer_or_refusal, count, magnitude
 from trainbudget import calc
 from trainbudget.calc.base.errors import TINY
 from trainbudget.calc.planning import inverse
@@ -19,18 +20,6 @@ from trainbudget.calc.prior import utilization as prior
 H100 = "H100 SXM, BF16 tensor core, dense"
 
 
-def _answer_or_refusal(call):
-    """The answer as a float64 array, or None for a TrainingBudgetError (nothing else may escape)."""
-    try:
-        return np.asarray(call(), dtype=np.float64)
-    except calc.TrainingBudgetError:
-        return None
-
-magnitude = st.floats(-300, 300).map(lambda e: 10.0 ** e)  # any decade float64 holds
-
-count = st.floats(0, 308).map(lambda e: float(math.ceil(10.0 ** e)))
-
-SETTINGS = settings(max_examples=60, deadline=None)
 
 A100 = "A100 SXM 80GB, BF16 tensor core, dense"
 
