@@ -175,7 +175,7 @@ def _by_speed(found: Any, preset: Any, device: str, seq_len: int) -> list[dict[s
     st = calc.layout_steps(found, preset, device, seq_len)
     for i, r in enumerate(rows):
         r.update(step_seconds=float(st.step_seconds[i]), tokens_per_second_per_device=float(
-            st.tokens_per_second_per_device[i]), mfu=float(st.mfu_16bit[i]))
+            st.tokens_per_second_per_device[i]), mfu=float(st.mfu[i]))
     return [rows[i] for i in calc.layouts_by_speed(st)]
 
 

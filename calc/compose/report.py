@@ -147,16 +147,17 @@ STEP_PARTS = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer") 
 
 def step_row(b: Budget) -> dict[str, Any]:
     """The step model's figures (None when the utilization did not come from it): seconds per step,
-    tokens per second per device, MFU (6·N_active and attention against the 16-bit peak, the
-    published basis), HFU, seconds by part, and the batch the step was timed at."""
+    tokens per second per device, MFU (6·N_active and attention against the row's dense peak, and
+    against the 16-bit peak, the basis runs publish), HFU (the row's peak), seconds by part, and the
+    batch the step was timed at."""
     st = b.step
-    keys = ("seq_len", "global_batch_tokens", "step_seconds", "tokens_per_second_per_device", "mfu", "hfu",
+    keys = ("seq_len", "global_batch_tokens", "step_seconds", "tokens_per_second_per_device", "mfu", "mfu_16bit", "hfu",
             *(f"step_{part}_seconds" for part in STEP_PARTS))
     if st is None:
         return dict.fromkeys(keys)
     seq_len, tokens = (b.job.batch or Batch()).sizes()
-    values = (_n(seq_len), _n(tokens), _f(st.step_seconds), _f(st.tokens_per_second_per_device), _f(st.mfu_16bit),
-              _f(st.hfu), *(_f(st.breakdown[part]) for part in STEP_PARTS))
+    values = (_n(seq_len), _n(tokens), _f(st.step_seconds), _f(st.tokens_per_second_per_device), _f(st.mfu),
+              _f(st.mfu_16bit), _f(st.hfu), *(_f(st.breakdown[part]) for part in STEP_PARTS))
     return dict(zip(keys, values, strict=True))
 
 

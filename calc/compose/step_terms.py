@@ -99,5 +99,7 @@ def step_words(st: Step) -> str:
     names = {"compute": "compute", "tp": "TP", "cp": "CP", "ep": "EP", "bubble": "bubble",
              "dp_exposed": "exposed DP", "optimizer": "optimizer"}
     shown = [f"{names[k]} {float(v) / total:.0%}" for k, v in parts.items() if float(v) / total >= 0.005]
-    return (f"step {float(st.step_seconds):.3g} s: {', '.join(shown)}; {float(st.mfu_16bit):.0%} MFU "
+    low = float(st.mfu_16bit) != float(st.mfu)  # an FP8 row: its own peak, and the 16-bit one runs report
+    mfu = f"{float(st.mfu):.0%} MFU" + (f" ({float(st.mfu_16bit):.0%} of the 16-bit peak)" if low else "")
+    return (f"step {float(st.step_seconds):.3g} s: {', '.join(shown)}; {mfu} "
             f"({float(st.tokens_per_second_per_device):,.0f} tokens/s per device)")

@@ -236,7 +236,7 @@ def test_fit_json_lists_what_calc_lists():
     rows = found.rows()
     want = [{**rows[i], "step_seconds": float(st.step_seconds[i]),
              "tokens_per_second_per_device": float(st.tokens_per_second_per_device[i]),
-             "mfu": float(st.mfu_16bit[i])} for i in calc.layouts_by_speed(st)]  # fastest first
+             "mfu": float(st.mfu[i])} for i in calc.layouts_by_speed(st)]  # fastest first
     assert data["layouts"] == want and data["memory_bytes"] == USABLE_H100
     assert data["ranking"] == calc.LAYOUT_RANKING
 

@@ -59,7 +59,8 @@ def test_estimate_json_is_calc_budgets_step(j: dict) -> None:
         return
     row = json.loads(proc.stdout)["rows"][0]
     assert row == json.loads(json.dumps(calc.budget_row(b)))
-    assert row["step_seconds"] == b.step.step_seconds and row["mfu"] == b.step.mfu_16bit
+    assert row["step_seconds"] == b.step.step_seconds and row["mfu"] == b.step.mfu
+    assert row["mfu_16bit"] == b.step.mfu_16bit and row["hfu"] == b.step.hfu
     parts = sum(row[f"step_{p}_seconds"] for p in calc.STEP_PARTS)
     assert parts == pytest.approx(row["step_seconds"], rel=0.35)  # the parts (the bubble scales the rest)
     assert row["hours_expected"] == pytest.approx(1e12 / (row["tokens_per_second_per_device"] * j["devices"])
