@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 GiB = 1 << 30
@@ -104,3 +108,44 @@ def _dir_entry(name: str, kind: int, child: int, start: int, size: int) -> bytes
     struct.pack_into("<III", e, 68, NOSTREAM, NOSTREAM, child)
     struct.pack_into("<IQ", e, 116, start, size)
     return bytes(e)
+
+
+def chart_workbook(path: Path, device: str = "H100 SXM, BF16 tensor core, dense") -> Path:
+    """A small workbook (written by openpyxl) calling the add-in, with a chart."""
+    import openpyxl
+    from openpyxl.chart import BarChart, Reference
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Plan"
+    for r, p in enumerate((1e9, 7e9, 13e9), start=1):
+        ws[f"A{r}"] = p
+        ws[f"B{r}"] = f'=TRAIN_HOURS(A{r},1E9,"{device}")'
+    chart = BarChart()
+    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=3))
+    ws.add_chart(chart, "D2")
+    wb.save(path)
+    return path
+
+
+def variant(base: Path, target: Path, change: Callable[[dict[str, bytes]], None]) -> Path:
+    """`base`'s parts, changed in place by `change`, written to `target` as a zip."""
+    from trainbudget.addin.ooxml import package
+
+    parts = package.read_parts(base)
+    change(parts)
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in parts.items():
+            z.writestr(name, data)
+    return target
+
+
+def run_measured(args: list[str], cwd: Path) -> tuple[int, str, float]:
+    """Exit status, stderr and peak RSS (MB) of `trainbudget ARGS` run as its own process."""
+    err = cwd.parent / f"stderr-{os.getpid()}.txt"
+    with open(err, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "trainbudget.addin.cli", *args], stdout=subprocess.DEVNULL,
+                                stderr=stderr, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, err.read_text(), usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB

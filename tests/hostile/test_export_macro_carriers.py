@@ -9,8 +9,8 @@ from pathlib import Path
 import openpyxl
 import pytest
 from lxml import etree
-from openpyxl.chart import BarChart, Reference
 
+from tests import hostile
 from tests.conftest import invoke
 from trainbudget.addin.functions import native
 from trainbudget.addin.ooxml import macrofree, package, partedit
@@ -30,27 +30,7 @@ MACRO_WORDS = ("vbaproject", "macrosheet", "dialogsheet", "activex", "oleobject"
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """A small workbook (written by openpyxl) calling the add-in, with a chart."""
-    path = tmp_path_factory.mktemp("hostile") / "base.xlsx"
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Plan"
-    for r, p in enumerate((1e9, 7e9, 13e9), start=1):
-        ws[f"A{r}"] = p
-        ws[f"B{r}"] = f'=TRAIN_HOURS(A{r},1E9,"{H100}")'
-    chart = BarChart()
-    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=3))
-    ws.add_chart(chart, "D2")
-    wb.save(path)
-    return path
-
-
-def _variant(base: Path, target: Path, change) -> Path:
-    parts = package.read_parts(base)
-    change(parts)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in parts.items():
-            z.writestr(name, data)
-    return target
+    return hostile.chart_workbook(tmp_path_factory.mktemp("hostile") / "base.xlsx", H100)
 
 
 def _add(parts: dict[str, bytes], name: str, data: bytes, content_type: str | None = None) -> None:
@@ -154,7 +134,7 @@ DROPPED = {"macro_sheet": macro_sheet, "dialog_sheet": dialog_sheet, "renamed_vb
 
 @pytest.mark.parametrize("case", DROPPED)
 def test_macro_carriers_are_dropped(soffice, base, tmp_path, case):
-    src = _variant(base, tmp_path / f"{case}.xlsx", DROPPED[case])
+    src = hostile.variant(base, tmp_path / f"{case}.xlsx", DROPPED[case])
     proc = invoke("export", str(src), "--out", str(tmp_path / "out.xlsx"))
     assert proc.returncode == 0, proc.stderr
     parts = package.read_parts(tmp_path / "out.xlsx")
@@ -194,7 +174,7 @@ REFUSED = {"dde": (dde, "DDE"), "doctype": (doctype, "DOCTYPE"), "external_entit
 @pytest.mark.parametrize("case", REFUSED)
 def test_hostile_parts_are_refused_writing_nothing(base, tmp_path, case):
     change, needle = REFUSED[case]
-    src = _variant(base, tmp_path / f"{case}.xlsx", change)
+    src = hostile.variant(base, tmp_path / f"{case}.xlsx", change)
     proc = invoke("export", str(src), "--out", str(tmp_path / "out.xlsx"), "--pdf", str(tmp_path / "out.pdf"))
     assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

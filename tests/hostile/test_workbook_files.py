@@ -4,10 +4,7 @@ RSS); a file that turns unreadable or vanishes mid-run is said so. (tests/hostil
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -77,17 +74,6 @@ COMMANDS = {
 }
 
 
-def _run_measured(args: list[str], cwd: Path) -> tuple[int, str, float]:
-    """Exit status, stderr and peak RSS (MB) of `trainbudget ARGS` run as its own process."""
-    err = cwd.parent / f"stderr-{os.getpid()}.txt"
-    with open(err, "w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "trainbudget.addin.cli", *args], stdout=subprocess.DEVNULL,
-                                stderr=stderr, cwd=cwd)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err.read_text(), usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
-
-
 def _listing(folder: Path) -> dict[str, bytes | None]:
     return {p.name: (p.read_bytes() if p.is_file() else None) for p in folder.iterdir()}
 
@@ -99,7 +85,7 @@ def test_hostile_file_is_one_line_exit_2_nothing_written(built, bomb, tmp_path, 
     folder.mkdir()
     path = _make(case, folder, built.path, bomb)
     before = _listing(folder)
-    rc, stderr, peak_mb = _run_measured(COMMANDS[command](path), folder)
+    rc, stderr, peak_mb = hostile.run_measured(COMMANDS[command](path), folder)
     assert rc == 2, stderr
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr and "book.xlsm" in lines[0], stderr

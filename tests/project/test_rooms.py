@@ -30,6 +30,14 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _target(package: str, node: ast.ImportFrom) -> str:
+    """The full name of the module a `from ... import` in `package` reads (relative levels resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: Path) -> set[str]:
     """Modules of trainbudget that `path` imports, anywhere in the file, resolved to full names."""
     mod = _module(path)
@@ -39,11 +47,7 @@ def _imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("trainbudget")}
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _target(package, node)
             if not target.startswith("trainbudget"):
                 continue
             found.add(target)
@@ -90,17 +94,13 @@ def test_addin_and_bench_take_calc_public_names_only(path: Path) -> None:
     """`from trainbudget import calc` and `from trainbudget.calc import NAME` (NAME in calc.__all__);
     never a room or module of calc."""
     import trainbudget.calc as calc
-    mod = _module(path) if path.parts[-3] != "bench" and "bench" not in path.parts else "bench.x"
+    mod = "bench.x" if "bench" in path.parts else _module(path)
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             assert not [a.name for a in node.names if a.name.startswith("trainbudget.calc.")], path
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _target(package, node)
             assert not target.startswith("trainbudget.calc."), f"{path} imports {target}"
             if target == "trainbudget.calc":
                 assert {a.name for a in node.names} <= set(calc.__all__), f"{path}: not public in calc"

@@ -3,14 +3,13 @@ refreshed chart keeps its axes visible and its number format."""
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import openpyxl
 import pytest
 from lxml import etree
-from openpyxl.chart import BarChart, Reference
 
+from tests import hostile
 from tests.conftest import invoke
 from trainbudget.addin.export import charts
 from trainbudget.addin.ooxml import package, partedit
@@ -21,27 +20,7 @@ H100 = "H100 SXM, BF16 tensor core, dense"
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """A small workbook (written by openpyxl) calling the add-in, with a chart."""
-    path = tmp_path_factory.mktemp("hostile") / "base.xlsx"
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Plan"
-    for r, p in enumerate((1e9, 7e9, 13e9), start=1):
-        ws[f"A{r}"] = p
-        ws[f"B{r}"] = f'=TRAIN_HOURS(A{r},1E9,"{H100}")'
-    chart = BarChart()
-    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=3))
-    ws.add_chart(chart, "D2")
-    wb.save(path)
-    return path
-
-
-def _variant(base: Path, target: Path, change) -> Path:
-    parts = package.read_parts(base)
-    change(parts)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in parts.items():
-            z.writestr(name, data)
-    return target
+    return hostile.chart_workbook(tmp_path_factory.mktemp("hostile") / "base.xlsx", H100)
 
 
 def test_huge_chart_range_is_clamped(soffice, base, tmp_path):
@@ -52,7 +31,7 @@ def test_huge_chart_range_is_clamped(soffice, base, tmp_path):
             for f in root.iter(f"{{{charts.C}}}f"):
                 f.text = "'Plan'!$A$1:$XFD$1048576"
         partedit.change(parts, chart, fn)
-    src = _variant(base, tmp_path / "huge.xlsx", huge)
+    src = hostile.variant(base, tmp_path / "huge.xlsx", huge)
     proc = invoke("export", str(src), "--out", str(tmp_path / "out.xlsx"))
     assert proc.returncode == 0, proc.stderr
     parts = package.read_parts(tmp_path / "out.xlsx")

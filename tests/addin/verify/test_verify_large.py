@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 from lxml import etree
 
+from tests import hostile
 from tests.conftest import invoke
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.ooxml import package, partedit, sheetrefs
@@ -94,17 +93,6 @@ def test_an_unreadable_recalculation_falls_back_to_the_cached_results(built, sof
     assert "cached results checked instead" in found[1].message
 
 
-def _run_measured(args: list[str], cwd: Path) -> tuple[int, str, float]:
-    """Exit status, stderr and peak RSS (MB) of `trainbudget ARGS` run as its own process."""
-    err = cwd.parent / f"stderr-{os.getpid()}.txt"
-    with open(err, "w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "trainbudget.addin.cli", *args], stdout=subprocess.DEVNULL,
-                                stderr=stderr, cwd=cwd)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err.read_text(), usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
-
-
 def large_workbook(built: Path, path: Path, rows: int, sheets: int = 1) -> Path:
     """The template with `sheets` extra sheets ("Data1", ...) of `rows` rows each: a number, a text
     and a formula with its cached value per row (written part by part, in chunks)."""
@@ -144,7 +132,7 @@ def test_verify_streams_a_200k_row_extra_sheet(built, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     path = large_workbook(built.path, folder / "large.xlsm", 200_000)
-    rc, stderr, peak_mb = _run_measured(["verify", "--no-recalc", str(path)], folder)
+    rc, stderr, peak_mb = hostile.run_measured(["verify", "--no-recalc", str(path)], folder)
     assert rc == 0, stderr
     assert peak_mb < 600, f"verify of a 200k-row extra sheet peaked at {peak_mb:.0f} MB"
 
@@ -164,7 +152,6 @@ def test_verify_accepts_what_the_package_layer_accepts(built, tmp_path):
     calls it 'a zip bomb?' (exit 2). Seen with a 100,000-row Devices table (4.6 MB file). Here: one
     extra sheet of ~70 MB of text cells that compress about 1.3x (no bomb by any measure)."""
     import base64
-    import os
 
     rows = "".join(f'<row r="{i}"><c r="A{i}" t="inlineStr"><is><t>'
                    f'{base64.b64encode(os.urandom(24_000)).decode()}</t></is></c></row>' for i in range(1, 2_200))
