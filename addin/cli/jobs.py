@@ -146,8 +146,8 @@ def batch(o: Options) -> calc.Batch | None:
     if not o.as_step:
         return None
     seq_len = calc.DEFAULT_SEQ_LEN if o.seq_len is None else o.seq_len
-    sequences = calc.DEFAULT_GLOBAL_BATCH if o.global_batch is None else o.global_batch  # as Megatron counts them
-    tokens = sequences * seq_len  # --seq-len alone keeps 1,024 sequences (the help's default), not 4M tokens
+    # sequences, as Megatron counts them; none given: calc.Batch's default (1,024 of the sequence length)
+    tokens = None if o.global_batch is None else o.global_batch * seq_len
     return calc.Batch(seq_len=o.seq_len, global_batch_tokens=tokens,
                       micro_batch=1 if o.micro_batch is None else o.micro_batch, vpp=1 if o.vpp is None else o.vpp,
                       recompute="selective" if o.recompute is None else o.recompute.lower())

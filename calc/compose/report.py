@@ -18,8 +18,8 @@ from ..physics.flops import train_flops
 from ..physics.memory import train_memory
 from ..physics.stages import stage_layers
 from ..prior import runs as _runs
-from ..step import Batch
 from .budget import Budget, Job, Span, budget
+from .step_terms import batch_of
 
 # The starting document's scenario and its four rates, in its order: a 7B full fine-tune on
 # 1B tokens, on two matmul rates measured on an Apple M3 Ultra and on the H100 SXM's dense peaks.
@@ -155,7 +155,7 @@ def step_row(b: Budget) -> dict[str, Any]:
             *(f"step_{part}_seconds" for part in STEP_PARTS))
     if st is None:
         return dict.fromkeys(keys)
-    seq_len, tokens = (b.job.batch or Batch()).sizes()
+    seq_len, tokens = batch_of(b.job).sizes()
     values = (_n(seq_len), _n(tokens), _f(st.step_seconds), _f(st.tokens_per_second_per_device), _f(st.mfu),
               _f(st.mfu_16bit), _f(st.hfu), *(_f(st.breakdown[part]) for part in STEP_PARTS))
     return dict(zip(keys, values, strict=True))

@@ -52,11 +52,17 @@ def _published(published: Any, counted: Any) -> float:
     return float(published) if published is not None and math.isfinite(published) else float(counted)
 
 
-def layout_of(job: Any, devices: Any) -> Layout:
-    """The step's layout: the job's parallel degrees and ZeRO stage, and its batch (Batch defaults)."""
+def batch_of(job: Any) -> Batch:
+    """The job's batch (a calc.Batch), or the default one when it gives none."""
     batch = job.batch if job.batch is not None else Batch()
     if not isinstance(batch, Batch):
         raise TrainingBudgetError(f"batch must be a calc.Batch (got {type(batch).__name__})", "batch")
+    return batch
+
+
+def layout_of(job: Any, devices: Any) -> Layout:
+    """The step's layout: the job's parallel degrees and ZeRO stage, and its batch (Batch defaults)."""
+    batch = batch_of(job)
     seq_len, tokens = batch.sizes()
     return Layout(devices=devices, seq_len=seq_len, global_batch_tokens=tokens, tp=job.tensor_parallel,
                   pp=job.pipeline_parallel, vpp=batch.vpp, cp=job.context_parallel, ep=job.expert_parallel,
@@ -74,8 +80,7 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
     u = st.tokens_per_second_per_device * per_token / (rate_tflops * 1e12)
     g = fit_goodput()
     slow, fast = STEP_RESIDUAL[1], STEP_RESIDUAL[0]
-    batch = job.batch if job.batch is not None else Batch()
-    defaults = batch.defaults_used()
+    defaults = batch_of(job).defaults_used()
     basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
              f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 56 measured layouts) "
              f"and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else ""))

@@ -155,10 +155,10 @@ def _at(value: Any, i: int | None) -> str:
     return show(float(np.broadcast_to(value, _SHAPE).reshape(-1)[i]))
 
 
-# Defaults when a job gives no batch: fit's (calc/physics/fit.py), Llama 2's pretraining, 4M tokens
-# per step at 4K context (Touvron et al. 2023, arXiv:2307.09288 §2.2).
-DEFAULT_GLOBAL_BATCH_TOKENS = DEFAULT_GLOBAL_BATCH * DEFAULT_SEQ_LEN
-BATCH_DEFAULT_WORDS = "batch 4M tokens of 4,096 (Llama 2's pretraining, arXiv:2307.09288 §2.2)"
+# Defaults when a job gives no batch: fit's and plan's (calc/physics/fit.py), 1,024 sequences a step,
+# of 4,096 tokens unless the job gives its own length: Llama 2's pretraining batch, 4M tokens at 4K
+# context (Touvron et al. 2023, arXiv:2307.09288 §2.2).
+DEFAULT_WORDS = "Llama 2's pretraining batch, arXiv:2307.09288 §2.2"
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,9 @@ class Batch:
     """A job's batch and schedule, the step model's inputs beside the parallel degrees a Job has:
     seq_len (tokens), global_batch_tokens (tokens per optimizer step), micro_batch (sequences),
     vpp (virtual pipeline stages per device), recompute ('none', 'selective', 'full'). None takes
-    the stated default (DEFAULT_SEQ_LEN, DEFAULT_GLOBAL_BATCH_TOKENS; micro-batch 1, vpp 1,
-    selective recompute: Korthikanti et al. 2022's). Checked where a Layout is made of it."""
+    the stated default (DEFAULT_SEQ_LEN tokens; DEFAULT_GLOBAL_BATCH sequences of the sequence
+    length, as fit and plan take it; micro-batch 1, vpp 1, selective recompute: Korthikanti et al.
+    2022's). Checked where a Layout is made of it."""
 
     seq_len: Any = None
     global_batch_tokens: Any = None
@@ -177,9 +178,15 @@ class Batch:
 
     def defaults_used(self) -> str:
         """Words for the defaults this batch takes ("" when it gives both sizes)."""
-        return BATCH_DEFAULT_WORDS if self.seq_len is None or self.global_batch_tokens is None else ""
+        if self.seq_len is not None and self.global_batch_tokens is not None:
+            return ""
+        s, tokens = self.sizes()
+        return (f"default batch: {tokens / s:,.0f} sequences of {s:,.0f} tokens" if isinstance(s, (int, float))
+                else "default batch") + f" ({DEFAULT_WORDS})"
 
     def sizes(self) -> tuple[Any, Any]:
         """(seq_len, global_batch_tokens) with the defaults filled in."""
         s = DEFAULT_SEQ_LEN if self.seq_len is None else self.seq_len
-        return s, DEFAULT_GLOBAL_BATCH_TOKENS if self.global_batch_tokens is None else self.global_batch_tokens
+        if self.global_batch_tokens is not None:
+            return s, self.global_batch_tokens
+        return s, DEFAULT_GLOBAL_BATCH * whole("seq_len", s)  # checked before it is multiplied
