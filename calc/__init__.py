@@ -29,7 +29,7 @@ from .base.errors import TrainingBudgetError, UnknownDeviceError, show as show_v
 from .base.textfile import open_regular as open_user_file, read_text as read_user_text
 from .base.units import parse_count, parse_number, parse_share
 from .compose.budget import PRIOR_CAVEATS, Budget, Job, Owned, budget, usable_bytes
-from .compose.job import Span
+from .compose.job import Span, job
 from .compose.layout_speed import RANKING as LAYOUT_RANKING, by_speed as layouts_by_speed, layout_steps
 from .compose.ranges import LABELS as RANGE_LABELS, SIXTEEN_BIT, prior_device, train_range
 from .compose.report import (
@@ -229,6 +229,7 @@ __all__ = [
     "GRAD_BYTES",
     "implied_utilization",
     "Job",
+    "job",
     "job_prior",
     "layout_data_parallel",
     "LAYOUT_RANKING",

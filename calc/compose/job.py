@@ -194,3 +194,19 @@ class Budget:
     @property
     def ranged(self) -> bool:
         return isinstance(self.hours, Span)
+
+
+# The one table of a job's flat names: each names a Job field today (the layout's in Megatron's words).
+_FLAT = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "cp": "context_parallel", "ep": "expert_parallel"}
+_BATCH = ("seq_len", "global_batch_tokens", "micro_batch", "vpp", "recompute")
+
+
+def job(**names: Any) -> Job:
+    """A Job from flat names: params, active_params, model, method, optimizer, trainable, activations,
+    tp, pp, vpp, cp, ep, zero_stage, micro_batch, seq_len, global_batch_tokens, recompute, device,
+    devices, table, price, pue, tokens, utilization, goodput, name, today (units as in Job)."""
+    batch = {k: names.pop(k) for k in _BATCH if k in names}
+    if batch:
+        from ..step.layout import Batch
+        names["batch"] = Batch(**batch)
+    return Job(**{_FLAT.get(k, k): v for k, v in names.items()})
