@@ -3,7 +3,7 @@
 The question: a 13B full fine-tune on 1T tokens, 64 H100s, TP 2, ZeRO 3, at the utilization prior
 (low / expected / high), priced at 2.5 USD per device-hour, PUE 1.2: memory per device on the
 layout (and whether it fits), hours, days, device-hours, cost and energy as ranges.
-- scalar: `budget(Job(...))` (the Job built inside the timing, as a door does) against
+- scalar: `budget(job(...))` (the Job built inside the timing, as a door does) against
   train_memory + train_range (what a caller needed before); the same question again (a workbook
   recalculating: budget()'s per-key caches of the job's prior and the layout's memory answer it),
   and a new question each call (a parameter count never asked before: nothing cached);
@@ -94,7 +94,7 @@ def load_calc(folder: str) -> ModuleType:
 
 
 def scalar_budget(c: ModuleType = calc) -> calc.Budget:
-    return c.budget(c.Job(params=13e9, tokens=1e12, device=H100, devices=64, tensor_parallel=2, zero_stage=3,
+    return c.budget(c.job(params=13e9, tokens=1e12, device=H100, devices=64, tp=2, zero_stage=3,
                           utilization="prior", price=2.5, pue=1.2))
 
 
@@ -104,7 +104,7 @@ def fresh_questions(c: ModuleType = calc) -> Callable[[], calc.Budget]:
     count = iter(range(1, 1 << 62))
 
     def ask() -> calc.Budget:
-        return c.budget(c.Job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tensor_parallel=2,
+        return c.budget(c.job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tp=2,
                               zero_stage=3, utilization="prior", price=2.5, pue=1.2))
     return ask
 
@@ -142,7 +142,7 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
     old = load_calc(before) if before else None
 
     def vector_budget(c: ModuleType = calc, p: object = prior) -> calc.Budget:
-        return c.budget(c.Job(params=params, tokens=tokens, device=H100, devices=devices, tensor_parallel=2,
+        return c.budget(c.job(params=params, tokens=tokens, device=H100, devices=devices, tp=2,
                               zero_stage=zero, utilization=p, price=2.5, pue=1.2))
 
     def vector_today() -> tuple[object, dict]:
@@ -236,9 +236,9 @@ def straight_line() -> Callable[[], calc.Budget]:
     logs = np.empty(3)
 
     def ask() -> calc.Budget:
-        job = calc.Job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tensor_parallel=2,
+        job = calc.job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tp=2,
                        zero_stage=3, utilization="prior", price=2.5, pue=1.2)
-        p, tok, n = job.params, job.tokens, float(job.devices)
+        p, tok, n = job.model.params, job.tokens, float(job.cluster.devices)
         dense, dp = p / 2.0, n / 2.0
         w, g, o = dense / dp * 2.0, dense / dp * 2.0, dense / dp
         mem = MemoryBreakdown(w, g, 8.0 * o, 4.0 * o, 0.0, w + g + 8.0 * o + 4.0 * o + 0.0)
@@ -278,7 +278,7 @@ def objects_alone() -> Callable[[], calc.Budget]:
     count = iter(range(1, 1 << 62))
 
     def ask() -> calc.Budget:
-        job = calc.Job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tensor_parallel=2,
+        job = calc.job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tp=2,
                        zero_stage=3, utilization="prior", price=2.5, pue=1.2)
         mem, made = MemoryBreakdown(*parts), UtilizationPrior(*prior)
         return calc.Budget(job, *fields[1:5], mem, *fields[6:10], make(Span, s0), make(Span, s1), make(Span, s2),

@@ -28,7 +28,7 @@ def per_scenario_ns(fn, n: int = 1_000_000, repeats: int = 7) -> float:
 
 
 def budget_prior(params, tokens, rate, devices, price):
-    return calc.budget(calc.Job(params=params, tokens=tokens, device=rate, devices=devices, utilization=PRIOR,
+    return calc.budget(calc.job(params=params, tokens=tokens, device=rate, devices=devices, utilization=PRIOR,
                                 price=price))
 
 
@@ -42,7 +42,7 @@ PRIOR = calc.utilization_prior()
 
 def main() -> None:
     n = 1_000_000
-    print(f"budget(Job(..., utilization=prior)), {n:,} scenarios: {per_scenario_ns(budget_prior, n):.1f} ns "
+    print(f"budget(job(..., utilization=prior)), {n:,} scenarios: {per_scenario_ns(budget_prior, n):.1f} ns "
           "per scenario (goal <= 50)")
     print(f"train_range (hours, device-hours, USD, kWh), {n:,} scenarios: {per_scenario_ns(full_range, n):.1f} ns "
           "per scenario (goal <= 50)")

@@ -3,7 +3,8 @@
 Every numeric argument takes a scalar, a list or an array and broadcasts like numpy;
 scalars in give a Python float out. Units are in the names: params (count), tokens (count),
 tflops (1e12 FLOP/s), bytes, GB (1e9 bytes), GiB (2^30 bytes: device memory), hours, usd, kwh.
-One job, one answer: `budget(Job(...))` composes every figure of a job into one `Budget`.
+One job, one answer: `budget(job(...))` composes every figure of a job (a `Job` of named parts:
+Model, Training, Parallel, Cluster, Pricing) into one `Budget`.
 
 calc lives in rooms, each a subpackage whose arrows point down (tests/project/test_rooms.py):
 base (units, checks, errors, arithmetic) < model (shapes, presets, config.json) < hardware (device
@@ -29,8 +30,9 @@ from .base.errors import TrainingBudgetError, UnknownDeviceError, show as show_v
 from .base.textfile import open_regular as open_user_file, read_text as read_user_text
 from .base.units import parse_count, parse_number, parse_share
 from .compose.budget import PRIOR_CAVEATS, Budget, Job, Owned, budget, usable_bytes
-from .compose.job import Span, job
+from .compose.job import FLAT as JOB_FIELDS, Span, job
 from .compose.layout_speed import RANKING as LAYOUT_RANKING, by_speed as layouts_by_speed, layout_steps
+from .compose.parts import Cluster, Model, Parallel, Pricing, Training
 from .compose.ranges import LABELS as RANGE_LABELS, SIXTEEN_BIT, prior_device, train_range
 from .compose.report import (
     SEED_DEVICES,
@@ -156,7 +158,6 @@ from .step import (
     CONSTANTS as STEP_CONSTANTS,
     RECOMPUTE,
     STEP_RESIDUAL,
-    Batch,
     Constants as StepConstants,
     Goodput,
     Hardware as StepHardware,
@@ -179,7 +180,6 @@ __all__ = [
     "asked_device",
     "backtest",
     "BACKTEST_GOALS",
-    "Batch",
     "Budget",
     "budget",
     "budget_row",
@@ -345,4 +345,10 @@ __all__ = [
     "UtilizationPrior",
     "WEIGHT_BYTES",
     "ZERO_STAGES",
+    "Cluster",
+    "Model",
+    "Parallel",
+    "Pricing",
+    "Training",
+    "JOB_FIELDS",
 ]

@@ -105,7 +105,7 @@ METHOD_WORDS = {"full": "training of all weights", "lora": "LoRA fine-tune", "ql
 
 
 def _method(job: calc.Job) -> str:
-    return METHOD_WORDS[job.method]
+    return METHOD_WORDS[job.training.method]
 
 
 def gb_words(n_bytes: float) -> str:
@@ -128,7 +128,7 @@ def layout_words(b: Budget) -> str:
 
 def _uneven_words(b: Budget) -> str:
     """"; uneven stages 27/27/26 layers: memory of the largest" where the stages differ (calc/physics/stages.py)."""
-    shape = b.job.model.shape if b.job.model is not None else None
+    shape = b.job.model.preset.shape if b.job.model.preset is not None else None
     p = b.layout["pp"]
     if not shape or np.ndim(p) or not calc.uneven_stages(shape["n_layers"], p):
         return ""
@@ -139,13 +139,14 @@ def _uneven_words(b: Budget) -> str:
 def header(b: Budget) -> list[str]:
     """The two opening lines: memory per device on the layout, and compute."""
     job = b.job
-    name = f"{job.model.name}, " if job.model is not None else ""
+    name = f"{job.model.preset.name}, " if job.model.preset is not None else ""
     active = (f", {rep.format_count(b.active_params)} active" if float(b.active_params) != float(b.params) else "")
-    n = int(job.devices)
-    forward = job.method == "inference"  # weights only (calc.physics.memory); calc.physics.flops: 2 FLOPs, not 6
+    n = int(job.cluster.devices)
+    forward = job.training.method == "inference"  # weights only (calc.physics.memory); 2 FLOPs, not 6
     tokens = "tokens, forward only" if forward else "training tokens"
     held = "weights" if forward else "weights, gradients and optimizer state"
-    setup = f"ZeRO {int(job.zero_stage)}" if forward else f"{job.optimizer}, ZeRO {int(job.zero_stage)}"
+    zero = f"ZeRO {int(job.layout.zero_stage)}"
+    setup = zero if forward else f"{job.training.optimizer}, {zero}"
     before = "" if float(b.memory.activations) > 0 else " before activations"
     return [f"{_method(job)} of a {name}{rep.format_count(b.params)}{active}: "
             f"{gb_words(b.memory.total)} of {held} per device{before} ({setup}, {layout_words(b)} "
@@ -154,7 +155,7 @@ def header(b: Budget) -> list[str]:
 
 
 def _where(b: Budget, table: calc.DeviceTable) -> str:
-    n = int(b.job.devices)
+    n = int(b.job.cluster.devices)
     on = f" on {n} devices" if n != 1 else ""
     if b.ranged:
         row = prior_row(b)
@@ -285,11 +286,11 @@ def scenario_text(b: Budget) -> str:
     """One scenario as a block (written as soon as it is computed)."""
     job = b.job
     device = asked_device(b)
-    what = f"{rep.format_count(b.params)} params" if job.method == "full" else \
+    what = f"{rep.format_count(b.params)} params" if job.training.method == "full" else \
         f"{_method(job)} of {rep.format_count(b.params)} params"  # the method's FLOPs: say which
-    forward = " (forward only)" if job.method == "inference" else ""
+    forward = " (forward only)" if job.training.method == "inference" else ""
     lines = [f"{job.name or device}: {what}, {rep.format_count(job.tokens)} tokens{forward}, "
-             f"{int(job.devices)} x {device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
+             f"{int(job.cluster.devices)} x {device}; {float(b.memory.total) / GIB:,.1f} GiB per device: {fit_text(b)}"]
     for key, unit in (("hours", "hours"), ("days", "days"), ("device_hours", "device-hours"),
                       ("cost_usd", "USD"), ("energy_kwh", "kWh")):
         value = getattr(b, key)

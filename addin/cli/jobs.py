@@ -3,6 +3,7 @@ with a message where it does not apply. No figure is computed here (calc.budget 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,6 @@ from ... import calc
 from ...calc import (
     Budget,
     ModelPreset,
-    check_at_least as at_least,
     check_fraction as fraction,
     check_whole as whole,
     load_config,
@@ -103,16 +103,6 @@ def check(o: Options) -> None:
             verb = "does" if len(given) == 1 else "do"
             raise Error(f"{', '.join(given)} {verb} not apply with --scenarios: each row of the file gives "
                         "params (or a model column), active_params, tokens, device and devices")
-    if o.n_devices is not None:
-        whole("--devices", o.n_devices)
-    if o.utilization is not None:
-        fraction("--utilization", o.utilization)
-    if o.goodput is not None:
-        fraction("--goodput", o.goodput)
-    if o.pue is not None:
-        at_least("--pue", o.pue, 1.0)
-    for option, value in (("--tp", o.tp), ("--pp", o.pp), ("--ep", o.ep), ("--cp", o.cp)):
-        whole(option, value)
 
 
 STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute")
@@ -141,16 +131,16 @@ def _check_step(o: Options) -> None:
             raise Error(f"--step takes the utilization from the step model; give --step or {option}, not both")
 
 
-def batch(o: Options) -> calc.Batch | None:
-    """The step model's batch from the command line (None without --step)."""
+def batch(o: Options) -> dict[str, Any]:
+    """The step model's batch fields from the command line (none without --step): --global-batch is in
+    sequences, as Megatron counts them (None: calc's default, 1,024 of the sequence length)."""
     if not o.as_step:
-        return None
+        return {}
     seq_len = calc.DEFAULT_SEQ_LEN if o.seq_len is None else o.seq_len
-    # sequences, as Megatron counts them; none given: calc.Batch's default (1,024 of the sequence length)
-    tokens = None if o.global_batch is None else o.global_batch * seq_len
-    return calc.Batch(seq_len=o.seq_len, global_batch_tokens=tokens,
-                      micro_batch=1 if o.micro_batch is None else o.micro_batch, vpp=1 if o.vpp is None else o.vpp,
-                      recompute="selective" if o.recompute is None else o.recompute.lower())
+    given = {"seq_len": o.seq_len, "global_batch_tokens": None if o.global_batch is None else o.global_batch * seq_len,
+             "micro_batch": o.micro_batch, "vpp": o.vpp,
+             "recompute": None if o.recompute is None else o.recompute.lower()}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def _check_forward(o: Options) -> None:
@@ -178,16 +168,32 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
     preset = model(o)
     owned = None if o.own is None else calc.parse_own(o.own, o.usd_per_kwh, o.pue,
                                                         1.0 if o.occupancy is None else o.occupancy, "--usd-per-kwh")
-    return calc.Job(params=None if preset is not None else (calc.SEED_PARAMS if o.params is None else o.params),
+    return calc.job(params=None if preset is not None else (calc.SEED_PARAMS if o.params is None else o.params),
                     active_params=o.active_params, model=preset,
                     tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
-                    devices=1 if o.n_devices is None else o.n_devices,
-                    tensor_parallel=o.tp, pipeline_parallel=o.pp, expert_parallel=o.ep, context_parallel=o.cp,
+                    devices=1 if o.n_devices is None else o.n_devices, tp=o.tp, pp=o.pp, ep=o.ep, cp=o.cp,
                     method=o.method, optimizer=o.optimizer or "adamw", zero_stage=o.zero_stage,
                     utilization="step" if o.as_step else "prior" if o.as_range else (
-                        1.0 if o.utilization is None else o.utilization), batch=batch(o),
+                        1.0 if o.utilization is None else o.utilization), **batch(o),
                     goodput=o.goodput, price=owned if owned is not None else calc.parse_price("--price", o.price),
                     pue=o.pue, table=table)
+
+
+# calc's names for what a job's options set -> the options: calc checks each once, and its message
+# names the option the user typed (this door's one table of them).
+OPTION_OF = {"params": "--params", "active_params": "--active-params", "tokens": "--tokens", "devices": "--devices",
+             "tensor_parallel": "--tp", "pipeline_parallel": "--pp", "expert_parallel": "--ep",
+             "context_parallel": "--cp", "tp": "--tp", "pp": "--pp", "ep": "--ep", "cp": "--cp",
+             "zero_stage": "--zero-stage", "utilization": "--utilization", "goodput": "--goodput", "pue": "--pue",
+             "seq_len": "--seq-len", "micro_batch": "--micro-batch", "vpp": "--vpp", "recompute": "--recompute"}
+_NAMED = re.compile(r"(?<![\w-])(" + "|".join(sorted(OPTION_OF, key=len, reverse=True)) + r")(=| must\b)")
+
+
+def as_typed(e: calc.TrainingBudgetError) -> calc.TrainingBudgetError:
+    """calc's error with each field it names as the option that set it ("devices must ..." ->
+    "--devices must ...", "tp=3" -> "--tp 3")."""
+    text = _NAMED.sub(lambda m: OPTION_OF[m[1]] + (" " if m[2] == "=" else m[2]), str(e))
+    return e if text == str(e) else type(e)(text, e.field)
 
 
 def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | None = None) -> Iterator[Budget]:
@@ -198,11 +204,14 @@ def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | N
     base = base_job(o, table)
     if o.scenarios is None:
         for name in o.device_names or calc.SEED_DEVICES:
-            yield calc.budget(base.with_(device=table.get(name).name))
+            try:
+                yield calc.budget(base.with_(device=table.get(name).name))
+            except calc.TrainingBudgetError as e:
+                raise as_typed(e) from None
         return
     default_u: Any = "prior" if o.as_range else o.utilization
     yield from calc.scenario_budgets(calc.read_scenarios(o.scenarios), base, utilization=default_u,
-                                      price=base.price if not isinstance(base.price, calc.Owned) else None,
+                                      price=None if isinstance(base.pricing.price, calc.Owned) else base.pricing.price,
                                       own=o.own, usd_per_kwh=o.usd_per_kwh,
                                       occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue,
                                       filled=filled, tariff_name="--usd-per-kwh")

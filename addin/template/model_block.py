@@ -173,10 +173,11 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
     # The input embedding stays whole on the first pipeline stage (Narayanan et al. 2021, §2.2),
     # as trainbudget fit counts it (calc.fit_layouts: stage_params = vocab * d_model).
     embedding = arch_shape["vocab"] * arch_shape["d_model"]
-    mem = calc.budget(calc.Job(model=calc.model_preset(PRESET), tokens=budget["tokens"],
+    mem = calc.budget(calc.job(model=calc.model_preset(PRESET), tokens=budget["tokens"],
                                device=budget["device"], devices=budget["devices"], optimizer=budget["optimizer"],
                                zero_stage=budget["zero_stage"], activations=budget["activations"] * GB,
-                               **layout)).memory  # the one composer, on the preset's shape
+                               tp=layout["tensor_parallel"], pp=layout["pipeline_parallel"],
+                               ep=layout["expert_parallel"])).memory  # the one composer, on the preset's shape
     dp = calc.layout_data_parallel(budget["devices"], layout["tensor_parallel"],
                                           layout["pipeline_parallel"], 1, layout["expert_parallel"])
     stage, exprs, part = _layout_pieces()

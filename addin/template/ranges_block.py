@@ -52,7 +52,7 @@ def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
         spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}{named}"
     else:
         spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
-    return calc.Job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
+    return calc.job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
                     device=v["device"], devices=v["devices"],
                     method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
                     trainable=v["trainable"], activations=v["activations"] * calc.GB,

@@ -178,7 +178,7 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable, method: str 
         "hardware": d.hardware, "kind": d.kind, "precision": d.precision,
         "prior_row": ranges_block.position(d, table), "row_used": used, "rate": u.tflops,
         "watts": u.watts if u.watts else "", "flops_per_token": calc.flops_per_param_token(method),
-        "hours_100": float(calc.budget(calc.Job(params=params, tokens=tokens, device=used, devices=devices,
+        "hours_100": float(calc.budget(calc.job(params=params, tokens=tokens, device=used, devices=devices,
                                                 active_params=active, method=method, table=table)).hours),
         "provider": parsed[0] if parsed else "", "plan": parsed[1] if parsed else "",
         "spec_rest": price.partition(":")[2] if parsed else "",

@@ -176,7 +176,7 @@ def _job(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any], 
             ("Training tokens", "Tokens", v["tokens"], styles.COUNT, None, None),
             ("Devices needed to hold the model states", input_pieces.DEVICES_NEEDED,
              calc.devices_needed(v["params"], v["device"], zero_stage=v["zero_stage"],
-                                 activations=v["activations"] * calc.GB, table=b.job.table, method=v["method"],
+                                 activations=v["activations"] * calc.GB, table=b.job.cluster.table, method=v["method"],
                                  optimizer=v["optimizer"], trainable=v["trainable"]), styles.COUNT, None, None))
     for i, (label, name, value, fmt, beside, said) in enumerate(rows, start=r + 1):
         text(ws, f"A{i}", label)

@@ -91,26 +91,27 @@ def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
 
 def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
     """(total, active, routed-expert, first-stage) parameters, and the layout checked on the shape."""
-    if job.model is not None:
-        if job.params is not None:
-            raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.params)}, "
-                                      f"model={job.model.name!r})")
-        if job.active_params is not None:  # a model's own active count would silently win
-            raise TrainingBudgetError(f"give active_params with params, not with a model (model {job.model.name!r} "
-                                      f"gives its own active parameters; got active_params={show(job.active_params)})")
-        b = _model_params(job.model)
+    if job.model.preset is not None:
+        if job.model.params is not None:
+            raise TrainingBudgetError(f"give params or a model, not both (got params={show(job.model.params)}, "
+                                      f"model={job.model.preset.name!r})")
+        if job.model.active_params is not None:  # a model's own active count would silently win
+            raise TrainingBudgetError(f"give active_params with params, not with a model (model "
+                                      f"{job.model.preset.name!r} gives its own active parameters; got "
+                                      f"active_params={show(job.model.active_params)})")
+        b = _model_params(job.model.preset)
         # FLOPs' N: embedding-inclusive by default (Kaplan's 6·N·D; calc.physics.flops), not the published `active`
         total, active = float(b.total), float(b.active_with_embedding)
-        shape = job.model.shape
+        shape = job.model.preset.shape
         if not shape:
             return total, active, 0.0, 0.0
         _check_layout(job, shape)
         experts = float(b.experts) if shape.get("n_experts", 1) > 1 else 0.0
         return total, active, experts, float(shape["vocab"] * shape["d_model"])
-    if job.params is None:
+    if job.model.params is None:
         raise TrainingBudgetError("a job needs params (a count such as 7e9) or a model")
-    total = positive("params", job.params)
-    active = total if job.active_params is None else positive("active_params", job.active_params)
+    total = positive("params", job.model.params)
+    active = total if job.model.active_params is None else positive("active_params", job.model.active_params)
     return total, active, 0.0, 0.0
 
 
@@ -118,13 +119,13 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
     """A parallel size must divide what it splits: heads (tensor), experts; pipeline stages may be
     uneven (as calc.fit_layouts plans them: the busiest holds ceil(layers / stages)) but each holds
     at least one layer."""
-    divides("tensor_parallel", whole("tensor_parallel", job.tensor_parallel), "n_heads",
+    divides("tensor_parallel", whole("tensor_parallel", job.layout.tp), "n_heads",
             float(shape["n_heads"]))
-    stages = whole("pipeline_parallel", job.pipeline_parallel)
+    stages = whole("pipeline_parallel", job.layout.pp)
     if np.any(np.asarray(stages) > shape["n_layers"]):
         raise TrainingBudgetError("pipeline_parallel must be at most n_layers, every stage holding a layer (got "
-                                  f"pipeline_parallel={show(job.pipeline_parallel)}, n_layers={shape['n_layers']})")
-    divides("expert_parallel", whole("expert_parallel", job.expert_parallel), "n_experts",
+                                  f"pipeline_parallel={show(job.layout.pp)}, n_layers={shape['n_layers']})")
+    divides("expert_parallel", whole("expert_parallel", job.layout.ep), "n_experts",
             float(shape.get("n_experts", 1)))
 
 
@@ -141,19 +142,19 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
 def budget(job: Job) -> Budget:
     """The one composer: `job`'s FLOPs, memory on the layout (fits, headroom), hours, days,
     device-hours, cost (USD), energy (kWh), each a point or a Span, with their provenance."""
-    table = catalog() if job.table is None else job.table
+    table = catalog() if job.cluster.table is None else job.cluster.table
     plain = _plain(job)
     if plain is None:
         total, active, experts, stage = _counts(job)
         tokens = positive("tokens", job.tokens)
-        n = whole("devices", job.devices)
+        n = whole("devices", job.cluster.devices)
     else:
         total, n, tokens = plain[0], plain[1], plain[8]
         active, experts, stage = total, 0.0, 0.0
     try:  # the method's FLOPs per parameter-token: a canonical name is one look-up
-        k = _PER_TOKEN[job.method]
+        k = _PER_TOKEN[job.training.method]
     except (KeyError, TypeError):
-        k = flops_per_param_token(job.method)  # written otherwise ("Inference"), or refused naming it
+        k = flops_per_param_token(job.training.method)  # written otherwise ("Inference"), or refused naming it
     flops = _flops(total, active, tokens, k)
     step = None
     util = job.utilization
@@ -161,7 +162,7 @@ def budget(job: Job) -> Budget:
         u, u_basis, g, g_basis, prior, factors, top, step = _step(job, flops / tokens, n, table)
     else:
         u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
-    device, chosen, usable, rate, watts = _device(job.device, table, prior is not None)
+    device, chosen, usable, rate, watts = _device(job.cluster.device, table, prior is not None)
     if prior is not None and k != TRAIN_FLOPS_PER_PARAM_TOKEN:  # a range from full training runs, for another step
         u_basis += PRIOR_CAVEATS[k]
     memory, dp = _memory(job, total, experts, stage, n, plain)
@@ -174,7 +175,7 @@ def budget(job: Job) -> Budget:
               else over(hours_at(flops, rate, u, n, False), g))
     # the price is the chosen row's (an FP8 row's own price, not its 16-bit prior row's): one rule
     usd, label, source, as_of, age = _price(job, chosen, table, watts)
-    pue = job.pue
+    pue = job.pricing.pue
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
     lazy = None if factors is None or type(hours1) is float else lazy_ranges(hours1, n, usd, watts, pue, factors, top)
@@ -185,8 +186,8 @@ def budget(job: Job) -> Budget:
             raise _owned_overflow(job, usd, watts, pue) or e from None
     else:  # arrays of jobs: every range, and the points beyond hours, made when read
         hours, device_hours, cost, energy = lazy
-    layout = {"tp": job.tensor_parallel, "pp": job.pipeline_parallel,
-              "ep": job.expert_parallel, "cp": job.context_parallel,
+    layout = {"tp": job.layout.tp, "pp": job.layout.pp,
+              "ep": job.layout.ep, "cp": job.layout.cp,
               "dp": dp}
     return Budget.of({"job": job, "device": device, "flops": flops, "params": total, "active_params": active,
                       "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits,
@@ -220,7 +221,7 @@ def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, t
 def _owned_overflow(job: Job, usd: Any, watts: Any, pue: Any) -> ResultOverflowError | None:
     """For owned hardware whose cost overflows: the error naming the input that made its price
     huge (the tariff, or CAPEX,LIFE), not the price it was worked out into; None otherwise."""
-    owned = job.price
+    owned = job.pricing.price
     if not isinstance(owned, Owned) or np.ndim(usd) or np.ndim(watts) or np.ndim(pue):
         return None
     energy = float(watts) / 1000.0 * float(pue) * owned.usd_per_kwh  # owned_usd_per_device_hour's energy term
@@ -245,17 +246,16 @@ def _plain(job: Job) -> tuple[float, ...] | None:
     (no model, no active_params), Python numbers and canonical method / optimizer names. Each
     test is the fast path of the check that the general path runs (positive, whole, whole_in,
     non_negative, choice in calc/base/checks.py), so both give the same values."""
-    d = job.__dict__  # (a frozen dataclass's fields: calc/base/fastinit.py fills __dict__)
-    params, tokens, act, zero, method, opt = (d["params"], d["tokens"], d["activations"], d["zero_stage"],
-                                              d["method"], d["optimizer"])
+    m, tr, lay = job.model.__dict__, job.training.__dict__, job.layout.__dict__  # (fast_init fills __dict__)
+    params, tokens, act, zero, method, opt = (m["params"], job.tokens, tr["activations"], lay["zero_stage"],
+                                              tr["method"], tr["optimizer"])
     if (type(params) is not float or not 0.0 < params < _INF or type(tokens) is not float or not 0.0 < tokens < _INF
-            or d["model"] is not None or d["active_params"] is not None
+            or m["preset"] is not None or m["active_params"] is not None
             or type(act) is not float or not 0.0 <= act < _INF or type(zero) not in (int, float)
             or zero not in _ZERO or type(method) is not str or method not in _METHODS
             or type(opt) is not str or opt not in _OPTIMIZERS):
         return None
-    n, t, p, c, e = (d["devices"], d["tensor_parallel"], d["pipeline_parallel"], d["context_parallel"],
-                     d["expert_parallel"])
+    n, t, p, c, e = job.cluster.__dict__["devices"], lay["tp"], lay["pp"], lay["cp"], lay["ep"]
     if type(n) is int and type(t) is int and type(p) is int and type(c) is int and type(e) is int:  # the usual
         if not (1 <= n < _WHOLE_INT and 1 <= t < _WHOLE_INT and 1 <= p < _WHOLE_INT and 1 <= c < _WHOLE_INT
                 and 1 <= e < _WHOLE_INT):
@@ -302,18 +302,18 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     """Bytes per device on the layout, and the data-parallel size: calc.physics.memory's formulas
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
     `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
-    trainable = job.trainable
+    trainable = job.training.trainable
     if trainable is not None:  # a share, or a whole count at most the model's parameters
         check_trainable(trainable, total)
     key = None
     if plain is not None:
         act = plain[7]
         if (trainable is None or type(trainable) is float) and (act != 0.0 or math.copysign(1.0, act) > 0.0):
-            key = (job.method, job.optimizer, trainable, plain[:8])  # not the tokens
+            key = (job.training.method, job.training.optimizer, trainable, plain[:8])  # not the tokens
             hit = _MEMORY.get(key)
             if hit is not None:
                 return hit
-        kind, opt, stage_k = job.method, job.optimizer, plain[6]
+        kind, opt, stage_k = job.training.method, job.training.optimizer, plain[6]
         sizes = plain[1:6]  # (devices, tensor, pipeline, context, expert parallel): checked whole floats
         layout = _LAYOUTS.get(sizes)
         if layout is None:
@@ -324,15 +324,15 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             layout = _LAYOUTS[sizes] = (t, p, e, dp)  # (a layout checked_layout refuses is never kept)
         t, p, e, dp = layout
     else:
-        kind = choice("method", job.method, METHODS)
-        opt = choice("optimizer", job.optimizer, OPTIMIZERS)
-        act = non_negative("activations", job.activations)
+        kind = choice("method", job.training.method, METHODS)
+        opt = choice("optimizer", job.training.optimizer, OPTIMIZERS)
+        act = non_negative("activations", job.training.activations)
         check_parts(experts, stage, total)
-        _, t, p, _, e, dp = checked_layout(n, job.tensor_parallel, job.pipeline_parallel, job.context_parallel,
-                                           job.expert_parallel, devices_checked=True)
-        stage_k = whole_in("zero_stage", job.zero_stage, ZERO_STAGES)
-        if job.model is not None and job.model.shape:  # uneven pipeline stages: the busiest stage's bytes
-            total, experts = busiest_params(total, experts, stage, job.model.shape["n_layers"], p)
+        _, t, p, _, e, dp = checked_layout(n, job.layout.tp, job.layout.pp, job.layout.cp,
+                                           job.layout.ep, devices_checked=True)
+        stage_k = whole_in("zero_stage", job.layout.zero_stage, ZERO_STAGES)
+        if job.model.preset is not None and job.model.preset.shape:  # uneven pipeline stages: the busiest stage's bytes
+            total, experts = busiest_params(total, experts, stage, job.model.preset.shape["n_layers"], p)
     # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
     made = memory_parts(total, kind, opt, trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
                         act, False), dp

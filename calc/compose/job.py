@@ -10,12 +10,10 @@ from dataclasses import FrozenInstanceError, dataclass, field, replace
 from operator import itemgetter
 from typing import Any
 
-from ..base.errors import TrainingBudgetError, show
 from ..base.fastinit import fast_init
-from ..hardware.catalog import DeviceTable
-from ..model.shapes import ModelPreset, model_preset
 from ..physics.memory import MemoryBreakdown
 from ..prior.utilization import UtilizationPrior
+from .parts import Cluster, Model, Parallel, Pricing, Training
 
 
 class Span(tuple):
@@ -85,68 +83,84 @@ class Owned:
         return f"owned {self.capex_usd:g} USD over {self.life_years:g} y"
 
 
+# The parts' defaults (frozen, so one instance serves every job)
+MODEL, TRAINING, LAYOUT, CLUSTER, PRICING = Model(), Training(), Parallel(), Cluster(), Pricing()
+
+
 @fast_init
 @dataclass(frozen=True, eq=False)
 class Job:
-    """A training job's inputs (numbers may be numpy arrays; they broadcast).
+    """A training job's inputs: named frozen parts (calc/compose/parts.py) and the job's own
+    numbers (each may be a numpy array; they broadcast).
 
-    `params` total parameters (count), or `model` a ModelPreset (its counted totals, active
-    parameters, routed experts and embedding: give one of the two). `tokens` (count). `device` a
-    catalog name. `devices` the whole job's device count; `tensor_parallel`, `pipeline_parallel`,
-    `expert_parallel`, `context_parallel` the layout (calc.layout_data_parallel).
-    `method`, `optimizer`, `zero_stage`, `trainable`, `activations` (bytes per device) as in
-    calc.train_memory. `utilization` a share of the device's rate in (0, 1], "prior" or a
-    UtilizationPrior (a range). `goodput` the share of wall-clock time spent training, in (0, 1];
-    None: 1.0 for a given utilization, the prior's for a range. `price` None (the device row's
-    own), USD per device-hour, "provider:plan" (calc.money.prices) or `Owned`. `pue` >= 1 (None: 1.0,
-    or PUE_INDUSTRY for owned hardware). `table` the device table (None: the packaged catalog).
+    `model` what is trained (Model), `training` how (Training), `layout` how the devices split it
+    (Parallel), `cluster` which devices (Cluster), `pricing` what they cost (Pricing). `tokens`
+    (count). `utilization` a share of the device's rate in (0, 1], "prior" or a UtilizationPrior
+    (a range), or "step" (the step model on the layout). `goodput` the share of wall-clock time
+    spent training, in (0, 1]; None: 1.0 for a given utilization, the prior's for a range.
+    `calc.job(**flat)` builds one from flat names (FLAT, the one table of them).
     """
 
-    params: Any = None
+    model: Model = MODEL
+    training: Training = TRAINING
+    layout: Parallel = LAYOUT
+    cluster: Cluster = CLUSTER
+    pricing: Pricing = PRICING
     tokens: Any = 1e9
-    device: Any = "H100 SXM, BF16 tensor core, dense"
-    devices: Any = 1
-    model: ModelPreset | str | None = None  # a preset or its name (resolved in __post_init__)
-    active_params: Any = None
-    tensor_parallel: Any = 1
-    pipeline_parallel: Any = 1
-    expert_parallel: Any = 1
-    context_parallel: Any = 1
-    method: str = "full"
-    optimizer: str = "adamw"
-    zero_stage: Any = 0
-    trainable: Any = None
-    activations: Any = 0.0
     utilization: Any = 1.0
     goodput: Any = None
-    price: Any = None
-    pue: Any = None
-    batch: Any = None  # a calc.Batch: the step model's batch and schedule (utilization="step")
-    table: DeviceTable | None = field(default=None, repr=False)
     name: str = ""
     today: dt.date | None = None
 
-    def __post_init__(self) -> None:
-        """`model` given by name is resolved once, here, as the command line's --model is
-        (calc.model_preset: an unknown name is refused naming `model` and the known ones);
-        anything else but a ModelPreset or None is refused."""
-        model = self.__dict__["model"]
-        if model is not None and model.__class__ is not ModelPreset:
-            self.__dict__["model"] = _resolve_model(model)
-
     def with_(self, **changes: Any) -> Job:
-        """A copy with `changes` (dataclasses.replace)."""
-        return replace(self, **changes)
+        """A copy with `changes`, given by flat name (FLAT) or by part."""
+        return replace(self, **_grouped(self, changes))
 
 
-def _resolve_model(model: Any) -> ModelPreset:
-    """A ModelPreset (or subclass) as it is, a preset's name resolved; any other type refused."""
-    if isinstance(model, ModelPreset):
-        return model
-    if isinstance(model, str):
-        return model_preset(model)
-    raise TrainingBudgetError(f"model must be a preset name such as 'Llama 3.1 70B' or a ModelPreset "
-                              f"(got {show(model)} of type {type(model).__name__})")
+# The one table of a job's flat names: flat name -> (part, field); part None: the Job's own field.
+FLAT: dict[str, tuple[str | None, str]] = {
+    "params": ("model", "params"), "active_params": ("model", "active_params"), "model": ("model", "preset"),
+    "method": ("training", "method"), "optimizer": ("training", "optimizer"),
+    "trainable": ("training", "trainable"), "activations": ("training", "activations"),
+    **{name: ("layout", name) for name in ("tp", "pp", "cp", "ep", "zero_stage", "vpp", "micro_batch", "seq_len",
+                                           "global_batch_tokens", "recompute")},
+    "device": ("cluster", "device"), "devices": ("cluster", "devices"), "table": ("cluster", "table"),
+    "price": ("pricing", "price"), "pue": ("pricing", "pue"),
+    **{name: (None, name) for name in ("tokens", "utilization", "goodput", "name", "today")},
+}
+PARTS = {"model": Model, "training": Training, "layout": Parallel, "cluster": Cluster, "pricing": Pricing}
+
+
+def _grouped(base: Job | None, names: dict[str, Any]) -> dict[str, Any]:
+    """Flat names gathered into the parts they belong to (a part given whole is kept), each part
+    made over `base`'s (or the defaults)."""
+    parts: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {}
+    for name, value in names.items():
+        if name in PARTS and isinstance(value, PARTS[name]):
+            out[name] = value  # a part given whole (anything else under "model" is the preset)
+            continue
+        try:
+            part, key = FLAT[name]
+        except KeyError:
+            raise TypeError(f"a job has no field {name!r} (known: {', '.join(FLAT)})") from None
+        if part is None:
+            out[key] = value
+        else:
+            parts.setdefault(part, {})[key] = value
+    for part, fields in parts.items():
+        if part in out:
+            raise TypeError(f"give {part} whole or by its fields, not both ({', '.join(fields)})")
+        out[part] = PARTS[part](**fields) if base is None else replace(getattr(base, part), **fields)
+    return out
+
+
+def job(**names: Any) -> Job:
+    """A Job from flat names (FLAT): params, active_params, model (a preset or its name), method,
+    optimizer, trainable, activations, tp, pp, cp, ep, zero_stage, vpp, micro_batch, seq_len,
+    global_batch_tokens, recompute, device, devices, table, price, pue, tokens, utilization,
+    goodput, name, today (units as in calc/compose/parts.py); a part may be given whole by its name."""
+    return Job(**_grouped(None, names))
 
 
 @fast_init(lazy=("hours", "days", "device_hours", "cost_usd", "energy_kwh"))  # ranges of arrays: made when read
@@ -195,18 +209,3 @@ class Budget:
     def ranged(self) -> bool:
         return isinstance(self.hours, Span)
 
-
-# The one table of a job's flat names: each names a Job field today (the layout's in Megatron's words).
-_FLAT = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "cp": "context_parallel", "ep": "expert_parallel"}
-_BATCH = ("seq_len", "global_batch_tokens", "micro_batch", "vpp", "recompute")
-
-
-def job(**names: Any) -> Job:
-    """A Job from flat names: params, active_params, model, method, optimizer, trainable, activations,
-    tp, pp, vpp, cp, ep, zero_stage, micro_batch, seq_len, global_batch_tokens, recompute, device,
-    devices, table, price, pue, tokens, utilization, goodput, name, today (units as in Job)."""
-    batch = {k: names.pop(k) for k in _BATCH if k in names}
-    if batch:
-        from ..step.layout import Batch
-        names["batch"] = Batch(**batch)
-    return Job(**{_FLAT.get(k, k): v for k, v in names.items()})

@@ -19,7 +19,7 @@ from ..physics.memory import train_memory
 from ..physics.stages import stage_layers
 from ..prior import runs as _runs
 from .budget import Budget, Job, Span, budget
-from .step_terms import batch_of
+from .job import job as job_of
 
 # The starting document's scenario and its four rates, in its order: a 7B full fine-tune on
 # 1B tokens, on two matmul rates measured on an Apple M3 Ultra and on the H100 SXM's dense peaks.
@@ -46,7 +46,7 @@ def budget_rows(params: float, tokens: float, device: Any, utilization: float = 
     if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] (got {show(utilization)}): the budget "
                                   "table holds points; for low / expected / high use calc.train_range")
-    b = budget(Job(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
+    b = budget(job_of(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
                    price=usd_per_device_hour, pue=pue, method=method, optimizer=optimizer,
                    zero_stage=zero_stage, active_params=active_params, table=table))
     rows: list[list[Any]] = [[f"{part.capitalize()} (GB per device)", value / GB]
@@ -115,16 +115,17 @@ def budget_row(b: Budget) -> dict[str, Any]:
     gives `<figure>_low`, `_expected` and `_high` where a point gives `<figure>`)."""
     job, lay = b.job, b.layout
     row: dict[str, Any] = {
-        "name": job.name or (job.model.name if job.model is not None else ""),
-        "model": None if job.model is None else job.model.name, "device": asked_device(b),
+        "name": job.name or (job.model.preset.name if job.model.preset is not None else ""),
+        "model": None if job.model.preset is None else job.model.preset.name, "device": asked_device(b),
         "prior_device": prior_row(b),
         "params": _n(b.params), "active_params": _n(b.active_params), "tokens": _n(job.tokens),
-        "devices": _n(job.devices), "flops": _f(b.flops),
+        "devices": _n(job.cluster.devices), "flops": _f(b.flops),
         **{k: _n(lay[k]) for k in ("tp", "pp", "ep",
                                    "cp", "dp")},
         "pipeline_stage_layers": _stage_layers(job, lay["pp"]),
-        "method": job.method, "optimizer": None if str(job.method).lower() == "inference" else job.optimizer,
-        "zero_stage": _n(job.zero_stage),  # (an inference job, a forward pass, has no optimizer)
+        "method": job.training.method,
+        "optimizer": None if str(job.training.method).lower() == "inference" else job.training.optimizer,
+        "zero_stage": _n(job.layout.zero_stage),  # (an inference job, a forward pass, has no optimizer)
         "memory_per_device_gib": float(b.memory.total) / GIB,
         **{f"{part}_gib": float(v) / GIB for part, v in b.memory.as_dict().items() if part != "total"},
         "usable_gib": None if b.usable_bytes is None else float(b.usable_bytes) / GIB,
@@ -155,7 +156,7 @@ def step_row(b: Budget) -> dict[str, Any]:
             *(f"step_{part}_seconds" for part in STEP_PARTS))
     if st is None:
         return dict.fromkeys(keys)
-    seq_len, tokens = batch_of(b.job).sizes()
+    seq_len, tokens = b.job.layout.sizes()
     values = (_n(seq_len), _n(tokens), _f(st.step_seconds), _f(st.tokens_per_second_per_device), _f(st.mfu),
               _f(st.mfu_16bit), _f(st.hfu), *(_f(st.breakdown[part]) for part in STEP_PARTS))
     return dict(zip(keys, values, strict=True))
@@ -164,9 +165,9 @@ def step_row(b: Budget) -> dict[str, Any]:
 def asked_device(b: Budget) -> Any:
     """The device the job asked for (its catalog name), which `b.device` differs from when a range
     is worked out on the same hardware's 16-bit row (calc.prior_device)."""
-    d = b.job.device
+    d = b.job.cluster.device
     if isinstance(d, str):
-        return (catalog() if b.job.table is None else b.job.table).get(d).name
+        return (catalog() if b.job.cluster.table is None else b.job.cluster.table).get(d).name
     return b.device
 
 
@@ -181,7 +182,7 @@ def prior_row(b: Budget) -> Any:
 def _stage_layers(job: Job, pipeline_parallel: Any) -> str | None:
     """Layers per pipeline stage of a model with a shape, "27/27/26" where uneven (calc.physics.stages: the
     memory per device is then the largest stage's); None without a shape or with one stage."""
-    shape = job.model.shape if job.model is not None else None
+    shape = job.model.preset.shape if job.model.preset is not None else None
     if not shape or np.ndim(pipeline_parallel) or pipeline_parallel == 1:
         return None
     return "/".join(map(str, stage_layers(shape["n_layers"], int(pipeline_parallel))))
@@ -201,7 +202,7 @@ _POINT = ("utilization", *FIGURES)
 def row_keys(ranged: bool | None) -> list[str]:
     """budget_row's keys in order: for points (False), ranges (True) or both (None: a file of
     scenarios may mix them, so its CSV has every column)."""
-    b = budget(Job(params=1e9, utilization=1.0 if ranged is False else "prior"))
+    b = budget(job_of(params=1e9, utilization=1.0 if ranged is False else "prior"))
     keys = list(budget_row(b))
     if ranged is None:
         out: list[str] = []

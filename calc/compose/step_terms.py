@@ -18,7 +18,7 @@ from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
 from ..prior.regression import UtilizationPrior
-from ..step import Batch, Layout, Shape, Step, fit_goodput, hardware, step_time
+from ..step import Layout, Shape, Step, fit_goodput, hardware, step_time
 from ..step.runs import STEP_RESIDUAL
 
 STEP_WORD = "step"
@@ -52,35 +52,27 @@ def _published(published: Any, counted: Any) -> float:
     return float(published) if published is not None and math.isfinite(published) else float(counted)
 
 
-def batch_of(job: Any) -> Batch:
-    """The job's batch (a calc.Batch), or the default one when it gives none."""
-    batch = job.batch if job.batch is not None else Batch()
-    if not isinstance(batch, Batch):
-        raise TrainingBudgetError(f"batch must be a calc.Batch (got {type(batch).__name__})", "batch")
-    return batch
-
-
 def layout_of(job: Any, devices: Any) -> Layout:
-    """The step's layout: the job's parallel degrees and ZeRO stage, and its batch (Batch defaults)."""
-    batch = batch_of(job)
-    seq_len, tokens = batch.sizes()
-    return Layout(devices=devices, seq_len=seq_len, global_batch_tokens=tokens, tp=job.tensor_parallel,
-                  pp=job.pipeline_parallel, vpp=batch.vpp, cp=job.context_parallel, ep=job.expert_parallel,
-                  zero_stage=job.zero_stage, micro_batch=batch.micro_batch, recompute=batch.recompute)
+    """The step's layout: the job's layout part (its batch sizes' defaults filled in) on `devices`."""
+    lay = job.layout
+    seq_len, tokens = lay.sizes()
+    return Layout(devices=devices, seq_len=seq_len, global_batch_tokens=tokens, tp=lay.tp, pp=lay.pp, vpp=lay.vpp,
+                  cp=lay.cp, ep=lay.ep, zero_stage=lay.zero_stage, micro_batch=lay.micro_batch,
+                  recompute=lay.recompute)
 
 
 def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
                table: DeviceTable) -> tuple[UtilizationPrior, Step, str]:
     """(the utilization range the step gives on the figures' row of `rate_tflops`, the Step, the
     goodput's basis) for `job` on `devices`, whose FLOPs per token are `per_token`."""
-    if job.method != "full":
-        raise TrainingBudgetError(f"utilization 'step' times a full training step; method {job.method!r} is not "
-                                  "modelled yet: give a utilization", "method")
-    st = step_time(shape_of(job.model), layout_of(job, devices), hardware(job.device, table))
+    if job.training.method != "full":
+        raise TrainingBudgetError(f"utilization 'step' times a full training step; method {job.training.method!r} "
+                                  "is not modelled yet: give a utilization", "method")
+    st = step_time(shape_of(job.model.preset), layout_of(job, devices), hardware(job.cluster.device, table))
     u = st.tokens_per_second_per_device * per_token / (rate_tflops * 1e12)
     g = fit_goodput()
     slow, fast = STEP_RESIDUAL[1], STEP_RESIDUAL[0]
-    defaults = batch_of(job).defaults_used()
+    defaults = job.layout.defaults_used()
     basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
              f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 56 measured layouts) "
              f"and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else ""))

@@ -35,7 +35,7 @@ _LABELS: dict[float, str] = {}  # a given price's label, worded once per price
 def price_terms(job: Job, device: Any, table: DeviceTable, watts: Any
                 ) -> tuple[Any, str, str | None, str | None, int | None]:
     """(USD per device-hour or None, label, source, as_of, age in days) for `job`'s price."""
-    price = job.price
+    price = job.pricing.price
     if type(price) is float and 0.0 <= price < math.inf:  # the common case: a number, as given
         label = _LABELS.get(price)
         if label is None:
@@ -76,11 +76,11 @@ def _as_of(device: Any, table: DeviceTable) -> str | None:
 
 def pue_terms(job: Job) -> Any:
     """The job's PUE, checked (>= 1); None: PUE_INDUSTRY for owned hardware, else 1.0."""
-    if job.pue is None:
-        if isinstance(job.price, Owned):
-            return PUE_INDUSTRY if job.price.pue is None else job.price.pue
+    if job.pricing.pue is None:
+        if isinstance(job.pricing.price, Owned):
+            return PUE_INDUSTRY if job.pricing.price.pue is None else job.pricing.price.pue
         return 1.0
-    return at_least("pue", job.pue, 1.0)
+    return at_least("pue", job.pricing.pue, 1.0)
 
 
 _DEVICES: dict[tuple[int, str, bool], tuple[DeviceTable, Any, Any, Any, Any, Any]] = {}
@@ -88,7 +88,7 @@ _DEVICES: dict[tuple[int, str, bool], tuple[DeviceTable, Any, Any, Any, Any, Any
 
 def device_terms(device: Any, table: DeviceTable, ranged: bool) -> tuple[Any, Any, Any, Any, Any]:
     """(the device the figures are for, the chosen row (its price is the job's), usable bytes,
-    TFLOP/s, watts) of `job.device` in `table`; for a range the figures' row is the prior's
+    TFLOP/s, watts) of `job.cluster.device` in `table`; for a range the figures' row is the prior's
     16-bit row (prior_device). A name is looked up once per table (device
     tables are frozen rows); numbers and arrays of names go through the table each time."""
     if not isinstance(device, str):

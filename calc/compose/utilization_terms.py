@@ -39,14 +39,14 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     (addin/functions/prior_native.py) equal it at any input)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    total = float(_model_params(job.model).total) if job.model is not None else job.params
+    total = float(_model_params(job.model.preset).total) if job.model.preset is not None else job.model.params
     if type(active) is float and type(total) is float:  # the common scalar job: no numpy
         moe: Any = active < total
     else:
         moe = np.asarray(active, dtype=np.float64) < np.asarray(total, dtype=np.float64)
         moe = bool(moe) if moe.ndim == 0 else moe
-    return job_prior(job.device, active_params=active, devices=job.devices, moe=moe, tokens=job.tokens,
-                     table=job.table, goodput=GOODPUT)
+    return job_prior(job.cluster.device, active_params=active, devices=job.cluster.devices, moe=moe, tokens=job.tokens,
+                     table=job.cluster.table, goodput=GOODPUT)
 
 
 def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float]:
@@ -76,16 +76,16 @@ def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Ter
     inputs job_prior keys it by."""
     util = job.utilization
     if (type(util) is not str or type(active) is not float or type(total) is not float or type(n) is not float
-            or type(tokens) is not float or type(job.device) is not str or job.goodput is not None
-            or job.table is not None):
+            or type(tokens) is not float or type(job.cluster.device) is not str or job.goodput is not None
+            or job.cluster.table is not None):
         return _utilization_terms(job, active)
-    key = (util, job.device, active, active < total, n, tokens)
+    key = (util, job.cluster.device, active, active < total, n, tokens)
     hit = _JOB_TERMS.get(key)
     if hit is None:
         if not wants_prior(util):
             return _utilization_terms(job, active)
         # the job's own prior from its checked numbers (no job_prior cache: these terms are kept here)
-        prior = scalar_job_prior(job.device, active, n, key[3], tokens, GOODPUT)
+        prior = scalar_job_prior(job.cluster.device, active, n, key[3], tokens, GOODPUT)
         span, basis, factors, top = _prior_terms(prior, prior.goodput)
         hit = (span, basis, prior.goodput, GOODPUT_SOURCE, prior, factors, top)
         if len(_JOB_TERMS) > 4096:
@@ -115,7 +115,7 @@ def _step(job: Job, per_token: Any, n: Any, table: DeviceTable) -> tuple[Any, ..
     """_utilization's terms, and the Step, from the step model (calc/compose/step_terms.py): its
     range on the figures' row (the 16-bit row of an FP8 peak, as for the prior), goodput fitted
     on the published whole runs unless the job gives one."""
-    rate = _device(job.device, table, True)[3]
+    rate = _device(job.cluster.device, table, True)[3]
     prior, st, g_words = step_prior(job, n, per_token, rate, table)
     g, g_basis = ((prior.goodput, g_words) if job.goodput is None else (fraction("goodput", job.goodput), "given"))
     span, basis, factors, top = _prior_terms(prior, g)

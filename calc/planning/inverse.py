@@ -29,6 +29,7 @@ import numpy as np
 from ..base.checks import positive, whole
 from ..base.errors import ResultOverflowError, ResultUnderflowError, TrainingBudgetError, show
 from ..compose.budget import Job, Span, budget, usable_bytes
+from ..compose.job import job as job_of
 from ..compose.ranges import wants_prior
 from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import devices_needed
@@ -59,30 +60,31 @@ def pick(figure: Any, case: str | None) -> Any:
 
 def _replica(job: Job) -> Any:
     """Devices in one model replica times expert parallel: the step a device count moves in."""
-    return (whole("tensor_parallel", job.tensor_parallel) * whole("pipeline_parallel", job.pipeline_parallel)
-            * whole("context_parallel", job.context_parallel) * whole("expert_parallel", job.expert_parallel))
+    return (whole("tensor_parallel", job.layout.tp) * whole("pipeline_parallel", job.layout.pp)
+            * whole("context_parallel", job.layout.cp) * whole("expert_parallel", job.layout.ep))
 
 
 def _memory_devices(job: Job, table: DeviceTable) -> Any:
     """Fewest devices whose per-device bytes fit the usable memory (calc.usable_bytes) on the
     job's layout and ZeRO stage: calc.devices_needed with the Budget's parameter counts."""
-    usable = usable_bytes(job.device, table)
+    usable = usable_bytes(job.cluster.device, table)
     if usable is None:
-        raise TrainingBudgetError(f"device {show(job.device)} has no memory figure: a plan needs one")
+        raise TrainingBudgetError(f"device {show(job.cluster.device)} has no memory figure: a plan needs one")
     experts = stage = 0.0
-    if job.model is not None and job.model.shape:
-        b, shape = job.model.params(), job.model.shape
+    if job.model.preset is not None and job.model.preset.shape:
+        b, shape = job.model.preset.params(), job.model.preset.shape
         experts = float(b.experts) if shape.get("n_experts", 1) > 1 else 0.0
         stage = float(shape["vocab"] * shape["d_model"])
         params, experts = busiest_params(float(b.total), experts, stage, shape["n_layers"],
-                                         whole("pipeline_parallel", job.pipeline_parallel))
+                                         whole("pipeline_parallel", job.layout.pp))
     else:
-        params = positive("params", job.params)
-    return devices_needed(params, job.device, method=job.method, optimizer=job.optimizer,
-                          zero_stage=job.zero_stage, trainable=job.trainable, activations=job.activations,
+        params = positive("params", job.model.params)
+    tr = job.training
+    return devices_needed(params, job.cluster.device, method=tr.method, optimizer=tr.optimizer,
+                          zero_stage=job.layout.zero_stage, trainable=tr.trainable, activations=tr.activations,
                           table=table,  # usable memory: devices_needed takes the same reserve
-                          tensor_parallel=job.tensor_parallel, pipeline_parallel=job.pipeline_parallel,
-                          expert_parallel=job.expert_parallel, context_parallel=job.context_parallel,
+                          tensor_parallel=job.layout.tp, pipeline_parallel=job.layout.pp,
+                          expert_parallel=job.layout.ep, context_parallel=job.layout.cp,
                           expert_params=experts, stage_params=stage)
 
 
@@ -138,7 +140,7 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     if case is None and wants_prior(job.utilization):
         return np.stack([np.asarray(devices_for(job, days, case=c, node=node, memory=memory), dtype=np.float64)
                          for c in CASES], axis=-1)  # low devices at the low (fast) case's hours
-    table = catalog() if job.table is None else job.table
+    table = catalog() if job.cluster.table is None else job.cluster.table
     limit = HOURS_PER_DAY * positive("days", days)
     step = np.lcm(np.asarray(node_size(node), dtype=np.int64), np.asarray(_replica(job), dtype=np.int64))
     step = step.astype(np.float64)
@@ -241,7 +243,7 @@ def _whole_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
         return _keyed_tokens(job, figure, limit, case)
     per = getattr(budget(job.with_(tokens=1.0)), figure)
     if per is None:
-        raise TrainingBudgetError(f"device {show(job.device)} has no price: give a price per device-hour")
+        raise TrainingBudgetError(f"device {show(job.cluster.device)} has no price: give a price per device-hour")
     if isinstance(per, Span) and case is None:  # low tokens come from the high cost
         per = np.stack([np.asarray(v, dtype=np.float64) for v in (per.high, per.expected, per.low)], axis=-1)
         limit = np.asarray(limit, dtype=np.float64)[..., None]
@@ -268,7 +270,7 @@ def _keyed_tokens(job: Job, figure: str, limit: Any, case: str | None) -> Any:
     def at(d: Any) -> Any:
         value = getattr(budget(job.with_(tokens=_out(d))), figure)
         if value is None:
-            raise TrainingBudgetError(f"device {show(job.device)} has no price: give a price per device-hour")
+            raise TrainingBudgetError(f"device {show(job.cluster.device)} has no price: give a price per device-hour")
         return np.asarray(pick(value, flipped), dtype=np.float64)
     with np.errstate(over="ignore", divide="ignore"):
         tokens = np.floor(d0 * (np.asarray(limit, dtype=np.float64) / at(d0)) ** (1.0 / (1.0 - c)))
@@ -336,7 +338,7 @@ def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utiliz
     the model states at that ZeRO stage in usable memory (3: all of them sharded). `utilization`
     a share of the device's rate, or "prior": low / expected / high on a trailing axis (calc/compose/ranges.py's
     convention), or the one `case` names. `active_params`: a mixture of experts' (Job.active_params)."""
-    job = Job(params=params, tokens=tokens, device=device, utilization=utilization,
+    job = job_of(params=params, tokens=tokens, device=device, utilization=utilization,
               zero_stage=0 if zero_stage is None else zero_stage, method=method, optimizer=optimizer, table=table,
               active_params=active_params)
     return devices_for(job, days, case=case, node=node, memory=zero_stage is not None)
@@ -349,6 +351,6 @@ def tokens_for_budget(params: Any, device: Any, usd: Any, *, usd_per_device_hour
     utilization, whatever the device count) x price per device-hour (None: the device row's).
     `active_params`: a mixture of experts' (Job.active_params); `method` the job's (inference: a
     forward pass, calc.flops_per_param_token)."""
-    job = Job(params=params, tokens=1.0, device=device, devices=devices, utilization=utilization,
+    job = job_of(params=params, tokens=1.0, device=device, devices=devices, utilization=utilization,
               price=usd_per_device_hour, table=table, active_params=active_params, method=method)
     return tokens_for(job, usd, case=case)

@@ -39,6 +39,7 @@ import numpy as np
 from ..base.checks import positive, whole
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
+from ..compose.job import job as job_of
 from ..compose.layout_speed import by_speed, layout_steps
 from ..compose.ranges import prior_device, wants_prior
 from ..hardware.catalog import DeviceTable, catalog
@@ -180,13 +181,13 @@ def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[
     """The first count sold from n0 (offers.sold_counts under `rule`) with a layout that fits and that
     the global batch allows, and that layout (first row of calc.fit_layouts at the usable memory, in
     its memory ranking); (inf, None) within SEARCH_STEPS counts (or past MAX_FIT_DEVICES)."""
-    usable = usable_bytes(job.device, table)
+    usable = usable_bytes(job.cluster.device, table)
     for k, n in enumerate(offers.sold_counts(n0, *rule)):
         if k >= SEARCH_STEPS or n > MAX_FIT_DEVICES:
             break
         key = (preset.name, usable, n, batch, seq)
         if key not in cache:
-            cache[key] = fit_layouts(preset, job.device, int(n), memory_gib=usable / GIB, table=table,
+            cache[key] = fit_layouts(preset, job.cluster.device, int(n), memory_gib=usable / GIB, table=table,
                                      seq_len=seq, global_batch=batch, explain=False)
         if len(_priced(cache[key])):
             return n, cache[key]
@@ -205,7 +206,7 @@ def _device_plan(job: Job, days: float, case: str, rule: tuple[int, tuple[int, .
                  seq: int = DEFAULT_SEQ_LEN) -> tuple[float, Job | None, dict[str, int] | None, str]:
     """(fewest devices sold under `rule`, the job at that count and layout with its utilization held,
     the layout, a note) for one device."""
-    key = ("device plan", job.device, days, case, rule, batch, seq)
+    key = ("device plan", job.cluster.device, days, case, rule, batch, seq)
     if key not in cache:
         cache[key] = _held(*_device_plan_at(job, days, case, rule, table, cache, batch, seq))
     return cache[key]
@@ -231,7 +232,7 @@ def _device_plan_at(job: Job, days: float, case: str, rule: tuple[int, tuple[int
         return math.inf, None, None, "does not fit in memory"
     if n0 > MAX_FIT_DEVICES:  # with a shape or without: the same bound (a params-only job had none)
         return math.inf, None, None, _too_many(days, n0)
-    preset = job.model
+    preset = job.model.preset
     if preset is None or not preset.has_shape:
         layout = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": int(n0), "zero_stage": 3, "micro_batch": None,
                   "accumulation": None}
@@ -242,12 +243,12 @@ def _device_plan_at(job: Job, days: float, case: str, rule: tuple[int, tuple[int
     if found is None:
         return math.inf, None, None, (f"no layout fits and divides the global batch of {batch:,} sequences on "
                                       f"{SEARCH_STEPS} counts sold from {n0:,.0f} devices")
-    i = _fastest(found, preset, job.device, seq, table)
+    i = _fastest(found, preset, job.cluster.device, seq, table)
     layout = {"tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "cp": int(found.context[i]),
               "ep": int(found.expert[i]), "dp": int(found.data[i]), "zero_stage": int(found.zero[i]),
               "micro_batch": int(found.micro_batch[i]), "accumulation": int(found.accumulation[i])}
-    at = job.with_(devices=n, tensor_parallel=float(found.tensor[i]), pipeline_parallel=float(found.pipeline[i]),
-                   context_parallel=float(found.context[i]), expert_parallel=float(found.expert[i]),
+    at = job.with_(devices=n, tp=float(found.tensor[i]), pp=float(found.pipeline[i]),
+                   cp=float(found.context[i]), ep=float(found.expert[i]),
                    zero_stage=float(found.zero[i]),
                    activations=float(found.activations[i]))
     return n, at, layout, ""
@@ -292,7 +293,7 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
     batch, seq = int(whole("global_batch", global_batch)), int(whole("seq_len", seq_len))
     case = _case(case) or "expected"
     budget_usd = None if budget_usd is None else float(positive("budget_usd", budget_usd))
-    base = Job(params=None if model is not None else params, model=model, tokens=tokens,
+    base = job_of(params=None if model is not None else params, model=model, tokens=tokens,
                utilization=utilization, goodput=goodput, table=table)
     cache: dict[tuple[Any, ...], Any] = {}
     plans: list[Plan] = []

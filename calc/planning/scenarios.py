@@ -24,6 +24,7 @@ from ..base.errors import TrainingBudgetError, show
 from ..base.textfile import open_regular, size_text
 from ..base.units import parse_count, parse_number, parse_share
 from ..compose.budget import Budget, Job, Owned, Span, budget
+from ..compose.job import job as job_of
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset, model_preset
 from ..money.owned import PUE_INDUSTRY
@@ -37,8 +38,7 @@ SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilizatio
 # zero_stage, tp, pp, cp, ep as --zero-stage, --tp, --pp, --cp, --ep (blank: the command line's); seq_len and
 # global_batch (sequences per step, as fit's and plan's --global-batch): the row's data parallel
 # (devices / (tp · pp · cp)) must divide the global batch (a whole accumulation at micro-batch 1)
-LAYOUT_COLUMNS = {"zero_stage": "zero_stage", "tp": "tensor_parallel", "pp": "pipeline_parallel",
-                  "cp": "context_parallel", "ep": "expert_parallel"}
+LAYOUT_COLUMNS = ("zero_stage", "tp", "pp", "cp", "ep")  # a job's flat names (calc.job)
 # The bounds calc.fit_layouts and `plan` put on the same two sizes (calc/physics/fit.py): one rule on every door.
 SIZE_LIMITS = {"seq_len": 2 ** 30, "global_batch": 2 ** 40}
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
@@ -94,11 +94,11 @@ def plan_row(params: float, tokens: float, device: str, *, devices: int = 1, uti
              table: DeviceTable | None = None, name: str = "", today: dt.date | None = None,
              active_params: float | None = None, method: str = "full") -> dict[str, Any]:
     """One plan's figures (the Scenarios sheet's row: `hours`, `device_hours`, `usd`, `kwh`, with
-    `_low/_expected/_high` for a range), read off budget(Job(...)); `active_params` (count) a
+    `_low/_expected/_high` for a range), read off budget(job(...)); `active_params` (count) a
     mixture of experts' active parameters, None: all `params` (dense); `method` the Job's
     (inference: a forward pass, calc.flops_per_param_token)."""
     table = catalog() if table is None else table
-    b = budget(Job(params=params, active_params=active_params, tokens=tokens, device=device, devices=devices,
+    b = budget(job_of(params=params, active_params=active_params, tokens=tokens, device=device, devices=devices,
                    method=method,
                    utilization=utilization, price=own if own is not None else (None if price == "" else price),
                    pue=pue, table=table, name=name, today=today))
@@ -108,7 +108,7 @@ def plan_row(params: float, tokens: float, device: str, *, devices: int = 1, uti
 def legacy_row(b: Budget, name: str) -> dict[str, Any]:
     """A Budget in the Scenarios sheet's row keys."""
     row: dict[str, Any] = {"name": name, "device": b.device, "params": b.params, "tokens": b.job.tokens,
-                           "devices": int(b.job.devices), "utilization": "prior" if b.ranged else b.utilization}
+                           "devices": int(b.job.cluster.devices), "utilization": "prior" if b.ranged else b.utilization}
     for fig, value in zip(FIGURES, (b.hours, b.device_hours, b.cost_usd, b.energy_kwh), strict=True):
         if isinstance(value, Span):
             row.update({f"{fig}_{k}": float(v) for k, v in zip(("low", "expected", "high"), value.as_tuple(),
@@ -224,8 +224,8 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
     used: list[str] = []
     pue = parse_number("pue", r["pue"], 1.0) if "pue" in r else pue  # (the row's PUE is its owned price's too)
     job = base.with_(params=params, active_params=active, model=preset,
-                     method=choice("method", r["method"], METHODS) if "method" in r else base.method,
-                     pue=pue if "pue" in r else base.pue,
+                     method=choice("method", r["method"], METHODS) if "method" in r else base.training.method,
+                     pue=pue if "pue" in r else base.pricing.pue,
                      tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
                      devices=_devices(where, r.get("devices", 1)),
                      utilization=_utilization(where, r.get("utilization"), utilization, used),
@@ -242,7 +242,7 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
     """The row's zero_stage, tp, pp, cp, ep over the command line's (blank cells keep it), and its
     seq_len and global_batch checked: the data-parallel size must divide the global batch."""
     changes: dict[str, float] = {}
-    for column, field_name in LAYOUT_COLUMNS.items():
+    for column in LAYOUT_COLUMNS:
         if column in r:
             low = 0 if column == "zero_stage" else 1
             value = parse_number(f"{where}: {column}", r[column], float(low))
@@ -250,7 +250,7 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
                 top = " and <= 3" if column == "zero_stage" else ""
                 raise TrainingBudgetError(f"{where}: {column} must be a whole number >= {low}{top} "
                                           f"(got {show(r[column])})")
-            changes[field_name] = value
+            changes[column] = value
     job = job.with_(**changes) if changes else job
     sizes = {}
     for column in ("seq_len", "global_batch"):
@@ -263,12 +263,13 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
                                           f"(got {show(r[column])})")
             sizes[column] = value
     if "global_batch" in sizes:
-        replica = float(job.tensor_parallel) * float(job.pipeline_parallel) * float(job.context_parallel)
-        data = float(job.devices) / replica
+        replica = float(job.layout.tp) * float(job.layout.pp) * float(job.layout.cp)
+        data = float(job.cluster.devices) / replica
         if not data.is_integer() or sizes["global_batch"] % data:
             raise TrainingBudgetError(
                 f"{where}: global_batch {int(sizes['global_batch']):,} sequences is not a whole number of steps of "
-                f"data parallel {data:g} (devices {float(job.devices):g} / (tp x pp x cp {replica:g})): each step "
+                f"data parallel {data:g} (devices {float(job.cluster.devices):g} / (tp x pp x cp {replica:g})): "
+                "each step "
                 "takes data parallel x micro-batch x accumulation sequences")
     return job
 
@@ -341,7 +342,7 @@ def scenario_rows(records: Iterable[Mapping[str, Any]], *, defaults: Mapping[str
     """One plan row (plan_row's keys) per scenario record; blanks take `defaults` (utilization
     "prior" unless given, price, own)."""
     d = dict(defaults or {})
-    base = Job(params=1.0, table=catalog() if table is None else table, today=today)
+    base = job_of(params=1.0, table=catalog() if table is None else table, today=today)
     made = scenario_budgets(records, base, utilization=d.get("utilization", "prior"),
                             price=parse_price("price", d.get("price")), own=d.get("own"), usd_per_kwh=usd_per_kwh)
     return [legacy_row(b, b.job.name or b.device) for b in made]

@@ -11,14 +11,15 @@ into a frozen `Step` (`step_time`), the few constants fitted on the packaged mea
 
 from __future__ import annotations
 
+from ..physics.fit import DEFAULT_SEQ_LEN
 from .calibrate import CONSTANTS, Constants, fit_constants, leave_one_out
 from .data import MeasuredSet, load_measured
 from .hardware import Hardware, hardware
-from .layout import DEFAULT_SEQ_LEN, RECOMPUTE, Batch, Layout
+from .layout import RECOMPUTE, Layout
 from .runs import STEP_RESIDUAL, Goodput, RunHours, fit_goodput, run_hours
 from .shape import Shape
 from .step import Step, step_time
 
-__all__ = ["CONSTANTS", "DEFAULT_SEQ_LEN", "Batch", "RECOMPUTE", "STEP_RESIDUAL", "Constants", "Goodput",
+__all__ = ["CONSTANTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "STEP_RESIDUAL", "Constants", "Goodput",
            "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "fit_constants", "fit_goodput",
            "hardware", "leave_one_out", "load_measured", "run_hours", "step_time"]

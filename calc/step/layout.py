@@ -16,7 +16,6 @@ import numpy as np
 
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
-from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN
 
 RECOMPUTE = ("none", "selective", "full")  # activation recomputation, Korthikanti et al. 2022 s.5
 
@@ -159,34 +158,3 @@ def _at(value: Any, i: int | None) -> str:
 # of 4,096 tokens unless the job gives its own length: Llama 2's pretraining batch, 4M tokens at 4K
 # context (Touvron et al. 2023, arXiv:2307.09288 §2.2).
 DEFAULT_WORDS = "Llama 2's pretraining batch, arXiv:2307.09288 §2.2"
-
-
-@dataclass(frozen=True)
-class Batch:
-    """A job's batch and schedule, the step model's inputs beside the parallel degrees a Job has:
-    seq_len (tokens), global_batch_tokens (tokens per optimizer step), micro_batch (sequences),
-    vpp (virtual pipeline stages per device), recompute ('none', 'selective', 'full'). None takes
-    the stated default (DEFAULT_SEQ_LEN tokens; DEFAULT_GLOBAL_BATCH sequences of the sequence
-    length, as fit and plan take it; micro-batch 1, vpp 1, selective recompute: Korthikanti et al.
-    2022's). Checked where a Layout is made of it."""
-
-    seq_len: Any = None
-    global_batch_tokens: Any = None
-    micro_batch: Any = 1
-    vpp: Any = 1
-    recompute: Any = "selective"
-
-    def defaults_used(self) -> str:
-        """Words for the defaults this batch takes ("" when it gives both sizes)."""
-        if self.seq_len is not None and self.global_batch_tokens is not None:
-            return ""
-        s, tokens = self.sizes()
-        return (f"default batch: {tokens / s:,.0f} sequences of {s:,.0f} tokens" if isinstance(s, (int, float))
-                else "default batch") + f" ({DEFAULT_WORDS})"
-
-    def sizes(self) -> tuple[Any, Any]:
-        """(seq_len, global_batch_tokens) with the defaults filled in."""
-        s = DEFAULT_SEQ_LEN if self.seq_len is None else self.seq_len
-        if self.global_batch_tokens is not None:
-            return s, self.global_batch_tokens
-        return s, DEFAULT_GLOBAL_BATCH * whole("seq_len", s)  # checked before it is multiplied

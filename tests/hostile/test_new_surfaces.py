@@ -1,5 +1,5 @@
 """Hostile values on the surfaces the step model, the planner's options and Lite's --from added: the
-step model's batch options and calc.Batch, plan and fit's batch options and scenarios' layout
+step model's batch options and calc.job's batch fields, plan and fit's batch options and scenarios' layout
 columns, and `lite --from`. Every case ends in a result with no NaN, or one line naming the option
 (exit 2), never a traceback; calc raises TrainingBudgetError."""
 
@@ -102,30 +102,28 @@ def test_calc_batch_refuses_by_name(field: str, value) -> None:
     if field == "recompute" and isinstance(value, int) and value == -1:
         value = 3  # codes 0, 1, 2 are the modes
     with pytest.raises(calc.TrainingBudgetError, match=field):
-        calc.budget(calc.Job(model=M, devices=64, tokens=1e12, utilization="step",
-                             batch=calc.Batch(**{field: value})))
+        calc.budget(calc.job(model=M, devices=64, tokens=1e12, utilization="step", **{field: value}))
 
 
 @pytest.mark.parametrize("job", [
     dict(params=7e9),  # no shape
     dict(method="lora"), dict(method="inference"),
-    dict(context_parallel=3), dict(expert_parallel=8),  # cp not dividing seq_len; a dense model
-    dict(pipeline_parallel=1, batch=calc.Batch(vpp=2)),
-    dict(devices=2048, batch=calc.Batch(global_batch_tokens=1024 * 4096)),  # fewer sequences than DP ranks
+    dict(cp=3), dict(ep=8),  # cp not dividing seq_len; a dense model
+    dict(pp=1, vpp=2),
+    dict(devices=2048, global_batch_tokens=1024 * 4096),  # fewer sequences than DP ranks
 ], ids=lambda j: repr(j)[:40])
 def test_calc_step_odd_jobs_refused(job: dict) -> None:
-    base = dict(model=None if "params" in job else M, devices=job.pop("devices", 64), utilization="step",
-                batch=job.pop("batch", calc.Batch()))
+    base = dict(model=None if "params" in job else M, devices=job.pop("devices", 64), utilization="step")
     with pytest.raises(calc.TrainingBudgetError):
-        calc.budget(calc.Job(**base, **job))
+        calc.budget(calc.job(**base, **job))
 
 
 @pytest.mark.parametrize("device", ["M3 Ultra, MLX fp32 matmul (measured)", "H100 SXM, FP8 tensor core, dense",
                                     "TPU v5p, BF16, dense", "Trainium3, MXFP8, dense"])
 @pytest.mark.parametrize("model", ["Mixtral 8x7B", "Llama 3.1 8B"])
 def test_calc_step_answers_are_finite(device: str, model: str) -> None:
-    b = calc.budget(calc.Job(model=calc.model_preset(model), devices=64, device=device, utilization="step",
-                             expert_parallel=8 if model.startswith("Mixtral") else 1, batch=calc.Batch()))
+    b = calc.budget(calc.job(model=calc.model_preset(model), devices=64, device=device, utilization="step",
+                             ep=8 if model.startswith("Mixtral") else 1))
     values = [b.step.step_seconds, b.step.mfu, b.step.tokens_per_second_per_device, *b.step.breakdown.values(),
               *b.hours.as_tuple(), *b.device_hours.as_tuple()]
     assert all(math.isfinite(float(v)) and float(v) >= 0 for v in values), values

@@ -162,7 +162,7 @@ def _try(f, *args, **kwargs):
 def calc_job(job: dict, **changes) -> calc.Budget | None:
     """calc.budget of the job as the sheet holds it (None: the provider has no price for it)."""
     price = f"{job['provider']}:{job['plan']}" if job["provider"] else job["usd_per_device_hour"]
-    j = calc.Job(params=job["params"], active_params=job["active_params"], tokens=job["tokens"], device=job["device"],
+    j = calc.job(params=job["params"], active_params=job["active_params"], tokens=job["tokens"], device=job["device"],
                  devices=job["devices"],
                  method=job["method"], optimizer=job["optimizer"], zero_stage=job["zero_stage"],
                  trainable=job["trainable"], activations=job["activations"] * 1e9, utilization=job["utilization"],
@@ -177,7 +177,7 @@ def refusal(job: dict) -> str | None:
     """calc's refusal of the job's price as the sheet words it (without the providers calc lists
     after it: tests/workbook/test_sheet_prices.py), or None where calc prices it."""
     try:
-        calc_job(job) or calc.budget(calc.Job(params=job["params"], tokens=job["tokens"], device=job["device"],
+        calc_job(job) or calc.budget(calc.job(params=job["params"], tokens=job["tokens"], device=job["device"],
                                               price=f"{job['provider']}:{job['plan']}", table=table_of(job)))
     except calc.TrainingBudgetError as e:
         return "#VALUE! " + re.sub(r" \(providers with prices for it: [^)]*\)", "", str(e))

@@ -203,7 +203,7 @@ def test_budget_devices_needed_counts_usable_memory(needed_books):
         usable = next(v for k, v in got.items() if str(k).startswith("Usable memory (GiB)"))
         assert usable == pytest.approx(calc.usable_bytes(H100) / 2**30) == pytest.approx(76.0)
         assert got["Devices needed to fit"] == want == calc.devices_needed(params, H100, zero_stage=3)
-        job = calc.Job(params=params, device=H100, zero_stage=3)
+        job = calc.job(params=params, device=H100, zero_stage=3)
         assert calc.budget(job.with_(devices=float(want))).fits
         assert not calc.budget(job.with_(devices=float(want - 1))).fits
 

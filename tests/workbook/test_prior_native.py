@@ -99,7 +99,7 @@ def _workbook(path, jobs: list[dict]) -> None:
 def _want(job: dict) -> dict:
     p = prior.job_prior(job["device"], active_params=job["active"], devices=job["devices"], moe=job["moe"],
                         tokens=job["tokens"])
-    j = calc.Job(params=job["active"] * (3 if job["moe"] else 1), active_params=job["active"] if job["moe"] else None,
+    j = calc.job(params=job["active"] * (3 if job["moe"] else 1), active_params=job["active"] if job["moe"] else None,
                  tokens=job["tokens"], device=job["device"], utilization="prior:job")
     fam = prior.device_families(job["device"], None)
     return {"expected": p.expected, "low": p.low, "high": p.high,

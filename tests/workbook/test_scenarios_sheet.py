@@ -115,7 +115,7 @@ def _check_plans(ws, plan_rows: list[tuple]) -> int:
                                                                                     strict=False):
         row = plans.plan_row(params, tokens, device, devices=devices, utilization=util, price=price, pue=pue,
                              table=table, name=name, active_params=active)
-        b = calc.budget(calc.Job(params=params, active_params=active, tokens=tokens, device=device,
+        b = calc.budget(calc.job(params=params, active_params=active, tokens=tokens, device=device,
                                  devices=devices, utilization=util, price=price or None, pue=pue, table=table))
         assert _same(ws[f"{c}{scenarios.ROW['active_used']}"].value, float(b.active_params)), (c, active)
         assert ws[f"{c}{scenarios.ROW['moe']}"].value == int(b.active_params < params), (c, active)

@@ -32,8 +32,8 @@ def test_the_layout_block_counts_the_largest_stage_in_libreoffice(soffice, built
     ws = openpyxl.load_workbook(engine.convert([path], "xlsx", tmp_path / "out")[0],
                                               data_only=True)["Budget"]
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
-    want = calc.budget(calc.Job(model=L70, tokens=1e12, device=H100, devices=24.0, tensor_parallel=8.0,
-                                pipeline_parallel=3.0, optimizer=v["optimizer"], zero_stage=v["zero_stage"],
+    want = calc.budget(calc.job(model=L70, tokens=1e12, device=H100, devices=24.0, tp=8.0,
+                                pp=3.0, optimizer=v["optimizer"], zero_stage=v["zero_stage"],
                                 activations=v["activations"] * 1e9)).memory
     total_row = int(names["Layout_total_GB"][1:])
     assert ws[f"B{total_row}"].value == pytest.approx(want.total / 1e9, rel=1e-9)

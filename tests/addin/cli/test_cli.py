@@ -87,7 +87,7 @@ def test_layout_method_and_zero_are_honoured_on_every_path(extra):
     args = ("--model", "Mixtral 8x7B", "--devices", "64", "--tp", "2", "--ep", "8", "--device", H100,
             "--method", "lora", "--optimizer", "sgd", "--zero-stage", "3", "--pue", "1.3")
     (row,) = _json(*args, *extra)["rows"]
-    job = calc.Job(model=calc.model_preset("Mixtral 8x7B"), devices=64, tensor_parallel=2, expert_parallel=8,
+    job = calc.job(model=calc.model_preset("Mixtral 8x7B"), devices=64, tp=2, ep=8,
                    method="lora", optimizer="sgd", zero_stage=3)
     assert row["memory_per_device_gib"] * GIB == pytest.approx(calc.budget(job).memory.total)
     assert row["dp"] == 32 and row["zero_stage"] == 3 and row["method"] == "lora"
@@ -98,7 +98,7 @@ def test_scenarios_rows_take_the_command_lines_layout_and_method(tmp_path):
     path = tmp_path / "plans.csv"
     path.write_text(f'name,params,tokens,device,devices,utilization\nA,7B,1T,"{H100}",8,40%\n', "utf-8")
     (row,) = _json("--scenarios", str(path), "--zero-stage", "3", "--tp", "2", "--pue", "1.2")["rows"]
-    want = calc.budget(calc.Job(params=7e9, tokens=1e12, devices=8, tensor_parallel=2, zero_stage=3,
+    want = calc.budget(calc.job(params=7e9, tokens=1e12, devices=8, tp=2, zero_stage=3,
                                 utilization=0.4, pue=1.2))
     assert row["memory_per_device_gib"] * GIB == pytest.approx(want.memory.total)
     assert row["energy_kwh"] == pytest.approx(want.energy_kwh) and row["utilization"] == 0.4
@@ -115,7 +115,7 @@ def test_scenario_rows_take_their_own_method_and_pue(tmp_path):
                     f'L,7B,1T,"{H100}",8,40%,2.5,lora,\n', "utf-8")
     rows = _json("--scenarios", str(path), "--method", "qlora", "--pue", "1.1")["rows"]
     for row, method, pue in zip(rows, ("qlora", "inference", "lora"), (1.1, 1.3, 1.1), strict=True):
-        want = calc.budget(calc.Job(params=7e9, tokens=1e12, devices=8, utilization=0.4, price=2.5,
+        want = calc.budget(calc.job(params=7e9, tokens=1e12, devices=8, utilization=0.4, price=2.5,
                                     method=method, pue=pue))
         assert row["method"] == method and row["pue"] == pue
         assert row["hours"] == want.hours and row["energy_kwh"] == want.energy_kwh
@@ -131,7 +131,7 @@ def test_scenario_rows_take_their_own_method_and_pue(tmp_path):
 def test_one_memory_figure_on_the_layout():
     out = invoke("estimate", "--model", "Llama 3.1 70B", "--devices", "8", "--tp", "8", "--device", H100,
                  check=True).stdout
-    want = calc.budget(calc.Job(model=calc.model_preset("Llama 3.1 70B"), devices=8, tensor_parallel=8))
+    want = calc.budget(calc.job(model=calc.model_preset("Llama 3.1 70B"), devices=8, tp=8))
     gib = f"{want.memory.total / GIB:,.1f}"
     assert f"({gib} GiB) of weights, gradients and optimizer state per device" in out and "TP 8" in out
     assert re.findall(r"([\d,.]+) GiB\) of", out) == [gib]  # no second, different figure
@@ -200,7 +200,7 @@ def test_a_scenario_row_names_a_model_or_its_active_params(tmp_path):
     (cli_m,) = _json("--model", "Mixtral 8x7B", "--tokens", "1T", "--device", H100, "--devices", "64",
                      "--utilization", "40%", "--zero-stage", "3")["rows"]
     assert m["hours"] == cli_m["hours"] and m["memory_per_device_gib"] == cli_m["memory_per_device_gib"]
-    want = calc.budget(calc.Job(params=46.7e9, active_params=12.9e9, tokens=1e12, devices=64, zero_stage=3,
+    want = calc.budget(calc.job(params=46.7e9, active_params=12.9e9, tokens=1e12, devices=64, zero_stage=3,
                                 utilization=0.4))
     assert e["active_params"] == 12.9e9 and e["hours"] == pytest.approx(want.hours)
     assert e["hours"] < 0.3 * calc.budget(want.job.with_(active_params=None)).hours  # not read as dense
@@ -258,9 +258,9 @@ def test_json_is_strict_rfc_8259():
     (["--occupancy", "0.5"], "--occupancy applies to owned hardware"),
     (["--range", "--pue", "nan"], "--pue must be a finite number"),
     (["--range", "--pue", "0.5"], "--pue must be >= 1"),
-    (["--model", "Llama 3.1 70B", "--tp", "7", "--devices", "7"], "tensor_parallel must divide n_heads"),
-    (["--model", "Llama 3.1 70B", "--pp", "81", "--devices", "81"], "pipeline_parallel must be at most n_layers"),
-    (["--model", "Mixtral 8x7B", "--ep", "3", "--devices", "3"], "expert_parallel must divide n_experts"),
+    (["--model", "Llama 3.1 70B", "--tp", "7", "--devices", "7"], "--tp must divide n_heads"),
+    (["--model", "Llama 3.1 70B", "--pp", "81", "--devices", "81"], "--pp must be at most n_layers"),
+    (["--model", "Mixtral 8x7B", "--ep", "3", "--devices", "3"], "--ep must divide n_experts"),
     (["--range", "--utilization", "0.4"], "give --range or --utilization, not both"),
     (["--price", "2", "--own", "1,5", "--usd-per-kwh", "0.1"], "give --price or --own, not both"),
     (["--params", "7B", "--model", "Llama 3.1 8B"], "give --params or --model"),
@@ -347,7 +347,7 @@ def test_a_large_scenarios_file_is_streamed(tmp_path):
         path = tmp_path / f"plans{rows}.csv"
         path.write_text("name,params,tokens,device,devices,utilization\n"
                         + f'A,7B,1T,"{H100}",8,0.4\n' * rows, "utf-8")
-        base = calc.Job(params=1.0)
+        base = calc.job(params=1.0)
         tracemalloc.start()
         n = sum(1 for _ in plans.scenario_jobs(plans.read_scenarios(path), base))
         top = tracemalloc.get_traced_memory()[1]
@@ -416,7 +416,7 @@ def test_the_chosen_rows_price_prices_the_range_too():
     """The range's rate is the 16-bit row's (the prior is measured against BF16 peaks), but its price
     is the chosen FP8 row's own, as the point figure's: it said "no price" (the BF16 row has none)."""
     table = _priced({FP8: 3.0})
-    job = calc.Job(params=7e9, tokens=1e10, device=FP8, devices=8, table=table)
+    job = calc.job(params=7e9, tokens=1e10, device=FP8, devices=8, table=table)
     point, ranged = calc.budget(job.with_(utilization=0.4)), calc.budget(job.with_(utilization="prior"))
     assert ranged.device == H100  # the rate's row
     assert point.usd_per_device_hour == ranged.usd_per_device_hour == 3.0

@@ -35,7 +35,7 @@ def _case(rng: np.random.Generator) -> tuple[list[str], calc.Job]:
     if rng.random() < 0.5:
         model, tp = "Llama 3.1 8B", int(rng.choice([1, 2, 4, 8]))
         args += ["--model", model, "--tp", str(tp)]
-        job.update(model=calc.model_preset(model), tensor_parallel=tp)
+        job.update(model=calc.model_preset(model), tp=tp)
     else:
         params = float(rng.choice([7e9, 13e9, 34e9]))
         args += ["--params", repr(params)]
@@ -58,7 +58,7 @@ def _case(rng: np.random.Generator) -> tuple[list[str], calc.Job]:
             price = f"{offers[int(rng.integers(0, len(offers)))]}" + (f":{plan}" if plan else "") if offers else "2.75"
         args += ["--price", price]
         job.update(price=float(price) if price[0].isdigit() else price)
-    return args, calc.Job(**job)
+    return args, calc.job(**job)
 
 
 CASES = [_case(np.random.default_rng(seed)) for seed in range(12)]
@@ -97,14 +97,14 @@ def test_json_csv_and_text_equal_budget(args, job):
 
 
 def test_scenarios_rows_equal_budget(tmp_path):
-    jobs = [job for _, job in CASES if job.model is None and not isinstance(job.price, calc.Owned)]
+    jobs = [job for _, job in CASES if job.model.preset is None and not isinstance(job.pricing.price, calc.Owned)]
     path = tmp_path / "plans.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["name", "params", "tokens", "device", "devices", "utilization", "price"])
         for i, j in enumerate(jobs):
-            w.writerow([f"p{i}", j.params, j.tokens, j.device, j.devices, j.utilization,
-                        "" if j.price is None else j.price])
+            w.writerow([f"p{i}", j.model.params, j.tokens, j.cluster.device, j.cluster.devices, j.utilization,
+                        "" if j.pricing.price is None else j.pricing.price])
     rows = json.loads(invoke("estimate", "--scenarios", str(path), "--json", check=True).stdout)["rows"]
     assert len(rows) == len(jobs) >= 3
     for row, j in zip(rows, jobs, strict=True):
@@ -114,11 +114,12 @@ def test_scenarios_rows_equal_budget(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "job"), [c for c in CASES if c[1].utilization != "prior"
-                                           and not isinstance(c[1].price, (str, calc.Owned))
-                                           and c[1].model is None])
+                                           and not isinstance(c[1].pricing.price, (str, calc.Owned))
+                                           and c[1].model.preset is None])
 def test_train_budget_equals_budget(args, job):
-    rows = dict(udfs.TRAIN_BUDGET(job.params, job.tokens, job.device, job.utilization, job.devices, job.price,
-                                  job.pue, job.method, job.optimizer, job.zero_stage))
+    rows = dict(udfs.TRAIN_BUDGET(job.model.params, job.tokens, job.cluster.device, job.utilization,
+                                  job.cluster.devices, job.pricing.price, job.pricing.pue, job.training.method,
+                                  job.training.optimizer, job.layout.zero_stage))
     b = calc.budget(job)
     assert rows["Hours"] == pytest.approx(b.hours) and rows["Days"] == pytest.approx(b.days)
     assert rows["Device-hours"] == pytest.approx(b.device_hours)

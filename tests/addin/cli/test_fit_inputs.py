@@ -47,7 +47,7 @@ def test_trainable_as_a_share_reads_as_the_help_says():
     (lambda: calc.train_memory(7e9, method="lora", trainable=1.5), "trainable must be a share"),
     (lambda: calc.train_memory(7e9, method="lora", trainable=1e11), "trainable must be at most params"),
     (lambda: calc.train_memory([7e9, 1e9], method="lora", trainable=[2e7, 2e9]), "got trainable 2000000000"),
-    (lambda: calc.budget(calc.Job(params=7e9, tokens=1e9, device="H100 SXM, BF16 tensor core, dense",
+    (lambda: calc.budget(calc.job(params=7e9, tokens=1e9, device="H100 SXM, BF16 tensor core, dense",
                                   method="lora", trainable=8e9)), "trainable must be at most params"),
     (lambda: calc.fit_layouts("Llama 3.1 8B", "H100 SXM, BF16 tensor core, dense", 8, method="lora",
                               trainable=1e11), "trainable must be at most params"),

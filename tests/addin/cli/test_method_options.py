@@ -33,7 +33,7 @@ def test_inference_refuses_an_optimizer_and_a_zero_stage_that_change_nothing(cap
     assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
     code, out, _ = _cli(capsys, *base, "--method", "inference", "--zero-stage", "3", "--devices", "8")
     row = json.loads(out)["rows"][0]
-    want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, devices=8, utilization=0.4,
+    want = calc.budget(calc.job(params=7e9, tokens=1e9, device=H100, devices=8, utilization=0.4,
                                 method="inference", zero_stage=3))
     assert code == 0 and row["memory_per_device_gib"] == want.memory.total / 2 ** 30
     assert row["optimizer"] is None and row["optimizer_gib"] == row["gradients_gib"] == 0.0  # it said "adamw"
@@ -47,7 +47,7 @@ def test_the_command_line_reads_method_and_optimizer_in_any_case_as_calc_does(ca
     base = ("estimate", "--params", "7B", "--device", H100, "--utilization", "0.4", "--json")
     for method, optimizer in (("Inference", None), ("FULL", "SGD")):
         code, out, err = _cli(capsys, *base, "--method", method, *(("--optimizer", optimizer) if optimizer else ()))
-        want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method,
+        want = calc.budget(calc.job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method,
                                     optimizer=optimizer or "adamw"))
         row = json.loads(out)["rows"][0]
         assert code == 0 and err == ""

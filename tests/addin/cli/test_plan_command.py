@@ -42,7 +42,7 @@ def test_plan_refuses_a_price_no_planned_device_has_in_calcs_words(capsys):
     """plan --device H100 --price aws:spot printed "no price" rows marked "not feasible: model states
     only" and exit 0, where estimate and calc.budget refuse the spec: now refused in lookup's words."""
     with pytest.raises(calc.TrainingBudgetError) as want:
-        calc.budget(calc.Job(params=7e9, device=H100, price="aws:spot"))
+        calc.budget(calc.job(params=7e9, device=H100, price="aws:spot"))
     code, out, err = _cli(capsys, *PLAN, "--device", H100, "--price", "aws:spot")
     assert code == 2 and out == "" and err.strip() == f"trainbudget: error: {want.value}"
     code, out, err = _cli(capsys, *PLAN, "--device", H100, "--device", B200, "--price", "aws:spot")
@@ -89,7 +89,7 @@ def test_a_plan_says_how_old_its_prices_are(capsys):
     code, out, _ = _cli(capsys, *args, "--json")
     rows = json.loads(out)["plans"]
     assert code == 0 and rows and {r["price_as_of"] for r in rows} == {row.as_of}
-    want = calc.budget(calc.Job(params=7e9, device=a100, price="azure:3yr"))
+    want = calc.budget(calc.job(params=7e9, device=a100, price="azure:3yr"))
     assert {r["price_age_days"] for r in rows} == {want.price_age_days} and want.price_age_days > 365
     code, out, _ = _cli(capsys, *args)
     assert code == 0 and f"the oldest shown: azure:{plan_name} {row.offering}, as of {row.as_of}" in out
@@ -102,7 +102,7 @@ def test_plan_says_why_owned_hardware_prices_no_plan_on_a_device_without_watts()
     tpu = "TPU v6e (Trillium), BF16, dense"
     own = calc_plans.parse_own("30000,5", 0.1)
     with pytest.raises(calc.TrainingBudgetError) as said:
-        calc.budget(calc.Job(params=7e9, device=tpu, price=own))
+        calc.budget(calc.job(params=7e9, device=tpu, price=own))
     plans = plan.rank_plans(1e10, 10, params=7e9, devices=[tpu], own=own)
     owned = [p for p in plans if p.price_label == own.label()]
     assert len(owned) == 1 and not owned[0].feasible and owned[0].note == str(said.value)

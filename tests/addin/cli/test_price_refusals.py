@@ -44,7 +44,7 @@ def test_a_price_refusal_says_what_the_provider_has(capsys, spec, tail):
     provider publishes for the device, which hardware a named offering prices, or the provider's
     offerings for it. The same words from calc, estimate, plan and a scenarios row."""
     with pytest.raises(calc.TrainingBudgetError) as said:
-        calc.budget(calc.Job(params=7e9, device=H100, price=spec))
+        calc.budget(calc.job(params=7e9, device=H100, price=spec))
     assert str(said.value).endswith(tail) and str(said.value).startswith("price: no ")
     for args in (("estimate", "--params", "7B", "--device", H100), (*PLAN, "--device", H100)):
         code, out, err = _cli(capsys, *args, "--price", spec)

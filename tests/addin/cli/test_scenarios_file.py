@@ -71,7 +71,7 @@ def test_a_scenarios_text_block_says_the_method(capsys, tmp_path):
                          ("lora", "a: LoRA fine-tune of 7B params, 1B tokens, 1 x "),
                          ("full", "a: 7B params, 1B tokens, 1 x ")):
         code, out, _ = _cli(capsys, "estimate", "--scenarios", path, "--method", method)
-        b = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method))
+        b = calc.budget(calc.job(params=7e9, tokens=1e9, device=H100, utilization=0.4, method=method))
         assert code == 0 and out.startswith(lead) and f"{b.memory.total / 2 ** 30:,.1f} GiB per device" in out
 
 
@@ -83,7 +83,7 @@ def test_a_scenarios_row_with_a_price_and_an_own_cell_is_refused(capsys, tmp_pat
     assert code == 2 and out == "" and "scenario 1: give price or own, not both (got price 'aws:od'" in err
     code, out, _ = _cli(capsys, "estimate", "--scenarios", _scenarios(tmp_path, text.replace("aws:od", "")),
                         "--usd-per-kwh", "0.1", "--json")
-    want = calc.budget(calc.Job(params=7e9, tokens=1e9, device=H100, utilization=0.4,
+    want = calc.budget(calc.job(params=7e9, tokens=1e9, device=H100, utilization=0.4,
                                 price=calc_plans.parse_own("30000,5", 0.1)))
     assert code == 0 and json.loads(out)["rows"][0]["cost_usd"] == want.cost_usd
 
@@ -169,7 +169,7 @@ def test_an_error_midway_leaves_stdout_empty(tmp_path, fmt, bad, message):
 
 def test_the_reader_skips_blank_records_and_counts_the_rest(tmp_path):
     path = _file(tmp_path, HEAD + ",,,,,,,\n" + f'a,7B,1T,"{BF16}",8,0.4,,\n,,,,,,,\nb,7B,,"{BF16}",8,0.4,,\n')
-    jobs = plans.scenario_jobs(plans.read_scenarios(path), calc.Job(params=1.0))
+    jobs = plans.scenario_jobs(plans.read_scenarios(path), calc.job(params=1.0))
     assert next(jobs).name == "a"
     with pytest.raises(calc.TrainingBudgetError, match=r"^scenario 2: tokens is required"):
         next(jobs)

@@ -78,7 +78,7 @@ def test_the_command_line_names_the_cost_to_budget():
     args = ("estimate", "--range", "--params", "70B", "--tokens", "2T", "--device", "H100 SXM, BF16 tensor core, dense",
             "--devices", "512", "--price", "2.5")
     out = run_cli(*args, check=True).stdout
-    b = calc.budget(calc.Job(params=70e9, tokens=2e12, device="H100 SXM, BF16 tensor core, dense", devices=512,
+    b = calc.budget(calc.job(params=70e9, tokens=2e12, device="H100 SXM, BF16 tensor core, dense", devices=512,
                              utilization="prior", price=2.5))
     low, expected, high = (f"{float(x):,.0f}" for x in b.cost_usd.as_tuple())
     assert f"cost to budget (expected): {expected} USD (low {low}, high {high})" in out

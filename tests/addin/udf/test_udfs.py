@@ -90,7 +90,7 @@ def test_budget_spills_two_columns():
 def test_budget_renders_the_budget():
     """TRAIN_BUDGET is a thin wrapper over calc.budget: every row equals the Budget's figure."""
     rows = dict(udfs.TRAIN_BUDGET(70e9, 1e12, H100, 0.4, 64, 2.5, 1.2, "full", "adamw", 3))
-    b = calc.budget(calc.Job(params=70e9, tokens=1e12, device=H100, utilization=0.4, devices=64, price=2.5,
+    b = calc.budget(calc.job(params=70e9, tokens=1e12, device=H100, utilization=0.4, devices=64, price=2.5,
                              pue=1.2, zero_stage=3))
     assert rows["Total (GB per device)"] == pytest.approx(b.memory.total / 1e9)
     for label, want in (("Hours", b.hours), ("Days", b.days), ("Device-hours", b.device_hours),
@@ -105,7 +105,7 @@ def test_budget_takes_active_params_as_the_other_functions_do():
     """A mixture of experts: FLOPs, hours and cost follow the active parameters, memory every one
     (the same Budget as calc.budget, and TRAIN_HOURS's hours); above params is refused by name."""
     rows = dict(udfs.TRAIN_BUDGET(46.7e9, 1e12, H100, 0.4, 64, 2.5, 1.0, "full", "adamw", 3, 12.9e9))
-    b = calc.budget(calc.Job(params=46.7e9, active_params=12.9e9, tokens=1e12, device=H100, utilization=0.4,
+    b = calc.budget(calc.job(params=46.7e9, active_params=12.9e9, tokens=1e12, device=H100, utilization=0.4,
                              devices=64, price=2.5, zero_stage=3))
     dense = dict(udfs.TRAIN_BUDGET(46.7e9, 1e12, H100, 0.4, 64, 2.5, 1.0, "full", "adamw", 3))
     assert rows["FLOPs"] == pytest.approx(b.flops) == pytest.approx(6 * 12.9e9 * 1e12)

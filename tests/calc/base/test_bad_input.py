@@ -11,7 +11,7 @@ H100 = "H100 SXM, BF16 tensor core, dense"
 
 CASES = [
     (lambda: calc.train_hours(-1, 1e9, H100), "params must be > 0 (got -1)"),
-    (lambda: calc.budget(calc.Job(params=1e-300, tokens=1e308, device=H100, utilization="prior")),
+    (lambda: calc.budget(calc.job(params=1e-300, tokens=1e308, device=H100, utilization="prior")),
      "tokens per parameter overflows float64 (tokens 1e+308, active_params 1e-300)"),
     (lambda: calc.train_hours(0, 1e9, H100), "params must be > 0 (got 0)"),
     (lambda: calc.train_hours(math.nan, 1e9, H100), "params must be a finite number (got nan)"),

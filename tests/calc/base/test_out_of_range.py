@@ -47,7 +47,7 @@ def test_huge_device_counts_are_refused_naming_devices(call):
 
 @pytest.mark.parametrize("utilization", [1.0, "prior"])
 def test_the_budget_refuses_the_zero_hours_of_huge_device_counts(utilization):
-    job = calc.Job(params=7e9, tokens=1e12, device=H100, devices=1e308, utilization=utilization)
+    job = calc.job(params=7e9, tokens=1e12, device=H100, devices=1e308, utilization=utilization)
     message = _refusal(lambda: calc.budget(job))
     assert "hours underflow" in message and "devices 1e+308" in message, message
 
@@ -67,7 +67,7 @@ def test_the_cell_says_value_naming_devices():
     lambda: calc.train_flops(1e-300, 1e-300),
     lambda: calc.train_hours(1e-300, 1e-300, H100),
     lambda: calc.train_range(1e-300, 1e-300, H100),
-    lambda: calc.budget(calc.Job(params=1e-300, tokens=1e-300, device=H100)),
+    lambda: calc.budget(calc.job(params=1e-300, tokens=1e-300, device=H100)),
 ])
 def test_flops_that_underflow_are_refused_naming_params_and_tokens(call):
     message = _refusal(call)
@@ -120,7 +120,7 @@ def test_hours_are_finite_positive_or_refused(params, tokens, devices, utilizati
 @SETTINGS
 @given(magnitude, magnitude, count, st.floats(1e-3, 1.0))
 def test_budgets_are_finite_positive_or_refused(params, tokens, devices, utilization):
-    job = calc.Job(params=params, tokens=tokens, device=H100, devices=devices, utilization=utilization)
+    job = calc.job(params=params, tokens=tokens, device=H100, devices=devices, utilization=utilization)
     for figure in ("hours", "device_hours", "flops"):
         b = _answer_or_refusal(lambda job=job, figure=figure: getattr(calc.budget(job), figure))
         assert b is None or (np.isfinite(b).all() and (b >= TINY).all()), (params, tokens, devices, figure, b)

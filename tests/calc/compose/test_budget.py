@@ -27,7 +27,7 @@ def _random_jobs(n: int, seed: int = 17) -> list[Job]:
     jobs = []
     for _ in range(n):
         devices = int(rng.choice([1, 8, 64, 512]))
-        jobs.append(Job(params=float(rng.choice([1e9, 7e9, 13e9, 70e9])), tokens=float(rng.choice([1e10, 1e12, 2e12])),
+        jobs.append(calc.job(params=float(rng.choice([1e9, 7e9, 13e9, 70e9])), tokens=float(rng.choice([1e10, 1e12, 2e12])),
                         device=str(rng.choice(DEVICES)), devices=devices, zero_stage=int(rng.integers(0, 4)),
                         method=str(rng.choice(["full", "lora", "qlora"])),
                         optimizer=str(rng.choice(["adamw", "sgd", "adamw_8bit"])),
@@ -39,28 +39,28 @@ def _random_jobs(n: int, seed: int = 17) -> list[Job]:
 @pytest.mark.parametrize("job", _random_jobs(12))
 def test_points_equal_the_point_functions(job):
     b = budget(job)
-    kw = {"utilization": job.utilization, "devices": job.devices}
+    kw = {"utilization": job.utilization, "devices": job.cluster.devices}
     # the point functions cost a full training step (6 FLOPs per parameter-token); LoRA and QLoRA run 4
-    k = calc_flops.flops_per_param_token(job.method) / calc_flops.TRAIN_FLOPS_PER_PARAM_TOKEN
-    assert b.hours == pytest.approx(k * calc.train_hours(job.params, job.tokens, job.device, **kw))
+    k = calc_flops.flops_per_param_token(job.training.method) / calc_flops.TRAIN_FLOPS_PER_PARAM_TOKEN
+    assert b.hours == pytest.approx(k * calc.train_hours(job.model.params, job.tokens, job.cluster.device, **kw))
     assert b.days == pytest.approx(b.hours / 24)
-    assert b.device_hours == pytest.approx(k * calc.gpu_hours(job.params, job.tokens, job.device, **kw))
-    assert b.cost_usd == pytest.approx(k * calc.train_cost(job.params, job.tokens, job.device,
-                                                           usd_per_device_hour=job.price, **kw))
-    assert b.energy_kwh == pytest.approx(k * calc.train_energy_kwh(job.params, job.tokens, job.device, pue=job.pue,
+    assert b.device_hours == pytest.approx(k * calc.gpu_hours(job.model.params, job.tokens, job.cluster.device, **kw))
+    assert b.cost_usd == pytest.approx(k * calc.train_cost(job.model.params, job.tokens, job.cluster.device,
+                                                           usd_per_device_hour=job.pricing.price, **kw))
+    assert b.energy_kwh == pytest.approx(k * calc.train_energy_kwh(job.model.params, job.tokens, job.cluster.device, pue=job.pricing.pue,
                                                                    **kw))
-    mem = calc.train_memory(job.params, method=job.method, optimizer=job.optimizer, zero_stage=job.zero_stage,
-                            devices=job.devices)
+    mem = calc.train_memory(job.model.params, method=job.training.method, optimizer=job.training.optimizer, zero_stage=job.layout.zero_stage,
+                            devices=job.cluster.devices)
     assert b.memory.total == pytest.approx(mem.total)
-    assert b.flops == pytest.approx(k * calc.train_flops(job.params, job.tokens))
-    assert b.headroom_bytes == pytest.approx(usable_bytes(job.device) - mem.total)
-    assert b.fits == (mem.total <= usable_bytes(job.device))
+    assert b.flops == pytest.approx(k * calc.train_flops(job.model.params, job.tokens))
+    assert b.headroom_bytes == pytest.approx(usable_bytes(job.cluster.device) - mem.total)
+    assert b.fits == (mem.total <= usable_bytes(job.cluster.device))
     assert b.goodput == 1.0 and b.utilization_basis == "given" and "not counted" in b.goodput_basis
 
 
 def test_ranges_equal_train_range():
     for device in DEVICES:
-        b = budget(Job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
+        b = budget(calc.job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
         p = calc_prior.job_prior(device, active_params=13e9, devices=64, tokens=1e12)  # the job's own prior
         r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
         for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
@@ -77,14 +77,14 @@ def test_arrays_of_jobs_equal_the_jobs_one_by_one():
     devices = rng.choice([8.0, 64.0], 40)
     zero = rng.integers(0, 4, 40).astype(float)
     util = rng.uniform(0.2, 0.6, 40)
-    many = budget(Job(params=params, tokens=1e12, devices=devices, zero_stage=zero, utilization=util, price=2.5))
+    many = budget(calc.job(params=params, tokens=1e12, devices=devices, zero_stage=zero, utilization=util, price=2.5))
     assert many.hours.shape == (40,) and many.fits.shape == (40,)
     for i in range(0, 40, 7):
-        one = budget(Job(params=float(params[i]), tokens=1e12, devices=float(devices[i]), zero_stage=float(zero[i]),
+        one = budget(calc.job(params=float(params[i]), tokens=1e12, devices=float(devices[i]), zero_stage=float(zero[i]),
                          utilization=float(util[i]), price=2.5))
         assert many.hours[i] == pytest.approx(one.hours) and many.cost_usd[i] == pytest.approx(one.cost_usd)
         assert many.memory.total[i] == pytest.approx(one.memory.total) and bool(many.fits[i]) == one.fits
-    ranged = budget(Job(params=params, tokens=1e12, devices=devices, utilization="prior"))
+    ranged = budget(calc.job(params=params, tokens=1e12, devices=devices, utilization="prior"))
     assert ranged.hours.low.shape == (40,) and (ranged.hours.low <= ranged.hours.high).all()
 
 
@@ -93,13 +93,13 @@ def test_usable_memory_states_its_reserve():
     assert usable_bytes("RTX 4090, BF16 tensor core, dense") == 21 * GIB  # 24 GiB less 3 GiB
     blank = calc.DeviceTable([calc.Device("Lab box (measured)", 50.0, source="bench run")])  # no memory
     assert usable_bytes("Lab box (measured)", blank) is None
-    b = budget(Job(params=7e9, device="Lab box (measured)", table=blank))
+    b = budget(calc.job(params=7e9, device="Lab box (measured)", table=blank))
     assert b.fits is None and b.headroom_bytes is None
 
 
 def test_a_model_gives_total_active_experts_and_layout():
     mixtral = calc.model_preset("Mixtral 8x7B")
-    b = budget(Job(model=mixtral, tokens=1e12, devices=64, tensor_parallel=2, expert_parallel=8))
+    b = budget(calc.job(model=mixtral, tokens=1e12, devices=64, tp=2, ep=8))
     counts = mixtral.params()
     assert b.params == counts.total and b.active_params == counts.active_with_embedding
     assert b.flops == pytest.approx(calc.train_flops(counts.total, 1e12, active_params=counts.active_with_embedding))
@@ -110,26 +110,26 @@ def test_a_model_gives_total_active_experts_and_layout():
 
 
 @pytest.mark.parametrize(("changes", "needle"), [
-    ({"tensor_parallel": 7, "devices": 7}, "tensor_parallel must divide n_heads"),
-    ({"pipeline_parallel": 81, "devices": 81}, "pipeline_parallel must be at most n_layers"),
+    ({"tp": 7, "devices": 7}, "tensor_parallel must divide n_heads"),
+    ({"pp": 81, "devices": 81}, "pipeline_parallel must be at most n_layers"),
     ({"params": 7e9}, "give params or a model, not both"),
 ])
 def test_layouts_must_divide_what_they_split(changes, needle):
     with pytest.raises(calc.TrainingBudgetError, match=needle):
-        budget(Job(model=calc.model_preset("Llama 3.1 70B"), **changes))
+        budget(calc.job(model=calc.model_preset("Llama 3.1 70B"), **changes))
     with pytest.raises(calc.TrainingBudgetError, match="expert_parallel must divide n_experts"):
-        budget(Job(model=calc.model_preset("Mixtral 8x7B"), expert_parallel=3, devices=3))
+        budget(calc.job(model=calc.model_preset("Mixtral 8x7B"), ep=3, devices=3))
 
 
 def test_prices_say_where_they_come_from():
-    assert budget(Job(params=7e9)).price_label == "no price" and budget(Job(params=7e9)).cost_usd is None
-    aws = budget(Job(params=7e9, price="aws:on_demand", devices=8))
+    assert budget(calc.job(params=7e9)).price_label == "no price" and budget(calc.job(params=7e9)).cost_usd is None
+    aws = budget(calc.job(params=7e9, price="aws:on_demand", devices=8))
     assert aws.price_as_of == "2026-11-09" and aws.price_age_days >= 0 and aws.price_source.startswith("data-receipts")
-    owned = budget(Job(params=7e9, price=Owned(33_819, 5, 0.1)))
+    owned = budget(calc.job(params=7e9, price=Owned(33_819, 5, 0.1)))
     assert owned.usd_per_device_hour == pytest.approx(33_819 / (5 * 8760) + 0.7 * 1.58 * 0.1)
     assert owned.pue == 1.58  # owned hardware's PUE unless one is given
     rowpriced = calc.DeviceTable([dataclasses.replace(calc.catalog().get(H100), usd_per_device_hour=2.2)])
-    b = budget(Job(params=7e9, price=None, table=rowpriced))
+    b = budget(calc.job(params=7e9, price=None, table=rowpriced))
     assert b.usd_per_device_hour == 2.2 and b.price_label == "the device row's own price"
 
 
@@ -138,29 +138,29 @@ def test_prices_say_where_they_come_from():
                                                (True, "USD per device-hour")])
 def test_bad_prices_are_refused(price, needle):
     with pytest.raises(calc.TrainingBudgetError, match=needle):
-        budget(Job(params=7e9, price=price))
+        budget(calc.job(params=7e9, price=price))
 
 
 def test_goodput_divides_the_hours():
-    plain = budget(Job(params=7e9, utilization=0.4))
-    good = budget(Job(params=7e9, utilization=0.4, goodput=0.9))
+    plain = budget(calc.job(params=7e9, utilization=0.4))
+    good = budget(calc.job(params=7e9, utilization=0.4, goodput=0.9))
     assert good.hours == pytest.approx(plain.hours / 0.9) and good.goodput_basis == "given"
     with pytest.raises(calc.TrainingBudgetError, match="goodput"):
-        budget(Job(params=7e9, goodput=0.0))
+        budget(calc.job(params=7e9, goodput=0.0))
 
 
 def test_job_and_budget_are_frozen():
-    b = budget(Job(params=7e9))
+    b = budget(calc.job(params=7e9))
     with pytest.raises(dataclasses.FrozenInstanceError):
         b.hours = 1.0  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        b.job.params = 1.0  # type: ignore[misc]
+        b.job.model.params = 1.0  # type: ignore[misc]
 
 
 def test_a_given_prior_wins_else_the_jobs_own():
     mixtral = calc.model_preset("Mixtral 8x7B")
     asked = calc.utilization_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True)
-    job = Job(model=mixtral, devices=64, expert_parallel=8, utilization=asked)
+    job = calc.job(model=mixtral, devices=64, ep=8, utilization=asked)
     assert budget(job).prior is asked and asked.basis in budget(job).utilization_basis
     own = calc_prior.job_prior(H100, active_params=mixtral.params().active_with_embedding, devices=64, moe=True,
                                tokens=job.tokens)
@@ -197,7 +197,7 @@ def test_random_scalar_jobs_equal_one_array_call_element_by_element(device, meth
     n = 24
     tp = rng.choice([1.0, 2.0, 4.0], n)
     cols = {"params": rng.uniform(1e8, 8e10, n), "tokens": rng.uniform(1e9, 1e13, n),
-            "devices": tp * rng.choice([1.0, 3.0, 8.0, 64.0], n), "tensor_parallel": tp,
+            "devices": tp * rng.choice([1.0, 3.0, 8.0, 64.0], n), "tp": tp,
             "zero_stage": rng.integers(0, 4, n).astype(float), "activations": rng.choice([0.0, 2e9, 7.5e9], n),
             "price": rng.uniform(0.0, 9.0, n), "pue": rng.uniform(1.0, 1.6, n)}
     if method in ("lora", "qlora"):
@@ -209,9 +209,9 @@ def test_random_scalar_jobs_equal_one_array_call_element_by_element(device, meth
         fixed["utilization"] = calc.utilization_prior(device, devices=64)
     elif mode == "prior":
         fixed["utilization"] = "prior"
-    many = _figures(budget(Job(**fixed, **cols)))
+    many = _figures(budget(calc.job(**fixed, **cols)))
     for i in range(n):
-        one = _figures(budget(Job(**fixed, **{k: float(v[i]) for k, v in cols.items()})))
+        one = _figures(budget(calc.job(**fixed, **{k: float(v[i]) for k, v in cols.items()})))
         assert one.keys() == many.keys()
         for name, value in one.items():
             got = np.broadcast_to(many[name], (n,))[i] if many[name] is not None else None
@@ -222,17 +222,17 @@ def test_random_scalar_jobs_equal_one_array_call_element_by_element(device, meth
 
 
 def test_a_budget_holds_every_field_once():
-    b = budget(Job(params=7e9, utilization="prior", price=2.0))
+    b = budget(calc.job(params=7e9, utilization="prior", price=2.0))
     assert set(vars(b)) == {f.name for f in dataclasses.fields(calc.Budget)}
     assert dataclasses.replace(b, cost_usd=None).cost_usd is None and b.cost_usd is not None
 
 
-SCALAR_JOBS = [Job(params=13e9, tokens=1e12, device=H100, devices=64, tensor_parallel=2, zero_stage=3,
+SCALAR_JOBS = [calc.job(params=13e9, tokens=1e12, device=H100, devices=64, tp=2, zero_stage=3,
                    utilization="prior", price=2.5, pue=1.2),
-               Job(params=7e9, tokens=2e11, device="B200, BF16 tensor core, dense", devices=8, method="lora",
+               calc.job(params=7e9, tokens=2e11, device="B200, BF16 tensor core, dense", devices=8, method="lora",
                    trainable=0.02, optimizer="sgd", activations=3e9, utilization=0.4, goodput=0.9),
-               Job(params=70e9, tokens=1e12, device="H200 SXM, FP8 tensor core, dense", devices=512.0,
-                   pipeline_parallel=4, tensor_parallel=8, zero_stage=1.0, utilization="prior:job")]
+               calc.job(params=70e9, tokens=1e12, device="H200 SXM, FP8 tensor core, dense", devices=512.0,
+                   pp=4, tp=8, zero_stage=1.0, utilization="prior:job")]
 
 
 @pytest.mark.parametrize("job", SCALAR_JOBS)
@@ -242,7 +242,7 @@ def test_the_scalar_paths_caches_give_the_general_paths_figures(job):
     budget_module._MEMORY.clear()
     utilization_module._JOB_TERMS.clear()
     first, again = _figures(budget(job)), _figures(budget(job))   # worked out, then looked up
-    general = _figures(budget(job.with_(activations=int(job.activations))))
+    general = _figures(budget(job.with_(activations=int(job.training.activations))))
     assert budget_module._plain(job) is not None and budget_module._plain(job.with_(activations=0)) is None
     assert budget_module._MEMORY and (job.utilization == 0.4 or utilization_module._JOB_TERMS)
     for name, value in first.items():
@@ -251,7 +251,7 @@ def test_the_scalar_paths_caches_give_the_general_paths_figures(job):
 
 
 @pytest.mark.parametrize(("change", "needle"), [
-    ({"tensor_parallel": True}, "tensor_parallel must be a number, not a boolean"),
+    ({"tp": True}, "tensor_parallel must be a number, not a boolean"),
     ({"devices": 64.5}, "devices must be a whole number"),
     ({"zero_stage": True}, "zero_stage must be a number, not a boolean"),
     ({"zero_stage": 4}, "zero_stage must be 0, 1, 2 or 3"), ({"tokens": float("inf")}, "tokens"),

@@ -26,8 +26,8 @@ def _job(n: int = 64, **changes: object) -> Job:
     rng = np.random.default_rng(7)
     cols = {"params": rng.uniform(1e9, 7e10, n), "tokens": rng.uniform(1e11, 1e13, n),
             "devices": rng.choice([64.0, 128.0, 512.0], n), "zero_stage": rng.integers(0, 4, n).astype(float)}
-    fixed = {"device": H100, "tensor_parallel": 2, "utilization": calc.utilization_prior(), "price": 2.5, "pue": 1.2}
-    return Job(**{**fixed, **cols, **changes})
+    fixed = {"device": H100, "tp": 2, "utilization": calc.utilization_prior(), "price": 2.5, "pue": 1.2}
+    return calc.job(**{**fixed, **cols, **changes})
 
 
 def test_ranges_of_arrays_are_made_when_read_and_equal_the_eager_products():
@@ -37,9 +37,9 @@ def test_ranges_of_arrays_are_made_when_read_and_equal_the_eager_products():
     assert not set(RANGES) & set(b.__dict__)
     prior = job.utilization
     f = prior.hour_factors()
-    flops = 6.0 * job.params * job.tokens
-    hours1 = hours_at(flops, calc.catalog().get(H100).tflops, 1.0, job.devices, False)
-    dh1 = hours1 * job.devices
+    flops = 6.0 * job.model.params * job.tokens
+    hours1 = hours_at(flops, calc.catalog().get(H100).tflops, 1.0, job.cluster.devices, False)
+    dh1 = hours1 * job.cluster.devices
     want = {"hours": hours1, "device_hours": dh1, "cost_usd": dh1 * 2.5,
             "energy_kwh": dh1 * calc.catalog().get(H100).watts * 1.2 / 1000.0}
     for name, point in want.items():
@@ -87,7 +87,7 @@ def test_a_range_that_overflows_is_refused_in_the_call_not_on_reading():
 
 
 def test_scalar_budgets_and_points_stay_plain():
-    b = budget(Job(params=13e9, tokens=1e12, device=H100, devices=64, utilization="prior", price=2.5))
+    b = budget(calc.job(params=13e9, tokens=1e12, device=H100, devices=64, utilization="prior", price=2.5))
     assert "_later" not in b.__dict__ and type(b.hours) is Span
     points = budget(_job(utilization=0.4))
     assert "_later" not in points.__dict__ and isinstance(points.hours, np.ndarray)

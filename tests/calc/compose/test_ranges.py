@@ -48,7 +48,7 @@ def test_ranges_broadcast_over_scenarios():
 def test_train_range_equals_budget():
     r = calc.train_range([7e9, 13e9], 1e12, H100, devices=16, usd_per_device_hour=2.0, pue=1.1)
     assert set(r) == {"hours", "device_hours", "usd", "kwh"}
-    b = calc.budget(calc.Job(params=np.array([7e9, 13e9]), tokens=1e12, devices=16, utilization="prior",
+    b = calc.budget(calc.job(params=np.array([7e9, 13e9]), tokens=1e12, devices=16, utilization="prior",
                              price=2.0, pue=1.1))
     for key, span in (("hours", b.hours), ("device_hours", b.device_hours), ("usd", b.cost_usd),
                       ("kwh", b.energy_kwh)):
@@ -61,7 +61,7 @@ def test_a_narrowed_prior_object_is_accepted():
     hopper = calc.utilization_prior("hopper")
     got = calc.train_range(7e9, 1e12, H100, prior=hopper)["device_hours"]
     assert got == pytest.approx(calc.gpu_hours(7e9, 1e12, H100) * hopper.hour_factors())
-    b = calc.budget(calc.Job(params=7e9, tokens=1e12, utilization=hopper))
+    b = calc.budget(calc.job(params=7e9, tokens=1e12, utilization=hopper))
     assert b.device_hours.as_tuple() == pytest.approx(tuple(got))
 
 
@@ -114,23 +114,23 @@ def test_job_keyed_prior_through_budget_array_equals_scalar():
     h100 = "H100 SXM, BF16 tensor core, dense"
     params = np.array([7e9, 70e9, 405e9])
     n = np.array([64.0, 2048.0, 16384.0])
-    arr = calc.budget(calc.Job(params=params, tokens=15e12, device=h100, devices=n, utilization="prior:job",
+    arr = calc.budget(calc.job(params=params, tokens=15e12, device=h100, devices=n, utilization="prior:job",
                                price=2.0))
     for i in range(3):
-        one = calc.budget(calc.Job(params=float(params[i]), tokens=15e12, device=h100, devices=float(n[i]),
+        one = calc.budget(calc.job(params=float(params[i]), tokens=15e12, device=h100, devices=float(n[i]),
                                    utilization="prior:job", price=2.0))
         for name in ("hours", "device_hours", "cost_usd"):
             a, b = getattr(arr, name), getattr(one, name)
             assert (a.low[i], a.expected[i], a.high[i]) == (b.low, b.expected, b.high)
     p = prior.job_prior(h100, active_params=70e9, devices=2048, moe=False, tokens=15e12)
-    one = calc.budget(calc.Job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job"))
+    one = calc.budget(calc.job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job"))
     assert one.utilization.as_tuple() == (p.low, p.expected, p.high) and one.utilization_basis == f"prior: {p.basis}"
-    moe = calc.budget(calc.Job(params=47e9, active_params=13e9, tokens=1e12, device=h100, devices=512,
+    moe = calc.budget(calc.job(params=47e9, active_params=13e9, tokens=1e12, device=h100, devices=512,
                                utilization="prior:job"))
     assert moe.prior.expected == prior.job_prior(h100, active_params=13e9, devices=512, moe=True,
                                                  tokens=1e12).expected
     assert moe.prior.expected != prior.job_prior(h100, active_params=13e9, devices=512, moe=False,
                                                  tokens=1e12).expected
-    g = calc.budget(calc.Job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job",
+    g = calc.budget(calc.job(params=70e9, tokens=15e12, device=h100, devices=2048, utilization="prior:job",
                              goodput=0.8))
     assert g.hours.expected == pytest.approx(one.hours.expected * prior.GOODPUT / 0.8, rel=1e-12)

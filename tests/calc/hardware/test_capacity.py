@@ -38,7 +38,7 @@ def test_default_reserve_covers_what_the_driver_hides_plus_the_runtime(hardware)
 def test_budget_and_fit_count_the_same_usable_memory():
     h100 = "H100 SXM, BF16 tensor core, dense"
     assert calc.usable_bytes(h100) == calc.fit_layouts("Llama 3.1 8B", h100, 8).memory_bytes
-    b = calc.budget(calc.Job(params=8e9, tokens=1e9, device=h100, devices=8, zero_stage=3))
+    b = calc.budget(calc.job(params=8e9, tokens=1e9, device=h100, devices=8, zero_stage=3))
     assert b.headroom_bytes == pytest.approx(calc.usable_bytes(h100) - b.memory.total)
 
 
@@ -56,7 +56,7 @@ def test_devices_needed_is_the_smallest_count_at_which_the_budget_fits(params, d
     on devices_needed devices and not on one fewer (inf: it fits on no count)."""
     n = calc.devices_needed(params, device, zero_stage=stage, method=method, optimizer=optimizer,
                             activations=activations)
-    job = calc.Job(params=params, device=device, zero_stage=stage, method=method, optimizer=optimizer,
+    job = calc.job(params=params, device=device, zero_stage=stage, method=method, optimizer=optimizer,
                    activations=activations)
 
     def fits(k: float) -> bool:
@@ -75,9 +75,9 @@ def test_devices_needed_arrays_agree_with_the_budget():
     stage = np.array([3, 3, 2, 3])
     h100 = "H100 SXM, BF16 tensor core, dense"
     n = calc.devices_needed(params, h100, zero_stage=stage)
-    b = calc.budget(calc.Job(params=params, device=h100, zero_stage=stage, devices=n))
+    b = calc.budget(calc.job(params=params, device=h100, zero_stage=stage, devices=n))
     assert np.asarray(b.fits).all()
-    fewer = calc.budget(calc.Job(params=params, device=h100, zero_stage=stage, devices=np.maximum(n - 1, 1)))
+    fewer = calc.budget(calc.job(params=params, device=h100, zero_stage=stage, devices=np.maximum(n - 1, 1)))
     assert not np.asarray(fewer.fits)[n > 1].any()
 
 
@@ -91,4 +91,4 @@ def test_devices_needed_counts_usable_memory_and_a_given_reserve_wins():
     assert calc.devices_needed(70.6e9, h100, zero_stage=3) == 14
     assert calc.devices_needed(10.3e9, h100, zero_stage=3, reserve_gib=0) == 2
     assert calc.devices_needed(10.3e9, h100, zero_stage=3, memory_gib=80.0, reserve_gib=4) == 3
-    assert not calc.budget(calc.Job(params=10.3e9, device=h100, zero_stage=3, devices=2)).fits
+    assert not calc.budget(calc.job(params=10.3e9, device=h100, zero_stage=3, devices=2)).fits

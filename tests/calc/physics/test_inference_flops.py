@@ -42,7 +42,7 @@ def _close(a, b, rel: float = 1e-12) -> bool:
 
 def _job(**changes) -> calc.Job:
     base = {"params": 7e9, "tokens": 1e12, "device": H100, "devices": 64, "utilization": 0.4, "price": 2.5}
-    return calc.Job(**{**base, **changes})
+    return calc.job(**{**base, **changes})
 
 
 # --- calc ----------------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ def test_an_inference_job_is_a_third_of_the_full_job(utilization):
 def test_the_general_path_and_a_model_follow_the_method():
     # a method spelled otherwise leaves the scalar fast path; a preset model takes the general path
     assert float(calc.budget(_job(method="Inference")).hours) == float(calc.budget(_job(method="inference")).hours)
-    full = calc.budget(calc.Job(model="Llama 3.1 8B", tokens=1e12, device=H100, devices=8, utilization=0.4))
+    full = calc.budget(calc.job(model="Llama 3.1 8B", tokens=1e12, device=H100, devices=8, utilization=0.4))
     inference = calc.budget(full.job.with_(method="inference"))
     assert _close(inference.flops, float(full.flops) * THIRD) and _close(inference.hours, float(full.hours) * THIRD)
 
@@ -275,7 +275,7 @@ def test_scenarios_columns_follow_their_method(books):
     ws, table = books[1]["Scenarios"], calc.catalog()
     for k, (c, method) in enumerate(FIRST_PLANS.items()):
         _, params, active, tokens, device, devices, util, price, pue = scenarios.PLANS[k]
-        b = calc.budget(calc.Job(params=params, active_params=active, tokens=tokens, device=device, devices=devices,
+        b = calc.budget(calc.job(params=params, active_params=active, tokens=tokens, device=device, devices=devices,
                                  utilization=util, price=price, pue=pue, table=table, method=method))
         full = calc.budget(b.job.with_(method="full"))
         assert ws[f"{c}{scenarios.ROW['flops_per_token']}"].value == calc_flops.flops_per_param_token(method)

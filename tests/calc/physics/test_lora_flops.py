@@ -43,7 +43,7 @@ def _close(a, b, rel: float = 1e-12) -> bool:
 
 def _job(**changes) -> calc.Job:
     base = {"params": 7e9, "tokens": 1e12, "device": H100, "devices": 64, "utilization": 0.4, "price": 2.5}
-    return calc.Job(**{**base, **changes})
+    return calc.job(**{**base, **changes})
 
 
 def _values(x):
@@ -76,7 +76,7 @@ def test_arrays_and_a_preset_follow_the_method():
     assert np.allclose(lora.hours, full.hours * TWO_THIRDS, rtol=1e-12)
     for k, p in enumerate(params):  # each element equals its scalar job
         assert lora.hours[k] == calc.budget(_job(params=float(p), method="lora")).hours
-    preset = calc.budget(calc.Job(model="Llama 3.1 8B", tokens=1e12, device=H100, devices=8, utilization=0.4))
+    preset = calc.budget(calc.job(model="Llama 3.1 8B", tokens=1e12, device=H100, devices=8, utilization=0.4))
     adapted = calc.budget(preset.job.with_(method="qlora"))
     assert _close(adapted.flops, float(preset.flops) * TWO_THIRDS)
 

@@ -20,7 +20,7 @@ L70 = calc.model_preset("Llama 3.1 70B")  # 80 layers
 
 
 def _job(pp: float, **options) -> calc.Job:
-    return calc.Job(model=L70, tokens=1e12, device=H100, devices=8 * pp, tensor_parallel=8.0, pipeline_parallel=pp,
+    return calc.job(model=L70, tokens=1e12, device=H100, devices=8 * pp, tp=8.0, pp=pp,
                     **options)
 
 

@@ -159,7 +159,7 @@ def test_estimate_range_ranges_a_workbooks_own_measured_row(tmp_path):
 
 
 def test_scenarios_take_layout_columns_and_refuse_bad_cells_naming_the_row():
-    base = calc.Job(params=1.0, zero_stage=1, tensor_parallel=2)
+    base = calc.job(params=1.0, zero_stage=1, tp=2)
     rows = [{"name": "a", "model": "Llama 3.1 70B", "tokens": "1B", "device": H100, "devices": "64",
              "utilization": "0.4", "zero_stage": "3", "tp": "8", "pp": "2", "cp": "", "ep": "", "seq_len": "8192",
              "global_batch": "512"},
@@ -167,8 +167,8 @@ def test_scenarios_take_layout_columns_and_refuse_bad_cells_naming_the_row():
              "utilization": "0.4", "zero_stage": "", "tp": "", "pp": "", "cp": "", "ep": "", "seq_len": "",
              "global_batch": ""}]
     a, b = scenario_jobs(rows, base)
-    assert (a.zero_stage, a.tensor_parallel, a.pipeline_parallel) == (3, 8, 2)
-    assert (b.zero_stage, b.tensor_parallel) == (1, 2)  # blank: the command line's
+    assert (a.layout.zero_stage, a.layout.tp, a.layout.pp) == (3, 8, 2)
+    assert (b.layout.zero_stage, b.layout.tp) == (1, 2)  # blank: the command line's
     assert budget(a).fits and not budget(b).fits  # a full fine-tune of 70B fits on 64 H100 only as laid out
     for cell, needle in ((("zero_stage", "4"), "zero_stage must be a whole number >= 0 and <= 3"),
                          (("tp", "1.5"), "tp must be a whole number >= 1"),

@@ -128,7 +128,7 @@ def test_headline_with_a_given_utilization():
 
 
 def test_the_closed_forms_refuse_a_prior_they_cannot_invert(monkeypatch):
-    job = calc.Job(params=70e9, tokens=15e12, device=H100, utilization="prior", price=3.0, devices=512)
+    job = calc.job(params=70e9, tokens=15e12, device=H100, utilization="prior", price=3.0, devices=512)
     monkeypatch.setattr(inverse, "coefficients", lambda: types.SimpleNamespace(devices_exponent=-1.5,
                                                                                tokens_exponent=1.2))
     with pytest.raises(calc.TrainingBudgetError, match="devices exponent"):

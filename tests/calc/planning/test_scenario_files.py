@@ -49,7 +49,7 @@ def test_a_pue_whose_energy_overflows_is_named(tmp_path):
 
 def test_calc_names_the_pue_too():
     with pytest.raises(calc.TrainingBudgetError, match="check pue"):
-        calc.budget(calc.Job(params=7e9, tokens=1e12, device=H100, devices=8, utilization=0.4, pue=1e308))
+        calc.budget(calc.job(params=7e9, tokens=1e12, device=H100, devices=8, utilization=0.4, pue=1e308))
 
 
 def test_a_line_longer_than_the_limit_is_refused_there(tmp_path):

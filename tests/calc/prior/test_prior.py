@@ -321,7 +321,7 @@ def test_utilization_prior_gives_the_band_every_range_uses():
     """One job, one band: calc.utilization_prior at a job's question equals the Budget's prior."""
     for dev, p_, n, tok in ((H100, 70e9, 2048, 15e12), (A100, 7e9, 64, 1e12), (H100, 405e9, 16384, 15.6e12)):
         asked = calc.utilization_prior(dev, active_params=p_, devices=n, moe=False, tokens=tok)
-        b = calc.budget(calc.Job(params=p_, tokens=tok, device=dev, devices=n, utilization="prior"))
+        b = calc.budget(calc.job(params=p_, tokens=tok, device=dev, devices=n, utilization="prior"))
         got = (float(b.utilization.low), float(b.utilization.expected), float(b.utilization.high))
         assert got == pytest.approx((asked.low, asked.expected, asked.high), rel=1e-12)
 

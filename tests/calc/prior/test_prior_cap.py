@@ -65,14 +65,14 @@ def test_a_prior_below_the_peak_is_untouched():
 
 @pytest.mark.parametrize(("active", "tokens"), [(1e14, 1e17), (1e15, 1e19)])
 def test_hours_never_beat_the_hours_at_the_peak(active, tokens):
-    job = calc.Job(params=active, tokens=tokens, device=H100, devices=1024, utilization="prior")
+    job = calc.job(params=active, tokens=tokens, device=H100, devices=1024, utilization="prior")
     b, at_peak = calc.budget(job), calc.budget(job.with_(utilization=1.0))
     assert min(b.hours.as_tuple()) >= at_peak.hours / prior.GOODPUT * (1 - 1e-12)
 
 
 @pytest.mark.parametrize("case", ["low", "expected", "high"])
 def test_devices_for_days_are_the_fewest_where_the_prior_is_capped(case):
-    job = calc.Job(params=1e14, tokens=1e17, device=H100, utilization="prior")  # capped at every count
+    job = calc.job(params=1e14, tokens=1e17, device=H100, utilization="prior")  # capped at every count
     n = inverse.devices_for(job, 30.0, case=case, memory=False)
     assert math.isfinite(n)  # the closed form (utilization growing as devices^b) fell short: inf before
     hours = [getattr(calc.budget(job.with_(devices=k)).hours, case) for k in (n, n - 1)]
@@ -81,7 +81,7 @@ def test_devices_for_days_are_the_fewest_where_the_prior_is_capped(case):
 
 @pytest.mark.parametrize("case", ["low", "expected", "high"])
 def test_tokens_for_a_budget_never_overspend_where_the_prior_is_capped(case):
-    job = calc.Job(params=1e14, tokens=1e17, device=H100, devices=1024, utilization="prior", price=2.0)
+    job = calc.job(params=1e14, tokens=1e17, device=H100, devices=1024, utilization="prior", price=2.0)
     usd = 1e15
     t = inverse.tokens_for(job, usd, case=case)
     spent = {"low": "high", "high": "low"}.get(case, case)  # the most tokens come from the low cost
@@ -95,7 +95,7 @@ def test_ranges_are_finite_positive_and_never_beat_the_peak_or_refused(params, t
     got = _answer_or_refusal(lambda: calc.train_range(params, tokens, H100, devices=devices)["hours"])
     at_peak = _answer_or_refusal(lambda: calc.train_hours(params, tokens, H100, devices=devices))
     assert got is None or (np.isfinite(got).all() and (got >= at_peak * (1 - 1e-12)).all()), (params, tokens, got)
-    job = calc.Job(params=params, tokens=tokens, device=H100, devices=devices, utilization="prior")
+    job = calc.job(params=params, tokens=tokens, device=H100, devices=devices, utilization="prior")
     b = _answer_or_refusal(lambda: calc.budget(job).hours.as_tuple())
     assert b is None or (np.isfinite(b).all() and (b >= TINY).all()), (params, tokens, devices, b)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trainbudget.calc.compose.budget import Job, budget
+from trainbudget import calc
+from trainbudget.calc.compose.budget import budget
 from trainbudget.calc.prior import utilization as calc_prior, utilization as prior_module
 
 H100 = "H100 SXM, BF16 tensor core, dense"
@@ -59,10 +60,10 @@ def test_beyond_says_what_its_loop_says_at_the_edges():
 def test_scalar_budgets_equal_their_elements_of_an_array_bit_for_bit(active, device):
     p, n, tok = (np.array(col) for col in zip(*QUESTIONS, strict=True))
     fixed = {"device": device, "utilization": "prior", "price": 2.5, "pue": 1.2}
-    many = budget(Job(params=p, devices=n, tokens=tok, active_params=None if active is None else p * active,
+    many = budget(calc.job(params=p, devices=n, tokens=tok, active_params=None if active is None else p * active,
                       **fixed))
     for i, (p1, n1, t1) in enumerate(QUESTIONS):
-        one = budget(Job(params=p1, devices=n1, tokens=t1, active_params=None if active is None else p1 * active,
+        one = budget(calc.job(params=p1, devices=n1, tokens=t1, active_params=None if active is None else p1 * active,
                          **fixed))
         for name in ("hours", "days", "device_hours", "cost_usd", "energy_kwh", "utilization"):
             if getattr(many, name) is None:  # a row with no watts

@@ -41,11 +41,10 @@ def _args(j: dict) -> list[str]:
 
 
 def _budget(j: dict) -> calc.Budget:
-    batch = calc.Batch(seq_len=j["seq"], global_batch_tokens=j["batch"] * j["seq"], recompute=j["recompute"],
-                       vpp=j["vpp"])
-    return calc.budget(calc.Job(model=j["model"], tokens=1e12, device=j["device"], devices=j["devices"],
-                                tensor_parallel=j["tp"], pipeline_parallel=j["pp"], zero_stage=j["zero"],
-                                utilization="step", batch=batch, price=2.5))
+    return calc.budget(calc.job(model=j["model"], tokens=1e12, device=j["device"], devices=j["devices"],
+                                tp=j["tp"], pp=j["pp"], zero_stage=j["zero"],
+                                utilization="step", price=2.5, seq_len=j["seq"],
+                                global_batch_tokens=j["batch"] * j["seq"], recompute=j["recompute"], vpp=j["vpp"]))
 
 
 @pytest.mark.parametrize("j", _jobs(50), ids=lambda j: f"{j['model']}-{j['devices']}-tp{j['tp']}pp{j['pp']}")
@@ -81,7 +80,7 @@ def test_the_text_names_the_step_and_its_parts() -> None:
     (["--step", "--utilization", "0.4", "--model", "Llama 3.1 8B"], "give --step or --utilization"),
     (["--step", "--params", "7B"], "needs the model's shape"),
     (["--step", "--model", "Llama 3.1 8B", "--method", "lora"], "method 'lora' is not modelled"),
-    (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16"], "fewer than micro_batch"),
+    (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16"], "fewer than --micro-batch"),
     (["--step", "--model", "Llama 3.1 8B", "--recompute", "some"], "--recompute"),
 ])
 def test_step_refusals_name_what_is_wrong(args: list[str], words: str) -> None:
