@@ -93,6 +93,7 @@ from .physics.flops import (
     flops_per_param_token,
     train_flops,
 )
+from .physics.layout import layout_data_parallel
 from .physics.memory import (
     GRAD_BYTES,
     LORA_TRAINABLE,
@@ -105,7 +106,6 @@ from .physics.memory import (
     ZERO_STAGES,
     MemoryBreakdown,
     activation_bytes,
-    layout_data_parallel,
     train_bytes,
     train_memory,
 )

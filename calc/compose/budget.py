@@ -47,15 +47,17 @@ from ..physics.flops import (
     flops_per_param_token,
     train_flops,
 )
+from ..physics.layout import check_parts, checked_layout
 from ..physics.memory import (
     GRAD_BYTES,
     METHODS,
     OPTIMIZERS,
     ZERO_STAGES,
+    Counts,
     MemoryBreakdown,
-    check_parts,
+    Shards,
+    States,
     check_trainable,
-    checked_layout,
     memory_parts,
 )
 from ..physics.stages import busiest_params
@@ -333,9 +335,8 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
         stage_k = whole_in("zero_stage", job.layout.zero_stage, ZERO_STAGES)
         if job.model.preset is not None and job.model.preset.shape:  # uneven pipeline stages: the busiest stage's bytes
             total, experts = busiest_params(total, experts, stage, job.model.preset.shape["n_layers"], p)
-    # memory_parts(n, kind, opt, trainable, grad, master, dp, t, p, e, stage, exp, stage_p, act, zero3_buffers)
-    made = memory_parts(total, kind, opt, trainable, GRAD_BYTES, True, dp, t, p, e, stage_k, experts, stage,
-                        act, False), dp
+    made = memory_parts(Counts(total, experts, stage), States(kind, opt, trainable, GRAD_BYTES, True, act),
+                        Shards(dp, t, p, e, stage_k)), dp
     if key is not None:  # (not -0.0 activations: it equals 0.0 as a key, and its MemoryBreakdown keeps the sign)
         if len(_MEMORY) > 4096:
             _MEMORY.clear()

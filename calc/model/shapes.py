@@ -50,44 +50,14 @@ from __future__ import annotations
 import csv
 import functools
 import inspect
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from ..base.checks import flag, whole
-from ..base.errors import TrainingBudgetError, broadcasts, out, pick, show
-
-DEFAULT_VOCAB = 32000  # Llama 1/2 and Mistral tokenizers (Touvron et al. 2023, §2.1)
-
-
-@dataclass(frozen=True)
-class ParamBreakdown:
-    """Parameter counts (floats, or arrays when inputs were arrays).
-
-    `total` every parameter; `active` those one token runs through (routed experts: top_k of
-    n_experts) without the untied input table (DeepSeek's and OpenAI's published "activated"
-    count; the MFU convention); `embedding` input table plus untied output projection;
-    `attention`, `mlp` (dense MLPs, shared experts and routed experts), `router`, `norms`
-    summed over layers; `experts` the routed-expert part of `mlp` (what expert parallelism
-    shards); `active_with_embedding` `active` plus the untied input table (Mistral's, Qwen's
-    and Meta's published count; the N of the budget's 6·N·D).
-    """
-
-    total: Any
-    active: Any
-    embedding: Any
-    attention: Any
-    mlp: Any
-    router: Any
-    norms: Any
-    experts: Any
-    active_with_embedding: Any = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """Every part, in a stable order."""
-        return asdict(self)
+from ..base.errors import TrainingBudgetError, broadcasts
+from .arch import DEFAULT_VOCAB, Arch, ParamBreakdown, params_of
 
 
 @broadcasts
@@ -110,99 +80,9 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     latent attention; `n_kv_heads` and `head_dim` do not apply to it. Llama 3.1 8B
     (32, 4096, 32, n_kv_heads=8, ffn_dim=14336, vocab=128256) -> 8,030,261,248.
     """
-    L, d, nh, nkv, hd, f, V = _dims(n_layers, d_model, n_heads, n_kv_heads, head_dim, ffn_dim, vocab)
-    E, k, shared, fm, dense, step = _experts(L, f, n_experts, top_k, n_shared_experts, moe_ffn_dim, dense_layers,
-                                             moe_every)
-    mats = 3.0 if flag("gated_mlp", gated_mlp) else 2.0
-    tied = flag("tied_embeddings", tied_embeddings)
-
-    attn = _attention_params(d, nh, nkv, hd, qkv_bias, attention_bias, attention_sinks,
-                             q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)
-    norms_layer = whole("norms_per_layer", norms_per_layer, minimum=0) * d + _qk_norm(qk_norm, nh, nkv, hd)
-    moe = E > 1
-    n_moe = np.where(moe, np.floor((L - dense) / step), 0.0)              # MoE layers
-    n_dense = L - n_moe
-    expert = mats * d * fm + (mats - 1.0) * fm * flag("expert_bias", expert_bias) \
-        + d * flag("expert_bias", expert_bias)                              # one expert MLP
-    routed = n_moe * E * expert
-    shared_all = n_moe * shared * expert
-    router = n_moe * (d * E + E * flag("router_bias", router_bias))
-    mlp = n_dense * mats * d * f + shared_all + routed
-    embedding = V * d * (1.0 if tied else 2.0)
-    attention = L * attn
-    norms = L * norms_layer + d
-    total = embedding + attention + mlp + router + norms
-    with_embedding = total - routed + n_moe * k * expert
-    input_table = 0.0 if tied else V * d
-    return ParamBreakdown(total=out(total), active=out(with_embedding - input_table),
-                          embedding=out(embedding), attention=out(attention), mlp=out(mlp),
-                          router=out(router), norms=out(norms), experts=out(routed),
-                          active_with_embedding=out(with_embedding))
-
-
-def _dims(n_layers: Any, d_model: Any, n_heads: Any, n_kv_heads: Any, head_dim: Any, ffn_dim: Any,
-          vocab: Any) -> tuple[Any, ...]:
-    """(layers, d_model, heads, kv heads, head dim, ffn dim, vocab), checked (model_params' defaults)."""
-    L = whole("n_layers", n_layers)
-    d = whole("d_model", d_model)
-    nh = whole("n_heads", n_heads)
-    nkv = nh if n_kv_heads is None else whole("n_kv_heads", n_kv_heads)
-    if np.any((nh % nkv) != 0):
-        raise TrainingBudgetError(
-            f"n_kv_heads must divide n_heads (got n_kv_heads={show(n_kv_heads)}, n_heads={show(n_heads)})")
-    if head_dim is None and np.any(np.mod(d, nh) != 0):
-        raise TrainingBudgetError(
-            f"n_heads must divide d_model when head_dim is not given (got n_heads={show(n_heads)}, "
-            f"d_model={show(d_model)})")
-    hd = d / nh if head_dim is None else whole("head_dim", head_dim)
-    f = 4.0 * d if ffn_dim is None else whole("ffn_dim", ffn_dim)
-    return L, d, nh, nkv, hd, f, whole("vocab", vocab)
-
-
-def _experts(L: Any, f: Any, n_experts: Any, top_k: Any, n_shared_experts: Any, moe_ffn_dim: Any,
-             dense_layers: Any, moe_every: Any) -> tuple[Any, ...]:
-    """(experts, top-k, shared experts, expert ffn dim, dense layers, MoE every n layers), checked."""
-    E = whole("n_experts", n_experts)
-    k = whole("top_k", top_k)
-    if np.any(k > E):
-        raise TrainingBudgetError(f"top_k must be <= n_experts (got top_k={show(top_k)}, n_experts={show(n_experts)})")
-    shared = whole("n_shared_experts", n_shared_experts, minimum=0)
-    fm = f if moe_ffn_dim is None else whole("moe_ffn_dim", moe_ffn_dim)
-    dense = whole("dense_layers", dense_layers, minimum=0)
-    if np.any(dense > L):
-        raise TrainingBudgetError(f"dense_layers must be <= n_layers (got {show(dense_layers)})")
-    return E, k, shared, fm, dense, whole("moe_every", moe_every)
-
-
-def _qk_norm(qk_norm: Any, nh: Any, nkv: Any, hd: Any) -> Any:
-    """Q/K norm gains per layer: per head (Qwen3, 2·h_d) or over the whole width (OLMo 2)."""
-    if isinstance(qk_norm, str) and qk_norm.strip().lower() == "full":
-        return (nh + nkv) * hd
-    return 2.0 * hd * flag("qk_norm", qk_norm)
-
-
-def _attention_params(d: Any, nh: Any, nkv: Any, hd: Any, qkv_bias: Any, attention_bias: Any,
-                      sinks: Any, q_lora: Any, kv_lora: Any, nope: Any, rope: Any, v_dim: Any) -> Any:
-    """Attention parameters of one layer: grouped-query or multi-head latent (module doc)."""
-    bias = flag("attention_bias", attention_bias)
-    mla = (kv_lora, nope, rope, v_dim)
-    if all(v is None for v in mla) and q_lora is None:
-        attn = 2.0 * d * nh * hd + 2.0 * d * nkv * hd                     # Q, O; K, V
-        attn = attn + (nh + 2.0 * nkv) * hd * (flag("qkv_bias", qkv_bias) or bias) + d * bias
-        return attn + nh * flag("attention_sinks", sinks)
-    if any(v is None for v in mla):
-        raise TrainingBudgetError(
-            "latent attention needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim "
-            f"together (got kv_lora_rank={show(kv_lora)}, qk_nope_head_dim={show(nope)}, "
-            f"qk_rope_head_dim={show(rope)}, v_head_dim={show(v_dim)})")
-    r_kv = whole("kv_lora_rank", kv_lora)
-    dn, dr = whole("qk_nope_head_dim", nope, minimum=0), whole("qk_rope_head_dim", rope, minimum=0)
-    dv = whole("v_head_dim", v_dim)
-    r_q = 0.0 if q_lora is None else whole("q_lora_rank", q_lora, minimum=0)
-    q_head = nh * (dn + dr)
-    q = pick(r_q > 0, d * r_q + r_q + r_q * q_head, d * q_head)
-    kv = d * (r_kv + dr) + r_kv + r_kv * nh * (dn + dv)
-    return q + kv + nh * dv * d + nh * flag("attention_sinks", sinks)
+    # flat: each argument a cell or a broadcasting array (the Excel functions' arguments); the kernel,
+    # calc.model.arch.params_of, takes them as one part, an Arch
+    return params_of(Arch(**locals()))
 
 
 def params_total(n_layers: Any, d_model: Any, n_heads: Any, **shape: Any) -> np.ndarray | float:

@@ -76,45 +76,89 @@ not divided by t. Context parallelism splits s.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..base.checks import choice, divides, flag, whole
 from ..base.errors import agree, broadcasts, out, pick
+from ..model.arch import Arch
 
 LOSS_BYTES_PER_LOGIT = {"standard": 12.0, "parallel": 16.0, "fused": 2.0}  # sources: module doc
 LOSSES = tuple(LOSS_BYTES_PER_LOGIT)
 RECOMPUTE = ("none", "selective", "op", "full")
 
 
+@dataclass(frozen=True)
+class Microbatch:
+    """How one micro-batch passes through the layout (the kernel's second part, beside the model's
+    Arch): `seq_len` tokens and `micro_batch` sequences; `recompute` none | selective | op | full;
+    `tensor_parallel`, `pipeline_parallel`, `context_parallel` degrees, `virtual_stages` (interleaved
+    stages per device), `micro_batches` in flight (None: the pipeline depth); `sequence_parallel`,
+    `flash_attention`, `dropout` switches; `loss` standard | parallel | fused; `moe_layers` how many
+    layers are MoE (None: all, for n_experts > 1). Fields broadcast."""
+
+    seq_len: Any
+    micro_batch: Any
+    recompute: str = "none"
+    tensor_parallel: Any = 1
+    pipeline_parallel: Any = 1
+    context_parallel: Any = 1
+    virtual_stages: Any = 1
+    micro_batches: Any = None
+    sequence_parallel: bool = False
+    flash_attention: bool = False
+    dropout: bool = True
+    loss: str = "standard"
+    moe_layers: Any = None
+
+
+class _Sizes(NamedTuple):
+    """A micro-batch's checked sizes: tokens sb = s·b per device, widths h, q, kv, f, heads a, the
+    sequence share s, tensor degree t (t_s under sequence parallelism, else 1), switches."""
+
+    sb: Any
+    h: Any
+    q: Any
+    kv: Any
+    f: Any
+    a: Any
+    s: Any
+    t: Any
+    t_s: Any
+    sp: bool
+    drop: float
+    gated: bool
+
+
 def _width(name: str, value: Any, default: Any) -> Any:
     return default if value is None else whole(name, value)
 
 
-def _layer(sb: Any, h: Any, q: Any, kv: Any, mlp_split: Any, a: Any, s: Any, t: Any, sp: bool,
-           drop: float, scores: bool) -> Any:
+def _layer(z: _Sizes, mlp_split: Any, scores: bool) -> Any:
     """One layer's activation bytes: the whole (norm, inputs, masks) and split terms."""
+    h, drop, t = z.h, z.drop, z.t
     whole_part = 4.0 * h + 2.0 * h + drop * h + 2.0 * h + drop * h    # norms, attn in, mask, mlp in, mask
-    split_part = 4.0 * q + 4.0 * kv + mlp_split
-    per = whole_part / t + split_part / t if sp else whole_part + split_part / t
+    split_part = 4.0 * z.q + 4.0 * z.kv + mlp_split
+    per = whole_part / t + split_part / t if z.sp else whole_part + split_part / t
     if scores:
-        per = per + (5.0 if drop else 2.0) * a * s / t
-    return sb * per
+        per = per + (5.0 if drop else 2.0) * z.a * z.s / t
+    return z.sb * per
 
 
-def _op_kept(sb: Any, h: Any, q: Any, kv: Any, a: Any, t: Any, t_s: Any, sp: bool, gated: bool,
-             copies: Any, width: Any) -> tuple[Any, Any]:
+def _op_kept(z: _Sizes, copies: Any, width: Any) -> tuple[Any, Any]:
     """One layer's bytes kept by torchtitan's op-level policy (recompute "op", module doc), and
     the part of them the no-recompute layer also counts (input, Q, V, attention output, the
     MLP's first matmul) so the recomputed working set is not counted twice."""
-    layer_input = 2.0 * h / t_s                  # the checkpointed input
+    h, q, kv, t = z.h, z.q, z.kv, z.t
+    layer_input = 2.0 * h / z.t_s                # the checkpointed input
     attention = (2.0 * q + 2.0 * kv + 2.0 * q) / t   # Q and V (mm 1, 3), the SDPA output
     first = copies * 2.0 * width / t             # gate or first projection (mm 5), per token copy
-    down = copies * 2.0 * h * gated              # gated down projection (mm 7): full width
-    scatter = pick(t > 1, 4.0 * h / t, 0.0) if sp else 0.0   # reduce-scatter outputs (O, down)
+    down = copies * 2.0 * h * z.gated            # gated down projection (mm 7): full width
+    scatter = pick(t > 1, 4.0 * h / t, 0.0) if z.sp else 0.0   # reduce-scatter outputs (O, down)
     overlap = layer_input + attention + first
-    return sb * (overlap + 4.0 * a / t + down + scatter), sb * overlap   # + fp32 logsumexp
+    return z.sb * (overlap + 4.0 * z.a / t + down + scatter), z.sb * overlap   # + fp32 logsumexp
 
 
 @broadcasts
@@ -138,59 +182,29 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     "standard" (12 B per logit element), "parallel" (16 B, PyTorch's loss_parallel) or "fused" (2 B).
     `virtual_stages`: interleaved pipeline stages per device (1: plain 1F1B).
     """
-    mode = choice("recompute", recompute, RECOMPUTE)
-    lossk = choice("loss", loss, LOSSES)
-    L = whole("n_layers", n_layers)
-    h = whole("d_model", d_model)
-    a = whole("n_heads", n_heads)
-    t = whole("tensor_parallel", tensor_parallel)
-    p = whole("pipeline_parallel", pipeline_parallel)
-    c = whole("context_parallel", context_parallel)
-    v_st = whole("virtual_stages", virtual_stages)
-    divides("tensor_parallel", t, "n_heads", a)
-    divides("pipeline_parallel", p, "n_layers", L)
-    s = whole("seq_len", seq_len) / c
-    b = whole("micro_batch", micro_batch)
-    sp = flag("sequence_parallel", sequence_parallel)
-    flash = flag("flash_attention", flash_attention)
-    drop = 1.0 if flag("dropout", dropout) else 0.0
-    gated = flag("gated_mlp", gated_mlp)
-    hd = _width("head_dim", head_dim, h / a)
-    q = a * hd
-    n_kv = _width("n_kv_heads", n_kv_heads, a)
-    if n_kv_heads is not None:
-        divides("n_kv_heads", n_kv, "n_heads", a)
-    kv = n_kv * hd
-    f = _width("ffn_dim", ffn_dim, 4.0 * h)
-    inner = 6.0 if gated else 4.0
-    sb = s * b
-    dense_mlp = inner * f
-    dense_layer = _layer(sb, h, q, kv, dense_mlp, a, s, t, sp, drop, scores=False)
-    t_s = t if sp else 1.0
-    E = whole("n_experts", n_experts)
-    kept, overlap = _op_kept(sb, h, q, kv, a, t, t_s, sp, gated, 1.0, f)
-    # the mixture-of-experts arguments are checked for a dense model too (n_experts 1), unused there
-    k = whole("top_k", top_k)
-    fe = _width("moe_ffn_dim", moe_ffn_dim, f)
-    shared = whole("n_shared_experts", n_shared_experts, minimum=0)
-    moe_l = L if moe_layers is None else whole("moe_layers", moe_layers, minimum=0)
-    if type(E) is float and E == 1.0:
-        agree(("n_layers", "d_model", "n_heads", "seq_len", "micro_batch", "top_k", "moe_ffn_dim",
-               "n_shared_experts", "moe_layers"),
-              (n_layers, d_model, n_heads, seq_len, micro_batch, top_k, moe_ffn_dim, n_shared_experts, moe_layers))
-        base = dense_layer
-    else:
-        n_moe = pick(E > 1, moe_l, 0.0)
-        moe_mlp = k * (2.0 * h + inner * fe) + shared * inner * fe
-        moe_layer = _layer(sb, h, q, kv, moe_mlp, a, s, t, sp, drop, scores=False)
-        base = (n_moe * moe_layer + (L - n_moe) * dense_layer) / L   # mean over the stack
-        moe_kept, moe_overlap = _op_kept(sb, h, q, kv, a, t, t_s, sp, gated, k + shared, fe)
-        kept = (n_moe * moe_kept + (L - n_moe) * kept) / L
-        overlap = (n_moe * moe_overlap + (L - n_moe) * overlap) / L
-    scores = 0.0 if flash else (5.0 if drop else 2.0) * a * s / t * sb
-    gathered = 4.0 * sb * h * (1.0 - 1.0 / t) if sp else 0.0   # attention and MLP inputs, whole
+    # flat: each argument a cell or a broadcasting array (the Excel function's arguments); the
+    # kernel, activations_of, takes the model's Arch and the Microbatch
+    arch = Arch(n_layers, d_model, n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim, ffn_dim=ffn_dim,
+                gated_mlp=gated_mlp, vocab=vocab, n_experts=n_experts, top_k=top_k, moe_ffn_dim=moe_ffn_dim,
+                n_shared_experts=n_shared_experts)
+    run = Microbatch(seq_len, micro_batch, recompute=recompute, tensor_parallel=tensor_parallel,
+                     pipeline_parallel=pipeline_parallel, context_parallel=context_parallel,
+                     virtual_stages=virtual_stages, micro_batches=micro_batches, sequence_parallel=sequence_parallel,
+                     flash_attention=flash_attention, dropout=dropout, loss=loss, moe_layers=moe_layers)
+    return activations_of(arch, run)
+
+
+def activations_of(arch: Arch, run: Microbatch) -> np.ndarray | float:
+    """Activation bytes on the busiest device for `arch` run as `run` (terms and sources: module doc;
+    `arch.vocab` None leaves out the loss and embedding terms)."""
+    mode = choice("recompute", run.recompute, RECOMPUTE)
+    lossk = choice("loss", run.loss, LOSSES)
+    z, L, p, v_st = _sizes(arch, run)
+    base, kept, overlap = _stack(arch, run, z, L)
+    scores = 0.0 if flag("flash_attention", run.flash_attention) else (5.0 if z.drop else 2.0) * z.a * z.s / z.t * z.sb
+    gathered = 4.0 * z.sb * z.h * (1.0 - 1.0 / z.t) if z.sp else 0.0   # attention and MLP inputs, whole
     if mode == "full":
-        per_layer = 2.0 * sb * h / t_s
+        per_layer = 2.0 * z.sb * z.h / z.t_s
         working = base + scores + gathered   # one layer recomputed in backward (Chen et al. 2016)
     elif mode == "op":
         per_layer = kept
@@ -198,14 +212,67 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     else:
         per_layer = base + (0.0 if mode == "selective" else scores)
         working = 0.0
-    m = p if micro_batches is None else np.minimum(whole("micro_batches", micro_batches), p)
+    m = p if run.micro_batches is None else np.minimum(whole("micro_batches", run.micro_batches), p)
     interleave = pick(v_st > 1, 1.0 + (p - 1.0) / (p * v_st), 1.0)
     first = (L / p) * m * interleave * per_layer + working
-    if vocab is None:
+    if arch.vocab is None:
         return out(first)
-    V = whole("vocab", vocab)
-    embedding = sb * h * m / t_s                                   # dropout mask, 1 B
-    logits = 4.0 * sb * h / t_s + LOSS_BYTES_PER_LOGIT[lossk] * sb * V / t
-    one_stage = first + embedding + logits
+    V = whole("vocab", arch.vocab)
+    embedding = z.sb * z.h * m / z.t_s                                   # dropout mask, 1 B
+    logits = 4.0 * z.sb * z.h / z.t_s + LOSS_BYTES_PER_LOGIT[lossk] * z.sb * V / z.t
     last = (L / p) * per_layer + working + logits
-    return out(pick(p == 1, one_stage, np.maximum(first + embedding, last)))
+    return out(pick(p == 1, first + embedding + logits, np.maximum(first + embedding, last)))
+
+
+def _sizes(arch: Arch, run: Microbatch) -> tuple[_Sizes, Any, Any, Any]:
+    """The checked sizes, the layer count, the pipeline depth and the virtual stages."""
+    L = whole("n_layers", arch.n_layers)
+    h = whole("d_model", arch.d_model)
+    a = whole("n_heads", arch.n_heads)
+    t = whole("tensor_parallel", run.tensor_parallel)
+    p = whole("pipeline_parallel", run.pipeline_parallel)
+    c = whole("context_parallel", run.context_parallel)
+    v_st = whole("virtual_stages", run.virtual_stages)
+    divides("tensor_parallel", t, "n_heads", a)
+    divides("pipeline_parallel", p, "n_layers", L)
+    s = whole("seq_len", run.seq_len) / c
+    b = whole("micro_batch", run.micro_batch)
+    sp = flag("sequence_parallel", run.sequence_parallel)
+    flag("flash_attention", run.flash_attention)
+    drop = 1.0 if flag("dropout", run.dropout) else 0.0
+    gated = flag("gated_mlp", arch.gated_mlp)
+    hd = _width("head_dim", arch.head_dim, h / a)
+    n_kv = _width("n_kv_heads", arch.n_kv_heads, a)
+    if arch.n_kv_heads is not None:
+        divides("n_kv_heads", n_kv, "n_heads", a)
+    f = _width("ffn_dim", arch.ffn_dim, 4.0 * h)
+    z = _Sizes(sb=s * b, h=h, q=a * hd, kv=n_kv * hd, f=f, a=a, s=s, t=t, t_s=t if sp else 1.0, sp=sp, drop=drop,
+               gated=gated)
+    return z, L, p, v_st
+
+
+def _stack(arch: Arch, run: Microbatch, z: _Sizes, L: Any) -> tuple[Any, Any, Any]:
+    """One layer's bytes with no recompute, and under the op-level policy (kept, overlap), as the
+    mean over the stack when some layers are MoE; the MoE fields are checked for a dense model too."""
+    inner = 6.0 if z.gated else 4.0
+    dense_layer = _layer(z, inner * z.f, scores=False)
+    E = whole("n_experts", arch.n_experts)
+    kept, overlap = _op_kept(z, 1.0, z.f)
+    k = whole("top_k", arch.top_k)
+    fe = _width("moe_ffn_dim", arch.moe_ffn_dim, z.f)
+    shared = whole("n_shared_experts", arch.n_shared_experts, minimum=0)
+    moe_l = L if run.moe_layers is None else whole("moe_layers", run.moe_layers, minimum=0)
+    if type(E) is float and E == 1.0:
+        agree(("n_layers", "d_model", "n_heads", "seq_len", "micro_batch", "top_k", "moe_ffn_dim",
+               "n_shared_experts", "moe_layers"),
+              (arch.n_layers, arch.d_model, arch.n_heads, run.seq_len, run.micro_batch, arch.top_k, arch.moe_ffn_dim,
+               arch.n_shared_experts, run.moe_layers))
+        return dense_layer, kept, overlap
+    n_moe = pick(E > 1, moe_l, 0.0)
+    moe_layer = _layer(z, k * (2.0 * z.h + inner * fe) + shared * inner * fe, scores=False)
+    moe_kept, moe_overlap = _op_kept(z, k + shared, fe)
+
+    def mean(moe: Any, dense: Any) -> Any:  # over the stack: n_moe MoE layers, the rest dense
+        return (n_moe * moe + (L - n_moe) * dense) / L
+
+    return mean(moe_layer, dense_layer), mean(moe_kept, kept), mean(moe_overlap, overlap)

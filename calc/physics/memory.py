@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..base.arith import integral, over, plus, shard, sum_into, times
-from ..base.checks import _index, choice, flag, non_negative, positive, whole, whole_in
+from ..base.arith import over, plus, shard, sum_into, times
+from ..base.checks import choice, flag, non_negative, positive, whole, whole_in
 from ..base.errors import TrainingBudgetError, agree, broadcasts, out, pick, show
 from ..base.fastinit import fast_init
 from .activations import RECOMPUTE, activation_bytes
+from .layout import check_parts, checked_layout
 
 METHODS = ("full", "lora", "qlora", "inference")
 
@@ -79,32 +80,8 @@ class MemoryBreakdown:
         return asdict(self)
 
 
-# Scalar fast paths: a Python float in gives Python arithmetic (no numpy call: an Excel cell is a
-# scalar call), an array in gives numpy's; the same rule either way.
-
-def _any(condition: Any) -> bool:
-    """Whether any element holds (a Python bool as it is)."""
-    return condition if condition is True or condition is False else bool(np.any(condition))
-
-
-def _mod(a: Any, b: Any) -> Any:
-    return a % b if type(a) is float and type(b) is float else np.mod(a, b)
-
-
 def _minimum(a: Any, b: Any) -> Any:
     return min(a, b) if type(a) is float and type(b) is float else np.minimum(a, b)
-
-
-def _first(bad: Any, **values: Any) -> tuple[str, str]:
-    """Where the first offending element is ('' for a scalar, '[i]' in an array) and the values
-    there, shown as 'name=value, ...' (checked numbers, broadcast together)."""
-    if bad is True:
-        return "", ", ".join(f"{k}={show(v)}" for k, v in values.items())
-    arrays = np.broadcast_arrays(np.asarray(bad), *(np.asarray(v, float) for v in values.values()))
-    flat = int(np.argmax(arrays[0])) if arrays[0].ndim else 0
-    idx = np.unravel_index(flat, arrays[0].shape)
-    shown = ", ".join(f"{k}={show(a[idx])}" for k, a in zip(values, arrays[1:], strict=True))
-    return _index(arrays[0].shape, flat), shown
 
 
 def _float(value: Any) -> Any:
@@ -143,74 +120,6 @@ def _trainable(method: str, n: np.ndarray, trainable: Any) -> np.ndarray:
         return 0.0 * n
     t = positive("trainable", LORA_TRAINABLE if trainable is None else trainable)
     return pick(t <= 1.0, t * n, t)
-
-
-def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
-                         context_parallel: Any = 1, expert_parallel: Any = 1) -> np.ndarray:
-    """Data-parallel size devices / (tensor · pipeline · context), checked.
-
-    Convention (Megatron-Core, DeepSpeed-MoE): `devices` is the whole job; tensor, pipeline and
-    context parallelism split each model replica; data parallelism is what remains; expert
-    parallelism lives inside data parallelism (expert_parallel must divide it), so expert
-    weights are split over tensor · pipeline · expert ranks and their ZeRO shards over
-    data / expert ranks (Rajbhandari et al. 2022, "DeepSpeed-MoE", arXiv:2201.05596, §5;
-    Megatron-Core MoE docs, "expert parallelism").
-    """
-    return checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel, expert_parallel)[-1]
-
-
-def checked_layout(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
-                   context_parallel: Any = 1, expert_parallel: Any = 1,
-                   devices_checked: bool = False, sizes_checked: bool = False) -> tuple[Any, ...]:
-    """(devices, tensor, pipeline, context, expert, data parallel), each checked (layout_data_parallel);
-    `devices_checked`: `devices` is already whole("devices", ...)'s result; `sizes_checked`: so are
-    the four parallel sizes (calc.budget's scalar path)."""
-    n = devices if devices_checked else whole("devices", devices)
-    if sizes_checked:
-        t, p, c, e = tensor_parallel, pipeline_parallel, context_parallel, expert_parallel
-    else:
-        t = whole("tensor_parallel", tensor_parallel)
-        p = whole("pipeline_parallel", pipeline_parallel)
-        c = whole("context_parallel", context_parallel)
-        e = whole("expert_parallel", expert_parallel)
-    split = t * p * c
-    dp, bad = _quotient(n, split)
-    if bad:
-        at, got = _first(_mod(n, split) != 0, devices=n, tensor_parallel=t, pipeline_parallel=p,
-                         context_parallel=c)
-        raise TrainingBudgetError(
-            f"devices{at} must be divisible by tensor_parallel · pipeline_parallel · context_parallel "
-            f"(got {got})")
-    if _quotient(dp, e)[1]:
-        at, got = _first(_mod(dp, e) != 0, expert_parallel=e, data_parallel=dp)
-        raise TrainingBudgetError(
-            f"expert_parallel{at} must divide the data-parallel size devices / (tensor · pipeline · "
-            f"context) (got {got})")
-    return n, t, p, c, e, dp
-
-
-def _quotient(a: Any, b: Any) -> tuple[Any, bool]:
-    """(a / b, whether some a is not a multiple of b) for whole numbers. Below 2^53 a / b is a
-    whole number exactly when b divides a (a non-multiple is at least 1/b from one, more than
-    half a unit in the last place), so arrays need a floor, not numpy.mod's slow remainder."""
-    if type(a) is float and type(b) is float:
-        return a / b, a % b != 0
-    if type(b) is float and b == 1.0 and isinstance(a, np.ndarray) and a.ndim:
-        return a, False
-    q = a / b
-    if np.size(a) and float(np.max(a)) < 2.0 ** 53:
-        return q, not integral(np.asarray(q))
-    return q, _any(_mod(a, b) != 0)
-
-
-def check_parts(exp: Any, stage_p: Any, n: Any) -> None:
-    """Refuse expert_params + stage_params above params (checked numbers)."""
-    if type(exp) is float and type(stage_p) is float and exp == 0.0 and stage_p == 0.0:
-        return  # 0 + 0 is below every checked (positive) count: no pass
-    bad = exp + stage_p > n
-    if _any(bad):
-        at, got = _first(bad, expert_params=exp, stage_params=stage_p, params=n)
-        raise TrainingBudgetError(f"expert_params{at} + stage_params{at} must be <= params{at} (got {got})")
 
 
 def _zero_stage(zero_stage: Any) -> np.ndarray:
@@ -277,19 +186,10 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
         check_trainable(trainable, n)
     shape = {"n_layers": n_layers, "d_model": d_model, "n_heads": n_heads, "seq_len": seq_len,
              "micro_batch": micro_batch}
-    if all(v is None for v in shape.values()):  # no activation shape: its options are checked, unused
-        flag("sequence_parallel", sequence_parallel)
-        flag("flash_attention", flash_attention)
-        choice("recompute", recompute, RECOMPUTE)
-        for name, value in (("vocab", vocab), ("micro_batches", micro_batches)):
-            if value is not None:
-                whole(name, value)
-    else:
-        activations = _shape_activations(
-            activations, shape, recompute=recompute, tensor_parallel=tensor_parallel,
-            sequence_parallel=sequence_parallel, flash_attention=flash_attention,
-            pipeline_parallel=pipeline_parallel, context_parallel=context_parallel,
-            vocab=vocab, micro_batches=micro_batches)
+    activations = _activations(activations, shape, recompute=recompute, tensor_parallel=tensor_parallel,
+                               sequence_parallel=sequence_parallel, flash_attention=flash_attention,
+                               pipeline_parallel=pipeline_parallel, context_parallel=context_parallel,
+                               vocab=vocab, micro_batches=micro_batches)
     act = non_negative("activations", activations)
     master = flag("master", master)
     zero3_buffers = flag("zero3_buffers", zero3_buffers)
@@ -301,18 +201,50 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     agree(_AGREE, (params, trainable, grad_bytes, zero_stage, devices, activations, tensor_parallel,
                    pipeline_parallel, expert_parallel, context_parallel, expert_params, stage_params, vocab,
                    micro_batches))
-    return memory_parts(n, kind=kind, opt=opt, trainable=trainable, grad=grad, master=master, dp=dp, t=t,
-                        p=p, e=e, stage=_zero_stage(zero_stage), exp=exp, stage_p=stage_p, act=act,
-                        zero3_buffers=zero3_buffers)
+    return memory_parts(Counts(n, exp, stage_p), States(kind, opt, trainable, grad, master, act, zero3_buffers),
+                        Shards(dp, t, p, e, _zero_stage(zero_stage)))
 
 
-def memory_parts(n: Any, kind: str, opt: str, trainable: Any, grad: Any, master: bool, dp: Any, t: Any,
-                 p: Any, e: Any, stage: Any, exp: Any, stage_p: Any, act: Any,
-                 zero3_buffers: bool) -> MemoryBreakdown:
+class Counts(NamedTuple):
+    """Parameters (counts): `n` all, `exp` the routed experts (split over expert parallel too),
+    `stage_p` those kept whole on the first pipeline stage (the input embedding)."""
+
+    n: Any
+    exp: Any = 0.0
+    stage_p: Any = 0.0
+
+
+class States(NamedTuple):
+    """What each parameter keeps: `kind` the method, `opt` the optimizer, `trainable` adapters,
+    `grad` gradient bytes, `master` a 4-byte master copy, `act` activation bytes per device,
+    `zero3_buffers` DeepSpeed's ZeRO-3 working buffers."""
+
+    kind: str
+    opt: str
+    trainable: Any = None
+    grad: Any = GRAD_BYTES
+    master: bool = True
+    act: Any = 0.0
+    zero3_buffers: bool = False
+
+
+class Shards(NamedTuple):
+    """How the states are split: `dp` data parallel, `t`, `p`, `e` tensor, pipeline and expert
+    parallel, `stage` the ZeRO stage (0-3)."""
+
+    dp: Any
+    t: Any = 1.0
+    p: Any = 1.0
+    e: Any = 1.0
+    stage: Any = 0.0
+
+
+def memory_parts(counts: Counts, states: States, shards: Shards) -> MemoryBreakdown:
     """train_memory's formulas on checked values (train_memory's checks, or calc.budget's): bytes
-    per device by part. `dp` the data-parallel size, `t`, `p`, `e` tensor, pipeline and expert
-    parallel, `stage` the ZeRO stage, `exp` and `stage_p` expert and first-stage parameters, `act`
-    activation bytes per device."""
+    per device by part."""
+    n, exp, stage_p = counts
+    kind, opt, trainable, grad, master, act, zero3_buffers = states
+    dp, t, p, e, stage = shards
     plain = type(exp) is float and exp == 0.0 and type(stage_p) is float and stage_p == 0.0
     # per device, sharded over dp by ZeRO ((n - 0 - 0) / p + 0 is n / p exactly: no passes for zeros)
     dense = over(over(n, p), t) if plain else ((n - exp - stage_p) / p + stage_p) / t
@@ -364,6 +296,20 @@ def _spread(act: Any, n: Any) -> Any:
 def _kept(x: Any) -> Any:
     """A part as a result (a float, or an array), checked through the total."""
     return x if type(x) is float or (isinstance(x, np.ndarray) and x.ndim) else out(x)
+
+
+def _activations(activations: Any, shape: dict[str, Any], **options: Any) -> Any:
+    """`activations` as given when no activation shape is (its options then checked, not used),
+    else activation_bytes on the shape and layout."""
+    if any(v is not None for v in shape.values()):
+        return _shape_activations(activations, shape, **options)
+    flag("sequence_parallel", options["sequence_parallel"])
+    flag("flash_attention", options["flash_attention"])
+    choice("recompute", options["recompute"], RECOMPUTE)
+    for name in ("vocab", "micro_batches"):
+        if options[name] is not None:
+            whole(name, options[name])
+    return activations
 
 
 def _shape_activations(activations: Any, shape: dict[str, Any], **options: Any) -> Any:

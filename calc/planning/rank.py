@@ -171,7 +171,7 @@ def _fastest(found: Any, preset: ModelPreset, device: Any, seq: int, table: Devi
 
 def _priced(found: Any) -> np.ndarray:
     """The rows of `found` calc.budget can price: expert parallel dividing the data-parallel size
-    (calc.physics.memory.checked_layout). fit_layouts also lists expert parallel over data x context
+    (calc.physics.layout.checked_layout). fit_layouts also lists expert parallel over data x context
     ranks (Megatron-Core's MoE folding), which the planner's Job cannot carry."""
     return np.flatnonzero(np.asarray(found.data) % np.asarray(found.expert) == 0)
 
