@@ -27,7 +27,8 @@ def _random_jobs(n: int, seed: int = 17) -> list[Job]:
     jobs = []
     for _ in range(n):
         devices = int(rng.choice([1, 8, 64, 512]))
-        jobs.append(calc.job(params=float(rng.choice([1e9, 7e9, 13e9, 70e9])), tokens=float(rng.choice([1e10, 1e12, 2e12])),
+        jobs.append(calc.job(params=float(rng.choice([1e9, 7e9, 13e9, 70e9])),
+                             tokens=float(rng.choice([1e10, 1e12, 2e12])),
                         device=str(rng.choice(DEVICES)), devices=devices, zero_stage=int(rng.integers(0, 4)),
                         method=str(rng.choice(["full", "lora", "qlora"])),
                         optimizer=str(rng.choice(["adamw", "sgd", "adamw_8bit"])),
@@ -47,10 +48,10 @@ def test_points_equal_the_point_functions(job):
     assert b.device_hours == pytest.approx(k * calc.gpu_hours(job.model.params, job.tokens, job.cluster.device, **kw))
     assert b.cost_usd == pytest.approx(k * calc.train_cost(job.model.params, job.tokens, job.cluster.device,
                                                            usd_per_device_hour=job.pricing.price, **kw))
-    assert b.energy_kwh == pytest.approx(k * calc.train_energy_kwh(job.model.params, job.tokens, job.cluster.device, pue=job.pricing.pue,
-                                                                   **kw))
-    mem = calc.train_memory(job.model.params, method=job.training.method, optimizer=job.training.optimizer, zero_stage=job.layout.zero_stage,
-                            devices=job.cluster.devices)
+    assert b.energy_kwh == pytest.approx(k * calc.train_energy_kwh(job.model.params, job.tokens, job.cluster.device,
+                                                                   pue=job.pricing.pue, **kw))
+    mem = calc.train_memory(job.model.params, method=job.training.method, optimizer=job.training.optimizer,
+                            zero_stage=job.layout.zero_stage, devices=job.cluster.devices)
     assert b.memory.total == pytest.approx(mem.total)
     assert b.flops == pytest.approx(k * calc.train_flops(job.model.params, job.tokens))
     assert b.headroom_bytes == pytest.approx(usable_bytes(job.cluster.device) - mem.total)
@@ -60,7 +61,8 @@ def test_points_equal_the_point_functions(job):
 
 def test_ranges_equal_train_range():
     for device in DEVICES:
-        b = budget(calc.job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0, pue=1.2))
+        b = budget(calc.job(params=13e9, tokens=1e12, device=device, devices=64, utilization="prior", price=2.0,
+                            pue=1.2))
         p = calc_prior.job_prior(device, active_params=13e9, devices=64, tokens=1e12)  # the job's own prior
         r = calc.train_range(13e9, 1e12, device, devices=64, usd_per_device_hour=2.0, pue=1.2)
         for span, key in ((b.hours, "hours"), (b.device_hours, "device_hours"), (b.cost_usd, "usd"),
@@ -80,8 +82,8 @@ def test_arrays_of_jobs_equal_the_jobs_one_by_one():
     many = budget(calc.job(params=params, tokens=1e12, devices=devices, zero_stage=zero, utilization=util, price=2.5))
     assert many.hours.shape == (40,) and many.fits.shape == (40,)
     for i in range(0, 40, 7):
-        one = budget(calc.job(params=float(params[i]), tokens=1e12, devices=float(devices[i]), zero_stage=float(zero[i]),
-                         utilization=float(util[i]), price=2.5))
+        one = budget(calc.job(params=float(params[i]), tokens=1e12, devices=float(devices[i]),
+                              zero_stage=float(zero[i]), utilization=float(util[i]), price=2.5))
         assert many.hours[i] == pytest.approx(one.hours) and many.cost_usd[i] == pytest.approx(one.cost_usd)
         assert many.memory.total[i] == pytest.approx(one.memory.total) and bool(many.fits[i]) == one.fits
     ranged = budget(calc.job(params=params, tokens=1e12, devices=devices, utilization="prior"))

@@ -123,11 +123,10 @@ def test_ranked_plans_are_budgets_of_their_jobs(ranked):
     assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(paid))
     for p in feasible:
         r, lay = p.row(), p.layout
+        held = p.budget.job  # the fewest count's prior, held
         job = calc.job(model=calc.model_preset("Llama 3.1 405B"), tokens=15e12, device=p.device, devices=r["devices"],
-                  tp=lay["tp"], pp=lay["pp"],
-                  cp=lay["cp"], ep=lay["ep"],
-                  zero_stage=lay["zero_stage"], activations=p.budget.job.training.activations,
-                  utilization=p.budget.job.utilization, price=p.budget.job.pricing.price)  # the fewest count's prior, held
+                       tp=lay["tp"], pp=lay["pp"], cp=lay["cp"], ep=lay["ep"], zero_stage=lay["zero_stage"],
+                       activations=held.training.activations, utilization=held.utilization, price=held.pricing.price)
         b = budget(job)
         assert b.fits and r["fits"]
         assert r["days_expected"] == b.days.expected and r["cost_usd_low"] == b.cost_usd.low
