@@ -74,7 +74,7 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
     slow, fast = STEP_RESIDUAL[1], STEP_RESIDUAL[0]
     defaults = job.layout.defaults_used()
     basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
-             f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 56 measured layouts) "
+             f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 57 measured layouts) "
              f"and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else ""))
     prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,
                              goodput=g.expected, n_runs=len(g.runs), basis=basis, method=METHOD)

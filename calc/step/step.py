@@ -2,8 +2,9 @@
 
 step = (compute + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP + optimizer,
 the bubble's (p-1)/(v·m) relative to the pipelined work being (p-1)/(v·m+p-1) of the step
-(Narayanan et al. 2021 s.2.2). DP traffic hides behind the backward (ZeRO 0-2, 2/3 of the
-compute) or the whole compute (ZeRO-3/FSDP prefetches the next layer's weights) at the fitted
+(Narayanan et al. 2021 s.2.2). The matmuls take their math plus their weights' HBM reads
+(terms.weight_read_seconds). DP traffic hides as each kind overlaps (terms.dp_exposed_seconds:
+ZeRO 0-2 behind one micro-batch, ZeRO-3/FSDP layer by layer, every micro-batch) at the fitted
 overlap efficiency. Pipeline point-to-point sends (b·s·d per micro-batch and stage boundary) are
 left out: "usually small" (Narayanan et al. 2021 s.4.1).
 """
@@ -19,7 +20,7 @@ from . import terms
 from .calibrate import CONSTANTS, Constants
 from .hardware import Hardware
 from .layout import Layout
-from .ops import floor, most, pick, take, when
+from .ops import floor, least, most, pick, take, when
 from .shape import Shape
 
 BREAKDOWN = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")
@@ -47,15 +48,14 @@ class Step:
 
 def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
     """Bandwidths (bytes/s, one direction) and how each group meets the scale-up domain. Ranks are
-    placed TP innermost, then CP, then DP (EP inside DP), then PP: Megatron's order."""
+    placed TP innermost, then CP, then DP (EP inside DP x CP), then PP: Megatron's order."""
     up = hw.scale_up_GBps * 0.5e9
     out = hw.scale_out_Gbps * 0.125e9
     dom = hw.scale_up_domain
-    tpcp = lay.tp * lay.cp
-    inside = most(floor(dom / tpcp), 1.0)  # DP (and EP) ranks per scale-up domain
+    inside = most(floor(dom / lay.tp), 1.0)  # DP x CP (and EP) ranks per scale-up domain
     return {"up": up, "out": out, "tp": pick(lay.tp <= dom, up, out),
-            "cp": pick(tpcp <= dom, up, out), "inside": inside,
-            "ep_out": pick(lay.ep <= inside, 0.0, 1.0 - inside / lay.ep)}
+            "cp": pick(lay.tp * lay.cp <= dom, up, out), "inside": inside,
+            "ep_domains": lay.ep / least(lay.ep, inside)}
 
 
 def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None) -> Step:
@@ -79,7 +79,10 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     dev_tokens = tokens / (lay.tp * lay.pp)                         # a device's share of a stage's matmuls
     core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
     rate_attn = rate16 * k.attention_ratio
-    compute = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16) \
+    held = (sh.params_active + (sh.params_total - sh.params_active) / lay.ep) / (lay.tp * lay.pp)
+    micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
+    gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
+    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12) \
         + dev_tokens * core / rate_attn
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
@@ -87,15 +90,14 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     attention = dev_tokens * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate_attn
     cp = when(lay.cp > 1, lambda: terms.cp_seconds(tokens, layers, sh.kv_dim, lay.cp, attention, link["cp"]))
     ep = when((sh.top_k > 0) & (lay.ep > 1), lambda: terms.ep_seconds(
-        tokens, layers, sh.d_model, sh.top_k, lay.ep, rec, link["ep_out"], link["up"], link["out"]))
+        tokens, layers, sh.d_model, sh.top_k, lay.ep, rec, link["ep_domains"], link["up"], link["out"]))
     work = compute + vector + tp + cp + ep
-    bubble = work * (lay.pp - 1.0) / (lay.vpp * tokens / (lay.seq_len / lay.cp * lay.micro_batch))
-    held = (sh.params_active + (sh.params_total - sh.params_active) / lay.ep) / (lay.tp * lay.pp)
-    dp_comm = when(dp > 1, lambda: terms.dp_seconds(held, dp, lay.zero_stage, link["inside"], link["up"],
-                                                        link["out"]))
-    window = compute * pick(lay.zero_stage >= 3, 1.0, 2.0 / 3.0)
-    dp_exposed = terms.exposed(dp_comm, window, k.overlap)
-    opt = terms.optimizer_seconds(held, dp, lay.zero_stage, mem)
+    bubble = work * (lay.pp - 1.0) / (lay.vpp * micro)
+    group = dp * lay.cp                                             # ranks holding the same weights
+    dp_comm = when(group > 1, lambda: terms.dp_seconds(held, group, lay.zero_stage, link["inside"], link["up"],
+                                                           link["out"]))
+    dp_exposed = terms.dp_exposed_seconds(dp_comm, compute + vector, micro, layers, lay.zero_stage, k.overlap)
+    opt = terms.optimizer_seconds(held, group, lay.zero_stage, mem)
     step = work + bubble + dp_exposed + opt
     tps = lay.global_batch_tokens / (lay.devices * step)
     parts = {"compute": compute + vector, "tp": tp, "cp": cp, "ep": ep, "bubble": bubble,

@@ -80,15 +80,34 @@ def cp_seconds(tokens: Any, layers: Any, kv_dim: Any, cp: Any, attention_seconds
 
 
 def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, recompute: Any,
-               share_out: Any, up_Bps: Any, out_Bps: Any) -> Any:
+               domains: Any, up_Bps: Any, out_Bps: Any) -> Any:
     """Expert-parallel all-to-all: a dispatch and a combine in the forward and both again in the
-    backward (2 more with full recompute), each carrying top_k x d values per token, the (e-1)/e
-    leaving the device (Lepikhin et al. 2020, GShard s.2; DeepSeek-V3 report s.3.2). `share_out` of
-    it crosses the scale-out network (0 when the EP group fits one scale-up domain); the two links
-    run at once, so the slower one sets the time."""
+    backward (2 more with full recompute), each carrying d values per routed copy of a token
+    (Lepikhin et al. 2020, GShard s.2; DeepSeek-V3 report arXiv:2412.19437 s.3.2). Over the
+    scale-up link every one of the top_k copies not kept on the device moves once, (e-1)/e of
+    them. Across the network a token goes once to each remote scale-up domain holding one of its
+    experts and is forwarded inside it over the scale-up link (DeepSeek-V3 s.3.2.2: "first
+    transmitted via IB to the GPUs with the same in-node index on their target nodes ... then
+    forwarded via NVLink"; DeepEP's internode kernels): with the EP group over `domains` domains
+    and experts placed uniformly, (G-1)(1-(1-1/G)^k) remote domains per token. The two links run
+    at once, so the slower one sets the time."""
     passes = pick(recompute >= 2, 6.0, 4.0)
-    moved = tokens * layers * passes * top_k * d_model * BYTES_16BIT * (ep - 1.0) / ep
-    return most(moved * (1.0 - share_out) / up_Bps, moved * share_out / out_Bps)
+    per_copy = tokens * layers * passes * d_model * BYTES_16BIT
+    remote = (domains - 1.0) * (1.0 - (1.0 - 1.0 / domains) ** top_k)
+    return most(per_copy * top_k * (ep - 1.0) / ep / up_Bps, per_copy * remote / out_Bps)
+
+
+def weight_read_seconds(held: Any, micro_batches: Any, recompute: Any, memory_Bps: Any) -> Any:
+    """The matmuls' weight traffic: every micro-batch reads the device's weights from HBM in the
+    forward and twice in the backward (the input gradient reads W, the weight gradient writes dW),
+    once more under full recompute, 2 bytes each. Added to the matmuls' math (the roofline's two
+    costs, Williams et al. 2009, CACM 52(4), summed rather than maxed: a GEMM of M tokens then runs
+    at M / (M + ridge) of its rate, the ridge being FLOP/s over HBM bytes/s, about 180 tokens on an
+    H100 at its achievable rate; the scaling book's "a matmul is compute-bound only when its batch
+    exceeds" that ratio). It grows when a micro-batch has few tokens per weight: a context-parallel
+    chunk, or an MoE that keeps every expert on each device (expert parallel 1)."""
+    reads = pick(recompute >= 2, 4.0, 3.0)
+    return micro_batches * held * BYTES_16BIT * reads / memory_Bps
 
 
 def bubble_fraction(pp: Any, vpp: Any, micro_batches: Any) -> Any:
@@ -98,16 +117,34 @@ def bubble_fraction(pp: Any, vpp: Any, micro_batches: Any) -> Any:
 
 
 def dp_seconds(params: Any, dp: Any, zero_stage: Any, inside: Any, up_Bps: Any, out_Bps: Any) -> Any:
-    """Data-parallel traffic per step: gradients reduced as an all-reduce (ZeRO 0-2: reduce-scatter +
-    all-gather, the same volume; Rajbhandari et al. 2020 s.5) or, for ZeRO-3/FSDP, weights
+    """Data-parallel traffic per pass: gradients reduced as an all-reduce (ZeRO 0-2: reduce-scatter +
+    all-gather of the same volume; Rajbhandari et al. 2020 s.5) or, for ZeRO-3/FSDP, weights
     all-gathered in the forward and the backward plus the gradients' reduce-scatter (1.5x). `params`
-    each device holds before DP sharding; `inside` DP ranks share one scale-up domain: a hierarchical
-    ring moves the full volume over it and 1/inside of it over each device's NIC (NCCL's rings run
-    one per NIC, scaling book s. "DCN")."""
+    each device holds before DP sharding; `dp` the ranks that hold the same weights (data x context
+    parallel: Megatron-Core reduces gradients over the DP-CP group); `inside` of them share one
+    scale-up domain: a hierarchical ring moves the full volume over it and 1/inside of it over each
+    device's NIC (NCCL's rings run one per NIC, scaling book s. "DCN")."""
     volume = pick(zero_stage >= 3, 3.0, 2.0) * params * BYTES_16BIT
     g_in = least(inside, dp)
     g_out = dp / g_in
     return volume * ((g_in - 1.0) / g_in / up_Bps + (g_out - 1.0) / g_out / (g_in * out_Bps))
+
+
+def dp_exposed_seconds(comm: Any, compute: Any, micro_batches: Any, layers: Any, zero_stage: Any,
+                       overlap: Any) -> Any:
+    """The DP traffic the compute does not hide, from how each kind overlaps (`comm` one pass of
+    dp_seconds, `compute` the step's work on the device, m micro-batches, `layers` per device):
+    ZeRO 0-2 reduce the gradients once a step, bucket by bucket behind the backward of the last
+    micro-batch, and gather the updated weights behind the forward of the first (Megatron-Core's
+    overlap_grad_reduce and overlap_param_gather): one micro-batch's compute hides them.
+    ZeRO-3/FSDP gathers each layer's weights while the previous layer computes and reduce-scatters
+    its gradients while the next one does, every micro-batch (PyTorch FSDP's prefetch, Zhao et al.
+    2023, arXiv:2304.11277 s.3.3-4.3; torchtitan's FSDP2): per micro-batch the exposed part is
+    max(0, comm - compute) plus the first layer's gather, which nothing precedes. `overlap` the
+    share of the window the transfer actually gets (kernels share SMs and HBM)."""
+    per_mb = compute / micro_batches
+    zero3 = micro_batches * (exposed(comm, per_mb, overlap) + comm / (3.0 * most(layers, 1.0)))
+    return pick(zero_stage >= 3, zero3, exposed(comm, per_mb, overlap))
 
 
 def exposed(comm: Any, window: Any, overlap: Any) -> Any:
@@ -120,6 +157,7 @@ def exposed(comm: Any, window: Any, overlap: Any) -> Any:
 def optimizer_seconds(params: Any, dp: Any, zero_stage: Any, memory_Bps: Any) -> Any:
     """Adam's update, memory-bound: about 32 bytes of HBM traffic per parameter (FP32 master weight,
     two moments and gradient read, the three written back, BF16 copy written: Rajbhandari et al.
-    2020 s.3's 16 bytes of state, read and written), sharded over DP from ZeRO-1 on."""
+    2020 s.3's 16 bytes of state, read and written), sharded over the ranks holding the same
+    weights (data x context parallel) from ZeRO-1 on."""
     shard = pick(zero_stage >= 1, dp, 1.0)
     return params / shard * 32.0 / memory_Bps
