@@ -224,7 +224,7 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
     owned = None if own is None else parse_own(own, usd_per_kwh, tariff_name="--usd-per-kwh")
     plans = calc.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
-                                price=price, own=owned, utilization="prior" if utilization is None else utilization,
+                                price=price, own=owned, utilization=("prior" if as_range else "step") if utilization is None else utilization,
                                 case=case, node=node, budget_usd=budget_usd, goodput=goodput,
                                 table=None if catalog_path is None else _table(catalog_path),
                                 global_batch=global_batch, seq_len=seq_len, spot=spot, committed=committed)

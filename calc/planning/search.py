@@ -89,7 +89,7 @@ def layout_at(preset: ModelPreset, device: str, n: float, search: Search, table:
     if key in cache:
         return cache[key]
     found = fit_layouts(preset, device, int(n), search.with_(memory_gib=usable / GIB, explain=False), table=table)
-    i = _fastest(found, preset, device, search.seq_len, table) if len(found) else -1
+    i = _fastest(found, preset, device, search.seq, table) if len(found) else -1
     cache[key] = None if i < 0 else {
         "tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "vpp": int(found.virtual[i]),
         "cp": int(found.context[i]), "ep": int(found.expert[i]), "dp": int(found.data[i]),
