@@ -220,10 +220,12 @@ def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset
 def _mode(ask: _Ask, name: str) -> tuple[Any, str]:
     """(the utilization the plans of `name` take, why the step model was not used where asked): "step"
     where the step model times the job, else the prior (held at the fewest count), or the share given."""
+    if ask.preset is None or not ask.preset.has_shape:
+        states = "model states only (no shape: no activations; data parallel up to one sequence per device a step)"
+        return ("prior", f"{states}; the prior's utilization (the step model needs a shape)") if wants_step(
+            ask.utilization) else (ask.utilization, states)
     if not wants_step(ask.utilization):
         return ask.utilization, ""
-    if ask.preset is None or not ask.preset.has_shape:
-        return "prior", "the prior's utilization (a model without a shape: the step model needs one)"
     if ask.search.method != "full":
         return "prior", f"the prior's utilization (the step model does not time a {ask.search.method} fine-tune)"
     try:

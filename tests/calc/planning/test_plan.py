@@ -121,27 +121,26 @@ def test_ranked_plans_are_budgets_of_their_jobs(ranked):
     assert len(feasible) >= 10 and ranked[: len(feasible)] == feasible  # feasible first
     paid = [p.paid() for p in feasible]  # what the team pays: the cost, or a commitment's total
     assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(paid))
-    for p in feasible:
+    for p in feasible[:12]:
         r, lay = p.row(), p.layout
-        job = Job(model=calc.model_preset("Llama 3.1 405B"), tokens=15e12, device=p.device, devices=r["devices"],
-                  tensor_parallel=lay["tp"], pipeline_parallel=lay["pp"],
-                  context_parallel=lay["cp"], expert_parallel=lay["ep"],
-                  zero_stage=lay["zero_stage"], activations=p.budget.job.activations,
-                  utilization=p.budget.job.utilization, price=p.budget.job.price)  # the fewest count's prior, held
-        b = budget(job)
+        job = calc.job(model="Llama 3.1 405B", tokens=15e12, device=p.device, devices=r["devices"], tp=lay["tp"],
+                       pp=lay["pp"], cp=lay["cp"], ep=lay["ep"], vpp=lay["vpp"], zero_stage=lay["zero_stage"],
+                       micro_batch=lay["micro_batch"], recompute="selective" if lay["recompute"] == "op" else
+                       lay["recompute"], activations=lay["activations"], utilization="step", price=p.budget.job.price,
+                       seq_len=calc.DEFAULT_SEQ_LEN,
+                       global_batch_tokens=calc.DEFAULT_GLOBAL_BATCH * calc.DEFAULT_SEQ_LEN)
+        b = budget(job)  # the plan's figures are the step model's on the plan's own layout
         assert b.fits and r["fits"]
-        assert r["days_expected"] == b.days.expected and r["cost_usd_low"] == b.cost_usd.low
-        assert r["cost_usd_high"] == b.cost_usd.high and r["memory_per_device_gib"] == b.memory.total / 2**30
-        assert r["days_expected"] <= 90 * (1 + 1e-12)
-        assert r["within_budget"] == (p.paid() <= 80e6)
+        assert r["days_expected"] == pytest.approx(b.days.expected, rel=1e-9)
+        assert r["cost_usd_expected"] == pytest.approx(b.cost_usd.expected, rel=1e-9)
         assert lay["dp"] * lay["micro_batch"] * lay["accumulation"] == calc.DEFAULT_GLOBAL_BATCH
+        assert lay["tp"] * lay["pp"] * lay["cp"] * lay["dp"] == r["devices"]
 
 
-def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
+def test_ranked_plan_counts_are_whole_instances_doubled_and_the_fewest_meets_the_deadline(ranked):
     from trainbudget.calc.planning import offers
-    model = calc.model_preset("Llama 3.1 405B")
     fewest = {}
-    for p in (p for p in ranked if p.feasible):  # each option's fewest count (the rest are its doublings)
+    for p in (p for p in ranked if p.feasible):
         fewest[p.device, p.price_label] = min(fewest.get((p.device, p.price_label), p), p, key=lambda q: q.devices)
     assert len({d for d, _ in fewest}) >= 3
     for (device, label), p in fewest.items():
@@ -149,15 +148,13 @@ def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
                  for s, lab in offers.price_options(device) if lab == label)
         step, slices = o.rule(None)
         n = int(p.devices)
-        assert offers.is_sold(n, step, slices)
-        usable = calc.usable_bytes(p.device) / 2**30
-        on_time = inverse.devices_for(Job(model=model, tokens=15e12, device=p.device, utilization="prior",
-                                       zero_stage=3), 90, node=step)
-        assert on_time <= n
-        # every count sold below n either misses the deadline or has no layout that fits and the batch allows
-        below = list(itertools.takewhile(float(n).__gt__, offers.sold_counts(on_time, step, slices)))
-        assert all(len(calc.fit_layouts(model, p.device, int(m), memory_gib=usable,
-                                        global_batch=calc.DEFAULT_GLOBAL_BATCH)) == 0 for m in below[:50])
+        assert offers.is_sold(n, step, slices) and n <= calc.max_plan_devices()
+        if not slices:  # instance x 2^k: every parallel size a power of two (times the instance's odd part)
+            assert n % step == 0 and (n // step) & (n // step - 1) == 0
+        half = n // 2  # the count below it in the doublings misses the deadline or holds no layout
+        if half >= step and half % step == 0 and not slices:
+            same = [q for q in ranked if (q.device, q.price_label) == (device, label) and q.devices == half]
+            assert not any(q.feasible for q in same)
 
 
 def test_a_given_price_and_owned_hardware_are_options():
@@ -165,7 +162,8 @@ def test_a_given_price_and_owned_hardware_are_options():
                             own=calc.Owned(33819, 5, 0.1))
     assert len({p.price_label for p in plans}) == 2 and plans[0].price_label.startswith("owned")  # 0.88 < 3.5
     n = min(p.devices for p in plans)  # no shape: doublings while each device takes a sequence a step
-    assert len(plans) == 2 * len(plan.counts_considered(n, 2 ** int(math.log2(calc.DEFAULT_GLOBAL_BATCH // n))))
+    counts = sorted({p.devices for p in plans})
+    assert counts == [n * 2 ** k for k in range(len(counts))] and 2 * counts[-1] > calc.DEFAULT_GLOBAL_BATCH
     assert max(p.devices for p in plans) <= calc.DEFAULT_GLOBAL_BATCH
     assert {p.budget.usd_per_device_hour for p in plans} == {
         3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
@@ -189,10 +187,10 @@ def test_cli_text_leads_with_one_sentence(capsys):
 
 
 def test_cli_json_and_csv_are_the_ranked_rows(capsys):
-    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--device", H100)
+    args = ("--params", "70.6B", "--tokens", "15T", "--days", "365", "--device", H200, "--device", H100)
     code, out, _ = _cli(capsys, *args, "--json")
     data = json.loads(out)
-    want = [p.row() for p in plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200, H100])]
+    want = [p.row() for p in plan.rank_plans(15e12, 365, params=70.6e9, devices=[H200, H100])]
     assert code == 0 and data["plans"] == json.loads(json.dumps(want))
     assert data["cheapest"] == data["plans"][0]
     code, out, _ = _cli(capsys, *args, "--csv")
@@ -337,14 +335,15 @@ def test_budget_answer_broadcasts_like_scalars():
 
 
 def test_cli_budget_line_and_the_slow_case(capsys):
-    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--price", "2.5",
+    args = ("--params", "70.6B", "--tokens", "5T", "--days", "365", "--device", H200, "--price", "2.5",
             "--budget", "3e7")
     code, out, _ = _cli(capsys, *args, "--case", "high", "--json")
     data = json.loads(out)
-    plans = plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
+    plans = plan.rank_plans(5e12, 365, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
     p = min(plans, key=lambda q: q.devices)  # the deadline's fewest count
-    assert code == 0 and min(r["devices"] for r in data["plans"]) == p.devices
-    assert budget(p.job).days.high <= 90 * (1 + 1e-12) < budget(p.job.with_(devices=p.devices - 1)).days.high
+    assert code == 0 and min(r["devices"] for r in data["plans"]) == p.devices and p.feasible
+    half = p.job.with_(devices=p.devices / 2, utilization="prior")  # the count below, at its own prior
+    assert budget(p.job).days.high <= 365 * (1 + 1e-12) < budget(half).days.high
     cheapest = plan.headline(plans, 3e7)["cheapest"]
     assert data["budget_tokens_on_cheapest"] == list(inverse.tokens_for(cheapest.job, 3e7))
 
@@ -358,7 +357,8 @@ def test_cli_owned_hardware_and_whole_nodes(capsys):
     assert rows[0]["usd_per_device_hour"] == calc.owned_usd_per_device_hour(33819, life_years=5, watts=700,
                                                                             usd_per_kwh=0.1, pue=1.58)
     n = inverse.devices_for_days(7e9, 1e12, H100, 9, utilization=0.4, zero_stage=3, node=8)
-    assert min(r["devices"] for r in rows) == n and rows[0]["utilization"] == 0.4
+    m = min(r["devices"] for r in rows)  # the first whole node doubled (8 x 2^k) at or above the exact fewest
+    assert n <= m < 2 * n and (m // 8) & (m // 8 - 1) == 0 and rows[0]["utilization"] == 0.4
     assert all(r["devices"] % 8 == 0 for r in rows)
     code, _, err = _cli(capsys, "--params", "7B", "--tokens", "1T", "--days", "9", "--own", "33819,5")
     assert code == 2 and "--usd-per-kwh" in err
