@@ -285,8 +285,11 @@ def _offer_plans(ask: _Ask, name: str, o: offers.Offer, rule: tuple[int, tuple[i
         return [_plan(ask, name, o, counts[kept[0]], None, None, layouts[kept[0]],
                       f"{o.label} is sold one device per instance (prices.csv devices_per_instance 1): "
                       f"not for a job of {counts[kept[0]]:,.0f} devices", no_price)]
-    return [_plan(ask, name, o, counts[i], b, i if len(counts) > 1 else None, layouts[i], why, no_price,
-                  names, util) for i in kept]
+    fewer = [i for i in range(kept[0]) if _meets(b, ask, len(counts))[i]]  # met, but a larger count costs less
+    left = (f"{counts[fewer[0]]:,.0f} devices also meet the deadline but cost more (the layouts that fit fewer "
+            "devices' memory are slower): left out") if fewer else ""
+    return [_plan(ask, name, o, counts[i], b, i if len(counts) > 1 else None, layouts[i],
+                  "; ".join(filter(None, (why, left if i == kept[0] else ""))), no_price, names, util) for i in kept]
 
 
 def _costed(ask: _Ask, names: dict[str, Any], counts: list[float], layouts: list[dict[str, Any]],

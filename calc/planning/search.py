@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from ..base.errors import TrainingBudgetError
-from ..compose.budget import usable_bytes
+from ..compose.budget import budget, usable_bytes
+from ..compose.job import job as make_job
 from ..compose.layout_speed import by_speed, layout_steps
 from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
@@ -60,14 +61,14 @@ def plan_counts(step: int, slices: tuple[int, ...], low: float, cap: float) -> l
     return sorted(n for n in sold if low <= n <= cap)
 
 
-def _fastest(found: Any, preset: ModelPreset, device: str, seq: int, table: DeviceTable) -> int:
-    """The row of `found` the step model times fastest among those calc.budget prices (fit's first,
-    in memory order, where the step model cannot time the device); -1 when none is priced."""
-    ok = priced(found)
+def _fastest(found: Any, preset: ModelPreset, device: str, search: Search, table: DeviceTable) -> int:
+    """The row of `found` the step model times fastest among those calc.budget prices and finds fitting
+    (fit's first, in memory order, where the step model cannot time the device); -1 when there is none."""
+    ok = _budget_fits(found, preset, device, search, table)
     if not len(ok):
         return -1
     try:
-        order = np.asarray(by_speed(layout_steps(found, preset, device, seq, table)))
+        order = np.asarray(by_speed(layout_steps(found, preset, device, search.seq, table)))
     except TrainingBudgetError:
         return int(ok[0])
     return int(order[np.isin(order, ok)][0])
@@ -80,6 +81,23 @@ def priced(found: Any) -> np.ndarray:
     return np.flatnonzero(np.asarray(found.data) % np.asarray(found.expert) == 0)
 
 
+def _budget_fits(found: Any, preset: ModelPreset, device: str, search: Search, table: DeviceTable) -> np.ndarray:
+    """The rows of `found` calc.budget prices (priced) and whose bytes per device it also finds within the
+    usable memory: one broadcasting Budget over the rows. calc.budget shards ZeRO states over the
+    data-parallel ranks alone where fit_layouts shards them over data x context ranks (Megatron-Core's
+    distributed optimizer), so a layout with context parallelism can fit one and not the other."""
+    rows = priced(found)
+    if not len(rows):
+        return rows
+    names = {"tp": found.tensor[rows], "pp": found.pipeline[rows], "cp": found.context[rows],
+             "ep": found.expert[rows], "zero_stage": found.zero[rows], "activations": found.activations[rows]}
+    b = budget(make_job(model=preset, tokens=1e9, device=device, table=table, method=search.method,
+                        trainable=search.trainable, utilization=1.0,
+                        devices=float(found.tensor[0] * found.pipeline[0] * found.context[0] * found.data[0]),
+                        **{k: np.asarray(v, dtype=np.float64) for k, v in names.items()}))
+    return rows[np.broadcast_to(np.asarray(b.fits, dtype=bool), rows.shape)]
+
+
 def layout_at(preset: ModelPreset, device: str, n: float, search: Search, table: DeviceTable,
               cache: dict[tuple[Any, ...], Any]) -> dict[str, Any] | None:
     """The fastest layout of `n` devices (module doc) as flat names (calc.job's, and `dp`,
@@ -89,7 +107,7 @@ def layout_at(preset: ModelPreset, device: str, n: float, search: Search, table:
     if key in cache:
         return cache[key]
     found = fit_layouts(preset, device, int(n), search.with_(memory_gib=usable / GIB, explain=False), table=table)
-    i = _fastest(found, preset, device, search.seq, table) if len(found) else -1
+    i = _fastest(found, preset, device, search, table) if len(found) else -1
     cache[key] = None if i < 0 else {
         "tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "vpp": int(found.virtual[i]),
         "cp": int(found.context[i]), "ep": int(found.expert[i]), "dp": int(found.data[i]),
