@@ -18,7 +18,6 @@ from trainbudget.addin.cli.main import cli, run
 from trainbudget.calc.compose.budget import budget
 from trainbudget.calc.money import prices
 from trainbudget.calc.planning import inverse, rank as plan
-from trainbudget.calc.prior import utilization as calc_prior
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 PLANS = ("on_demand", "1yr", "3yr", "spot")
