@@ -84,6 +84,7 @@ from .money.prices import (
 from .money.totals import GB, device_tflops, devices_needed, gpu_hours, train_cost, train_energy_kwh, train_hours
 from .physics.activations import LOSS_BYTES_PER_LOGIT
 from .physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Layouts, fit_layouts
+from .physics.fit_search import Search as LayoutSearch
 from .physics.flops import (
     CHINCHILLA_EXPONENT,
     CHINCHILLA_TOKENS_AT_1B,
@@ -233,6 +234,7 @@ __all__ = [
     "job_prior",
     "layout_data_parallel",
     "LAYOUT_RANKING",
+    "LayoutSearch",
     "layout_steps",
     "Layouts",
     "layouts_by_speed",

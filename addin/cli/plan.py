@@ -99,7 +99,7 @@ def _phrase(p: calc.Plan | None) -> str:
 def _sentence(plans: list[calc.Plan], budget_usd: float | None, case: str) -> str:
     top = calc.plan_headline(plans, budget_usd)
     first = "Fastest within budget" if budget_usd is not None else "Fastest"
-    at = f" (the prior's {case} case)" if plans and plans[0].ranged else ""
+    at = f" (the range's {case} case)" if plans and plans[0].ranged else ""
     text = f"{first}: {_phrase(top['fastest'])}; cheapest by the deadline: {_phrase(top['cheapest'])}{at}."
     fewest, cheapest = top["fewest"], top["cheapest"]
     if fewest is not None and cheapest is not None and cheapest.devices > fewest.devices:
@@ -180,12 +180,13 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 @click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
 @click.option("--usd-per-kwh", type=NumberType(), default=None, help="Electricity tariff for --own, USD per kWh.")
 @click.option("--utilization", type=UtilizationType(), default=None,
-              help="A share of the device's rate (0.4, 40%); default: the prior from published runs.")
-@click.option("--range", "as_range", is_flag=True, help="Ranges from the published runs' prior (the default).")
+              help="A share of the device's rate (0.4, 40%); default: the step model on each plan's layout.")
+@click.option("--range", "as_range", is_flag=True,
+              help="Ranges from the published runs' prior instead of the step model.")
 @click.option("--goodput", type=UtilizationType(), default=None,
               help="Share of wall-clock time spent training (0.9, 90%); default: the prior's.")
 @click.option("--case", type=click.Choice(("expected", "high")), default=None,
-              help="The prior's case the deadline must hold at: expected, or high (the slow case, most hours).  "
+              help="The range's case the deadline must hold at: expected, or high (the slow case, most hours).  "
               "[default: expected; not with --utilization, which gives one case]")
 @click.option("--node", type=WholeType(1, MAX_NODE), default=None,
               help="Device counts are multiples of this too (default: each offering's devices per instance, "
@@ -198,6 +199,9 @@ def _check_applies(utilization: float | None, case: str | None, own: str | None,
 @click.option("--committed", is_flag=True,
               help="The capacity of 1- and 3-year prices is already committed: rank by the job's share, not the "
                    "commitment's total.")
+@click.option("--method", type=click.Choice(("full", "lora", "qlora")), default="full", show_default=True,
+              help="Training method: full, or a LoRA / QLoRA fine-tune (1% adapter parameters; utilization from "
+                   "the prior: the step model times full training only).")
 @model_layout.CATALOG
 @click.option("--limit", type=WholeType(0), default=20, show_default=True,
               help="Rows printed (text output).")
@@ -207,9 +211,9 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
          budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
          usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None,
          case: str | None, node: int | None, seq_len: int, global_batch: int, spot: bool, committed: bool,
-         catalog_path: str | None, limit: int, as_json: bool, as_csv: bool) -> None:
-    """Devices for a deadline on every device and price offering, at the fewest devices that meet it and
-    its doublings: the cheapest plans that fit and finish."""
+         method: str, catalog_path: str | None, limit: int, as_json: bool, as_csv: bool) -> None:
+    """Devices for a deadline on every device and price offering, at whole instances doubled from the fewest
+    that meet it: the cheapest plans that fit and finish, each on the layout the step model times fastest."""
     seq_len, global_batch = int(seq_len), int(global_batch)  # counts read as 4096 or 4k: whole, shown as such
     if utilization is not None and as_range:
         raise click.UsageError("give --utilization or --range, not both")
@@ -223,36 +227,46 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
     if preset is None and params is None:
         raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
     owned = None if own is None else parse_own(own, usd_per_kwh, tariff_name="--usd-per-kwh")
+    asked = ("prior" if as_range else "step") if utilization is None else utilization
     plans = calc.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
-                                price=price, own=owned, utilization="prior" if utilization is None else utilization,
-                                case=case, node=node, budget_usd=budget_usd, goodput=goodput,
-                                table=None if catalog_path is None else _table(catalog_path),
-                                global_batch=global_batch, seq_len=seq_len, spot=spot, committed=committed)
-    rows = [p.row() for p in plans]
+                            price=price, own=owned, utilization=asked, case=case, node=node, budget_usd=budget_usd,
+                            goodput=goodput, table=None if catalog_path is None else _table(catalog_path),
+                            global_batch=global_batch, seq_len=seq_len, spot=spot, committed=committed,
+                            method=method)
     top = calc.plan_headline(plans, budget_usd)
     bought = _budget_tokens(top["cheapest"], budget_usd)  # every format: a refusal comes before any output
     if as_csv:
-        rep.echo(rep.to_csv(rows), nl=False)
+        rep.echo(rep.to_csv([p.row() for p in plans]), nl=False)
         return
     if as_json:
         question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
                     "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node,
-                    "seq_len": seq_len, "global_batch": global_batch, "spot": spot, "committed": committed}
-        bought = _budget_tokens(top["cheapest"], budget_usd)
-        rep.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
-                               "budget_tokens_on_cheapest": bought,
-                               "fastest": None if top["fastest"] is None else top["fastest"].row(),
-                               "cheapest": None if top["cheapest"] is None else top["cheapest"].row(),
-                               "fewest": None if top["fewest"] is None else top["fewest"].row(),
-                               "plans": rows}, indent=2))
+                    "seq_len": seq_len, "global_batch": global_batch, "spot": spot, "committed": committed,
+                    "method": method, "utilization": asked}
+        _echo_json(plans, top, question, bought, budget_usd, case)
         return
+    _echo_text(plans, top, bought, budget_usd, case, limit)
+    rep.echo(_closing(plans[:limit], global_batch, seq_len, case, committed, spot))
+
+
+def _echo_json(plans: list[calc.Plan], top: dict[str, Any], question: dict[str, Any], bought: list[float] | None,
+               budget_usd: float | None, case: str) -> None:
+    rep.echo(json.dumps({"question": question, "sentence": _sentence(plans, budget_usd, case),
+                         "budget_tokens_on_cheapest": bought,
+                         **{k: None if top[k] is None else top[k].row() for k in ("fastest", "cheapest", "fewest")},
+                         "plans": [p.row() for p in plans]}, indent=2))
+
+
+def _echo_text(plans: list[calc.Plan], top: dict[str, Any], bought: list[float] | None, budget_usd: float | None,
+               case: str, limit: int) -> None:
+    """The sentence, the table, what the budget buys, the notes and the utilization's basis."""
     rep.echo(_sentence(plans, budget_usd, case))
     rep.echo("\n".join(plans_table(plans, limit)))
     if bought is not None:
         shown = " / ".join(rep.format_count(t) for t in bought)
         rep.echo(f"The budget of {_money(budget_usd)} USD buys {shown} tokens"
-                   + (" (low / expected / high)" if len(bought) == 3 else "")
-                   + f" on the cheapest plan ({top['cheapest'].device} at {top['cheapest'].price_label}).")
+                 + (" (low / expected / high)" if len(bought) == 3 else "")
+                 + f" on the cheapest plan ({top['cheapest'].device} at {top['cheapest'].price_label}).")
     notes = sorted({p.note for p in plans if p.feasible and p.note})
     if notes:
         rep.echo("note: " + "; ".join(notes))
@@ -260,25 +274,29 @@ def plan(model_name: str | None, config_path: str | None, params: float | None, 
         why = sorted({p.note for p in plans if p.note}) or ["no device and price meets the deadline"]
         rep.echo("no plan: " + "; ".join(why))
     lead = top["cheapest"] or next((p for p in plans if p.budget is not None), None)
-    b = None if lead is None else calc.budget(lead.job)  # the basis of one plan's own job (one count)
+    b = None if lead is None or lead.job is None else calc.budget(lead.job)  # the basis of one plan's own job
     if b is not None:
         rep.echo(f"utilization: {b.utilization_basis}; goodput {b.goodput:.2f} ({b.goodput_basis}). "
-                   "Memory per device on the layout shown (usable memory: capacity less a reserve; "
-                   "devices = TP x PP x CP x DP, and EP, where shown, splits the experts within DP).")
+                 "Memory per device on the layout shown (usable memory: capacity less a reserve; "
+                 "devices = TP x PP x CP x DP; EP, where shown, splits the experts within DP x CP).")
+
+
+def _closing(shown: list[calc.Plan], global_batch: int, seq_len: int, case: str, committed: bool, spot: bool) -> str:
+    """How the plans were found and ranked, in words: prices, counts, layouts, the batch, commitments, spot."""
     paid = ("the job's share of 1- and 3-year prices (--committed: that capacity is already committed)" if committed
             else "a 1- or 3-year price's whole commitment (devices x rate x 8,760 h a year; --committed if the "
                  "capacity is already committed)")
-    rep.echo("Prices are each provider's published rate as of its date (trainbudget prices"
-               f"{_oldest(plans[:limit])}); feasible plans first, by what the team pays at the {case} case: the "
-               f"cost, or {paid}; then the fewest devices. Counts planned: whole instances of each offering "
-               "(single-device offerings only for one device; TPUs in the slice shapes sold) with a layout that "
-               "fits (the step model's fastest, fit's memory order where it cannot time the device) at a global "
-               f"batch of {global_batch:,} sequences x {seq_len:,} tokens = "
-               f"{global_batch * seq_len:,} tokens per step (data parallel x micro-batch x accumulation = the global "
-               "batch, accumulation whole), and its doublings (data parallelism doubled, accumulation halved) up to "
-               f"{calc.max_plan_devices():,.0f}, the most devices of a published run the prior was fitted on, "
-               "at the fewest count's utilization (the prior's rise with devices is across published runs; one "
-               "job scaled out does not gain it), so more devices never cost less.")
-    rep.echo("Spot prices: planned (--spot) with no preemption penalty: the goodput is the on-demand one, so "
-               "spot plans are optimistic." if spot else
-               "Spot prices: left out (preemption is not modelled; --spot plans them with no preemption penalty).")
+    spot_words = ("Spot prices: planned (--spot) with no preemption penalty: the goodput is the on-demand one, so "
+                  "spot plans are optimistic." if spot else
+                  "Spot prices: left out (preemption is not modelled; --spot plans them with no preemption penalty).")
+    return ("Prices are each provider's published rate as of its date (trainbudget prices"
+            f"{_oldest(shown)}); feasible plans first, by what the team pays at the {case} case: the "
+            f"cost, or {paid}; then the fewest devices. Counts planned: whole instances of each offering doubled "
+            "(instance x 2^k, so every parallel size is a power of two; single-device offerings only for one device; "
+            f"TPUs in the slice shapes sold, then the largest doubled), from the fewest that meet the deadline up to "
+            f"{calc.max_plan_devices():,.0f} (the most devices of a published run), each on the layout the step model "
+            "times fastest among those that fit (fit's memory order where it cannot time the device) at a global "
+            f"batch of {global_batch:,} sequences x {seq_len:,} tokens = {global_batch * seq_len:,} tokens per step "
+            "(data parallel x micro-batch x accumulation = the global batch, accumulation whole), and costed by "
+            "the step model on that layout, so cost rises with the count where efficiency falls; a count that "
+            "costs more than a larger one is left out: more devices never cost less.\n" + spot_words)

@@ -10,8 +10,8 @@ arXiv:2407.21783, §3.3.2) plus the input embedding on the first stage and the o
 and loss on the last; virtual stages v > 1 divide ceil(L/p) (Narayanan et al. 2021,
 arXiv:2104.04473, §2.2.2); context parallel c divides the devices and seq_len / (2·c) is
 whole (Megatron-Core's load-balanced context parallelism splits the sequence into 2·c chunks);
-expert parallel divides the experts and data · context parallel (DeepSpeed-MoE,
-arXiv:2201.05596, §5; Megatron-Core MoE). ZeRO / the distributed optimizer shards states over
+expert parallel divides the experts and data · context parallel (calc.physics.parallel:
+Megatron-Core's MoE Parallel Folding, arXiv:2504.14960). ZeRO / the distributed optimizer shards states over
 data · context ranks, which hold the same weights (Megatron-Core's distributed optimizer uses
 the data-parallel group with context-parallel ranks). Bytes come from `train_memory` and
 `activation_bytes` with the model's own shape (calc.physics.activations).
@@ -42,26 +42,26 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import choice, flag, positive, whole
+from ..base.checks import positive
 from ..base.errors import TrainingBudgetError, show
 from ..hardware.capacity import GIB, reserve_bytes
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.hf_config import load_config
 from ..model.shapes import ModelPreset, model_params, model_preset
 from .activations import activation_bytes
-from .memory import METHODS, OPTIMIZERS, ZERO_STAGES, check_trainable, train_memory
+from .fit_search import (
+    DEFAULT_GLOBAL_BATCH as DEFAULT_GLOBAL_BATCH,
+    DEFAULT_SEQ_LEN as DEFAULT_SEQ_LEN,
+    MAX_FIT_DEVICES as MAX_FIT_DEVICES,
+    MIN_CONTEXT_CHUNK,
+    RECOMPUTE_ORDER,
+    Search,
+    count,
+)
+from .memory import check_trainable, train_memory
+from .parallel import expert_fits
 from .stages import busiest_scale
 
-MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
-RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.physics.flops)
-MICRO_BATCHES = (1, 2, 4)
-MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
-# The default global batch of the fit and plan commands: 1,024 sequences of 4,096 tokens (4,194,304
-# tokens), Llama 2's batch at every size from 7B to 70B (Touvron et al. 2023, arXiv:2307.09288 §2.2:
-# "a global batch-size of 4M tokens", context 4,096) and Llama 3 405B's first stage (Llama Team 2024,
-# arXiv:2407.21783 §3.4.1: 4M tokens at 4,096, then 8M at 8,192, then 16M tokens).
-DEFAULT_GLOBAL_BATCH = 1024
-DEFAULT_SEQ_LEN = 4096
 COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
 BYTES = ("weights", "gradients", "optimizer", "master", "activations", "total", "headroom")
 
@@ -143,30 +143,6 @@ def resolve_model(model: Any) -> ModelPreset:
     return preset
 
 
-def _count(name: str, value: Any, limit: int = MAX_FIT_DEVICES) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TrainingBudgetError(f"{name} must be one whole number (got {show(value)})")
-    v = whole(name, float(value) if abs(value) < 1e300 else value)
-    if v > limit:
-        raise TrainingBudgetError(f"{name} must be at most {limit:,} (got {show(value)})")
-    return int(v)
-
-
-def _options(name: str, value: Any, default: tuple, allowed: tuple | None = None) -> tuple:
-    """`value` (one or several) as a non-empty tuple, each checked; None gives `default`."""
-    items = default if value is None else (tuple(value) if isinstance(value, (list, tuple)) else (value,))
-    if not items:
-        raise TrainingBudgetError(f"{name} must name at least one value (got {show(value)})")
-    if allowed is not None:
-        if all(isinstance(v, str) for v in items) and all(isinstance(a, str) for a in allowed):
-            return tuple(dict.fromkeys(choice(name, v, allowed) for v in items))
-        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v in allowed for v in items)
-        if not ok:
-            raise TrainingBudgetError(f"{name} must be among {', '.join(map(str, allowed))} (got {show(value)})")
-        return tuple(dict.fromkeys(int(v) for v in items))
-    return tuple(dict.fromkeys(_count(name, v) for v in items))
-
-
 def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int,
           batch: int | None = None) -> tuple[np.ndarray, ...]:
     """Every (tensor, pipeline, virtual, context, expert, data) the shape allows, flat arrays; with a
@@ -184,7 +160,7 @@ def _grid(shape: dict[str, Any], n: int, contexts: tuple, seq: int,
     ok = (n % (T * P * C) == 0) & ((V == 1) | ((P > 1) & (stage % V == 0)))
     T, P, V, C, E = T[ok], P[ok], V[ok], C[ok], E[ok]
     D = n // (T * P * C)
-    ok = (D * C) % E == 0
+    ok = expert_fits(D, C, E)
     if batch is not None:
         ok &= batch % D == 0
     return T[ok], P[ok], V[ok], C[ok], E[ok], D[ok]
@@ -263,93 +239,93 @@ def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple,
     return parts, real
 
 
-def fit_layouts(model: Any, device: Any, devices: Any, *, seq_len: Any = 4096,
-                micro_batch: Any = None, recompute: Any = None, sequence_parallel: bool = True,
-                flash_attention: bool = True, optimizer: str = "adamw", grad_bytes: Any = 4.0,
-                zero_stages: Any = ZERO_STAGES, context_parallel: Any = None,
-                zero3_buffers: bool = True, memory_gib: Any = None, reserve_gib: Any = None,
-                method: str = "full", trainable: Any = None, loss: str = "standard",
-                table: DeviceTable | None = None, global_batch: Any = None, explain: bool = True) -> Layouts:
+def fit_layouts(model: Any, device: Any, devices: Any, search: Search | None = None, *,
+                table: DeviceTable | None = None, **options: Any) -> Layouts:
     """The layouts of `devices` devices on which `model` trains within `device`'s usable memory.
 
-    `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset.
-    Capacity: the device's memory_gib (or `memory_gib`, GiB) less the reserve (`reserve_gib` GiB, or
-    calc/hardware/capacity.py's default: the larger of 3 GiB and 5%).
-    `grad_bytes` 4: fp32 main gradients (Megatron/NeMo `grad_reduce_in_fp32`); 2 for bf16.
-    Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (none, op and full; with
-    FlashAttention "selective" stores the same bytes as "none", so it is searched only without
-    it or when asked), `context_parallel` (divisors of devices up to 64 that leave >= 1,024
-    tokens per rank), `zero_stages`; tensor, pipeline (any depth up to the layer count), virtual
-    stages (1-8) and expert parallel always. `method`: full, lora or qlora (`trainable` as in
-    `train_memory`: adapter parameters, a count or a fraction, default 1%). `loss`:
-    "standard", "parallel" or "fused" (calc.physics.activations). `global_batch`: sequences per optimizer
-    step (None: not constrained); only layouts whose data · micro-batch divides it are listed, each
-    with its whole `accumulation`. `explain` False: no nearest miss nor devices_to_fit when nothing
-    fits (a search that only wants the layouts). Constraints and ranking: module doc.
+    `model`: a preset name (calc/data/models.csv), a config.json path or a ModelPreset. `search`: the
+    search's options (calc.physics.fit_search.Search: sequence length, global batch, the sizes searched
+    or fixed, method, memory), or its fields as keywords (`options`), not both. Tensor, pipeline (any
+    depth up to the layer count), virtual stages (1-8) and expert parallel are always searched. With a
+    global batch, only layouts whose data · micro-batch divides it are listed, each with its whole
+    `accumulation`. Constraints and ranking: module doc.
     """
     preset = resolve_model(model)
-    shape = preset.shape
-    n = _count("devices", devices)
-    if trainable is not None:  # lora and qlora only; checked whatever the method, against the model's parameters
-        check_trainable(trainable, float(preset.params().total))
-    seq = _count("seq_len", seq_len, limit=2 ** 30)
-    batch = None if global_batch is None else _count("global_batch", global_batch, limit=2 ** 40)
-    o = {"seq_len": seq, "sequence_parallel": sequence_parallel, "flash_attention": flash_attention,
-         "optimizer": choice("optimizer", optimizer, OPTIMIZERS), "grad_bytes": positive("grad_bytes", grad_bytes),
-         "zero3_buffers": zero3_buffers, "method": choice("method", method, METHODS[:3]), "loss": loss,
-         "trainable": trainable}
-    stages = _options("zero_stages", zero_stages, ZERO_STAGES, ZERO_STAGES)
-    # with FlashAttention "selective" stores what "none" does (no scores): search it only if asked
-    searched = (("none", "op", "full") if flag("flash_attention", flash_attention) else RECOMPUTE_ORDER)
-    modes = _options("recompute", recompute, searched, RECOMPUTE_ORDER)
-    batches = _options("micro_batch", micro_batch, MICRO_BATCHES)
-    if context_parallel is not None:
-        fixed = _options("context_parallel", context_parallel, (1,))
-        if any(n % c for c in fixed):
-            raise TrainingBudgetError(
-                f"context_parallel must divide devices (got {show(context_parallel)}, {show(devices)})")
-    capacity, reserve = _capacity(device, table or catalog(), memory_gib, reserve_gib)
+    n = count("devices", devices)
+    if search is not None and options:
+        raise TrainingBudgetError(f"give fit_layouts a Search or its options, not both (got {', '.join(options)})")
+    if options.get("trainable") is not None:  # checked against the model's parameters, whatever the method
+        check_trainable(options["trainable"], float(preset.params().total))
+    s = Search(**options) if search is None else search
+    if search is not None and s.trainable is not None:
+        check_trainable(s.trainable, float(preset.params().total))
+    contexts = s.checked["contexts"]
+    if contexts is not None and any(n % c for c in contexts):
+        raise TrainingBudgetError(
+            f"context_parallel must divide devices (got {show(s.context_parallel)}, {show(devices)})")
+    table = table or catalog()
+    capacity, reserve = _capacity(device, table, s.memory_gib, s.reserve_gib)
     cap = capacity - reserve
-
-    def search(count: int) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        # searched context sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)
-        contexts = (fixed if context_parallel is not None else tuple(
-            int(x) for x in _divisors(count) if x <= 64 and seq >= MIN_CONTEXT_CHUNK * x) or (1,))
-        cands = _grid(shape, count, contexts, seq, batch)
-        if not cands[0].size:
-            none = np.zeros((len(stages), len(modes), len(batches), 0))
-            parts = {k: np.zeros((len(stages), 0)) for k in ("weights", "gradients", "optimizer", "master", "total")}
-            parts.update(activations=np.zeros((len(modes), len(batches), 0)), sum=none)
-            return cands, parts, none.astype(bool), none.astype(bool)
-        parts, real = _evaluate(preset, cands, stages, modes, batches, o)
-        if batch is not None:  # data · micro-batch divides the global batch: whole accumulation >= 1
-            allowed = batch % (cands[5][None, :] * np.asarray(batches)[:, None]) == 0   # (batches, K)
-            real = real & allowed[None, None]
-        return cands, parts, real, real & (parts["sum"] <= cap)
-
-    cands, parts, real, fit = search(n)
-    more = None  # when nothing fits: the fewest devices, n doubled, on which something does
-    count = 2 * n
-    while explain and not fit.any() and more is None and count <= MAX_FIT_DEVICES:
-        more = count if search(count)[3].any() else None
-        count *= 2
+    cands, parts, real, fit = _search(preset, n, s, cap)
+    more = _devices_to_fit(preset, n, s, cap) if s.explain and not fit.any() else None
+    stages, modes, batches = (s.checked[k] for k in ("stages", "modes", "batches"))
     cols, picked = _columns(cands, parts, np.flatnonzero(fit.reshape(-1)), stages, modes, batches)
-    cost = np.asarray([RECOMPUTE_ORDER.index(r) for r in modes])[cols["recompute_index"]]
-    batch_rank = np.asarray(sorted(range(len(batches)), key=lambda i: -batches[i])).argsort()[cols["mb_index"]]
-    rank = cols["tensor"] * cols["pipeline"] * cols["context"]   # the ranking rule, one integer key
-    keys = ((cost, len(RECOMPUTE_ORDER)), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9))
-    for key, size in keys:
-        rank = rank * size + key
-    order = np.argsort(picked["total"], kind="stable")         # then by the rule, stably
-    order = order[np.argsort(rank[order], kind="stable")]
-    nearest, would = (_nearest(cands, parts, real, fit, stages, modes, batches, reserve_gib, table or catalog())
-                      if explain else (None, ()))
+    order = _ranked(cols, picked, modes, batches)
+    nearest, would = (_nearest(cands, parts, real, fit, stages, modes, batches, s.reserve_gib, table)
+                      if s.explain else (None, ()))
     counts = {k: cols[k][order] for k in COUNTS}
-    acc = None if batch is None else batch // (counts["data"] * counts["micro_batch"])
+    acc = None if s.batch is None else s.batch // (counts["data"] * counts["micro_batch"])
     return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
                    **{k: picked[k][order] for k in BYTES[:-1]}, headroom=cap - picked["total"][order],
                    memory_bytes=cap, capacity_bytes=capacity, reserve_bytes=reserve,
-                   nearest=nearest, would_fit=would, devices_to_fit=more, accumulation=acc, global_batch=batch)
+                   nearest=nearest, would_fit=would, devices_to_fit=more, accumulation=acc, global_batch=s.batch)
+
+
+def _search(preset: ModelPreset, n: int, s: Search,
+            cap: float) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """(candidates, bytes, the real ones, those that fit `cap` bytes) of `n` devices; searched context
+    sizes keep chunks of >= MIN_CONTEXT_CHUNK tokens (up to 64 ranks)."""
+    stages, modes, batches, seq = (s.checked[k] for k in ("stages", "modes", "batches", "seq"))
+    contexts = s.checked["contexts"] or tuple(
+        int(x) for x in _divisors(n) if x <= 64 and seq >= MIN_CONTEXT_CHUNK * x) or (1,)
+    cands = _grid(preset.shape, n, contexts, seq, s.batch)
+    if not cands[0].size:
+        none = np.zeros((len(stages), len(modes), len(batches), 0))
+        parts = {k: np.zeros((len(stages), 0)) for k in ("weights", "gradients", "optimizer", "master", "total")}
+        parts.update(activations=np.zeros((len(modes), len(batches), 0)), sum=none)
+        return cands, parts, none.astype(bool), none.astype(bool)
+    o = {"seq_len": seq, "sequence_parallel": s.sequence_parallel, "flash_attention": s.flash_attention,
+         "optimizer": s.optimizer, "grad_bytes": s.grad_bytes, "zero3_buffers": s.zero3_buffers,
+         "method": s.method, "loss": s.loss, "trainable": s.trainable}
+    parts, real = _evaluate(preset, cands, stages, modes, batches, o)
+    if s.batch is not None:  # data · micro-batch divides the global batch: whole accumulation >= 1
+        allowed = s.batch % (cands[5][None, :] * np.asarray(batches)[:, None]) == 0   # (batches, K)
+        real = real & allowed[None, None]
+    return cands, parts, real, real & (parts["sum"] <= cap)
+
+
+def _devices_to_fit(preset: ModelPreset, n: int, s: Search, cap: float) -> int | None:
+    """When nothing fits `n` devices: the fewest devices, n doubled up to MAX_FIT_DEVICES, on which
+    something does (None if none)."""
+    at = 2 * n
+    while at <= MAX_FIT_DEVICES:
+        if _search(preset, at, s, cap)[3].any():
+            return at
+        at *= 2
+    return None
+
+
+def _ranked(cols: dict[str, np.ndarray], picked: dict[str, np.ndarray], modes: tuple,
+            batches: tuple) -> np.ndarray:
+    """The order of the layouts by the ranking rule (module doc): one integer key, then bytes, stably."""
+    cost = np.asarray([RECOMPUTE_ORDER.index(r) for r in modes])[cols["recompute_index"]]
+    batch_rank = np.asarray(sorted(range(len(batches)), key=lambda i: -batches[i])).argsort()[cols["mb_index"]]
+    rank = cols["tensor"] * cols["pipeline"] * cols["context"]
+    keys = ((cost, len(RECOMPUTE_ORDER)), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9))
+    for key, size in keys:
+        rank = rank * size + key
+    order = np.argsort(picked["total"], kind="stable")
+    return order[np.argsort(rank[order], kind="stable")]
 
 
 def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: np.ndarray, stages: tuple,

@@ -4,58 +4,61 @@ For every device of the catalog (or those named) and every price offering for it
 sold (calc.planning.offers: one option per provider, offering and plan, each priced by its own row
 of prices.csv; whole instances of the offering, TPU slices in the shapes sold, a single-device
 offering only for a one-device job; spot prices only when asked for; or the price given, or owned
-hardware): the fewest devices for the deadline (calc/planning/inverse.py) with a layout that fits
-and that the global batch allows (calc.physics.fit.fit_layouts at the usable memory, for a model
-with a shape: data parallel x micro-batch x accumulation = the global batch), and the Budget there:
-days and cost low / expected / high. Units: days, hours, USD, counts.
+hardware), at every count calc.planning.search considers (whole instances doubled, up to
+max_plan_devices(), 16,384): the layout the step model times fastest among those that fit and that
+the global batch allows, and the Budget there, its hours from the step model (calc.budget at
+utilization "step": the layout's own step time, so a count whose replicas take fewer sequences each
+pays the bigger pipeline bubble and exposed data-parallel traffic, and cost rises with scale where
+efficiency falls). Units: days, hours, USD, counts.
 
-The counts considered (counts_considered()): that fewest count n and its doublings n·2^k, the same
-layout with the data-parallel size doubled and the accumulation halved (a valid layout: tensor,
-pipeline, context and expert sizes unchanged, so every constraint of calc/physics/fit.py still holds, bytes
-per device do not grow with data parallelism, and the global batch is never exceeded: the doublings
-stop where the accumulation would no longer be whole), up to max(n, MAX_PLAN_DEVICES), the largest
-device count of the published runs the utilization prior was fitted on. The prior's utilization
-rises with the device count across published runs (expected ∝ devices^b, b > 0 today); one job
-scaled out does not gain it (every measured scale-out at a fixed model loses efficiency), so the
-doublings hold the fewest count's prior (a UtilizationPrior given, which does not move with the
-count): at one device and price more devices never cost less. The headline (headline()):
-"fastest within budget" is the fewest days among the feasible plans whose cost fits the budget,
-"cheapest by the deadline" the least paid among the feasible plans (Plan.paid: a 1- or 3-year
-price's whole commitment unless the capacity is already committed), then the fewest devices.
+Plans of one device and price: the counts from the fewest that meets the deadline up to the cap; a
+count whose device-hours exceed a larger count's is left out (the larger is then both faster and
+cheaper: more devices hold a faster layout), so at one device and price more devices never cost
+less. Where the step model cannot time a job (a model of parameters alone, a fine-tune, a row
+without memory bandwidth) or the published runs' prior is asked for, utilization is the prior's at
+the fewest count that meets the deadline, held for the larger counts (the prior's rise with devices
+is across published runs; one job scaled out does not gain it).
 
-The questions the other way round (devices for days, tokens for a budget) live in calc.planning.inverse;
-this module re-exports them, so `calc.devices_for` and the rest keep working.
+The headline (headline()): "fastest within budget" is the fewest days among the feasible plans whose
+cost fits the budget, "cheapest by the deadline" the least paid among the feasible plans (Plan.paid:
+a 1- or 3-year price's whole commitment unless the capacity is already committed), then the fewest
+devices. The questions the other way round (devices for days, tokens for a budget) live in
+calc.planning.inverse.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..base.checks import positive, whole
 from ..base.errors import TrainingBudgetError
-from ..compose.budget import Budget, Job, Owned, Span, budget, usable_bytes
-from ..compose.job import job as job_of
-from ..compose.layout_speed import by_speed, layout_steps
+from ..compose.budget import Budget, Job, Owned, Span, budget
+from ..compose.job import job as make_job
 from ..compose.ranges import prior_device, wants_prior
+from ..compose.step_terms import wants_step
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
 from ..money.totals import GIB
-from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, MAX_FIT_DEVICES, fit_layouts
-from ..prior.runs import load_runs
+from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Search
+from ..step import hardware as step_hardware
 from . import offers
-from .inverse import (
-    CASES,
-    EXACT,
-    _case,
-    devices_for,
-    node_size,
-    pick,
+from .inverse import CASES, EXACT, _case, node_size, pick
+from .search import (
+    LAYOUT_KEYS,
+    fewest_at_full_rate,
+    job_names,
+    layout_at,
+    max_plan_devices,
+    plan_counts,
+    states_layout,
+    too_many,
 )
+
+__all__ = ["Plan", "headline", "max_plan_devices", "rank_plans"]
 
 # --- ranked plans: every device x every price x the counts considered ------------------------------
 
@@ -70,21 +73,22 @@ class Plan:
     device: str
     price_label: str
     devices: float
-    layout: dict[str, int] | None
+    layout: dict[str, Any] | None
     budget: Budget | None
     feasible: bool
     within_budget: bool | None
     case: str
     note: str = ""
-    ranged: bool = True  # figures as low / expected / high (utilization from the prior)
+    ranged: bool = True  # figures as low / expected / high (the step model's band, or the prior's)
     at: int | None = None
     term_years: float = 0.0  # a 1- or 3-year price: a commitment of that term (calc.planning.offers)
     committed: bool = False  # the capacity is already committed: the job pays its share only
+    names: dict[str, Any] | None = field(default=None, repr=False)  # calc.job's names for this plan's own job
 
     @property
     def job(self) -> Job | None:
-        """This plan's own Job (one device count), or None."""
-        return None if self.budget is None else self.budget.job.with_(devices=float(self.devices))
+        """This plan's own Job (its one device count, layout and utilization), or None."""
+        return None if self.budget is None or self.names is None else make_job(**self.names)
 
     def value(self, name: str) -> Any:
         """The Budget's `name` at this plan's count (a Span stays a Span)."""
@@ -118,7 +122,7 @@ class Plan:
                                "price_as_of": None if b is None else b.price_as_of,
                                "price_age_days": None if b is None else b.price_age_days,
                                "devices": None if not math.isfinite(self.devices) else int(self.devices),
-                               **(self.layout or dict.fromkeys(LAYOUT_KEYS)),
+                               **{k: (self.layout or {}).get(k) for k in LAYOUT_KEYS},
                                "memory_per_device_gib": None if b is None else
                                float(_element(b.memory.total, self.at)) / GIB,
                                "fits": None if fits is None else bool(fits)}
@@ -134,15 +138,13 @@ class Plan:
         return {**row, "feasible": self.feasible, "within_budget": self.within_budget, "note": self.note}
 
 
-LAYOUT_KEYS = ("tp", "pp", "cp", "ep", "dp", "zero_stage", "micro_batch", "accumulation")
-SEARCH_STEPS = 48  # device counts tried past the lower bound for a layout that fits
-
-
-@functools.cache
-def max_plan_devices() -> float:
-    """MAX_PLAN_DEVICES: the most devices of any main published run (calc/data/runs.csv; 16,384 H100s
-    for Llama 3.1 405B, Llama Team 2024, arXiv:2407.21783 §3.3), the edge of the prior's data."""
-    return max(r.devices for r in load_runs() if r.use == "main" and r.devices)
+def _candidates(names: Any, table: DeviceTable) -> list[str]:
+    """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
+    (calc.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
+    rows are planned when named)."""
+    if names:  # each device once, however often (or in whatever spelling) it is named
+        return list(dict.fromkeys(table.get(n).name for n in names))
+    return list(dict.fromkeys(prior_device(d.name, table) for d in table if d.memory_gib))
 
 
 def _element(value: Any, at: int | None) -> Any:
@@ -158,210 +160,194 @@ def _num(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _fastest(found: Any, preset: ModelPreset, device: Any, seq: int, table: DeviceTable) -> int:
-    """The layout of `found` the step model times fastest (calc/compose/layout_speed.py); fit's first
-    (memory order) where the step model cannot time the device (a row without memory bandwidth)."""
-    ok = _priced(found)
-    try:
-        order = np.asarray(by_speed(layout_steps(found, preset, device, seq, table)))
-    except TrainingBudgetError:
-        return int(ok[0])
-    return int(order[np.isin(order, ok)][0])
+@dataclass(frozen=True)
+class _Ask:
+    """The question, checked: calc.job's names every plan shares (`base`), the model's preset (None:
+    parameters alone), the deadline (days) and its case, the utilization asked ("step", "prior" or a
+    share), the layout search (sequence length, global batch, method), the budget (USD), the cap."""
 
-
-def _priced(found: Any) -> np.ndarray:
-    """The rows of `found` calc.budget can price: expert parallel dividing the data-parallel size
-    (calc.physics.layout.checked_layout). fit_layouts also lists expert parallel over data x context
-    ranks (Megatron-Core's MoE folding), which the planner's Job cannot carry."""
-    return np.flatnonzero(np.asarray(found.data) % np.asarray(found.expert) == 0)
-
-
-def _fit_count(job: Job, preset: ModelPreset, n0: float, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
-               cache: dict[tuple[Any, ...], Any], batch: int, seq: int) -> tuple[float, Any]:
-    """The first count sold from n0 (offers.sold_counts under `rule`) with a layout that fits and that
-    the global batch allows, and that layout (first row of calc.fit_layouts at the usable memory, in
-    its memory ranking); (inf, None) within SEARCH_STEPS counts (or past MAX_FIT_DEVICES)."""
-    usable = usable_bytes(job.cluster.device, table)
-    for k, n in enumerate(offers.sold_counts(n0, *rule)):
-        if k >= SEARCH_STEPS or n > MAX_FIT_DEVICES:
-            break
-        key = (preset.name, usable, n, batch, seq)
-        if key not in cache:
-            cache[key] = fit_layouts(preset, job.cluster.device, int(n), memory_gib=usable / GIB, table=table,
-                                     seq_len=seq, global_batch=batch, explain=False)
-        if len(_priced(cache[key])):
-            return n, cache[key]
-    return math.inf, None
-
-
-def _too_many(days: float, n0: float) -> str:
-    """The note where the deadline needs more devices than the layout search considers."""
-    count = f"{n0 / 1e6:,.1f}M" if n0 >= 1e6 else f"{n0:,.0f}"
-    return (f"{days:g} day{'' if days == 1 else 's'} needs about {count} devices, more than the "
-            f"{MAX_FIT_DEVICES:,} the planner considers")
-
-
-def _device_plan(job: Job, days: float, case: str, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
-                 cache: dict[tuple[Any, ...], Any], batch: int = DEFAULT_GLOBAL_BATCH,
-                 seq: int = DEFAULT_SEQ_LEN) -> tuple[float, Job | None, dict[str, int] | None, str]:
-    """(fewest devices sold under `rule`, the job at that count and layout with its utilization held,
-    the layout, a note) for one device."""
-    key = ("device plan", job.cluster.device, days, case, rule, batch, seq)
-    if key not in cache:
-        cache[key] = _held(*_device_plan_at(job, days, case, rule, table, cache, batch, seq))
-    return cache[key]
-
-
-def _held(n: float, at: Job | None, layout: dict[str, int] | None, note: str) -> tuple[Any, ...]:
-    """The plan with its own prior's utilization held (a UtilizationPrior given does not move with the
-    device count): the doublings of its count then cost no less (the prior's rise with devices is
-    across published runs, not what scaling one job out gives)."""
-    if at is not None and isinstance(at.utilization, str) and wants_prior(at.utilization):
-        at = at.with_(utilization=budget(at).prior)
-    return n, at, layout, note
-
-
-def _device_plan_at(job: Job, days: float, case: str, rule: tuple[int, tuple[int, ...]], table: DeviceTable,
-                    cache: dict[tuple[Any, ...], Any], batch: int,
-                    seq: int) -> tuple[float, Job | None, dict[str, int] | None, str]:
-    states = job.with_(zero_stage=3)  # model states only, all sharded: a lower bound for any layout
-    n0 = devices_for(states, days, case=case, node=rule[0])
-    if math.isfinite(n0) and rule[1]:  # a TPU: the first slice shape sold at or above it
-        n0 = next(offers.sold_counts(n0, *rule))
-    if not math.isfinite(n0):
-        return math.inf, None, None, "does not fit in memory"
-    if n0 > MAX_FIT_DEVICES:  # with a shape or without: the same bound (a params-only job had none)
-        return math.inf, None, None, _too_many(days, n0)
-    preset = job.model.preset
-    if preset is None or not preset.has_shape:
-        layout = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": int(n0), "zero_stage": 3, "micro_batch": None,
-                  "accumulation": None}
-        over = "" if n0 <= batch else f"; {n0:,.0f} devices exceed the global batch's {batch:,} sequences"
-        return n0, states.with_(devices=n0), layout, ("model states only (no shape: no activations; doublings up "
-                                                      f"to one sequence per device a step{over})")
-    n, found = _fit_count(job, preset, n0, rule, table, cache, batch, seq)
-    if found is None:
-        return math.inf, None, None, (f"no layout fits and divides the global batch of {batch:,} sequences on "
-                                      f"{SEARCH_STEPS} counts sold from {n0:,.0f} devices")
-    i = _fastest(found, preset, job.cluster.device, seq, table)
-    layout = {"tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "cp": int(found.context[i]),
-              "ep": int(found.expert[i]), "dp": int(found.data[i]), "zero_stage": int(found.zero[i]),
-              "micro_batch": int(found.micro_batch[i]), "accumulation": int(found.accumulation[i])}
-    at = job.with_(devices=n, tp=float(found.tensor[i]), pp=float(found.pipeline[i]),
-                   cp=float(found.context[i]), ep=float(found.expert[i]),
-                   zero_stage=float(found.zero[i]),
-                   activations=float(found.activations[i]))
-    return n, at, layout, ""
-
-
-def counts_considered(n: float, accumulation: int | None = None) -> np.ndarray:
-    """The device counts planned from the deadline's fewest n: n·2^k up to max(n, MAX_PLAN_DEVICES),
-    data parallelism doubled; with the layout's `accumulation`, only while it halves to a whole number
-    (the global batch never exceeded)."""
-    top = max(n, max_plan_devices())
-    k = math.floor(math.log2(top / n) + 1e-9)
-    if accumulation:
-        k = min(k, (accumulation & -accumulation).bit_length() - 1)  # the power of two in the accumulation
-    return n * 2.0 ** np.arange(k + 1)
-
-
-def _candidates(names: Any, table: DeviceTable) -> list[str]:
-    """The devices to plan: those named, else one row per hardware with memory: its 16-bit peak
-    (calc.prior_device), the rate published utilizations are shares of (FP8, TF32 and FP32
-    rows are planned when named)."""
-    if names:  # each device once, however often (or in whatever spelling) it is named
-        return list(dict.fromkeys(table.get(n).name for n in names))
-    return list(dict.fromkeys(prior_device(d.name, table) for d in table if d.memory_gib))
+    base: dict[str, Any]
+    preset: ModelPreset | None
+    days: float
+    case: str
+    utilization: Any
+    search: Search
+    budget_usd: float | None
+    committed: bool
+    cap: float
 
 
 def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset | None = None,
-               devices: Any = None, price: Any = None, own: Owned | None = None, utilization: Any = "prior",
+               devices: Any = None, price: Any = None, own: Owned | None = None, utilization: Any = "step",
                case: str = "expected", node: Any = None, budget_usd: Any = None, goodput: Any = None,
                table: DeviceTable | None = None, global_batch: Any = DEFAULT_GLOBAL_BATCH,
-               seq_len: Any = DEFAULT_SEQ_LEN, spot: bool = False, committed: bool = False) -> list[Plan]:
+               seq_len: Any = DEFAULT_SEQ_LEN, spot: bool = False, committed: bool = False,
+               method: str = "full", trainable: Any = None) -> list[Plan]:
     """Every device (the 16-bit row of each catalog hardware with memory, or `devices` named) x every price option
-    as sold (price_options, calc.planning.offers: whole instances, TPU slices; spot prices only with `spot`) x the
-    counts considered (module doc: the fewest devices that meet `days` at `case` on a layout that fits and that
-    `global_batch` sequences of `seq_len` tokens allow, and its doublings at that count's utilization), one
-    calc.budget call over the counts per device and price: feasible plans first, then by what the team pays at
-    `case` (Plan.paid: a 1- or 3-year price's whole commitment unless `committed`; no price last), then the
-    fewest devices. `node` (None: each offering's instance) makes counts multiples of it too. `goodput` as
-    Job.goodput (None: the prior's)."""
+    as sold (calc.planning.offers; spot prices only with `spot`) x the counts considered (module doc), each on its
+    fastest layout for `global_batch` sequences of `seq_len` tokens, at `utilization` ("step": the step model;
+    "prior"; or a share): feasible plans first, then by what the team pays at `case` (Plan.paid: a 1- or 3-year
+    price's whole commitment unless `committed`; no price last), then the fewest devices. `node` (None: each
+    offering's instance) makes counts multiples of it too; `goodput` as Job.goodput; `method` and `trainable`
+    as calc.train_memory's (a fine-tune: the prior's utilization, which the step model does not time)."""
     table = catalog() if table is None else table
-    days = float(positive("days", days))
     node = None if node is None else int(node_size(node))
     batch, seq = int(whole("global_batch", global_batch)), int(whole("seq_len", seq_len))
-    case = _case(case) or "expected"
-    budget_usd = None if budget_usd is None else float(positive("budget_usd", budget_usd))
-    base = job_of(params=None if model is not None else params, model=model, tokens=tokens,
-               utilization=utilization, goodput=goodput, table=table)
+    search = Search(seq_len=seq, global_batch=batch, method=method, trainable=trainable)
+    base = {"tokens": tokens, "goodput": goodput, "table": table, "method": method, "trainable": trainable,
+            "seq_len": float(seq), "global_batch_tokens": float(batch * seq),
+            **({"model": model} if model is not None else {"params": params})}
+    ask = _Ask(base, model, float(positive("days", days)), _case(case) or "expected", utilization, search,
+               None if budget_usd is None else float(positive("budget_usd", budget_usd)), committed,
+               max_plan_devices())
+    make_job(**base)  # the shared names checked once, before any device
     cache: dict[tuple[Any, ...], Any] = {}
     plans: list[Plan] = []
-    ranged = wants_prior(utilization)
     names = _candidates(devices, table)
     unpriced = offers.unpriced(price, names, table)
     for name in names:
-        job = base.with_(device=name)
-        options = [offers.offer(spec, label, name, table)
-                   for spec, label in offers.price_options(name, price, own, table)]
+        sold = offers.price_options(name, price, own, table)
+        options = [offers.offer(spec, label, name, table) for spec, label in sold]
         options = [o for o in options if spot or o.plan != "spot"] or [offers.Offer(None, "no price")]
         for o in options:
-            n, at, layout, note = _device_plan(job, days, case, o.rule(node), table, cache, batch, seq)
-            if o.single and at is not None and n > 1:  # sold one device per instance: no multi-node job
-                plans += _plans(name, o, np.array([n]), layout, None, days, case, budget_usd,
-                                f"{o.label} is sold one device per instance (prices.csv devices_per_instance 1): "
-                                f"not for a job of {n:,.0f} devices", ranged, committed=committed)
-                continue
-            counts = counts_considered(n, _accumulation(layout, n, batch)) if at is not None else np.array([n])
-            counts = counts[[offers.is_sold(c, *o.rule(node)) for c in counts]] if len(counts) > 1 else counts
-            b = None if at is None else budget(at.with_(devices=counts if len(counts) > 1 else float(n), price=o.spec))
-            plans += _plans(name, o, counts, layout, b, days, case, budget_usd, note, ranged,
-                            unpriced.get(name, "no price"), committed)
+            plans += _offer_plans(ask, name, o, o.rule(node), cache, unpriced.get(name, "no price"))
         if own is not None and table.get(name).watts is None:  # not costed: say why, in calc.budget's words
-            plans += _plans(name, offers.Offer(own, own.label()), np.array([math.inf]), None, None, days, case,
-                            budget_usd, _unowned(base.with_(device=name, price=own)), ranged)
+            o = offers.Offer(own, own.label())
+            plans.append(_plan(ask, name, o, math.inf, None, None, None, _unowned(base, name, own), ""))
     return sorted(plans, key=_rank)
 
 
-def _accumulation(layout: dict[str, Any] | None, n: float, batch: int) -> int | None:
-    """The accumulation the doublings may halve: the layout's; for a model without a shape (data parallel
-    n, no micro-batch known) the sequences per device at micro-batch 1, batch / n (at least 1: each
-    device takes a sequence a step), rounded down to a power of two."""
-    if layout is None or layout.get("accumulation"):
-        return None if layout is None else layout["accumulation"]
-    return 1 << max(0, int(batch // n).bit_length() - 1) if n <= batch else 1
-
-
-def _unowned(job: Job) -> str:
-    """Why owned hardware cannot price `job`'s device (no watts: no energy share): calc.budget's refusal."""
+def _mode(ask: _Ask, name: str) -> tuple[Any, str]:
+    """(the utilization the plans of `name` take, why the step model was not used where asked): "step"
+    where the step model times the job, else the prior (held at the fewest count), or the share given."""
+    if ask.preset is None or not ask.preset.has_shape:
+        states = "model states only (no shape: no activations; data parallel up to one sequence per device a step)"
+        return ("prior", f"{states}; the prior's utilization (the step model needs a shape)") if wants_step(
+            ask.utilization) else (ask.utilization, states)
+    if not wants_step(ask.utilization):
+        return ask.utilization, ""
+    if ask.search.method != "full":
+        return "prior", f"the prior's utilization (the step model does not time a {ask.search.method} fine-tune)"
     try:
-        budget(job)
+        step_hardware(name, ask.base["table"])
+    except TrainingBudgetError as e:
+        return "prior", f"the prior's utilization (the step model cannot time it: {e})"
+    return "step", ""
+
+
+def _counts(ask: _Ask, name: str, rule: tuple[int, tuple[int, ...]],
+            cache: dict[tuple[Any, ...], Any]) -> tuple[list[float], list[dict[str, Any]], str]:
+    """(the counts sold under `rule` that hold a layout, those layouts, a note when there are none)."""
+    key = ("counts", name, rule)
+    if key in cache:
+        return cache[key]
+    try:
+        one = budget(make_job(**{**ask.base, "goodput": 1.0}, device=name, devices=1.0, utilization=1.0))
+    except TrainingBudgetError as e:
+        cache[key] = [], [], str(e)
+        return cache[key]
+    low = fewest_at_full_rate(float(one.hours), ask.days)
+    if low > ask.cap:
+        cache[key] = [], [], too_many(ask.days, low, ask.cap)
+        return cache[key]
+    sold = plan_counts(rule[0], rule[1], low, ask.cap)
+    pairs = [(n, lay) for n in sold if (lay := _layout(ask, name, n, cache)) is not None]
+    note = "" if pairs else (f"no layout fits and divides the global batch of {ask.search.batch:,} sequences on the "
+                             f"counts sold from {low:,.0f} to {ask.cap:,.0f} devices")
+    cache[key] = [n for n, _ in pairs], [lay for _, lay in pairs], note
+    return cache[key]
+
+
+def _layout(ask: _Ask, name: str, n: float, cache: dict[tuple[Any, ...], Any]) -> dict[str, Any] | None:
+    if ask.preset is None or not ask.preset.has_shape:
+        return states_layout(n, ask.search.batch or DEFAULT_GLOBAL_BATCH)
+    return layout_at(ask.preset, name, n, ask.search, ask.base["table"], cache)
+
+
+def _offer_plans(ask: _Ask, name: str, o: offers.Offer, rule: tuple[int, tuple[int, ...]],
+                 cache: dict[tuple[Any, ...], Any], no_price: str) -> list[Plan]:
+    """The plans of one device and price option: the counts from the fewest that meets the deadline,
+    each not costing more than a larger one (module doc); one plan saying why where there are none."""
+    counts, layouts, note = _counts(ask, name, rule, cache)
+    if not counts:
+        return [_plan(ask, name, o, math.inf, None, None, None, note, no_price)]
+    util, why = _mode(ask, name)
+    names = {**ask.base, "device": name, "price": o.spec}
+    b, kept, util = _costed(ask, names, counts, layouts, util)
+    if not kept:  # not met at the most devices considered: that count, not feasible, says so
+        last = len(counts) - 1
+        days = float(pick(_element(b.days, last if len(counts) > 1 else None), ask.case))
+        miss = (f"{days:,.1f} days at {counts[last]:,.0f} devices, the most the planner considers "
+                f"({ask.cap:,.0f})")
+        return [_plan(ask, name, o, counts[last], b, last if len(counts) > 1 else None, layouts[last],
+                      "; ".join(filter(None, (miss, why))), no_price, names, util)]
+    if o.single and counts[kept[0]] > 1:  # sold one device per instance: no multi-node job
+        return [_plan(ask, name, o, counts[kept[0]], None, None, layouts[kept[0]],
+                      f"{o.label} is sold one device per instance (prices.csv devices_per_instance 1): "
+                      f"not for a job of {counts[kept[0]]:,.0f} devices", no_price)]
+    fewer = [i for i in range(kept[0]) if _meets(b, ask, len(counts))[i]]  # met, but a larger count costs less
+    left = (f"{counts[fewer[0]]:,.0f} devices also meet the deadline but cost more (the layouts that fit fewer "
+            "devices' memory are slower): left out") if fewer else ""
+    return [_plan(ask, name, o, counts[i], b, i if len(counts) > 1 else None, layouts[i],
+                  "; ".join(filter(None, (why, left if i == kept[0] else ""))), no_price, names, util) for i in kept]
+
+
+def _costed(ask: _Ask, names: dict[str, Any], counts: list[float], layouts: list[dict[str, Any]],
+            util: Any) -> tuple[Budget, list[int], Any]:
+    """(the Budget over `counts`, the counts kept, the utilization taken): from the fewest that meets
+    the deadline, those whose device-hours no larger count beats; the prior held at the fewest."""
+    laid = job_names(layouts, counts, util == "step")
+    b = budget(make_job(**names, **laid, utilization=util))
+    met = _meets(b, ask, len(counts))
+    if not met.any():
+        return b, [], util
+    first = int(np.argmax(met))
+    if wants_prior(util):  # the prior at the fewest count, held for the larger ones
+        one = job_names([layouts[first]], [counts[first]], False)
+        util = budget(make_job(**names, **one, utilization=util)).prior
+        b = budget(make_job(**names, **laid, utilization=util))
+        met = _meets(b, ask, len(counts)) & (np.arange(len(counts)) >= first)
+    hours = np.atleast_1d(np.asarray(pick(b.device_hours, ask.case), dtype=np.float64))
+    beaten = np.minimum.accumulate(hours[::-1])[::-1]  # the least device-hours at this count or above
+    later = np.append(beaten[1:], np.inf)
+    kept = [i for i in range(first, len(counts)) if met[i] and hours[i] <= later[i] * (1 + EXACT)]
+    return b, kept, util
+
+
+def _meets(b: Budget, ask: _Ask, k: int) -> np.ndarray:
+    """Where the Budget's counts fit and train within the deadline at the case asked."""
+    hours = np.broadcast_to(np.asarray(pick(b.hours, ask.case), dtype=np.float64), (k,))
+    fits = np.broadcast_to(np.asarray(True if b.fits is None else b.fits), (k,))
+    return fits & (hours <= 24.0 * ask.days * (1 + EXACT))
+
+
+def _plan(ask: _Ask, name: str, o: offers.Offer, n: float, b: Budget | None, at: int | None,
+          layout: dict[str, Any] | None, note: str, no_price: str, names: dict[str, Any] | None = None,
+          util: Any = None) -> Plan:
+    """One Plan of `n` devices at element `at` of `b`; feasible where it fits, meets the deadline and has
+    a price; a plan without a price says so first (`no_price`: why), before its note."""
+    ranged = wants_prior(ask.utilization) or wants_step(ask.utilization)
+    plan = Plan(name, o.label, float(n), layout, b, False, None, ask.case, note, ranged, at, o.term_years,
+                ask.committed)
+    if b is None:
+        return plan
+    own = {**(names or {}), **job_names([layout], [n], util == "step"), "utilization": util} if layout else None
+    fits, cost = plan.value("fits"), plan.figure("cost_usd")
+    ok = bool(fits is not False) and float(pick(plan.value("hours"), ask.case)) <= 24 * ask.days * (1 + EXACT)
+    paid = plan.paid()
+    within = None if ask.budget_usd is None else paid is not None and paid <= ask.budget_usd
+    why = note if cost is not None else "; ".join(filter(None, (no_price, note)))
+    return Plan(name, o.label, float(n), layout, b, ok and cost is not None, within, ask.case, why, ranged, at,
+                o.term_years, ask.committed, own)
+
+
+def _unowned(base: dict[str, Any], name: str, own: Owned) -> str:
+    """Why owned hardware cannot price `name` (no watts: no energy share): calc.budget's refusal."""
+    try:
+        budget(make_job(**base, device=name, price=own))
     except TrainingBudgetError as e:
         return str(e)
     return "owned hardware: not priced"  # not reached: a device without watts is refused
-
-
-def _plans(name: str, o: offers.Offer, counts: np.ndarray, layout: dict[str, int] | None, b: Budget | None,
-           days: float, case: str, budget_usd: float | None, note: str, ranged: bool,
-           no_price: str = "no price", committed: bool = False) -> list[Plan]:
-    """One Plan per count of one device and price option `o`, from the Budget over the counts; a plan
-    without a price says so first (`no_price`: why), before the device's note. The k-th count doubles
-    the layout's data parallelism and halves its accumulation."""
-    out = []
-    for k, n in enumerate(counts):
-        at = k if len(counts) > 1 else None
-        lay = None if layout is None else {**layout, "dp": layout["dp"] * 2 ** k}
-        if lay is not None and lay.get("accumulation"):
-            lay["accumulation"] = lay["accumulation"] // 2 ** k
-        plan = Plan(name, o.label, float(n), lay, b, False, None, case, note, ranged, at, o.term_years, committed)
-        fits, hours, cost = plan.value("fits"), plan.value("hours"), plan.figure("cost_usd")
-        ok = b is not None and bool(fits is not False) and float(pick(hours, case)) <= 24 * days * (1 + EXACT)
-        paid = plan.paid()
-        within = None if budget_usd is None else paid is not None and paid <= budget_usd
-        why = note if cost is not None or b is None else "; ".join(filter(None, (no_price, note)))
-        out.append(Plan(name, o.label, float(n), lay, b, ok and cost is not None, within, case, why, ranged, at,
-                        o.term_years, committed))
-    return out
 
 
 def _rank(p: Plan) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
-from trainbudget.calc.compose.budget import budget
+from trainbudget.calc.compose.budget import Job, budget
 from trainbudget.calc.money import prices as calc_prices
 from trainbudget.calc.planning import inverse, rank as plan
 
@@ -26,7 +26,7 @@ JOBS = [(float(10 ** RNG.uniform(8.5, 11.7)), float(10 ** RNG.uniform(10, 13.3))
 
 
 def _hours(params, tokens, device, n, utilization, case=None):
-    b = budget(calc.job(params=params, tokens=tokens, device=device, devices=n, utilization=utilization, zero_stage=3))
+    b = budget(Job(params=params, tokens=tokens, device=device, devices=n, utilization=utilization, zero_stage=3))
     h = b.hours if case is None else getattr(b.hours, case)
     return h, b.fits
 
@@ -65,8 +65,8 @@ def test_deadline_in_whole_nodes():
 def test_memory_sets_the_count_when_time_does_not():
     n = inverse.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4, zero_stage=3)  # memory decides
     assert inverse.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4) == 1  # time alone: one device
-    assert budget(calc.job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
-    assert not budget(calc.job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
+    assert budget(Job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
+    assert not budget(Job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
 
 
 def test_deadline_broadcasts_like_scalars():
@@ -84,8 +84,8 @@ def test_budget_answer_is_the_largest_token_count_within_it(params, tokens, devi
     usd = days * 1e5
     t = inverse.tokens_for_budget(params, device, usd, usd_per_device_hour=2.5, utilization=u, devices=64)
     assert float(t).is_integer()
-    cost = budget(calc.job(params=params, tokens=t, device=device, devices=64, utilization=u, price=2.5)).cost_usd
-    more = budget(calc.job(params=params, tokens=t + 1, device=device, devices=64, utilization=u, price=2.5)).cost_usd
+    cost = budget(Job(params=params, tokens=t, device=device, devices=64, utilization=u, price=2.5)).cost_usd
+    more = budget(Job(params=params, tokens=t + 1, device=device, devices=64, utilization=u, price=2.5)).cost_usd
     assert cost <= usd < more
 
 
@@ -93,9 +93,9 @@ def test_budget_answer_as_a_range_and_by_the_deadline():
     three = inverse.tokens_for_budget(70.6e9, H100, 2e6, usd_per_device_hour=2.5, utilization="prior")
     assert three.shape == (3,) and three[0] < three[1] < three[2]
     for t, case in zip(three, ("high", "expected", "low"), strict=True):  # most tokens: the cheapest case
-        job = calc.job(params=70.6e9, tokens=t, device=H100, utilization="prior", price=2.5)
+        job = Job(params=70.6e9, tokens=t, device=H100, utilization="prior", price=2.5)
         assert getattr(budget(job).cost_usd, case) <= 2e6 < getattr(budget(job.with_(tokens=t + 1)).cost_usd, case)
-    job = calc.job(params=8e9, tokens=1.0, device=H100, devices=256, utilization=0.4)
+    job = Job(params=8e9, tokens=1.0, device=H100, devices=256, utilization=0.4)
     t = inverse.tokens_by(job, 30)
     assert budget(job.with_(tokens=t)).hours <= 720 < budget(job.with_(tokens=t + 1)).hours
 
@@ -121,26 +121,26 @@ def test_ranked_plans_are_budgets_of_their_jobs(ranked):
     assert len(feasible) >= 10 and ranked[: len(feasible)] == feasible  # feasible first
     paid = [p.paid() for p in feasible]  # what the team pays: the cost, or a commitment's total
     assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(paid))
-    for p in feasible:
+    for p in feasible[:12]:
         r, lay = p.row(), p.layout
-        held = p.budget.job  # the fewest count's prior, held
-        job = calc.job(model=calc.model_preset("Llama 3.1 405B"), tokens=15e12, device=p.device, devices=r["devices"],
-                       tp=lay["tp"], pp=lay["pp"], cp=lay["cp"], ep=lay["ep"], zero_stage=lay["zero_stage"],
-                       activations=held.training.activations, utilization=held.utilization, price=held.pricing.price)
-        b = budget(job)
+        job = calc.job(model="Llama 3.1 405B", tokens=15e12, device=p.device, devices=r["devices"], tp=lay["tp"],
+                       pp=lay["pp"], cp=lay["cp"], ep=lay["ep"], vpp=lay["vpp"], zero_stage=lay["zero_stage"],
+                       micro_batch=lay["micro_batch"], recompute="selective" if lay["recompute"] == "op" else
+                       lay["recompute"], activations=lay["activations"], utilization="step", price=p.budget.job.price,
+                       seq_len=calc.DEFAULT_SEQ_LEN,
+                       global_batch_tokens=calc.DEFAULT_GLOBAL_BATCH * calc.DEFAULT_SEQ_LEN)
+        b = budget(job)  # the plan's figures are the step model's on the plan's own layout
         assert b.fits and r["fits"]
-        assert r["days_expected"] == b.days.expected and r["cost_usd_low"] == b.cost_usd.low
-        assert r["cost_usd_high"] == b.cost_usd.high and r["memory_per_device_gib"] == b.memory.total / 2**30
-        assert r["days_expected"] <= 90 * (1 + 1e-12)
-        assert r["within_budget"] == (p.paid() <= 80e6)
+        assert r["days_expected"] == pytest.approx(b.days.expected, rel=1e-9)
+        assert r["cost_usd_expected"] == pytest.approx(b.cost_usd.expected, rel=1e-9)
         assert lay["dp"] * lay["micro_batch"] * lay["accumulation"] == calc.DEFAULT_GLOBAL_BATCH
+        assert lay["tp"] * lay["pp"] * lay["cp"] * lay["dp"] == r["devices"]
 
 
-def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
+def test_ranked_plan_counts_are_whole_instances_doubled_and_the_fewest_meets_the_deadline(ranked):
     from trainbudget.calc.planning import offers
-    model = calc.model_preset("Llama 3.1 405B")
     fewest = {}
-    for p in (p for p in ranked if p.feasible):  # each option's fewest count (the rest are its doublings)
+    for p in (p for p in ranked if p.feasible):
         fewest[p.device, p.price_label] = min(fewest.get((p.device, p.price_label), p), p, key=lambda q: q.devices)
     assert len({d for d, _ in fewest}) >= 3
     for (device, label), p in fewest.items():
@@ -148,15 +148,13 @@ def test_ranked_plan_counts_are_the_smallest_with_a_fitting_layout(ranked):
                  for s, lab in offers.price_options(device) if lab == label)
         step, slices = o.rule(None)
         n = int(p.devices)
-        assert offers.is_sold(n, step, slices)
-        usable = calc.usable_bytes(p.device) / 2**30
-        on_time = inverse.devices_for(calc.job(model=model, tokens=15e12, device=p.device, utilization="prior",
-                                       zero_stage=3), 90, node=step)
-        assert on_time <= n
-        # every count sold below n either misses the deadline or has no layout that fits and the batch allows
-        below = list(itertools.takewhile(float(n).__gt__, offers.sold_counts(on_time, step, slices)))
-        assert all(len(calc.fit_layouts(model, p.device, int(m), memory_gib=usable,
-                                        global_batch=calc.DEFAULT_GLOBAL_BATCH)) == 0 for m in below[:50])
+        assert offers.is_sold(n, step, slices) and n <= calc.max_plan_devices()
+        if not slices:  # instance x 2^k: every parallel size a power of two (times the instance's odd part)
+            assert n % step == 0 and (n // step) & (n // step - 1) == 0
+        half = n // 2  # the count below it in the doublings misses the deadline or holds no layout
+        if half >= step and half % step == 0 and not slices:
+            same = [q for q in ranked if (q.device, q.price_label) == (device, label) and q.devices == half]
+            assert not any(q.feasible for q in same)
 
 
 def test_a_given_price_and_owned_hardware_are_options():
@@ -164,7 +162,8 @@ def test_a_given_price_and_owned_hardware_are_options():
                             own=calc.Owned(33819, 5, 0.1))
     assert len({p.price_label for p in plans}) == 2 and plans[0].price_label.startswith("owned")  # 0.88 < 3.5
     n = min(p.devices for p in plans)  # no shape: doublings while each device takes a sequence a step
-    assert len(plans) == 2 * len(plan.counts_considered(n, 2 ** int(math.log2(calc.DEFAULT_GLOBAL_BATCH // n))))
+    counts = sorted({p.devices for p in plans})
+    assert counts == [n * 2 ** k for k in range(len(counts))] and 2 * counts[-1] > calc.DEFAULT_GLOBAL_BATCH
     assert max(p.devices for p in plans) <= calc.DEFAULT_GLOBAL_BATCH
     assert {p.budget.usd_per_device_hour for p in plans} == {
         3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
@@ -188,10 +187,10 @@ def test_cli_text_leads_with_one_sentence(capsys):
 
 
 def test_cli_json_and_csv_are_the_ranked_rows(capsys):
-    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--device", H100)
+    args = ("--params", "70.6B", "--tokens", "15T", "--days", "365", "--device", H200, "--device", H100)
     code, out, _ = _cli(capsys, *args, "--json")
     data = json.loads(out)
-    want = [p.row() for p in plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200, H100])]
+    want = [p.row() for p in plan.rank_plans(15e12, 365, params=70.6e9, devices=[H200, H100])]
     assert code == 0 and data["plans"] == json.loads(json.dumps(want))
     assert data["cheapest"] == data["plans"][0]
     code, out, _ = _cli(capsys, *args, "--csv")
@@ -336,14 +335,15 @@ def test_budget_answer_broadcasts_like_scalars():
 
 
 def test_cli_budget_line_and_the_slow_case(capsys):
-    args = ("--params", "70.6B", "--tokens", "15T", "--days", "90", "--device", H200, "--price", "2.5",
+    args = ("--params", "70.6B", "--tokens", "5T", "--days", "365", "--device", H200, "--price", "2.5",
             "--budget", "3e7")
     code, out, _ = _cli(capsys, *args, "--case", "high", "--json")
     data = json.loads(out)
-    plans = plan.rank_plans(15e12, 90, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
+    plans = plan.rank_plans(5e12, 365, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
     p = min(plans, key=lambda q: q.devices)  # the deadline's fewest count
-    assert code == 0 and min(r["devices"] for r in data["plans"]) == p.devices
-    assert budget(p.job).days.high <= 90 * (1 + 1e-12) < budget(p.job.with_(devices=p.devices - 1)).days.high
+    assert code == 0 and min(r["devices"] for r in data["plans"]) == p.devices and p.feasible
+    half = p.job.with_(devices=p.devices / 2, utilization="prior")  # the count below, at its own prior
+    assert budget(p.job).days.high <= 365 * (1 + 1e-12) < budget(half).days.high
     cheapest = plan.headline(plans, 3e7)["cheapest"]
     assert data["budget_tokens_on_cheapest"] == list(inverse.tokens_for(cheapest.job, 3e7))
 
@@ -357,7 +357,8 @@ def test_cli_owned_hardware_and_whole_nodes(capsys):
     assert rows[0]["usd_per_device_hour"] == calc.owned_usd_per_device_hour(33819, life_years=5, watts=700,
                                                                             usd_per_kwh=0.1, pue=1.58)
     n = inverse.devices_for_days(7e9, 1e12, H100, 9, utilization=0.4, zero_stage=3, node=8)
-    assert min(r["devices"] for r in rows) == n and rows[0]["utilization"] == 0.4
+    m = min(r["devices"] for r in rows)  # the first whole node doubled (8 x 2^k) at or above the exact fewest
+    assert n <= m < 2 * n and (m // 8) & (m // 8 - 1) == 0 and rows[0]["utilization"] == 0.4
     assert all(r["devices"] % 8 == 0 for r in rows)
     code, _, err = _cli(capsys, "--params", "7B", "--tokens", "1T", "--days", "9", "--own", "33819,5")
     assert code == 2 and "--usd-per-kwh" in err
@@ -370,7 +371,7 @@ def test_devices_for_a_job_keyed_prior_is_the_fewest_that_meet_the_deadline():
     from trainbudget.calc.prior import utilization as prior
     h200 = "H200 SXM, BF16 tensor core, dense"
     assert prior.coefficients().devices_exponent > 0
-    job = calc.job(params=70e9, tokens=15e12, device=h200, utilization="prior:job")
+    job = calc.Job(params=70e9, tokens=15e12, device=h200, utilization="prior:job")
     three = inverse.devices_for(job, 90.0, case=None, memory=False)
     for k, case in enumerate(inverse.CASES):
         def hours(m, case=case):
@@ -384,7 +385,7 @@ def test_tokens_for_a_job_keyed_prior_spend_at_most_the_budget():
     """Cost grows as tokens^(1 - c) under a job-keyed prior; the answer is within the budget and
     a thousandth more tokens is not."""
     h200 = "H200 SXM, BF16 tensor core, dense"
-    job = calc.job(params=70e9, tokens=15e12, device=h200, devices=1024, utilization="prior:job", price=3.0)
+    job = calc.Job(params=70e9, tokens=15e12, device=h200, devices=1024, utilization="prior:job", price=3.0)
     three = inverse.tokens_for(job, 1e7, case=None)
     assert three[0] < three[1] < three[2]
     for k, case in enumerate(inverse.CASES):
