@@ -27,7 +27,7 @@ def calibrate(measured: str, catalog_path: str | None, as_json: bool) -> None:
         click.echo(json.dumps({"devices": [
             {"device": d, "rows": cal.rows[d], "factor": cal.factors[d], "median_error_before": cal.error_before[d],
              "median_error_after": cal.error_after[d], "step_time_low": cal.band[d][0],
-             "step_time_high": cal.band[d][1], "at_peak": d in cal.capped} for d in cal.factors],
+             "step_time_high": cal.band[d][1], "at_bound": d in cal.capped} for d in cal.factors],
             "basis": cal.basis}, indent=2))
         return
     width = max(len("device"), *(len(d) for d in cal.factors))
@@ -36,7 +36,7 @@ def calibrate(measured: str, catalog_path: str | None, as_json: bool) -> None:
         lo, hi = cal.band[d]
         click.echo(f"{d:<{width}}  {cal.rows[d]:>4}  {cal.factors[d]:>6.3f}  {cal.error_before[d]:>19.1%} -> "
                    f"{cal.error_after[d]:>5.1%}  x{lo:.3g}-x{hi:.3g}"
-                   + ("  (at the peak: check these rows)" if d in cal.capped else ""))
+                   + ("  (at a bound of the factor: check these rows)" if d in cal.capped else ""))
     lo, hi = calc.STEP_RESIDUAL
     click.echo(f"factor: on the achievable matmul rate the published runs reach (1 = theirs); band: step time "
                f"measured / predicted, p10-p90 (x{lo:g}-x{hi:g} without a team's own steps)")

@@ -68,8 +68,8 @@ class TeamCalibration:
     published runs'); rows: measured steps per device; error_before / error_after: per device, the
     median |measured/predicted - 1| of tokens/s on the team's rows with the default constants and
     with the factor; band: per device, step time low / high multipliers (measured / predicted) for a
-    prediction with the factor; capped: devices whose factor reached the peak (the measured tokens/s
-    need more than it: a row to check); basis: words."""
+    prediction with the factor; capped: devices whose factor reached a bound (the measured tokens/s
+    need more than the peak, or under FACTOR_RANGE's floor of the rate: rows to check); basis: words."""
 
     factors: dict[str, float]
     rows: dict[str, int]
@@ -225,7 +225,7 @@ def calibrate_from_measured(steps: TeamSteps | str, table: DeviceTable | None = 
         meas = np.array([steps.measured[i] for i in idx])
         f = fit_factor(steps, idx, hw, base)
         fam = int(hw.family)
-        if f * base.matmul_fraction[fam] >= 0.995:
+        if f * base.matmul_fraction[fam] >= 0.995 or f <= FACTOR_RANGE[0] * 1.005:
             capped.add(device)
         fitted = with_fraction(base, FAMILIES[fam], base.matmul_fraction[fam] * f)
         factors[device], rows[device] = f, len(idx)
@@ -238,8 +238,9 @@ def calibrate_from_measured(steps: TeamSteps | str, table: DeviceTable | None = 
         band[device] = (lo, hi)
     words = "; ".join(f"{d}: x{factors[d]:.3f} on the achievable matmul rate from {rows[d]} measured step"
                       f"{'s' * (rows[d] != 1)} (median error {before[d]:.1%} -> {after[d]:.1%}), step time "
-                      f"x{band[d][0]:.3g}-x{band[d][1]:.3g}" + (" (at the cap: the measured tokens/s need more than "
-                      "the peak; check the rows)" if d in capped else "") for d in factors)
+                      f"x{band[d][0]:.3g}-x{band[d][1]:.3g}" + (" (at a bound of the factor: the measured tokens/s "
+                      f"need more than the peak or under {FACTOR_RANGE[0]:g} of the rate; check the rows)"
+                      if d in capped else "") for d in factors)
     basis = (f"team calibration: {words}; band: p10-p90 of the residuals left once each published team's own "
              f"factor is fitted on its other rows (x{TEAM_RESIDUAL[0]:g}-x{TEAM_RESIDUAL[1]:g}), widened to the "
              "team's own leave-one-out residuals")

@@ -123,3 +123,13 @@ def test_an_unknown_device_is_refused_by_name():
     text = _csv([{**_torchtitan()[0], "device": "Z9000"}])
     with pytest.raises(calc.TrainingBudgetError, match="device 'Z9000'"):
         calc.calibrate_from_measured(text)
+
+
+def test_a_rate_the_factor_cannot_reach_is_flagged():
+    """A step measured at a twentieth of the published rate (a CPU run labelled as a GPU, say) hits
+    the factor's floor: the calibration says so instead of passing it off as a fit."""
+    row = dict(_torchtitan()[0])
+    row["tokens_per_second_per_device"] = f"{float(row['tokens_per_second_per_device']) / 20:.1f}"
+    cal = calc.calibrate_from_measured(_csv([row]))
+    assert cal.factors[FP8_H100] == pytest.approx(team.FACTOR_RANGE[0], rel=0.01)
+    assert cal.capped == (FP8_H100,) and "at a bound of the factor" in cal.basis
