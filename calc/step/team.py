@@ -197,10 +197,15 @@ def fit_factor(steps: TeamSteps, idx: list[int], hw: Hardware, constants: Consta
     return math.exp((a + b) / 2.0)
 
 
-def _groups(steps: TeamSteps) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
+def _groups(steps: TeamSteps, table: DeviceTable | None) -> dict[str, tuple[Hardware, list[int]]]:
+    """Rows by the device table's own name for their device (two spellings of one row are one device)."""
+    out: dict[str, tuple[Hardware, list[int]]] = {}
     for i, d in enumerate(steps.devices):
-        out.setdefault(d, []).append(i)
+        try:
+            hw = hardware(d, table)
+        except TrainingBudgetError as e:
+            raise TrainingBudgetError(f"measured steps, device {d!r}: {e}", "device") from None
+        out.setdefault(hw.name, (hw, []))[1].append(i)
     return out
 
 
@@ -217,11 +222,7 @@ def calibrate_from_measured(steps: TeamSteps | str, table: DeviceTable | None = 
     steps = load_team_steps(steps) if isinstance(steps, str) else steps
     base = constants or CONSTANTS
     factors, rows, before, after, band, capped = {}, {}, {}, {}, {}, set()
-    for device, idx in _groups(steps).items():
-        try:
-            hw = hardware(device, table)
-        except TrainingBudgetError as e:
-            raise TrainingBudgetError(f"measured steps, device {device!r}: {e}", "device") from None
+    for device, (hw, idx) in _groups(steps, table).items():
         meas = np.array([steps.measured[i] for i in idx])
         f = fit_factor(steps, idx, hw, base)
         fam = int(hw.family)

@@ -133,3 +133,10 @@ def test_a_rate_the_factor_cannot_reach_is_flagged():
     cal = calc.calibrate_from_measured(_csv([row]))
     assert cal.factors[FP8_H100] == pytest.approx(team.FACTOR_RANGE[0], rel=0.01)
     assert cal.capped == (FP8_H100,) and "at a bound of the factor" in cal.basis
+
+
+def test_two_spellings_of_one_device_are_one_device():
+    rows = _torchtitan()[:2]
+    rows[1] = {**rows[1], "device": rows[1]["device"].upper()}
+    cal = calc.calibrate_from_measured(_csv(rows))
+    assert list(cal.factors) == [FP8_H100] and cal.rows[FP8_H100] == 2
