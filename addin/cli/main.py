@@ -20,6 +20,7 @@ from ... import calc
 from ...calc import show_value as show
 from .. import TEMPLATE_NAME
 from . import layout as model_layout, render as rep
+from .calibrate import calibrate
 from .estimate import NumberType, estimate
 from .fit import fit
 from .lite import lite
@@ -232,7 +233,7 @@ def export(workbook: Path, out: Path, pdf: Path | None, sheets: str | None) -> N
                + (f"; PDF {done.pdf}" if done.pdf else "") + f" in {done.seconds:.1f} s")
 
 
-for command in (estimate, fit, plan, lite):  # each in its own module of cli/
+for command in (estimate, fit, plan, lite, calibrate):  # each in its own module of cli/
     cli.add_command(command)
 
 

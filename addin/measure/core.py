@@ -59,7 +59,8 @@ class SizeResult:
 
 @dataclass
 class Measurement:
-    """The best sustained rate of a run, with its provenance."""
+    """A run's sizes and its sustained rate (`best`: the median of the repeats at the fastest steady
+    size; never the fastest single repeat, which biases the rate upward), with its provenance."""
 
     backend: str
     backend_version: str

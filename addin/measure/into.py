@@ -29,14 +29,15 @@ def run(backend: Backend, dtype: str, seconds: float, show_progress: bool) -> Me
 
 
 def text(m: Measurement) -> str:
-    """Per-size rates, then the best sustained rate and its provenance."""
+    """Per-size rates (each the median of its repeats), then the sustained rate and its provenance."""
     lines = [f"{'n':>6} {'TFLOP/s':>9} {'repeats':>8} {'spread':>7} {'error':>9}"]
     lines += [f"{s.n:>6} {s.tflops:>9.3f} {s.repeats:>8} {s.spread:>7.1%} {s.error:>9.1e}" for s in m.sizes]
     best = m.best
-    head = ("best sustained" if m.sustained else
-            f"best rate, NOT sustained (every size varied by more than {SUSTAINED_SPREAD:.0%} across repeats; "
+    head = ("sustained rate" if m.sustained else
+            f"rate NOT sustained (every size varied by more than {SUSTAINED_SPREAD:.0%} across repeats; "
             "measure again on an idle machine or with more --seconds)")
-    lines.append(f"{head}: {best.tflops:.3g} TFLOP/s ({m.backend} {m.dtype}, n={best.n}) on "
+    lines.append(f"{head}: {best.tflops:.3g} TFLOP/s ({m.backend} {m.dtype}, n={best.n}: the median of "
+                 f"{best.repeats} repeats, spread {best.spread:.1%}) on "
                  f"{m.hardware}" + (" (interrupted: partial sweep)" if m.interrupted else ""))
     return "\n".join(lines) + "\n"
 

@@ -5,8 +5,9 @@ expert parallel degrees, ZeRO stage, micro-batch, sequence length, global batch,
 device's `Hardware` (its dense rates and interconnect: scale-up bandwidth and domain, scale-out
 NIC), each term of the step as a named function with its source (`terms`), their composition
 into a frozen `Step` (`step_time`), the few constants fitted on the packaged measured layouts
-(`calibrate`), the packaged measured layouts (`data`) and whole runs' hours with goodput
-(`runs`). It imports base, model and hardware (the rooms below it), numpy and the standard library.
+(`calibrate`), a team's own measured steps as one factor per device (`team`), the packaged
+measured layouts (`data`) and whole runs' hours with goodput (`runs`). It imports base, model and
+hardware (the rooms below it), numpy and the standard library.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from .layout import RECOMPUTE, Layout
 from .runs import STEP_RESIDUAL, Goodput, RunHours, fit_goodput, run_hours
 from .shape import Shape
 from .step import Step, step_time
+from .team import TEAM_RESIDUAL, TeamCalibration, TeamSteps, calibrate_from_measured, load_team_steps
 
 __all__ = ["CONSTANTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "STEP_RESIDUAL", "Constants", "Goodput",
-           "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "fit_constants", "fit_goodput",
-           "hardware", "leave_one_out", "load_measured", "run_hours", "step_time"]
+           "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "TEAM_RESIDUAL", "TeamCalibration",
+           "TeamSteps", "calibrate_from_measured", "fit_constants", "fit_goodput", "hardware", "leave_one_out",
+           "load_measured", "load_team_steps", "run_hours", "step_time"]
