@@ -288,16 +288,17 @@ LAYOUT_DEVICES = Arg("devices", "count", "Devices in the whole job (data paralle
 EXPERT_PARAMS = Arg("expert_params", "parameters", "Routed-expert parameters among params")
 STAGE_PARAMS = Arg("stage_params", "parameters", "Parameters the first pipeline stage keeps whole")
 GRAD_BYTES = Arg("grad_bytes", "bytes per parameter", "Gradient bytes (4: fp32 gradients, 18 B/param)")
-_DP = "{devices}/({tensor_parallel}*{pipeline_parallel}*{context_parallel})"
+_ZERO = "{devices}/({tensor_parallel}*{pipeline_parallel})"  # the ranks ZeRO shards over: data x context
 _DENSE_DEV = ("(({params}-{expert_params}-{stage_params})/{pipeline_parallel}+{stage_params})"
               "/{tensor_parallel}")
 _EXPERT_DEV = "{expert_params}/({tensor_parallel}*{pipeline_parallel}*{expert_parallel})"
 
 
 def _layout_part(stage: int) -> str:
-    """Parameters per device that ZeRO from `stage` on shards over data (expert: data/expert)."""
-    return (f"({_DENSE_DEV}/IF({{zero_stage}}>={stage},{_DP},1)"
-            f"+{_EXPERT_DEV}/IF({{zero_stage}}>={stage},{_DP}/{{expert_parallel}},1))")
+    """Parameters per device that ZeRO from `stage` on shards over data x context ranks (expert: over
+    those / expert), as calc.physics.memory's Shards."""
+    return (f"({_DENSE_DEV}/IF({{zero_stage}}>={stage},{_ZERO},1)"
+            f"+{_EXPERT_DEV}/IF({{zero_stage}}>={stage},{_ZERO}/{{expert_parallel}},1))")
 
 
 _LAYOUT_BYTES = (f"{calc.WEIGHT_BYTES!r}*{_layout_part(3)}+{{grad_bytes}}*{_layout_part(2)}"

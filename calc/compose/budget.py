@@ -296,7 +296,7 @@ def _flops(total: Any, active: Any, tokens: Any, k: float) -> Any:
 # _plain's numbers): the same layout asked again (a workbook recalculating, a sweep over tokens or prices)
 # is one look-up. Only checked Python floats and names key it, so an input that would be refused never hits.
 _MEMORY: dict[tuple[Any, ...], tuple[MemoryBreakdown, Any]] = {}
-_LAYOUTS: dict[tuple[float, ...], tuple[float, float, float, float]] = {}  # checked_layout's (t, p, e, dp)
+_LAYOUTS: dict[tuple[float, ...], tuple[float, ...]] = {}  # checked_layout's (t, p, e, dp, c)
 
 
 def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
@@ -319,24 +319,24 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
         sizes = plain[1:6]  # (devices, tensor, pipeline, context, expert parallel): checked whole floats
         layout = _LAYOUTS.get(sizes)
         if layout is None:
-            _, t, p, _, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
+            _, t, p, c, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
                                                sizes_checked=True)
             if len(_LAYOUTS) > 1024:
                 _LAYOUTS.clear()
-            layout = _LAYOUTS[sizes] = (t, p, e, dp)  # (a layout checked_layout refuses is never kept)
-        t, p, e, dp = layout
+            layout = _LAYOUTS[sizes] = (t, p, e, dp, c)  # (a layout checked_layout refuses is never kept)
+        t, p, e, dp, c = layout
     else:
         kind = choice("method", job.training.method, METHODS)
         opt = choice("optimizer", job.training.optimizer, OPTIMIZERS)
         act = non_negative("activations", job.training.activations)
         check_parts(experts, stage, total)
-        _, t, p, _, e, dp = checked_layout(n, job.layout.tp, job.layout.pp, job.layout.cp,
+        _, t, p, c, e, dp = checked_layout(n, job.layout.tp, job.layout.pp, job.layout.cp,
                                            job.layout.ep, devices_checked=True)
         stage_k = whole_in("zero_stage", job.layout.zero_stage, ZERO_STAGES)
-        if job.model.preset is not None and job.model.preset.shape:  # uneven pipeline stages: the busiest stage's bytes
+        if job.model.preset is not None and job.model.preset.shape:  # uneven stages: the busiest stage's bytes
             total, experts = busiest_params(total, experts, stage, job.model.preset.shape["n_layers"], p)
     made = memory_parts(Counts(total, experts, stage), States(kind, opt, trainable, GRAD_BYTES, True, act),
-                        Shards(dp, t, p, e, stage_k)), dp
+                        Shards(dp * c, t, p, e, stage_k)), dp  # ZeRO shards over data x context ranks
     if key is not None:  # (not -0.0 activations: it equals 0.0 as a key, and its MemoryBreakdown keeps the sign)
         if len(_MEMORY) > 4096:
             _MEMORY.clear()

@@ -72,11 +72,10 @@ def checked_layout(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: An
         raise TrainingBudgetError(
             f"devices{at} must be divisible by tensor_parallel · pipeline_parallel · context_parallel "
             f"(got {got})")
-    if _quotient(dp, e)[1]:
-        at, got = _first(_mod(dp, e) != 0, expert_parallel=e, data_parallel=dp)
+    if _quotient(dp * c, e)[1]:  # calc/physics/parallel.py: e divides data x context parallel
+        at, got = _first(_mod(dp * c, e) != 0, expert_parallel=e, data_parallel=dp, context_parallel=c)
         raise TrainingBudgetError(
-            f"expert_parallel{at} must divide the data-parallel size devices / (tensor · pipeline · "
-            f"context) (got {got})")
+            f"expert_parallel{at} must divide data x context parallel (devices / (tensor · pipeline)) (got {got})")
     return n, t, p, c, e, dp
 
 

@@ -196,13 +196,13 @@ def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
     exp = non_negative("expert_params", expert_params)
     stage_p = non_negative("stage_params", stage_params)
     check_parts(exp, stage_p, n)
-    _, t, p, _, e, dp = checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel,
+    _, t, p, c, e, dp = checked_layout(devices, tensor_parallel, pipeline_parallel, context_parallel,
                                        expert_parallel)
     agree(_AGREE, (params, trainable, grad_bytes, zero_stage, devices, activations, tensor_parallel,
                    pipeline_parallel, expert_parallel, context_parallel, expert_params, stage_params, vocab,
                    micro_batches))
     return memory_parts(Counts(n, exp, stage_p), States(kind, opt, trainable, grad, master, act, zero3_buffers),
-                        Shards(dp, t, p, e, _zero_stage(zero_stage)))
+                        Shards(dp * c, t, p, e, _zero_stage(zero_stage)))
 
 
 class Counts(NamedTuple):
@@ -229,7 +229,10 @@ class States(NamedTuple):
 
 
 class Shards(NamedTuple):
-    """How the states are split: `dp` data parallel, `t`, `p`, `e` tensor, pipeline and expert
+    """How the states are split: `dp` the ranks ZeRO shards over, data x context parallel (they hold the
+    same weights: Megatron-Core's distributed optimizer shards over the data-parallel group with its
+    context-parallel ranks, parallel_state's get_data_parallel_group(with_context_parallel=True)), `t`, `p`,
+    `e` tensor, pipeline and expert
     parallel, `stage` the ZeRO stage (0-3)."""
 
     dp: Any
