@@ -17,7 +17,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import input_pieces, native, pieces
 from ..functions.registry import BY_NAME
-from . import deadline_block, input_checks, model_block, ranges_block, sheets, styles
+from . import deadline_block, input_checks, model_block, prior_tables, ranges_block, sheets, styles
 from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.GB
@@ -142,7 +142,7 @@ def _prior_appendix(ws: Worksheet) -> None:
     """The prior's constants and tables after the architecture, outside the printed detail."""
     top = model_block.first_free_row(ws)
     ws.row_breaks.append(Break(id=top - 1))
-    ranges_block.write_prior_tables(ws, top)
+    prior_tables.write(ws, top)
 
 
 def _inputs(ws: Worksheet, cached: CachedCells) -> None:
