@@ -71,14 +71,7 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
         if missing:
             raise calc.TrainingBudgetError(f"--sheets: no sheet named {', '.join(map(repr, missing))}; nothing written")
     done = Exported(out, pdf)
-    if not _has_devices_table(parts):
-        rows = [list(native.HEADERS.values())] + [[getattr(d, f) for f in native.HEADERS] for d in calc.catalog()]
-        sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
-        parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
-    names_ref = f"{native.TABLE}[{native.HEADERS['name']}]"
-    # an e-mail copy exported again: its DeviceNames already reads the same column as an A1 range
-    partedit.ensure_defined_name(parts, native.NAMES, names_ref,
-                                 tuple(filter(None, [portable.structured_a1(parts, names_ref)])))
+    parts = _with_devices(parts, done)
     copied = stream.copied_sheets(parts)  # written back byte for byte, never loaded
     parts, recalc = _rewrite(parts, done, functools.cache(lambda: _devices(src)), copied)
     done.portable = portable.make_portable(parts, copied)
@@ -109,6 +102,20 @@ def export(src: Path, out: Path, pdf: Path | None = None, sheets: list[str] | No
             _publish(copy, out, made, pdf)
     done.seconds = time.perf_counter() - start
     return done
+
+def _with_devices(parts: dict[str, bytes], done: Exported) -> dict[str, bytes]:
+    """`parts` with a Devices table (the catalog's, on a sheet of its own, when the workbook has
+    none: `done.added_devices`) and the DeviceNames name over its Name column."""
+    if not _has_devices_table(parts):
+        rows = [list(native.HEADERS.values())] + [[getattr(d, f) for f in native.HEADERS] for d in calc.catalog()]
+        sheet = _free_sheet_name(parts, "Devices")  # a user's own "Devices" sheet stays as it is
+        parts, done.added_devices = partedit.add_table_sheet(parts, sheet, native.TABLE, rows), True
+    names_ref = f"{native.TABLE}[{native.HEADERS['name']}]"
+    # an e-mail copy exported again: its DeviceNames already reads the same column as an A1 range
+    partedit.ensure_defined_name(parts, native.NAMES, names_ref,
+                                 tuple(filter(None, [portable.structured_a1(parts, names_ref)])))
+    return parts
+
 
 
 def _keep_backups(*paths: Path | None) -> None:

@@ -131,8 +131,8 @@ def _install():
 
 
 def sources() -> dict[str, str]:
-    """Every bundled file by its path under ROOT: calc's modules and CSVs, runtime.py, and empty
-    package markers for the folders between them."""
+    """Every bundled file by its path under ROOT: calc's modules and CSVs, runtime.py, the add-in
+    modules over calc alone (spec.BUNDLED), and empty package markers for the folders between them."""
     files: dict[str, str] = {f"{ROOT}/__init__.py": "", f"{ROOT}/addin/__init__.py": "",
                              f"{ROOT}/addin/lite/__init__.py": ""}
     here = resources.files(calc.__name__)
@@ -147,6 +147,12 @@ def sources() -> dict[str, str]:
         if entry.name.endswith(".csv"):
             files[f"{ROOT}/calc/data/{entry.name}"] = entry.read_text("utf-8")
     files[f"{ROOT}/addin/lite/runtime.py"] = resources.files(__package__).joinpath("runtime.py").read_text("utf-8")
+    root = calc.__name__.rsplit(".", 1)[0]
+    for module in lite_spec.BUNDLED:  # add-in modules over calc alone (the step model's functions)
+        folder, _, leaf = module.rpartition(".")
+        files.setdefault(f"{ROOT}/{folder.replace('.', '/')}/__init__.py", "")
+        source = resources.files(f"{root}.{folder}").joinpath(leaf + ".py").read_text("utf-8")
+        files[f"{ROOT}/{module.replace('.', '/')}.py"] = source
     return files
 
 

@@ -239,9 +239,15 @@ def devices_table(value: Any, spec: dict[str, Any]) -> calc.DeviceTable | None:
 
 
 def calc_function(target: str) -> Callable[..., Any]:
-    """The calc function named 'module:qualname' (module relative to trainbudget.calc)."""
+    """The calc function named 'module:qualname' (module relative to trainbudget.calc), or
+    '/module:qualname' for a module bundled beside calc (relative to the package root)."""
     module, _, name = target.partition(":")
-    obj: Any = calc
+    if module.startswith("/"):  # a module bundled beside calc, relative to the package root (spec.BUNDLED)
+        obj: Any = importlib.import_module(f"{calc.__name__.rsplit('.', 1)[0]}.{module[1:]}")
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+    obj = calc
     for part in module.split("."):  # through this runtime's own calc package, never a newer copy
         found = getattr(obj, part, None)
         obj = found if inspect.ismodule(found) else importlib.import_module(f"{obj.__name__}.{part}")

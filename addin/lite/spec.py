@@ -18,18 +18,26 @@ from ..functions import native
 from ..functions.registry import FUNCTIONS, LITE_TABLE, ExcelFunction
 from ..template import devices_table as workbook_devices
 
+# Modules of the add-in that main.py bundles beside calc (each imports only calc and numpy): the step
+# model's functions (functions.step_calls), relative to the package root.
+BUNDLED = ("addin.functions.step_calls",)
 TABLE_ARG = LITE_TABLE.name
 TABLE_DOC = LITE_TABLE.doc(None)  # "... [range]. Optional; default the catalog bundled in main.py."
 
 
 def calc_target(spec: ExcelFunction) -> str:
-    """'module:qualname' of the calc function behind `spec`, the module relative to calc."""
+    """'module:qualname' of the calc function behind `spec`, the module relative to calc; a function
+    of a module Lite bundles beside calc (BUNDLED: one that imports only calc) is '/module:qualname',
+    the module relative to the package root."""
     fn = spec.calc
     module = fn.__module__
     prefix = calc.__name__ + "."
-    if not module.startswith(prefix):
-        raise calc.TrainingBudgetError(f"{spec.name}: {module}.{fn.__qualname__} is not in trainbudget.calc")
-    return f"{module[len(prefix):]}:{fn.__qualname__}"
+    if module.startswith(prefix):
+        return f"{module[len(prefix):]}:{fn.__qualname__}"
+    root = calc.__name__.rsplit(".", 1)[0] + "."
+    if module.startswith(root) and module[len(root):] in BUNDLED:
+        return f"/{module[len(root):]}:{fn.__qualname__}"
+    raise calc.TrainingBudgetError(f"{spec.name}: {module}.{fn.__qualname__} is not in trainbudget.calc")
 
 
 def uses_devices(spec: ExcelFunction) -> bool:

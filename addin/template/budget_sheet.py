@@ -17,7 +17,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import input_pieces, native, pieces
 from ..functions.registry import BY_NAME
-from . import deadline_block, input_checks, model_block, ranges_block, sheets, styles
+from . import deadline_block, input_checks, model_block, prior_tables, ranges_block, sheets, step_block, styles
 from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.GB
@@ -116,6 +116,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     widths(ws, A=36, B=30, C=40, D=2, E=40, F=15, G=13, H=13, I=14, J=13, K=20)
     ws.print_area = f"A1:K{compare_end}"  # the blocks below start past the chart (model_block.first_free_row)
     model_block.write(ws, cached, table, values, REF["params"])  # architecture and layout, below all else
+    step_block.write(ws, cached, table, values)  # the step on that layout, with its hardware table
     _prior_appendix(ws)
     _detail_pages(ws, detail_end)
     ws.oddFooter.left.text = "Training budget, printed &D"
@@ -142,7 +143,7 @@ def _prior_appendix(ws: Worksheet) -> None:
     """The prior's constants and tables after the architecture, outside the printed detail."""
     top = model_block.first_free_row(ws)
     ws.row_breaks.append(Break(id=top - 1))
-    ranges_block.write_prior_tables(ws, top)
+    prior_tables.write(ws, top)
 
 
 def _inputs(ws: Worksheet, cached: CachedCells) -> None:

@@ -204,6 +204,46 @@ def expected(plan: tuple[Any, ...] | None, table: calc.DeviceTable, method: str 
     return out
 
 
+# Column A's words and number formats of the helper rows, by row name (ROW)
+_HELPER_LABELS = {"active_used": "Active parameters used (blank: all)",
+                  "moe": "Mixture of experts (1: fewer active than total parameters)",
+                  "hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
+                  "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
+                  "rate": "Rate (TFLOP/s)", "watts": "Power (W)",
+                  "flops_per_token": "FLOPs per parameter-token (the method's)",
+                  "hours_100": "Hours at 100% utilization",
+                  "provider": "Provider", "spec_rest": "Price spec after the provider", "plan": "Plan",
+                  "offering": "Offering (blank: any)", "plan_col": "Plan column in Prices",
+                  "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
+                  "price_used": "Price used (USD per device-hour)",
+                  "prior_hardware": "Prior: hardware read", "prior_pos_long": "Prior: longest family prefix (0: none)",
+                  "prior_pos": "Prior: family prefix (Budget's table; 0: none)",
+                  "prior_effect": "Prior: family effect (log utilization)",
+                  "util_expected": "Utilization, expected (the plan's own prior)", "util_low": "Utilization, low",
+                  "util_high": "Utilization, high"}
+_HELPER_FORMATS = {"active_used": styles.COUNT, "moe": "0", "flops_per_token": "0", "rate": styles.TFLOPS,
+                   "watts": '#,##0 "W"',
+                   "hours_100": styles.HOURS, "prior_row": "0",
+                   "plan_col": "0", "price_date": DATE_OR_NONE, "price_found": styles.USD_RATE,
+                   "price_used": styles.USD_RATE, "prior_effect": "0.0000", "prior_pos_long": "0", "prior_pos": "0",
+                   "util_expected": "0.0%", "util_low": "0.0%", "util_high": "0.0%"}
+
+
+def _labels(ws: Worksheet, cached: CachedCells) -> None:
+    """Column A: the inputs', helper rows' and results' labels (the cost's names the currency)."""
+    for name, label, _ in (*INPUTS, METHOD):
+        text(ws, f"A{ROW[name]}", label, styles.BOLD)
+    for name in HELPERS:
+        text(ws, f"A{ROW[name]}", _HELPER_LABELS[name])
+    for fig, label, _ in FIGURES:
+        for case in CASES:
+            if fig == "usd":
+                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", pieces.with_currency(f"Cost, {case}"),
+                               f"Cost, {case} (USD)", font=styles.BOLD, fill=None)
+            else:
+                text(ws, f"A{ROW[f'{fig}_{case}']}", f"{label}, {case}", styles.BOLD)
+
+
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     """Inputs, helper rows, results and the chart; landscape, one page wide."""
     text(ws, "A1", "Scenarios: plans side by side", styles.TITLE)
@@ -225,42 +265,11 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
         text(ws, f"A{ROW[f'check_{k}']}", label).alignment = styles.WRAP
         if len(label) > LABEL_WIDTH:  # two lines
             ws.row_dimensions[ROW[f"check_{k}"]].height = 30
-    labels = {"active_used": "Active parameters used (blank: all)",
-              "moe": "Mixture of experts (1: fewer active than total parameters)",
-              "hardware": "Device hardware", "kind": "Device kind", "precision": "Device precision",
-              "prior_row": "Devices row number of its BF16/FP16 rate", "row_used": "Device row used",
-              "rate": "Rate (TFLOP/s)", "watts": "Power (W)",
-              "flops_per_token": "FLOPs per parameter-token (the method's)", "hours_100": "Hours at 100% utilization",
-              "provider": "Provider", "spec_rest": "Price spec after the provider", "plan": "Plan",
-              "offering": "Offering (blank: any)", "plan_col": "Plan column in Prices",
-              "price_date": "Price as of", "price_found": "Provider's price (USD per device-hour)",
-              "price_used": "Price used (USD per device-hour)",
-              "prior_hardware": "Prior: hardware read", "prior_pos_long": "Prior: longest family prefix (0: none)",
-              "prior_pos": "Prior: family prefix (Budget's table; 0: none)",
-              "prior_effect": "Prior: family effect (log utilization)",
-              "util_expected": "Utilization, expected (the plan's own prior)", "util_low": "Utilization, low",
-              "util_high": "Utilization, high"}
-    fmts = {"active_used": styles.COUNT, "moe": "0", "flops_per_token": "0", "rate": styles.TFLOPS,
-            "watts": '#,##0 "W"',
-            "hours_100": styles.HOURS, "prior_row": "0",
-            "plan_col": "0", "price_date": DATE_OR_NONE, "price_found": styles.USD_RATE,
-            "price_used": styles.USD_RATE, "prior_effect": "0.0000", "prior_pos_long": "0", "prior_pos": "0",
-            "util_expected": "0.0%", "util_low": "0.0%", "util_high": "0.0%"}
-    for name, label, _ in (*INPUTS, METHOD):
-        text(ws, f"A{ROW[name]}", label, styles.BOLD)
-    for name in HELPERS:
-        text(ws, f"A{ROW[name]}", labels[name])
-    for fig, label, _ in FIGURES:
-        for case in CASES:
-            if fig == "usd":
-                cached.formula(ws, f"A{ROW[f'{fig}_{case}']}", pieces.with_currency(f"Cost, {case}"),
-                               f"Cost, {case} (USD)", font=styles.BOLD, fill=None)
-            else:
-                text(ws, f"A{ROW[f'{fig}_{case}']}", f"{label}, {case}", styles.BOLD)
+    _labels(ws, cached)
     for k, c in enumerate(COLUMNS):
         plan = PLANS[k] if k < len(PLANS) else None
         _column(ws, cached, c, plan, table)
-    fmts.update({f"{fig}_{case}": fmt for fig, _, fmt in FIGURES for case in CASES})
+    fmts = {**_HELPER_FORMATS, **{f"{fig}_{case}": fmt for fig, _, fmt in FIGURES for case in CASES}}
     for name, fmt in fmts.items():
         for c in COLUMNS:
             ws[f"{c}{ROW[name]}"].number_format = fmt

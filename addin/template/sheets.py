@@ -24,7 +24,8 @@ NEEDS_ADDIN = "needs the add-in"
 UNIT_FORMATS = {"FLOPs": styles.FLOPS, "bytes": styles.FLOPS, "tokens": styles.FLOPS, "hours": "#,##0.0",
                 "table": "#,##0.0", "device-hours": "#,##0", "USD": "#,##0", "kWh": "#,##0",
                 "devices": styles.COUNT, "TFLOP/s": "#,##0.0",
-                "USD per device-hour": styles.USD_RATE, "parameters": styles.FLOPS}
+                "USD per device-hour": styles.USD_RATE, "parameters": styles.FLOPS, "seconds": "#,##0.00",
+                "fraction, 0-1": "0.0%"}
 
 
 def _table(ws: Worksheet, name: str, ref: str) -> None:
@@ -116,10 +117,12 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         text(ws, f"B{r}", spec.summary).alignment = styles.WRAP
         text(ws, f"C{r}", "=" + call).alignment = styles.WRAP
         unit = spec.unit
-        if isinstance(result, list):  # a spilling table: show its Hours row
-            row = [label for label, _ in result].index("Hours") + 1
+        if isinstance(result, list):  # a spilling table: show its Hours row (the step's: its first, the seconds)
+            labels = [label for label, _ in result]
+            label = "Hours" if "Hours" in labels else labels[0]
+            row = labels.index(label) + 1
             first, shown = result[row - 1][1], pieces.cell_of_table(call, row, 2)
-            unit = f"hours (row {row} of the {spec.unit})"
+            unit = f"{'hours' if label == 'Hours' else label} (row {row} of the {spec.unit})"
         else:
             first, shown = result, call
         fmt = UNIT_FORMATS[spec.unit]

@@ -118,8 +118,10 @@ def test_chart_starts_a_page_and_small_rates_keep_three_digits(built):
     ws = _book(built)["Budget"]
     anchor = ws._charts[0].anchor._from.row  # 0-based: the break is after the row above the chart
     arch = next(c.row for c in ws["A"] if str(c.value).startswith("Architecture (optional)"))
+    step = next(c.row for c in ws["A"] if str(c.value).startswith("Step time:"))
     appendix = next(c.row for c in ws["A"] if str(c.value).startswith("How the prior is made"))
-    assert [b.id for b in ws.row_breaks.brk] == [anchor, arch - 1, appendix - 1]  # model blocks', prior's pages
+    # model blocks', the step block's and the prior's pages
+    assert [b.id for b in ws.row_breaks.brk] == [anchor, arch - 1, step - 1, appendix - 1]
     fmt = ws["F6"].number_format
     assert "[<1]0.000" in fmt and "[<10]0.00" in fmt  # 0.206 TFLOP/s is not shown as 0.2
 

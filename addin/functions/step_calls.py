@@ -1,0 +1,89 @@
+"""The step model's Excel functions: one training step of a preset model on a layout, through calc.
+
+Each function builds the job from flat names (calc.job, the layout in Megatron's words: tp, pp,
+vpp, cp, ep, seq_len, micro_batch, recompute; `global_batch` in sequences, as Megatron's
+--global-batch-size) and asks calc.budget at utilization "step", so a cell gives the same figures
+as `trainbudget estimate --step` (calc.step_row: the Budget's step figures). Imports only
+trainbudget.calc and numpy, so the xlwings Lite edition bundles this module beside calc.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ... import calc
+
+PART_WORDS = {"compute": "compute", "tp": "TP", "cp": "CP", "ep": "EP", "bubble": "bubble",
+              "dp_exposed": "exposed DP", "optimizer": "optimizer"}  # as calc.step_words names them
+# calc.step_row's keys as TRAIN_STEP's rows: (key, label with its unit)
+ROWS = (("step_seconds", "step seconds"), ("tokens_per_second_per_device", "tokens/s per device"),
+        ("mfu", "MFU (row's dense peak)"), ("mfu_16bit", "MFU (16-bit peak)"), ("hfu", "HFU"),
+        *((f"step_{p}_seconds", f"{PART_WORDS[p]} seconds") for p in calc.STEP_PARTS),
+        ("seq_len", "sequence length (tokens)"), ("global_batch_tokens", "global batch (tokens)"))
+
+
+def _one(function: str, name: str, value: Any) -> Any:
+    """A single value: a one-cell range is its cell; a larger one is refused, naming the argument."""
+    if isinstance(value, np.ndarray):
+        if value.size != 1:
+            raise calc.TrainingBudgetError(f"{function} times one job; {name} is a range of {value.size} cells", name)
+        return value.reshape(-1)[0].item() if value.dtype != object else value.reshape(-1)[0]
+    return value
+
+
+def _whole(name: str, value: Any) -> float:
+    """A whole number >= 1 (a count of sequences), else a message naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1 or float(value) != int(value):
+        raise calc.TrainingBudgetError(f"{name} must be a whole number >= 1 (got {calc.show_value(value)})", name)
+    return float(value)
+
+
+def step_figures(function: str, model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None,
+                 vpp: Any = None, cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
+                 micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
+                 table: calc.DeviceTable | None = None) -> dict[str, Any]:
+    """calc.step_row of the job: step seconds, tokens/s per device, MFU, HFU and seconds by part."""
+    given = {k: _one(function, k, v) for k, v in dict(
+        model=model, device=device, devices=devices, tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, seq_len=seq_len,
+        micro_batch=micro_batch, recompute=recompute, zero_stage=zero_stage).items() if v is not None}
+    if "model" not in given:
+        raise calc.TrainingBudgetError("model is empty: give a preset's name, e.g. 'Llama 3.1 70B'", "model")
+    if not isinstance(given["model"], str):
+        raise calc.TrainingBudgetError(f"model must be a preset's name, e.g. 'Llama 3.1 70B' (got "
+                                       f"{calc.show_value(given['model'])})", "model")
+    if global_batch is not None:  # sequences, as Megatron counts them
+        sequences = _whole("global_batch", _one(function, "global_batch", global_batch))
+        given["global_batch_tokens"] = sequences * given.get("seq_len", calc.DEFAULT_SEQ_LEN)
+    b = calc.budget(calc.job(**given, table=table, tokens=1e9, utilization="step"))
+    return calc.step_row(b)
+
+
+def train_step(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
+               cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
+               micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
+               table: calc.DeviceTable | None = None) -> list[list[Any]]:
+    """One training step as label/value rows (ROWS): seconds, tokens/s per device, MFU, HFU and
+    seconds by part (compute, TP, CP, EP, bubble, exposed DP, optimizer), then the batch timed."""
+    row = step_figures("TRAIN_STEP", model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
+                       micro_batch, recompute, zero_stage, table)
+    return [[label, row[key]] for key, label in ROWS]
+
+
+def train_step_seconds(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
+                       cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
+                       micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
+                       table: calc.DeviceTable | None = None) -> float:
+    """Seconds per optimizer step (calc's step model)."""
+    return step_figures("TRAIN_STEP_SECONDS", model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
+                        micro_batch, recompute, zero_stage, table)["step_seconds"]
+
+
+def train_mfu(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
+              cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
+              micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
+              table: calc.DeviceTable | None = None) -> float:
+    """Model FLOPs utilization (6·N_active and attention per token, against the row's dense peak), 0-1."""
+    return step_figures("TRAIN_MFU", model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
+                        micro_batch, recompute, zero_stage, table)["mfu"]

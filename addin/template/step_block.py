@@ -1,0 +1,289 @@
+"""The Budget sheet's step block, below the layout block: one training step of the architecture
+above on its layout (TP, PP, EP there; CP, virtual stages, batch and recompute here), term by term
+as native formulas over named helper rows, as calc.step_time composes it (calc/step/step.py and
+terms.py, each term's source there):
+
+step = (compute + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP + optimizer.
+
+The device's topology (scale-up GB/s and domain, scale-out Gb/s) and its generation's fitted
+matmul fraction come from a table of the catalog's hardware written below the block (calc.step_hardware,
+calc.STEP_CONSTANTS); a hardware not in it takes calc's stated fallback topology and Hopper's
+fraction (calc matches a family by name too: a user's "A100 ..." row gets Ampere's there). The
+model is the architecture block's counted parameters (calc takes a preset's published count; for
+Llama 3.1 8B they differ by 0.003%). Cached values come from calc.step_time on the same inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from ..functions import native
+from . import model_block, styles
+from .cached_cells import CachedCells, style, text
+
+# name, label, default, number format, note
+STEP_INPUTS = (
+    ("Step_seq_len", "Sequence length (tokens)", 8192, styles.COUNT, "Megatron's --seq-length"),
+    ("Step_batch", "Global batch (sequences)", 512, styles.COUNT, "--global-batch-size: sequences per step"),
+    ("Step_micro_batch", "Micro-batch (sequences)", 1, styles.COUNT, "--micro-batch-size, per device"),
+    ("Step_vpp", "Virtual pipeline stages (VPP)", 1, styles.COUNT, "interleaved stages per device; 1 without PP"),
+    ("Step_cp", "Context parallel (CP)", 1, styles.COUNT, "--context-parallel-size; must divide the sequence"),
+    ("Step_recompute", "Recompute", "selective", None, " | ".join(calc.RECOMPUTE)),
+)
+TABLE_COLUMNS = (("Step_hw_names", "Hardware"), ("Step_hw_up", "Scale-up GB/s (both ways)"),
+                 ("Step_hw_domain", "Scale-up domain (devices)"), ("Step_hw_out", "Scale-out Gb/s"),
+                 ("Step_hw_fraction", "Matmul fraction (fitted)"))
+_HOPPER = 1  # calc.step's FAMILIES index of the family borrowed by a hardware without one
+_SECONDS = '0.000 "s"'
+_RATE = "0.00E+00"
+
+
+def _hardware_rows(table: calc.DeviceTable) -> list[tuple[str, float, float, float, float]]:
+    """Each hardware of the catalog's rows (and the table's) once: its topology and matmul fraction."""
+    k, seen, rows = calc.STEP_CONSTANTS, set(), []
+    for d in table:
+        if d.hardware and d.memory_tbps and d.hardware.lower() not in seen:
+            seen.add(d.hardware.lower())
+            h = calc.step_hardware(d, table)
+            rows.append((d.hardware, h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps,
+                         k.matmul_fraction[h.family]))
+    return rows
+
+
+def _fallback() -> tuple[float, float, float]:
+    """calc's stated topology for a row whose hardware has none (calc.step_hardware's FALLBACK)."""
+    h = calc.step_hardware(calc.Device("no topology", 1.0, memory_tbps=1.0), calc.DeviceTable([]))
+    return h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps
+
+
+def _found(column: str, fallback: float) -> str:
+    return f"IFERROR(INDEX({column},MATCH(Hardware,Step_hw_names,0)),{fallback!r})"
+
+
+def _pieces() -> dict[str, str]:
+    """The rows' looked-up figures as Excel expressions, by placeholder: the device's, its 16-bit
+    row's (the ranges' Prior_device: the same hardware's BF16/FP16 row) and its hardware's."""
+    up, dom, out = _fallback()
+    return {"fp8": 'IF(ISNUMBER(SEARCH("fp8",Precision_of_device)),1,0)',
+            "fraction": _found("Step_hw_fraction", calc.STEP_CONSTANTS.matmul_fraction[_HOPPER]),
+            "peak16": native.lookup("Prior_device", "tflops"), "memory_tbps": native.lookup("Device", "memory_tbps"),
+            "up": _found("Step_hw_up", up), "domain": _found("Step_hw_domain", dom), "out": _found("Step_hw_out", out)}
+
+
+def _rows() -> list[tuple[str, str, str, str]]:
+    """(name, label, formula with {placeholders} of _pieces, number format): the step's helper rows
+    and results, in order."""
+    k = calc.STEP_CONSTANTS
+    r = "Step_rec"
+    return [
+        ("Step_dp", "Data parallel (devices / (TP x PP x CP))",
+         "Devices_count/(Tensor_parallel*Pipeline_parallel*Step_cp)", "0.##"),
+        (r, "Recompute code (0 none, 1 selective, 2 full)",
+         'IF(Step_recompute="full",2,IF(Step_recompute="selective",1,IF(Step_recompute="none",0,NA())))', "0"),
+        ("Step_tokens", "Tokens per pipeline stage per step", "Step_batch*Step_seq_len/(Step_dp*Step_cp)",
+         styles.COUNT),
+        ("Step_dev_tokens", "Tokens of matmul work per device", "Step_tokens/(Tensor_parallel*Pipeline_parallel)",
+         styles.COUNT),
+        ("Step_layers", "Layers per stage", "Arch_layers/Pipeline_parallel", "0.##"),
+        ("Step_attn", "Attention FLOPs per token (6·L·s·heads·width)",
+         "6*Arch_layers*Step_seq_len*Arch_heads*Arch_head_dim", _RATE),
+        ("Step_model_flops", "Model FLOPs per token (6·N + attention)", "6*Arch_active_flops+Step_attn", _RATE),
+        ("Step_core", "Attention core FLOPs done (recompute's third)", f"Step_attn*IF({r}>=1,4/3,1)", _RATE),
+        ("Step_done", "FLOPs per token done", f"Step_model_flops+Step_core-Step_attn+IF({r}>=2,2*Arch_active_flops,0)",
+         _RATE),
+        ("Step_fp8", "FP8 row (1: matmuls at its FP8 rate)", "{fp8}", "0"),
+        ("Step_low", "FLOPs/token at FP8 (lm head: 16-bit)",
+         f"Step_fp8*IF({r}>=2,8,6)*MAX(Arch_active_flops-2*Arch_vocab*Arch_width,0)", _RATE),
+        ("Step_fraction", "Achievable share of the peak (device generation)",
+         "{fraction}", "0.000"),
+        ("Step_rate16", "Achievable 16-bit FLOP/s", "{peak16}*1E12*Step_fraction",
+         _RATE),
+        ("Step_rate_low", "Achievable FP8 FLOP/s", f"IF(Step_fp8=1,Rate_TFLOPS*1E12*Step_fraction*{k.fp8_gain!r},"
+         "Step_rate16)", _RATE),
+        ("Step_rate_attn", "Attention kernels' FLOP/s", f"Step_rate16*{k.attention_ratio!r}", _RATE),
+        ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
+         "/Step_rate16+Step_core/Step_rate_attn)", _SECONDS),
+        ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
+        ("Step_vector", "Memory-bound vector seconds",
+         f"Step_tokens*Step_layers*Arch_width/Tensor_parallel*{k.vector_bytes!r}*IF({r}>=2,4/3,1)/Step_mem_Bps",
+         _SECONDS),
+        ("Step_up", "Scale-up bytes/s, one way", "{up}*0.5E9", _RATE),
+        ("Step_domain", "Scale-up domain (devices)", "{domain}", "0"),
+        ("Step_out", "Scale-out bytes/s", "{out}*0.125E9", _RATE),
+        ("Step_inside", "DP ranks per scale-up domain", "MAX(INT(Step_domain/(Tensor_parallel*Step_cp)),1)", "0"),
+        ("Step_tp_s", "TP seconds", f"IF(Tensor_parallel>1,Step_tokens*Step_layers*IF({r}>=2,6,4)*4*"
+         "(Tensor_parallel-1)/Tensor_parallel*Arch_width/IF(Tensor_parallel<=Step_domain,Step_up,Step_out),0)",
+         _SECONDS),
+        ("Step_cp_s", "CP seconds, exposed", "IF(Step_cp>1,MAX(Step_tokens*Step_layers*12*Arch_kv_heads*Arch_head_dim"
+         "*(Step_cp-1)/IF(Tensor_parallel*Step_cp<=Step_domain,Step_up,Step_out)"
+         "-Step_dev_tokens*Step_attn/Step_rate_attn,0),0)", _SECONDS),
+        ("Step_ep_moved", "EP all-to-all bytes per step",
+         f"Step_tokens*Step_layers*IF({r}>=2,6,4)*IF(Arch_experts>1,Arch_top_k,0)*Arch_width*2"
+         "*(Expert_parallel-1)/Expert_parallel", _RATE),
+        ("Step_ep_out", "EP share over the network", "IF(Expert_parallel<=Step_inside,0,1-Step_inside/Expert_parallel)",
+         "0.00"),
+        ("Step_ep_s", "EP seconds", "MAX(Step_ep_moved*(1-Step_ep_out)/Step_up,Step_ep_moved*Step_ep_out/Step_out)",
+         _SECONDS),
+        ("Step_work", "Pipelined work seconds", "Step_matmul+Step_vector+Step_tp_s+Step_cp_s+Step_ep_s", _SECONDS),
+        ("Step_bubble", "Pipeline bubble seconds", "Step_work*(Pipeline_parallel-1)/(Step_vpp*Step_tokens"
+         "/(Step_seq_len/Step_cp*Step_micro_batch))", _SECONDS),
+        ("Step_held", "Parameters a device holds before DP sharding", "(Arch_active_flops+(Arch_params"
+         "-Arch_active_flops)/Expert_parallel)/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
+        ("Step_g_in", "DP ranks inside one domain", "MIN(Step_inside,Step_dp)", "0"),
+        ("Step_dp_comm", "DP traffic seconds", "IF(Step_dp>1,IF(ZeRO_stage>=3,3,2)*Step_held*2*((Step_g_in-1)"
+         "/Step_g_in/Step_up+(Step_dp/Step_g_in-1)/(Step_dp/Step_g_in)/(Step_g_in*Step_out)),0)", _SECONDS),
+        ("Step_dp_s", "Exposed DP seconds",
+         f"MAX(Step_dp_comm-{k.overlap!r}*Step_matmul*IF(ZeRO_stage>=3,1,2/3),0)", _SECONDS),
+        ("Step_opt_s", "Optimizer seconds", "Step_held/IF(ZeRO_stage>=1,Step_dp,1)*32/Step_mem_Bps", _SECONDS),
+        ("Step_compute_s", "Compute seconds (matmuls and vector work)", "Step_matmul+Step_vector", _SECONDS),
+        ("Step_seconds", "Step seconds", "Step_work+Step_bubble+Step_dp_s+Step_opt_s", _SECONDS),
+        ("Step_tps", "Tokens/s per device", "Step_batch*Step_seq_len/(Devices_count*Step_seconds)", styles.COUNT),
+        ("Step_MFU", "MFU (the row's dense peak)", "Step_tps*Step_model_flops/(Rate_TFLOPS*1E12)", "0.0%"),
+        ("Step_HFU", "HFU", "Step_tps*Step_done/(Rate_TFLOPS*1E12)", "0.0%"),
+    ]
+
+
+_FUNCTIONS = {"IF": "_if", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na"}
+
+
+def _evaluate(formula: str, values: dict[str, Any]) -> Any:
+    """A row's formula (this module's own: names, numbers, + - * /, comparisons and the functions
+    of _FUNCTIONS) evaluated in Python over `values`: the helper rows' cached values."""
+    def word(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if token.startswith('"'):
+            return token
+        return _FUNCTIONS.get(token, f"_v[{token!r}]")
+    py = re.sub(r'"[^"]*"|(?<![0-9.])[A-Za-z_][A-Za-z0-9_]*', word, formula)
+    py = re.sub(r"(?<![<>])=", "==", py)
+    return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b, "max": max, "min": min,
+                     "math": math, "_na": lambda: math.nan, "_v": values})
+
+
+def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """Every row's value for the Budget's inputs `v` and the block's `inputs` (calc.step_time's for
+    the results), and calc's Step."""
+    shape = calc.model_preset(model_block.PRESET).shape
+    p = calc.model_params(**{f: shape[f] for _, _, f, _ in model_block.ARCH_INPUTS},
+                          head_dim=shape["d_model"] // shape["n_heads"])
+    layout = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
+    hw = calc.step_hardware(v["device"], table)
+    head = shape["d_model"] / shape["n_heads"]
+    vals: dict[str, Any] = {
+        **inputs, **layout, "Devices_count": v["devices"], "ZeRO_stage": v["zero_stage"], "Rate_TFLOPS": hw.tflops,
+        "Arch_layers": shape["n_layers"], "Arch_width": shape["d_model"], "Arch_heads": shape["n_heads"],
+        "Arch_kv_heads": shape["n_kv_heads"], "Arch_head_dim": head, "Arch_vocab": shape["vocab"],
+        "Arch_experts": shape["n_experts"], "Arch_top_k": shape["top_k"], "Arch_params": float(p.total),
+        "Arch_active_flops": float(p.active_with_embedding)}
+    pieces = {"fp8": 1 if hw.fp8 else 0, "fraction": calc.STEP_CONSTANTS.matmul_fraction[hw.family],
+              "peak16": hw.tflops_16bit, "memory_tbps": hw.memory_tbps, "up": hw.scale_up_GBps,
+              "domain": hw.scale_up_domain, "out": hw.scale_out_Gbps}
+    for name, _, formula, _ in _rows():
+        vals[name] = _evaluate(formula.format(**{k: repr(x) for k, x in pieces.items()}), vals)
+    st = calc.step_time(
+        calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
+                       n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
+                       kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
+                       top_k=shape["top_k"] if shape["n_experts"] > 1 else 0),
+        calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
+                        global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"],
+                        tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],
+                        cp=inputs["Step_cp"], ep=layout["Expert_parallel"], zero_stage=v["zero_stage"],
+                        micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"]), hw)
+    return vals, st
+
+
+# The results' rows and calc.Step's figure for each (the cached value is calc's)
+RESULTS = {"Step_compute_s": ("breakdown", "compute"), "Step_tp_s": ("breakdown", "tp"),
+           "Step_cp_s": ("breakdown", "cp"), "Step_ep_s": ("breakdown", "ep"),
+           "Step_bubble": ("breakdown", "bubble"), "Step_dp_s": ("breakdown", "dp_exposed"),
+           "Step_opt_s": ("breakdown", "optimizer"), "Step_seconds": ("step_seconds", None),
+           "Step_tps": ("tokens_per_second_per_device", None), "Step_MFU": ("mfu", None), "Step_HFU": ("hfu", None)}
+
+
+def figure(st: Any, name: str) -> float:
+    """calc.Step's figure for a result row of RESULTS."""
+    attr, part = RESULTS[name]
+    value = getattr(st, attr)
+    return float(value[part] if part else value)
+
+
+def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any]) -> None:
+    """The step block below the layout block (printed with it), and its hardware table after it."""
+    top = model_block.first_free_row(ws)
+    ws.row_breaks.append(Break(id=top - 1))
+    area = ws.print_area.split("!")[-1].split(":")[0].replace("$", "")
+    text(ws, f"A{top}", "Step time: one training step of the architecture on the layout above", styles.HEADING)
+    text(ws, f"C{top}", "calc's step model (trainbudget estimate --step), term by term; TP, PP, EP above",
+         styles.NOTE)
+    inputs = {name: default for name, _, default, _, _ in STEP_INPUTS}
+    for r, (name, label, default, fmt, note) in enumerate(STEP_INPUTS, start=top + 1):
+        text(ws, f"A{r}", label)
+        cell = style(ws[f"B{r}"], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
+        cell.value, cell.protection, cell.border = default, styles.UNLOCKED, styles.BOX
+        text(ws, f"C{r}", note, styles.NOTE)
+        _name(ws, name, f"B{r}")
+    first = top + 1 + len(STEP_INPUTS)
+    _validations(ws, top + 1, first - 2, first - 1)
+    values, st = _values(v, table, inputs)
+    pieces = _pieces()
+    for r, (name, label, formula, fmt) in enumerate(_rows(), start=first):
+        result = name in RESULTS
+        value = figure(st, name) if result else values[name]
+        if result and abs(value - values[name]) > 1e-9 * max(abs(value), 1e-30):
+            raise AssertionError(f"step block: {name} is {values[name]!r}, calc says {value!r}")
+        font = styles.BOLD if result else styles.BODY
+        text(ws, f"A{r}", label, font)
+        cached.formula(ws, f"B{r}", formula.format(**pieces), value, fmt, font)
+        _name(ws, name, f"B{r}")
+    end = first + len(_rows()) - 1
+    text(ws, f"C{first}", "model: the architecture's counted parameters (calc: a preset's published count)",
+         styles.NOTE)
+    text(ws, f"C{first + 11}", "topology and fitted fraction: the table below (calc.step_hardware); other "
+         "hardware: calc's fallback, Hopper's fraction", styles.NOTE)
+    text(ws, f"C{end}", "cached values from calc.step_time; the CLI's --step and TRAIN_STEP time a preset",
+         styles.NOTE)
+    ws.print_area = f"{area}:K{end}"
+    _hardware_table(ws, end + 2, table)
+
+
+def _validations(ws: Worksheet, first: int, last_count: int, recompute_row: int) -> None:
+    whole = DataValidation(type="whole", operator="greaterThanOrEqual", formula1="1", allow_blank=False,
+                           showErrorMessage=True, error="a whole number, 1 or more")
+    ws.add_data_validation(whole)
+    whole.add(f"B{first}:B{last_count}")
+    listed = DataValidation(type="list", formula1='"' + ",".join(calc.RECOMPUTE) + '"', allow_blank=False,
+                            showErrorMessage=True, errorStyle="information")
+    ws.add_data_validation(listed)
+    listed.add(f"B{recompute_row}")
+
+
+def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> None:
+    """The catalog's hardware with its topology and fitted matmul fraction, one row each, the
+    columns named for the step block's look-ups (A1 ranges: every engine reads them)."""
+    k = calc.STEP_CONSTANTS
+    text(ws, f"A{top}", "Step model: each hardware's interconnect and fitted matmul fraction (calc.step_hardware, "
+                        f"calc.STEP_CONSTANTS; fp8_gain {k.fp8_gain:g}, vector bytes {k.vector_bytes:g}, "
+                        f"overlap {k.overlap:g}, attention ratio {k.attention_ratio:g})", styles.HEADING)
+    cols = "ABCDE"
+    for c, (_, header) in zip(cols, TABLE_COLUMNS, strict=True):
+        text(ws, f"{c}{top + 1}", header, styles.BOLD)
+    rows = _hardware_rows(table)
+    for r, row in enumerate(rows, start=top + 2):
+        for c, value in zip(cols, row, strict=True):
+            ws[f"{c}{r}"].value = value
+    for c, (name, _) in zip(cols, TABLE_COLUMNS, strict=True):
+        ws.parent.defined_names[name] = DefinedName(
+            name, attr_text=f"'{ws.title}'!${c}${top + 2}:${c}${top + 1 + len(rows)}")
+
+
+def _name(ws: Worksheet, name: str, ref: str) -> None:
+    ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!${ref[0]}${ref[1:]}")

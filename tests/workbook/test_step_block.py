@@ -1,0 +1,103 @@
+"""The Budget's step block, recalculated by LibreOffice, against calc.step_time on the same inputs.
+
+Copies of the built template with the step, layout, architecture and Budget inputs edited (lxml,
+tests/xlsx_edit.py): an FP8 row, a mixture of experts with EP over the network, a pipeline with
+virtual stages, context parallelism, full recompute and ZeRO-3, a TPU's domain; all recalculated
+in one LibreOffice run. Every breakdown figure, the step seconds, tokens/s, MFU and HFU must equal
+calc's to 1e-9 relative (calc is asked afresh: no number here is pinned).
+"""
+
+from __future__ import annotations
+
+import openpyxl
+import pytest
+
+from tests import xlsx_edit
+from trainbudget import calc
+from trainbudget.addin import libreoffice as engine
+from trainbudget.addin.template import budget_sheet, model_block, step_block
+
+ARCH = {name: field for name, _, field, _ in model_block.ARCH_INPUTS}
+H100 = "H100 SXM, BF16 tensor core, dense"
+# (Budget inputs, layout (TP, PP, EP), architecture preset, step inputs)
+CASES = [
+    ({}, (2, 1, 1), "Llama 3.1 8B", {}),
+    ({"device": "H100 SXM, FP8 tensor core, dense", "devices": 64, "zero_stage": 1}, (4, 2, 1), "Llama 3.1 70B",
+     {"Step_vpp": 2, "Step_batch": 256, "Step_recompute": "full"}),
+    ({"devices": 64, "zero_stage": 3}, (1, 1, 16), "Mixtral 8x7B", {"Step_seq_len": 4096, "Step_batch": 1024}),
+    ({"devices": 32, "zero_stage": 2}, (4, 1, 1), "Llama 3.1 8B",
+     {"Step_cp": 4, "Step_seq_len": 8192, "Step_batch": 64, "Step_recompute": "none"}),
+    ({"device": "TPU v5p, BF16, dense", "devices": 256, "zero_stage": 3}, (8, 2, 1), "Llama 3.1 405B",
+     {"Step_micro_batch": 2, "Step_batch": 512}),
+]
+
+
+def _want(budget: dict, layout: tuple, preset: str, step: dict) -> calc.Step:
+    v = {**{n: d for n, _, d, *_ in budget_sheet.INPUTS}, **budget}
+    inputs = {**{n: d for n, _, d, _, _ in step_block.STEP_INPUTS}, **step}
+    shape = calc.model_preset(preset).shape
+    p = calc.model_params(**{f: shape.get(f, 0) for f in ARCH.values()}, head_dim=shape["d_model"] // shape["n_heads"])
+    head = shape["d_model"] / shape["n_heads"]
+    tp, pp, ep = layout
+    return calc.step_time(
+        calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
+                       n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
+                       kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
+                       top_k=shape["top_k"] if shape["n_experts"] > 1 else 0),
+        calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
+                        global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"], tp=tp, pp=pp,
+                        vpp=inputs["Step_vpp"], cp=inputs["Step_cp"], ep=ep, zero_stage=v["zero_stage"],
+                        micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"]),
+        calc.step_hardware(v["device"]))
+
+
+@pytest.fixture(scope="module")
+def recalculated(soffice, built, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("step_block")
+    wb = openpyxl.load_workbook(built.path)
+    names = {n: d.attr_text.split("!")[-1].replace("$", "") for n, d in wb.defined_names.items()}
+    paths = []
+    for i, (budget, layout, preset, step) in enumerate(CASES):
+        path = tmp / f"case{i}.xlsm"
+        path.write_bytes(built.path.read_bytes())
+        shape = calc.model_preset(preset).shape
+        edits = {**{n: shape[f] for n, f in ARCH.items()}, **step,
+                 **dict(zip(("Tensor_parallel", "Pipeline_parallel", "Expert_parallel"), layout, strict=True)),
+                 **{budget_sheet.NAMES[k]: val for k, val in budget.items()}}
+        for name, value in edits.items():
+            xlsx_edit.edit_cell(path, "Budget", names[name],
+                                lambda s, cell, v=value: s.set_constant(cell, v, cell.get("s")))
+        paths.append(path)
+    out = engine.convert(paths, "xlsx", tmp / "out")
+    return names, [openpyxl.load_workbook(p, data_only=True)["Budget"] for p in out]
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_step_block_equals_calc(recalculated, i):
+    names, sheets = recalculated
+    want = _want(*CASES[i])
+    for name in step_block.RESULTS:
+        got = sheets[i][names[name]].value
+        assert isinstance(got, (int, float)), (name, got)
+        assert got == pytest.approx(step_block.figure(want, name), rel=1e-9, abs=1e-12), (name, CASES[i])
+
+
+def test_the_cases_reach_every_part_of_the_step():
+    for part in calc.STEP_PARTS:
+        assert any(float(_want(*c).breakdown[part]) > 0 for c in CASES), part
+
+
+def test_formulas_a_person_reads_stay_short(built):
+    ws = openpyxl.load_workbook(built.path)["Budget"]
+    names = openpyxl.load_workbook(built.path).defined_names
+    for name in step_block.RESULTS:
+        ref = names[name].attr_text.split("!")[-1].replace("$", "")
+        assert len(ws[ref].value) < 200, name
+
+
+def test_block_sits_below_the_layout_block_off_the_printed_detail(built):
+    # as the architecture and layout blocks: the printed detail is the Summary's pages (test_printed)
+    wb = openpyxl.load_workbook(built.path)
+    row = int(wb.defined_names["Step_seconds"].attr_text.split("$")[-1])
+    assert row > int(wb.defined_names["Layout_total_GB"].attr_text.split("$")[-1])
+    assert int(wb["Budget"].print_area.rsplit("$", 1)[-1]) < row
