@@ -154,6 +154,7 @@ LAYOUT_DEVICES = Arg("devices", "count", "Devices in the whole job (data paralle
 EXPERT_PARAMS = Arg("expert_params", "parameters", "Routed-expert parameters among params")
 STAGE_PARAMS = Arg("stage_params", "parameters", "Parameters the first pipeline stage keeps whole")
 GRAD_BYTES = Arg("grad_bytes", "bytes per parameter", "Gradient bytes (4: fp32 gradients, 18 B/param)")
+_DP = "{devices}/({tensor_parallel}*{pipeline_parallel}*{context_parallel})"
 _ZERO = "{devices}/({tensor_parallel}*{pipeline_parallel})"  # the ranks ZeRO shards over: data x context
 _DENSE_DEV = ("(({params}-{expert_params}-{stage_params})/{pipeline_parallel}+{stage_params})"
               "/{tensor_parallel}")

@@ -245,7 +245,8 @@ def _layout_pieces() -> tuple[str, dict[str, str], Any]:
              "grad_bytes": repr(calc.GRAD_BYTES)}
     H = {"_dense": "Layout_dense", "_exp": "Layout_expert", "_dp": "Data_parallel",
          "_optimizer_bytes": "Optimizer_bytes"}
-    swaps = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._DP: "_dp"}
+    # this block has no context parallel (1), so ZeRO's group, data x context, is the data-parallel row
+    swaps = {registry._DENSE_DEV: "_dense", registry._EXPERT_DEV: "_exp", registry._ZERO: "_dp"}
 
     def part(zero: int) -> str:
         return _render(_swap(registry._layout_part(zero), swaps), H, exprs)

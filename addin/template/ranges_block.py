@@ -65,7 +65,7 @@ def budget(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.B
     try:
         return calc.budget(j)
     except calc.TrainingBudgetError:
-        if not isinstance(j.price, str):
+        if not isinstance(j.pricing.price, str):
             raise
         return dataclasses.replace(calc.budget(j.with_(price=0.0)), cost_usd=None, usd_per_device_hour=None)
 

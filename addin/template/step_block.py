@@ -3,7 +3,8 @@ above on its layout (TP, PP, EP there; CP, virtual stages, batch and recompute h
 as native formulas over named helper rows, as calc.step_time composes it (calc/step/step.py and
 terms.py, each term's source there):
 
-step = (compute + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP + optimizer.
+step = (compute + weight reads + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP
++ optimizer; DP and the optimizer over the ranks holding the same weights (data x context).
 
 The device's topology (scale-up GB/s and domain, scale-out Gb/s) and its generation's fitted
 matmul fraction come from a table of the catalog's hardware written below the block (calc.step_hardware,
@@ -112,38 +113,43 @@ def _rows() -> list[tuple[str, str, str, str]]:
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
          "/Step_rate16+Step_core/Step_rate_attn)", _SECONDS),
         ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
+        ("Step_held", "Parameters a device holds before DP sharding", "(Arch_active_flops+(Arch_params"
+         "-Arch_active_flops)/Expert_parallel)/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
+        ("Step_micro", "Micro-batches per step (m)", "Step_tokens*Step_cp/(Step_seq_len*Step_micro_batch)", "0.##"),
+        ("Step_weights_s", "Weight reads from HBM, seconds",
+         f"Step_micro*Step_held*2*IF({r}>=2,4,3)/Step_mem_Bps", _SECONDS),
         ("Step_vector", "Memory-bound vector seconds",
          f"Step_tokens*Step_layers*Arch_width/Tensor_parallel*{k.vector_bytes!r}*IF({r}>=2,4/3,1)/Step_mem_Bps",
          _SECONDS),
         ("Step_up", "Scale-up bytes/s, one way", "{up}*0.5E9", _RATE),
         ("Step_domain", "Scale-up domain (devices)", "{domain}", "0"),
         ("Step_out", "Scale-out bytes/s", "{out}*0.125E9", _RATE),
-        ("Step_inside", "DP ranks per scale-up domain", "MAX(INT(Step_domain/(Tensor_parallel*Step_cp)),1)", "0"),
+        ("Step_inside", "DP x CP ranks per scale-up domain", "MAX(INT(Step_domain/Tensor_parallel),1)", "0"),
         ("Step_tp_s", "TP seconds", f"IF(Tensor_parallel>1,Step_tokens*Step_layers*IF({r}>=2,6,4)*4*"
          "(Tensor_parallel-1)/Tensor_parallel*Arch_width/IF(Tensor_parallel<=Step_domain,Step_up,Step_out),0)",
          _SECONDS),
         ("Step_cp_s", "CP seconds, exposed", "IF(Step_cp>1,MAX(Step_tokens*Step_layers*12*Arch_kv_heads*Arch_head_dim"
          "*(Step_cp-1)/IF(Tensor_parallel*Step_cp<=Step_domain,Step_up,Step_out)"
          "-Step_dev_tokens*Step_attn/Step_rate_attn,0),0)", _SECONDS),
-        ("Step_ep_moved", "EP all-to-all bytes per step",
-         f"Step_tokens*Step_layers*IF({r}>=2,6,4)*IF(Arch_experts>1,Arch_top_k,0)*Arch_width*2"
-         "*(Expert_parallel-1)/Expert_parallel", _RATE),
-        ("Step_ep_out", "EP share over the network", "IF(Expert_parallel<=Step_inside,0,1-Step_inside/Expert_parallel)",
-         "0.00"),
-        ("Step_ep_s", "EP seconds", "MAX(Step_ep_moved*(1-Step_ep_out)/Step_up,Step_ep_moved*Step_ep_out/Step_out)",
-         _SECONDS),
-        ("Step_work", "Pipelined work seconds", "Step_matmul+Step_vector+Step_tp_s+Step_cp_s+Step_ep_s", _SECONDS),
-        ("Step_bubble", "Pipeline bubble seconds", "Step_work*(Pipeline_parallel-1)/(Step_vpp*Step_tokens"
-         "/(Step_seq_len/Step_cp*Step_micro_batch))", _SECONDS),
-        ("Step_held", "Parameters a device holds before DP sharding", "(Arch_active_flops+(Arch_params"
-         "-Arch_active_flops)/Expert_parallel)/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
-        ("Step_g_in", "DP ranks inside one domain", "MIN(Step_inside,Step_dp)", "0"),
-        ("Step_dp_comm", "DP traffic seconds", "IF(Step_dp>1,IF(ZeRO_stage>=3,3,2)*Step_held*2*((Step_g_in-1)"
-         "/Step_g_in/Step_up+(Step_dp/Step_g_in-1)/(Step_dp/Step_g_in)/(Step_g_in*Step_out)),0)", _SECONDS),
-        ("Step_dp_s", "Exposed DP seconds",
-         f"MAX(Step_dp_comm-{k.overlap!r}*Step_matmul*IF(ZeRO_stage>=3,1,2/3),0)", _SECONDS),
-        ("Step_opt_s", "Optimizer seconds", "Step_held/IF(ZeRO_stage>=1,Step_dp,1)*32/Step_mem_Bps", _SECONDS),
-        ("Step_compute_s", "Compute seconds (matmuls and vector work)", "Step_matmul+Step_vector", _SECONDS),
+        ("Step_ep_copy", "EP bytes per routed copy of the step's tokens",
+         f"IF(Arch_experts>1,Step_tokens*Step_layers*IF({r}>=2,6,4)*Arch_width*2,0)", _RATE),
+        ("Step_ep_domains", "Scale-up domains the EP group spans", "Expert_parallel/MIN(Expert_parallel,Step_inside)",
+         "0.##"),
+        ("Step_ep_s", "EP seconds", "MAX(Step_ep_copy*Arch_top_k*(Expert_parallel-1)/Expert_parallel/Step_up,"
+         "Step_ep_copy*(Step_ep_domains-1)*(1-POWER(1-1/Step_ep_domains,Arch_top_k))/Step_out)", _SECONDS),
+        ("Step_compute_s", "Compute seconds (matmuls, weight reads, vector work)",
+         "Step_matmul+Step_weights_s+Step_vector", _SECONDS),
+        ("Step_work", "Pipelined work seconds", "Step_compute_s+Step_tp_s+Step_cp_s+Step_ep_s", _SECONDS),
+        ("Step_bubble", "Pipeline bubble seconds", "Step_work*(Pipeline_parallel-1)/(Step_vpp*Step_micro)", _SECONDS),
+        ("Step_group", "Ranks holding the same weights (DP x CP)", "Step_dp*Step_cp", "0"),
+        ("Step_g_in", "Of them inside one domain", "MIN(Step_inside,Step_group)", "0"),
+        ("Step_dp_comm", "DP traffic seconds, one pass", "IF(Step_group>1,IF(ZeRO_stage>=3,3,2)*Step_held*2*((Step_g_in"
+         "-1)/Step_g_in/Step_up+(Step_group/Step_g_in-1)/(Step_group/Step_g_in)/(Step_g_in*Step_out)),0)", _SECONDS),
+        ("Step_dp_hid", "DP seconds one micro-batch's compute leaves exposed",
+         f"MAX(Step_dp_comm-{k.overlap!r}*Step_compute_s/Step_micro,0)", _SECONDS),
+        ("Step_dp_s", "Exposed DP seconds (ZeRO-3: every micro-batch, plus a layer's gather)",
+         "IF(ZeRO_stage>=3,Step_micro*(Step_dp_hid+Step_dp_comm/(3*MAX(Step_layers,1))),Step_dp_hid)", _SECONDS),
+        ("Step_opt_s", "Optimizer seconds", "Step_held/IF(ZeRO_stage>=1,Step_group,1)*32/Step_mem_Bps", _SECONDS),
         ("Step_seconds", "Step seconds", "Step_work+Step_bubble+Step_dp_s+Step_opt_s", _SECONDS),
         ("Step_tps", "Tokens/s per device", "Step_batch*Step_seq_len/(Devices_count*Step_seconds)", styles.COUNT),
         ("Step_MFU", "MFU (the row's dense peak)", "Step_tps*Step_model_flops/(Rate_TFLOPS*1E12)", "0.0%"),
@@ -151,7 +157,7 @@ def _rows() -> list[tuple[str, str, str, str]]:
     ]
 
 
-_FUNCTIONS = {"IF": "_if", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na"}
+_FUNCTIONS = {"IF": "_if", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na", "POWER": "pow"}
 
 
 def _evaluate(formula: str, values: dict[str, Any]) -> Any:
@@ -164,7 +170,7 @@ def _evaluate(formula: str, values: dict[str, Any]) -> Any:
         return _FUNCTIONS.get(token, f"_v[{token!r}]")
     py = re.sub(r'"[^"]*"|(?<![0-9.])[A-Za-z_][A-Za-z0-9_]*', word, formula)
     py = re.sub(r"(?<![<>])=", "==", py)
-    return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b, "max": max, "min": min,
+    return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b, "max": max, "min": min, "pow": pow,
                      "math": math, "_na": lambda: math.nan, "_v": values})
 
 

@@ -34,6 +34,7 @@ from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
 from ..money.totals import GIB
 from ..physics.fit import Search, fit_layouts
+from ..physics.parallel import expert_fits
 from ..prior.runs import load_runs
 
 LAYOUT_KEYS = ("tp", "pp", "vpp", "cp", "ep", "dp", "zero_stage", "micro_batch", "accumulation", "recompute")
@@ -75,17 +76,16 @@ def _fastest(found: Any, preset: ModelPreset, device: str, search: Search, table
 
 
 def priced(found: Any) -> np.ndarray:
-    """The rows of `found` whose expert parallel divides the data-parallel size: calc.budget's layout
-    check (calc.physics.memory.checked_layout) requires it, where fit_layouts lets expert parallel span
-    data x context ranks (calc.physics.parallel.expert_fits). Every row once budget takes that rule."""
-    return np.flatnonzero(np.asarray(found.data) % np.asarray(found.expert) == 0)
+    """The rows of `found` calc.budget can price: expert parallel dividing data x context parallel
+    (calc.physics.parallel.expert_fits, the rule of calc.physics.layout.checked_layout and fit_layouts alike)."""
+    return np.flatnonzero(expert_fits(found.data, found.context, found.expert))
 
 
 def _budget_fits(found: Any, preset: ModelPreset, device: str, search: Search, table: DeviceTable) -> np.ndarray:
     """The rows of `found` calc.budget prices (priced) and whose bytes per device it also finds within the
-    usable memory: one broadcasting Budget over the rows. calc.budget shards ZeRO states over the
-    data-parallel ranks alone where fit_layouts shards them over data x context ranks (Megatron-Core's
-    distributed optimizer), so a layout with context parallelism can fit one and not the other."""
+    usable memory: one broadcasting Budget over the rows, so a plan shows only a layout the Budget it
+    prints calls fitting (both shard ZeRO over data x context ranks; fit's reserve and activations are
+    the Budget's)."""
     rows = priced(found)
     if not len(rows):
         return rows

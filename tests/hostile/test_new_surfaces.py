@@ -179,7 +179,7 @@ def test_plan_moe_layout_it_can_price() -> None:
             for v in x:
                 walk(v)
     walk(json.loads(proc.stdout))
-    assert layouts and all(r["dp"] % r["ep"] == 0 for r in layouts)
+    assert layouts and all((r["dp"] * r["cp"]) % r["ep"] == 0 for r in layouts)  # EP within DP x CP
 
 
 @pytest.mark.parametrize("extra", [["--spot"], ["--committed"], ["--spot", "--committed", "--json"],

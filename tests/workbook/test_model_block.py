@@ -20,7 +20,6 @@ from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions.registry import BY_NAME
 from trainbudget.addin.template import budget_sheet, model_block
 from trainbudget.calc.model import shapes as calc_models
-from trainbudget.calc.physics import memory as calc_memory
 
 GB = 1e9
 ARCH_FIELDS = {name: field for name, _, field, _ in model_block.ARCH_INPUTS}
@@ -139,7 +138,7 @@ def test_blocks_equal_calc(recalculated, case):
     assert _close(at("Arch_params"), p.total), label
     assert _close(at("Arch_active"), p.active), label
     assert _close(at("Arch_expert_params"), p.experts), label
-    assert _close(at("Data_parallel"), calc_memory.layout_data_parallel(
+    assert _close(at("Data_parallel"), calc.layout_data_parallel(
         v["devices"], layout["tensor_parallel"], layout["pipeline_parallel"], 1,
         layout["expert_parallel"])), label
     total_row = int(names["Layout_total_GB"][1:])

@@ -13,7 +13,7 @@ import pytest
 
 from trainbudget import calc
 from trainbudget.addin.cli.main import cli, run
-from trainbudget.calc.compose.budget import Job, budget
+from trainbudget.calc.compose.budget import budget
 from trainbudget.calc.money import prices as calc_prices
 from trainbudget.calc.planning import inverse, rank as plan
 
@@ -26,7 +26,7 @@ JOBS = [(float(10 ** RNG.uniform(8.5, 11.7)), float(10 ** RNG.uniform(10, 13.3))
 
 
 def _hours(params, tokens, device, n, utilization, case=None):
-    b = budget(Job(params=params, tokens=tokens, device=device, devices=n, utilization=utilization, zero_stage=3))
+    b = budget(calc.job(params=params, tokens=tokens, device=device, devices=n, utilization=utilization, zero_stage=3))
     h = b.hours if case is None else getattr(b.hours, case)
     return h, b.fits
 
@@ -65,8 +65,8 @@ def test_deadline_in_whole_nodes():
 def test_memory_sets_the_count_when_time_does_not():
     n = inverse.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4, zero_stage=3)  # memory decides
     assert inverse.devices_for_days(405e9, 1e9, H100, 365, utilization=0.4) == 1  # time alone: one device
-    assert budget(Job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
-    assert not budget(Job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
+    assert budget(calc.job(params=405e9, device=H100, devices=n, zero_stage=3)).fits
+    assert not budget(calc.job(params=405e9, device=H100, devices=n - 1, zero_stage=3)).fits
 
 
 def test_deadline_broadcasts_like_scalars():
@@ -84,8 +84,8 @@ def test_budget_answer_is_the_largest_token_count_within_it(params, tokens, devi
     usd = days * 1e5
     t = inverse.tokens_for_budget(params, device, usd, usd_per_device_hour=2.5, utilization=u, devices=64)
     assert float(t).is_integer()
-    cost = budget(Job(params=params, tokens=t, device=device, devices=64, utilization=u, price=2.5)).cost_usd
-    more = budget(Job(params=params, tokens=t + 1, device=device, devices=64, utilization=u, price=2.5)).cost_usd
+    cost = budget(calc.job(params=params, tokens=t, device=device, devices=64, utilization=u, price=2.5)).cost_usd
+    more = budget(calc.job(params=params, tokens=t + 1, device=device, devices=64, utilization=u, price=2.5)).cost_usd
     assert cost <= usd < more
 
 
@@ -93,9 +93,9 @@ def test_budget_answer_as_a_range_and_by_the_deadline():
     three = inverse.tokens_for_budget(70.6e9, H100, 2e6, usd_per_device_hour=2.5, utilization="prior")
     assert three.shape == (3,) and three[0] < three[1] < three[2]
     for t, case in zip(three, ("high", "expected", "low"), strict=True):  # most tokens: the cheapest case
-        job = Job(params=70.6e9, tokens=t, device=H100, utilization="prior", price=2.5)
+        job = calc.job(params=70.6e9, tokens=t, device=H100, utilization="prior", price=2.5)
         assert getattr(budget(job).cost_usd, case) <= 2e6 < getattr(budget(job.with_(tokens=t + 1)).cost_usd, case)
-    job = Job(params=8e9, tokens=1.0, device=H100, devices=256, utilization=0.4)
+    job = calc.job(params=8e9, tokens=1.0, device=H100, devices=256, utilization=0.4)
     t = inverse.tokens_by(job, 30)
     assert budget(job.with_(tokens=t)).hours <= 720 < budget(job.with_(tokens=t + 1)).hours
 
@@ -126,7 +126,8 @@ def test_ranked_plans_are_budgets_of_their_jobs(ranked):
         job = calc.job(model="Llama 3.1 405B", tokens=15e12, device=p.device, devices=r["devices"], tp=lay["tp"],
                        pp=lay["pp"], cp=lay["cp"], ep=lay["ep"], vpp=lay["vpp"], zero_stage=lay["zero_stage"],
                        micro_batch=lay["micro_batch"], recompute="selective" if lay["recompute"] == "op" else
-                       lay["recompute"], activations=lay["activations"], utilization="step", price=p.budget.job.price,
+                       lay["recompute"], activations=lay["activations"], utilization="step",
+                       price=p.budget.job.pricing.price,
                        seq_len=calc.DEFAULT_SEQ_LEN,
                        global_batch_tokens=calc.DEFAULT_GLOBAL_BATCH * calc.DEFAULT_SEQ_LEN)
         b = budget(job)  # the plan's figures are the step model's on the plan's own layout
@@ -371,7 +372,7 @@ def test_devices_for_a_job_keyed_prior_is_the_fewest_that_meet_the_deadline():
     from trainbudget.calc.prior import utilization as prior
     h200 = "H200 SXM, BF16 tensor core, dense"
     assert prior.coefficients().devices_exponent > 0
-    job = calc.Job(params=70e9, tokens=15e12, device=h200, utilization="prior:job")
+    job = calc.job(params=70e9, tokens=15e12, device=h200, utilization="prior:job")
     three = inverse.devices_for(job, 90.0, case=None, memory=False)
     for k, case in enumerate(inverse.CASES):
         def hours(m, case=case):
@@ -385,7 +386,7 @@ def test_tokens_for_a_job_keyed_prior_spend_at_most_the_budget():
     """Cost grows as tokens^(1 - c) under a job-keyed prior; the answer is within the budget and
     a thousandth more tokens is not."""
     h200 = "H200 SXM, BF16 tensor core, dense"
-    job = calc.Job(params=70e9, tokens=15e12, device=h200, devices=1024, utilization="prior:job", price=3.0)
+    job = calc.job(params=70e9, tokens=15e12, device=h200, devices=1024, utilization="prior:job", price=3.0)
     three = inverse.tokens_for(job, 1e7, case=None)
     assert three[0] < three[1] < three[2]
     for k, case in enumerate(inverse.CASES):
