@@ -140,12 +140,23 @@ def variant(base: Path, target: Path, change: Callable[[dict[str, bytes]], None]
     return target
 
 
+# A child's peak RSS counts the memory of the process it was forked from until it execs (Linux
+# keeps the larger of the two high-water marks: exec_mmap's setmax_mm_hiwater_rss), so a command
+# started straight from a pytest worker would report the worker's hundreds of MB as its own. A small
+# fresh interpreter starts the command and reports the command's peak alone.
+_MEASURE = ("import os, subprocess, sys\n"
+            "proc = subprocess.Popen(sys.argv[1:])\n"
+            "_, status, usage = os.wait4(proc.pid, 0)\n"
+            "print(usage.ru_maxrss, file=open(os.environ['TB_PEAK_FILE'], 'w'))\n"
+            "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
 def run_measured(args: list[str], cwd: Path) -> tuple[int, str, float]:
     """Exit status, stderr and peak RSS (MB) of `trainbudget ARGS` run as its own process."""
     err = cwd.parent / f"stderr-{os.getpid()}.txt"
+    peak = cwd.parent / f"peak-{os.getpid()}.txt"
     with open(err, "w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "trainbudget.addin.cli", *args], stdout=subprocess.DEVNULL,
-                                stderr=stderr, cwd=cwd)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err.read_text(), usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
+        proc = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "trainbudget.addin.cli", *args],
+                              stdout=subprocess.DEVNULL, stderr=stderr, cwd=cwd,
+                              env={**os.environ, "TB_PEAK_FILE": str(peak)})
+    return proc.returncode, err.read_text(), int(peak.read_text()) / 1024  # Linux: ru_maxrss in KiB
