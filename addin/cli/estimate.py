@@ -137,6 +137,9 @@ _OPTIONS = (
                  help="Low / expected / high hours from the step model: compute, each collective on the link it "
                       "crosses and the pipeline bubble of the job's layout and batch (needs --model or --config; "
                       "instead of --utilization or --range). Prints the step and its breakdown."),
+    click.option("--measured-steps", type=click.Path(exists=True, dir_okay=False), default=None,
+                 help="With --step: a CSV of your team's measured steps (as `trainbudget calibrate` reads): the "
+                      "step model's rate and band fitted to them on the devices they measured."),
     click.option("--seq-len", type=CountType(), default=None, show_default="4096",
                  help="With --step: sequence length, tokens."),
     click.option("--global-batch", type=CountType(), default=None, show_default="1024",

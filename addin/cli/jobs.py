@@ -44,6 +44,7 @@ class Options:
     cp: int
     as_range: bool
     as_step: bool
+    measured_steps: str | None
     seq_len: float | None
     global_batch: float | None
     micro_batch: float | None
@@ -105,7 +106,7 @@ def check(o: Options) -> None:
                         "params (or a model column), active_params, tokens, device and devices")
 
 
-STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute")
+STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute", "--measured-steps")
 # fit's and plan's bounds on the same sizes (calc/physics/fit.py, calc.planning.scenarios.SIZE_LIMITS)
 STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 
@@ -113,11 +114,12 @@ STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 def _check_step(o: Options) -> None:
     """--step times the layout's step: it replaces --utilization and --range; the batch options
     apply to it alone."""
-    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute)
+    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute, o.measured_steps)
     if not o.as_step:
         given = [opt for opt, v in zip(STEP_OPTIONS, values, strict=True) if v is not None]
         if given:
-            raise Error(f"{', '.join(given)} apply to --step (the step model's batch): give --step too")
+            verb = "applies" if len(given) == 1 else "apply"
+            raise Error(f"{', '.join(given)} {verb} to --step (the step model's inputs): give --step too")
         return
     for option, value in zip(STEP_OPTIONS[:4], values[:4], strict=True):
         if value is not None:  # sequences and stages are whole: --global-batch 2.5 is refused here, by name
@@ -176,7 +178,14 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     utilization="step" if o.as_step else "prior" if o.as_range else (
                         1.0 if o.utilization is None else o.utilization), **batch(o),
                     goodput=o.goodput, price=owned if owned is not None else calc.parse_price("--price", o.price),
-                    pue=o.pue, table=table)
+                    pue=o.pue, table=table, calibration=_calibration(o, table))
+
+
+def _calibration(o: Options, table: calc.DeviceTable) -> calc.TeamCalibration | None:
+    """The team's calibration from --measured-steps (None without it)."""
+    if o.measured_steps is None:
+        return None
+    return calc.calibrate_from_measured(calc.read_user_text(o.measured_steps, "--measured-steps"), table)
 
 
 # calc's names for what a job's options set -> the options: calc checks each once, and its message

@@ -125,6 +125,7 @@ FLAT: dict[str, tuple[str | None, str]] = {
     **{name: ("layout", name) for name in ("tp", "pp", "cp", "ep", "zero_stage", "vpp", "micro_batch", "seq_len",
                                            "global_batch_tokens", "recompute")},
     "device": ("cluster", "device"), "devices": ("cluster", "devices"), "table": ("cluster", "table"),
+    "calibration": ("cluster", "calibration"),
     "price": ("pricing", "price"), "pue": ("pricing", "pue"),
     **{name: (None, name) for name in ("tokens", "utilization", "goodput", "name", "today")},
 }
@@ -158,7 +159,7 @@ def _grouped(base: Job | None, names: dict[str, Any]) -> dict[str, Any]:
 def job(**names: Any) -> Job:
     """A Job from flat names (FLAT): params, active_params, model (a preset or its name), method,
     optimizer, trainable, activations, tp, pp, cp, ep, zero_stage, vpp, micro_batch, seq_len,
-    global_batch_tokens, recompute, device, devices, table, price, pue, tokens, utilization,
+    global_batch_tokens, recompute, device, devices, table, calibration, price, pue, tokens, utilization,
     goodput, name, today (units as in calc/compose/parts.py); a part may be given whole by its name."""
     return Job(**_grouped(None, names))
 

@@ -108,11 +108,14 @@ class Parallel:
 @dataclass(frozen=True)
 class Cluster:
     """Where it runs: `device` a device table's row name, `devices` the whole job's count,
-    `table` the device table (None: the packaged catalog)."""
+    `table` the device table (None: the packaged catalog), `calibration` a team's measured steps
+    as calc.calibrate_from_measured reads them (None: the step model's published constants; used
+    only at utilization "step")."""
 
     device: Any = DEFAULT_DEVICE
     devices: Any = 1
     table: DeviceTable | None = field(default=None, repr=False)
+    calibration: Any = field(default=None, repr=False)
 
 
 @fast_init

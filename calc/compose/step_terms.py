@@ -68,14 +68,20 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
     if job.training.method != "full":
         raise TrainingBudgetError(f"utilization 'step' times a full training step; method {job.training.method!r} "
                                   "is not modelled yet: give a utilization", "method")
-    st = step_time(shape_of(job.model.preset), layout_of(job, devices), hardware(job.cluster.device, table))
+    hw = hardware(job.cluster.device, table)
+    cal = job.cluster.calibration
+    k = cal.constants_for(hw) if cal is not None else None  # a team's factor on its measured devices
+    st = step_time(shape_of(job.model.preset), layout_of(job, devices), hw, k)
     u = st.tokens_per_second_per_device * per_token / (rate_tflops * 1e12)
     g = fit_goodput()
-    slow, fast = STEP_RESIDUAL[1], STEP_RESIDUAL[0]
+    fast, slow = cal.band_for(hw.name) if cal is not None else STEP_RESIDUAL
     defaults = job.layout.defaults_used()
+    band = (f"x{fast:.3g}-x{slow:.3g} of step time (the team's calibration)" if cal is not None and hw.name in
+            cal.factors else f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 57 "
+            "measured layouts)")
     basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
-             f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 57 measured layouts) "
-             f"and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else ""))
+             f"{band} and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else "")
+             + (f"; {cal.basis}" if cal is not None and hw.name in cal.factors else ""))
     prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,
                              goodput=g.expected, n_runs=len(g.runs), basis=basis, method=METHOD)
     return prior, st, g.basis

@@ -292,3 +292,23 @@ def test_every_field_of_a_budget_holds_its_own_figure():
     assert b.goodput == prior.goodput and "Llama 3" in b.goodput_basis
     assert (b.usd_per_device_hour, b.price_label, b.price_source, b.price_as_of, b.price_age_days, b.pue) == (
         2.5, "2.5 USD per device-hour (given)", "given", None, None, 1.2)
+
+
+def test_a_teams_calibration_changes_the_step_budget_on_its_device_only():
+    """A Job's cluster may carry a team's calibration (calc.calibrate_from_measured): at utilization
+    "step" its factor and band apply on the device the team measured, and nowhere else."""
+    from tests.calc.step.test_team import FP8_H100, _csv, _torchtitan
+
+    cal = calc.calibrate_from_measured(_csv(_torchtitan()))
+    base = calc.job(model="Llama 3.1 8B", device=FP8_H100, devices=64, tokens=1e11, utilization="step")
+    plain, team = calc.budget(base), calc.budget(base.with_(calibration=cal))
+    factor = cal.factors[FP8_H100]
+    assert factor != 1.0
+    assert (team.hours.expected > plain.hours.expected) == (factor < 1.0)
+    assert "team calibration" in team.utilization_basis and "team calibration" not in plain.utilization_basis
+    lo, hi = cal.band_for(FP8_H100)  # hours' high / low is the band's width times goodput's
+    fast, slow = calc.STEP_RESIDUAL
+    spread = (team.hours.high / team.hours.low) / (plain.hours.high / plain.hours.low)
+    assert spread == pytest.approx((hi / lo) / (slow / fast), rel=1e-9)
+    other = base.with_(device="A100 SXM 80GB, BF16 tensor core, dense", calibration=cal)
+    assert calc.budget(other).hours == calc.budget(other.with_(calibration=None)).hours

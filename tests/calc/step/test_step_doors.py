@@ -75,7 +75,8 @@ def test_the_text_names_the_step_and_its_parts() -> None:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["--seq-len", "4096"], "apply to --step"),
+    (["--seq-len", "4096"], "--seq-len applies to --step"),
+    (["--seq-len", "4096", "--vpp", "2"], "--seq-len, --vpp apply to --step"),
     (["--step", "--range", "--model", "Llama 3.1 8B"], "give --step or --range"),
     (["--step", "--utilization", "0.4", "--model", "Llama 3.1 8B"], "give --step or --utilization"),
     (["--step", "--params", "7B"], "needs the model's shape"),
@@ -101,3 +102,22 @@ def test_fit_ranks_by_the_step_models_speed_and_puts_metas_layout_near_the_top()
     found = calc.fit_layouts(calc.model_preset("Llama 3.1 405B"), H100, 16384, seq_len=8192, global_batch=2048)
     st = calc.layout_steps(found, calc.model_preset("Llama 3.1 405B"), H100, 8192)
     assert rows[0]["step_seconds"] == float(st.step_seconds[calc.layouts_by_speed(st)[0]])
+
+
+def test_measured_steps_calibrate_the_step_on_the_devices_they_measured(tmp_path) -> None:
+    """estimate --step --measured-steps FILE: the team's factor and band (calc.calibrate_from_measured)
+    reach the job through its cluster, so hours move on the device the team measured; alone, the
+    option is refused by name."""
+    from tests.calc.step.test_team import FP8_H100, _csv, _torchtitan
+
+    path = tmp_path / "team.csv"
+    path.write_text(_csv(_torchtitan()))
+    args = ["estimate", "--model", "Llama 3.1 8B", "--device", FP8_H100, "--devices", "64", "--step", "--json"]
+    plain = json.loads(invoke(*args, check=True).stdout)["rows"][0]
+    team = json.loads(invoke(*args, "--measured-steps", str(path), check=True).stdout)["rows"][0]
+    factor = calc.calibrate_from_measured(path.read_text()).factors[FP8_H100]
+    ratio = plain["step_seconds"] / team["step_seconds"]
+    assert ratio != 1.0 and (ratio < 1.0) == (factor < 1.0)
+    assert team["hours_expected"] / plain["hours_expected"] == pytest.approx(1 / ratio, rel=1e-9)
+    refused = invoke("estimate", "--measured-steps", str(path))
+    assert refused.returncode == 2 and "--measured-steps applies to --step" in refused.stderr
