@@ -1,6 +1,6 @@
 """Benchmark: train_hours over 1,000,000 array scenarios, one scalar call, CLI start-up.
 
-Run: python bench/bench_calc.py. Prints figures; asserts nothing (goals live in the issue:
+Run: python bench/bench_calc.py. Prints figures; asserts nothing (goals, reported not asserted:
 <= 30 ns per array scenario, checks included; <= 0.5 s start-up of `trainbudget estimate`).
 """
 

@@ -8,7 +8,7 @@ Run: .venv/bin/python bench/bench_runs.py. Layouts (as published; batch at its f
   s.3.4-3.5); 366B tokens; 1,082,990 GPU-hours.
 - DeepSeek-V3: 2,048 H800, PP16 x EP64 (ZeRO-1), 15,360 sequences of 4,096 (arXiv:2412.19437
   s.3.2, s.4.2); 14.8T tokens; 2.664e6 GPU-hours.
-Goals (issue: whole runs it has not seen): median error <= 15%, band <= x2.2, 9 of 10 inside.
+Goals on whole runs the step model was not fitted on: median error <= 15%, band <= x2.2, 9 of 10 inside.
 """
 
 from __future__ import annotations

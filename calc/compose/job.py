@@ -19,8 +19,8 @@ from .parts import Cluster, Model, Parallel, Pricing, Training
 class Span(tuple):
     """A figure as low / expected / high (low <= expected <= high), each a float or an array.
 
-    Tuple-backed, so calc.budget builds one in a single C call (tuple.__new__(Span, three), issue
-    17's scalar speed goal) rather than through an __init__: frozen (assignment raises
+    Tuple-backed, so calc.budget builds one in a single C call (tuple.__new__(Span, three): the
+    scalar question's speed) rather than through an __init__: frozen (assignment raises
     dataclasses.FrozenInstanceError, as a frozen dataclass does), equal only to a Span of equal
     three, hashed, copied and pickled by its three."""
 

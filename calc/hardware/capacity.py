@@ -6,7 +6,7 @@ training job cannot use all of it:
   143,771 MiB (140.4 GiB) on an H200 141GB, 0.4% less (data/device_memory_reported.csv);
 - the CUDA context, NCCL's buffers and the caching allocator's fragmentation take 1-5 GiB more
   in practice (PyTorch CUDA semantics, "Memory management"; NCCL environment docs,
-  NCCL_BUFFSIZE; ../shared/reference/accuracy-2026.md, defect 3).
+  NCCL_BUFFSIZE).
 So usable = capacity - reserve, with reserve = max(RESERVE_GIB, RESERVE_SHARE x capacity) unless
 a reserve is given: 76 GiB of an H100's 80, 133.95 GiB of an H200's 141. The rule is simple
 enough for a spreadsheet (MAX of two numbers), so the Budget sheet computes the same figure;

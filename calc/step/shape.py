@@ -1,8 +1,8 @@
 """The model shape the step needs: active and total parameters and the widths its terms move.
 
 Attention's score and value FLOPs and the TP/CP/EP message sizes need the layer count, the
-hidden width, the attention width (heads x head_dim, which differs from d_model in GQA-era
-models: the team's accuracy review of 2026-12, defect 5), the K/V width per token (GQA, MLA) and
+hidden width, the attention width (heads x head_dim, which differs from d_model in models whose
+head_dim is set apart from d_model / heads: Gemma 2 9B, Qwen3 32B), the K/V width per token (GQA, MLA) and
 the routed experts per token. `Shape.from_preset` reads them from calc.models' presets.
 """
 
