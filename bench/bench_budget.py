@@ -93,8 +93,19 @@ def load_calc(folder: str) -> ModuleType:
     return module
 
 
+OLD_NAMES = {"tp": "tensor_parallel", "pp": "pipeline_parallel", "ep": "expert_parallel", "cp": "context_parallel"}
+
+
+def make_job(c: ModuleType, **flat: object) -> calc.Job:
+    """A job from flat names in `c`: calc.job, or for a calc from before the Job had parts, its flat
+    Job with the layout's older names (tensor_parallel for tp, ...)."""
+    if callable(getattr(c, "job", None)):
+        return c.job(**flat)
+    return c.Job(**{OLD_NAMES.get(k, k): v for k, v in flat.items()})
+
+
 def scalar_budget(c: ModuleType = calc) -> calc.Budget:
-    return c.budget(c.job(params=13e9, tokens=1e12, device=H100, devices=64, tp=2, zero_stage=3,
+    return c.budget(make_job(c, params=13e9, tokens=1e12, device=H100, devices=64, tp=2, zero_stage=3,
                           utilization="prior", price=2.5, pue=1.2))
 
 
@@ -104,7 +115,7 @@ def fresh_questions(c: ModuleType = calc) -> Callable[[], calc.Budget]:
     count = iter(range(1, 1 << 62))
 
     def ask() -> calc.Budget:
-        return c.budget(c.job(params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tp=2,
+        return c.budget(make_job(c, params=13e9 + next(count), tokens=1e12, device=H100, devices=64, tp=2,
                               zero_stage=3, utilization="prior", price=2.5, pue=1.2))
     return ask
 
@@ -142,7 +153,7 @@ def main(n: int = 1_000_000, before: str | None = None) -> None:
     old = load_calc(before) if before else None
 
     def vector_budget(c: ModuleType = calc, p: object = prior) -> calc.Budget:
-        return c.budget(c.job(params=params, tokens=tokens, device=H100, devices=devices, tp=2,
+        return c.budget(make_job(c, params=params, tokens=tokens, device=H100, devices=devices, tp=2,
                               zero_stage=zero, utilization=p, price=2.5, pue=1.2))
 
     def vector_today() -> tuple[object, dict]:

@@ -145,6 +145,8 @@ def header(b: Budget) -> list[str]:
     forward = job.training.method == "inference"  # weights only (calc.physics.memory); 2 FLOPs, not 6
     tokens = "tokens, forward only" if forward else "training tokens"
     held = "weights" if forward else "weights, gradients and optimizer state"
+    if float(b.memory.activations) > 0:  # counted (given, or the step's in-flight micro-batches)
+        held = "weights and activations" if forward else "weights, gradients, optimizer state and activations"
     zero = f"ZeRO {int(job.layout.zero_stage)}"
     setup = zero if forward else f"{job.training.optimizer}, {zero}"
     before = "" if float(b.memory.activations) > 0 else " before activations"

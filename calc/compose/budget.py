@@ -63,7 +63,7 @@ from ..physics.memory import (
 from ..physics.stages import busiest_params
 from .job import Budget, Job, Owned, Span
 from .ranges import checked_once, days_of, lazy_ranges, range_of
-from .step_terms import wants_step
+from .step_terms import wants_step, with_step_activations
 from .terms import device_terms as _device, price_terms as _price, pue_terms as _pue, row_column as _column
 from .utilization_terms import _PRIOR_WORDS, _model_params, _step, _utilization
 
@@ -167,7 +167,7 @@ def budget(job: Job) -> Budget:
     device, chosen, usable, rate, watts = _device(job.cluster.device, table, prior is not None)
     if prior is not None and k != TRAIN_FLOPS_PER_PARAM_TOKEN:  # a range from full training runs, for another step
         u_basis += PRIOR_CAVEATS[k]
-    memory, dp = _memory(job, total, experts, stage, n, plain)
+    memory, dp = _memory(job if step is None else with_step_activations(job), total, experts, stage, n, plain)
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,

@@ -12,16 +12,25 @@ residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours 
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Any
+
+import numpy as np
 
 from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
+from ..physics.fit import stage_activations
+from ..physics.fit_search import Search
 from ..prior.regression import UtilizationPrior
 from ..step import Layout, Shape, Step, fit_goodput, hardware, step_time
 from ..step.runs import STEP_RESIDUAL
 
 STEP_WORD = "step"
+# fit's switches for activation memory (calc.physics.fit_search.Search's defaults), so the step's
+# memory is the one fit lists for the layout
+ACTIVATION_SEARCH = {f.name: f.default for f in fields(Search) if f.name in ("sequence_parallel", "flash_attention",
+                                                                           "loss")}
 METHOD = "step model"
 
 
@@ -59,6 +68,20 @@ def layout_of(job: Any, devices: Any) -> Layout:
     return Layout(devices=devices, seq_len=seq_len, global_batch_tokens=tokens, tp=lay.tp, pp=lay.pp, vpp=lay.vpp,
                   cp=lay.cp, ep=lay.ep, zero_stage=lay.zero_stage, micro_batch=lay.micro_batch,
                   recompute=lay.recompute)
+
+
+def with_step_activations(job: Any) -> Any:
+    """`job` with its activation bytes counted from the step's layout and batch where it gives none
+    (0): the busiest device's in-flight micro-batches at the layout's micro-batch, sequence length
+    and recompute, with sequence parallelism and flash attention (fit's defaults), the bytes
+    calc.fit_layouts counts for the same layout (calc.physics.fit.stage_activations)."""
+    if not (isinstance(job.training.activations, (int, float)) and job.training.activations == 0):
+        return job
+    lay = job.layout
+    o = {**ACTIVATION_SEARCH, "seq_len": lay.sizes()[0]}
+    act = stage_activations(job.model.preset.shape, (lay.tp, lay.pp, lay.cp, lay.vpp), lay.micro_batch,
+                            lay.recompute, o)
+    return job.with_(activations=float(act) if np.ndim(act) == 0 else act)
 
 
 def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,

@@ -199,6 +199,25 @@ def _activation_shape(shape: dict[str, Any]) -> dict[str, Any]:
     return opts
 
 
+def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], micro_batch: Any, recompute: str,
+                      o: dict[str, Any]) -> Any:
+    """Activation bytes on the busiest device of a preset's `shape` at `sizes` (tp, pp, cp, vpp),
+    `micro_batch` sequences and `recompute`, with the pipeline's first stage holding its in-flight
+    micro-batches (calc.physics.activations), `o` the search's seq_len, sequence_parallel,
+    flash_attention and loss: the bytes fit counts for a layout and calc.budget counts for the step."""
+    T, P, C, V = sizes
+    L = shape["n_layers"]
+    L_eff = -(-L // P) * P                             # busiest stage holds ceil(L/p) layers
+    opts = _activation_shape(shape)
+    if shape.get("n_experts", 1) > 1:
+        n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
+        opts["moe_layers"] = np.minimum(np.ceil(n_moe * busiest_scale(L, P)), L_eff)
+    return activation_bytes(L_eff, shape["d_model"], shape["n_heads"], o["seq_len"], micro_batch, recompute=recompute,
+                            tensor_parallel=T, sequence_parallel=o["sequence_parallel"],
+                            flash_attention=o["flash_attention"], pipeline_parallel=P, context_parallel=C,
+                            vocab=shape["vocab"], virtual_stages=V, loss=o["loss"], **opts)
+
+
 def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple, modes: tuple,
               batches: tuple, o: dict[str, Any]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Bytes per device of every candidate (T, P, V, C, E, D: K of them) with every ZeRO stage,
@@ -209,21 +228,13 @@ def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple,
     shape = preset.shape
     T, P, V, C, E, D = cands
     L = shape["n_layers"]
-    L_eff = -(-L // P) * P                             # busiest stage holds ceil(L/p) layers
     b = model_params(**shape)
     moe = shape.get("n_experts", 1) > 1
     stage_p = float(shape["vocab"] * shape["d_model"])
     scale = busiest_scale(L, P)                        # calc.physics.stages: as calc.budget counts the busiest stage
-    act_opts = _activation_shape(shape)
-    if moe:
-        n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
-        act_opts["moe_layers"] = np.minimum(np.ceil(n_moe * scale), L_eff)
     mb = np.asarray(batches, dtype=np.float64)[:, None]
-    act = np.stack([np.broadcast_to(activation_bytes(
-        L_eff, shape["d_model"], shape["n_heads"], o["seq_len"], mb, recompute=mode, tensor_parallel=T,
-        sequence_parallel=o["sequence_parallel"], flash_attention=o["flash_attention"],
-        pipeline_parallel=P, context_parallel=C, vocab=shape["vocab"], virtual_stages=V,
-        loss=o["loss"], **act_opts), (len(batches), T.size)) for mode in modes])   # (modes, batches, K)
+    act = np.stack([np.broadcast_to(stage_activations(shape, (T, P, C, V), mb, mode, o), (len(batches), T.size))
+                    for mode in modes])                                         # (modes, batches, K)
     z = np.asarray(stages, dtype=np.float64)[:, None]
     m = train_memory(stage_p + (b.total - stage_p) * scale, method=o["method"], trainable=o["trainable"],
                      optimizer=o["optimizer"],

@@ -121,3 +121,23 @@ def test_measured_steps_calibrate_the_step_on_the_devices_they_measured(tmp_path
     assert team["hours_expected"] / plain["hours_expected"] == pytest.approx(1 / ratio, rel=1e-9)
     refused = invoke("estimate", "--measured-steps", str(path))
     assert refused.returncode == 2 and "--measured-steps applies to --step" in refused.stderr
+
+
+@pytest.mark.parametrize(("model", "devices", "layout"), [
+    ("Llama 3.1 8B", 8, {"tp": 1, "pp": 1, "cp": 1, "zero_stage": 3, "micro_batch": 2, "recompute": "none"}),
+    ("Llama 3.1 70B", 64, {"tp": 8, "pp": 4, "cp": 1, "zero_stage": 1, "micro_batch": 1, "recompute": "full"}),
+    ("Mixtral 8x7B", 32, {"tp": 2, "pp": 2, "cp": 2, "ep": 4, "zero_stage": 1, "micro_batch": 1, "recompute": "none"}),
+])
+def test_the_step_counts_the_activations_fit_counts_for_its_layout(model, devices, layout) -> None:
+    """At utilization "step" the job's layout and batch are known, so memory holds the busiest
+    device's in-flight micro-batches: the same bytes as fit's row for that layout. (The states differ
+    on purpose: fit lists Megatron's FP32 main gradients and ZeRO-3's gathered-layer buffers.)"""
+    j = calc.job(model=model, device=H100, devices=devices, tokens=1e10, utilization="step", seq_len=4096, **layout)
+    b = calc.budget(j)
+    assert b.memory.activations > 0
+    assert calc.budget(j.with_(utilization=0.4)).memory.activations == 0  # no batch asked: before activations
+    found = calc.fit_layouts(model, H100, devices, seq_len=4096, micro_batch=layout["micro_batch"],
+                             recompute=layout["recompute"], zero_stages=(layout["zero_stage"],))
+    keys = {"tensor": "tp", "pipeline": "pp", "context": "cp", "expert": "ep"}
+    row = next(r for r in found.rows() if r["virtual"] == 1 and all(r[k] == layout.get(v, 1) for k, v in keys.items()))
+    assert b.memory.activations == pytest.approx(row["activations"], rel=1e-12)
