@@ -152,7 +152,10 @@ def _grouped(base: Job | None, names: dict[str, Any]) -> dict[str, Any]:
     for part, fields in parts.items():
         if part in out:
             raise TypeError(f"give {part} whole or by its fields, not both ({', '.join(fields)})")
-        out[part] = PARTS[part](**fields) if base is None else replace(getattr(base, part), **fields)
+        if base is not None:
+            out[part] = replace(getattr(base, part), **fields)
+        else:  # the model resolves a preset's name (its __post_init__); the rest are plain fields: `of`
+            out[part] = Model(**fields) if part == "model" else PARTS[part].of(fields)
     return out
 
 
@@ -161,7 +164,7 @@ def job(**names: Any) -> Job:
     optimizer, trainable, activations, tp, pp, cp, ep, zero_stage, vpp, micro_batch, seq_len,
     global_batch_tokens, recompute, device, devices, table, calibration, price, pue, tokens, utilization,
     goodput, name, today (units as in calc/compose/parts.py); a part may be given whole by its name."""
-    return Job(**_grouped(None, names))
+    return Job.of(_grouped(None, names))  # (Job has no __post_init__: `of` fills its fields by name)
 
 
 @fast_init(lazy=("hours", "days", "device_hours", "cost_usd", "energy_kwh"))  # ranges of arrays: made when read
