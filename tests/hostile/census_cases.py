@@ -3,8 +3,8 @@ and its expected handling. Cases come from the tests' own parameter lists where 
 (test_bad_input.CASES and test_argument_checks' (call, text) lists, read from the test files' source, so the
 catalogue and the tests do not drift; test_verify_inputs.CASES; test_workbook_files.CASES x
 COMMANDS), from a grid (every public calc function's numeric argument x bad values, every flag
-argument x flag texts, every numeric option of `estimate` and `fit` x bad texts) and from the
-issue's reproductions.
+argument x flag texts, every numeric option of `estimate` and `fit` x bad texts) and from
+reported reproductions.
 
 A case is a dict: id, cls (one of CLASSES), kind ("calc", "cli", "verify") and what the kind needs.
 Expected handling ("expect"):
@@ -185,7 +185,7 @@ def _c(cid: str, cls: str, func: str, args: list[str], kwargs: dict[str, str], e
 
 
 def reproductions() -> list[dict]:
-    """The issue's calc reproductions (the CLI and verify ones are in cli_cases and verify_cases)."""
+    """Reported calc reproductions (the CLI and verify ones are in cli_cases and verify_cases)."""
     hx = ["7e9", "1e12", "H"]
     return [
         _c("load_config(None)", "tracebacks", "load_config", ["None"], {}, words=("config",)),

@@ -162,7 +162,7 @@ def test_blocks_equal_calc(recalculated, case):
 
 
 def test_published_parameter_counts(recalculated):
-    """The blocks' totals are the presets' published figures within 0.5% (issue 12's test)."""
+    """The blocks' totals are the presets' published figures within 0.5%."""
     names, books, _ = recalculated
     books = books[:len(CASES)]
     for book, (label, shape, _, _), preset in zip(books, CASES, ("Llama 3.1 8B", "Mixtral 8x7B",

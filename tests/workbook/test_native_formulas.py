@@ -174,7 +174,7 @@ def test_runs_sheet_equals_calc(recalculated):
         assert ws[f"K{r}"].value in ("", None) if predicted is None else _same(ws[f"K{r}"].value, predicted)
 
 
-# --- issue 17 item 4: devices needed on usable memory, as LibreOffice computes it -----------------
+# --- devices needed on usable memory, as LibreOffice computes it -----------------
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 # 16 B/param of states, all sharded under ZeRO-3; an H100's usable memory is 80 GiB less 5% = 76 GiB

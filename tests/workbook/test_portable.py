@@ -1,4 +1,4 @@
-"""The e-mail copy computes the same in every spreadsheet engine (issue 21): recalculated by
+"""The e-mail copy computes the same in every spreadsheet engine: recalculated by
 Gnumeric (`ssconvert --recalc`, Debian package `gnumeric`), by the `formulas` engine (PyPI) and,
 as the control, by LibreOffice, every formula cell of the copy equals the copy's cached value
 (numbers to a relative 1e-9, strings equal). That holds for the template's copy and for copies
@@ -290,7 +290,7 @@ def test_sheets_the_export_only_copies(rows, tail, copied):
 
 
 def test_large_sheets_are_copied_byte_for_byte_and_not_recalculated(built, soffice, tmp_path, monkeypatch):
-    """Issue 19: a sheet the export only copies is written back as it was, and LibreOffice gets it
+    """A sheet the export only copies is written back as it was, and LibreOffice gets it
     empty unless another sheet reads it; the copy still computes the same in every engine."""
     src = Path(shutil.copyfile(built.path, tmp_path / "big.xlsm"))
     parts = package.read_parts(src)

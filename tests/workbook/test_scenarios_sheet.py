@@ -1,4 +1,4 @@
-"""Issue 13's workbook: the Prices table, the Budget's provider/plan price, currency and ranges, and the
+"""The workbook's Prices table, the Budget's provider/plan price, currency and ranges, and the
 Scenarios sheet, recalculated by LibreOffice and compared with calc (1e-9 relative).
 
 One LibreOffice run recalculates three files: the template as built; a copy at 0.5 currency units per

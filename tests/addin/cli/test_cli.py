@@ -1,6 +1,6 @@
 """The command line: the seed's table, figure for figure; formats; errors; help for every command;
-every option of `estimate` honoured on every path (issue 17 items 1, 2, 5, 6; issue 19's CLI
-refusals). In-process (click's CliRunner via tests.conftest.invoke) except the entry-point tests."""
+every option of `estimate` honoured on every path, and its refusals. In-process (click's CliRunner via
+tests.conftest.invoke) except the entry-point tests."""
 
 import csv
 import io
@@ -58,7 +58,7 @@ def test_options_change_the_figures():
     assert "at 50% utilization" in text
 
 
-# ---- issue 17 item 1: options were dropped with --price PROVIDER:PLAN, --range, --own, --scenarios -----
+# ---- options were dropped with --price PROVIDER:PLAN, --range, --own, --scenarios -----
 
 MODEL_ARGS = ("--model", "Llama 3.1 8B", "--tokens", "1T", "--devices", "64", "--device", H100)
 
@@ -241,7 +241,7 @@ def test_json_is_strict_rfc_8259():
     assert "NaN" not in text and "Infinity" not in text
 
 
-# ---- issue 19: refusals -----------------------------------------------------------------------------------
+# ---- refusals -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--params", "-7B"], "--params must be > 0"),

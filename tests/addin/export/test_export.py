@@ -103,7 +103,7 @@ def test_pdf_shows_the_budget(exported, tmp_path):
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}  # the template's default job
     hours = calc.train_hours(v["params"], v["tokens"], v["device"], utilization=v["utilization"], devices=v["devices"])
     assert "Training budget" in text and "Wall-clock hours" in text and f"{hours:.1f} h" in text
-    assert f"exported {export.today()}" in text  # the footer's date is ISO (issue 17 item 10), not 12/01/2026
+    assert f"exported {export.today()}" in text  # the footer's date is ISO, not 12/01/2026
     assert not re.search(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b", text)
     fonts = subprocess.run(["pdffonts", str(exported.pdf)], capture_output=True, text=True, check=True).stdout
     assert all(line.split()[-5] == "yes" for line in fonts.splitlines()[2:])  # every font embedded
@@ -259,7 +259,7 @@ def test_a_call_the_add_in_refused_stays_refused_in_the_copy(soffice, tmp_path):
 
 
 def test_calls_without_native_form_are_computed_when_the_file_has_none(soffice, tmp_path):
-    """Issue 17 item 9: LibreOffice saves #NAME? for TRAIN_BUDGET; the copy computes what it can
+    """LibreOffice saves #NAME? for TRAIN_BUDGET; the copy computes what it can
     with calc (with its INDEX) and says, in the note, why it could not compute the rest."""
     wb = openpyxl.Workbook()
     ws = wb.active

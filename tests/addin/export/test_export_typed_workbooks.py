@@ -67,7 +67,7 @@ def one_line_refusal(proc: subprocess.CompletedProcess) -> None:
 
 
 def test_export_keeps_value_of_let_wrapping_a_call(tmp_path, soffice):
-    """Issue 10 item 1: `=LET(x, TRAIN_HOURS(...), x*2)` (Excel 365) with its cached value. The call
+    """`=LET(x, TRAIN_HOURS(...), x*2)` (Excel 365) with its cached value. The call
     inside is rewritten, LibreOffice 7.4 lacks LET, and the copy showed #NAME? instead of 23.58."""
     src = workbook(tmp_path / "let.xlsx", {"Plan": [
         _cell("A1", None, 7e9),

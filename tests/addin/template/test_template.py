@@ -136,7 +136,7 @@ def test_about_states_the_runs_range_and_both_flavours(built):
 
 
 def test_devices_needed_row_states_its_reserve_and_caches_calc(built):
-    """Issue 17 item 4: the Budget's devices-needed row says it counts usable memory (capacity less
+    """The Budget's devices-needed row says it counts usable memory (capacity less
     the reserve of calc/capacity.py) and caches calc.devices_needed, which counts the same."""
     ws = openpyxl.load_workbook(built.path, data_only=True)["Budget"]
     row = next(c.row for c in ws["A"] if c.value == "Devices needed to fit")
@@ -150,7 +150,7 @@ def test_devices_needed_row_states_its_reserve_and_caches_calc(built):
 
 
 def test_build_with_no_out_writes_here_not_into_the_package(tmp_path, monkeypatch):
-    """Issue 17 item 7 from Python: build() with no `out` writes ./TrainingBudget.xlsm in the current
+    """From Python: build() with no `out` writes ./TrainingBudget.xlsm in the current
     folder, as the CLI does, refuses to replace it without force, and leaves the shipped copy be."""
     from trainbudget.addin import TEMPLATE_PATH
 

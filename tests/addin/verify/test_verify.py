@@ -23,7 +23,7 @@ def _where(problems):
 def test_template_is_clean_with_libreoffice(soffice, built):
     problems = verify.verify(built.path, recalc=True)
     assert verify.errors(problems) == []
-    # warnings only about xlwings.conf rows that override the user's settings (issue 11 changes them)
+    # warnings only about xlwings.conf rows that override the user's settings
     assert all(p.severity == "warning" and p.where.startswith("xlwings.conf!B") for p in problems)
 
 

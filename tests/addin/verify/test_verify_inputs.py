@@ -1,4 +1,4 @@
-"""verify reads the inputs (issue 19): each case seeds one bad input, live link, external reference,
+"""verify reads the inputs: each case seeds one bad input, live link, external reference,
 unknown function or external-link part into a copy of the template and expects exactly one error,
 at that cell, and exit status 1. Cells are found from the template's builders, never retyped."""
 

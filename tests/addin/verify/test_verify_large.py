@@ -1,4 +1,4 @@
-"""verify's recalculation of large workbooks (issue 19): a plain sheet nothing reads is given to
+"""verify's recalculation of large workbooks: a plain sheet nothing reads is given to
 LibreOffice empty, as export does, so verify of a 1.1M-row workbook takes seconds (it took 72 s
 and 2.2 GB, then refused LibreOffice's own 381 MiB output as a zip bomb); a sheet something reads,
 or one with a table, is still recalculated; and an output too large to read falls back to the
@@ -127,7 +127,7 @@ def large_workbook(built: Path, path: Path, rows: int, sheets: int = 1) -> Path:
 
 
 def test_verify_streams_a_200k_row_extra_sheet(built, tmp_path):
-    """Issue 19: verify loaded every cell through openpyxl (1.35 GB for a 200k-row extra sheet).
+    """verify loaded every cell through openpyxl (1.35 GB for a 200k-row extra sheet).
     Goal 300 MB; the bound here leaves a wide margin for other machines' baselines."""
     folder = tmp_path / "in"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""verify's C-speed pass (verify.quick, issue 19): a sheet it calls plain is skipped, so it may call
+"""verify's C-speed pass (verify.quick): a sheet it calls plain is skipped, so it may call
 a sheet plain only when the cell-by-cell stream finds nothing there. Each case: one sheet, and
 the findings of check._results with the quick pass equal those without it."""
 

@@ -43,7 +43,7 @@ CASES = [
     (lambda: calc.activation_bytes(24, 2048, 16, 8, 1, sequence_parallel="maybe"),
      "sequence_parallel must be True or False (got 'maybe')"),
     (lambda: calc.train_bytes(7e9, master=None), "master must be True or False (got None)"),
-    # issue 19: arguments a mode leaves unused are checked anyway, and their shapes must agree
+    # arguments a mode leaves unused are checked anyway, and their shapes must agree
     (lambda: calc.train_bytes(7e9, trainable=math.nan), "trainable must be a finite number (got nan)"),
     (lambda: calc.train_memory(7e9, trainable="abc"), "trainable must be a number (got 'abc')"),
     (lambda: calc.train_bytes([7e9, 7e9], trainable=[1, 2, 3]), "params and trainable have shapes (2,) and (3,)"),

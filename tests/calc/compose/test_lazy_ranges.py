@@ -1,5 +1,5 @@
 """A Budget of arrays of jobs makes each range's low / expected / high when first read
-(calc/frozen.py's `Later`, issue 17's vector speed goal): the same figures, bit for bit, as
+(calc/base/fastinit.py's `Later`: the vector question's speed): the same figures, bit for bit, as
 the eager products; made once; checked in the budget() call, not on reading; and pickles,
 copies, replace and repr hold values."""
 

@@ -91,7 +91,7 @@ def test_price_spec_in_train_cost():
     dh = calc.gpu_hours(7e9, 1e12, H100, utilization=0.4)
     assert calc.train_cost(7e9, 1e12, H100, usd_per_device_hour="lambda:on_demand", utilization=0.4) == \
         pytest.approx(dh * 3.99)
-    with pytest.raises(calc.TrainingBudgetError, match="must be a number or PROVIDER:PLAN"):  # issue 19: '7e9'
+    with pytest.raises(calc.TrainingBudgetError, match="must be a number or PROVIDER:PLAN"):  # '7e9'
         calc.train_cost(7e9, 1e12, H100, usd_per_device_hour="7e9", utilization=0.4)
     with pytest.raises(calc.TrainingBudgetError, match="unknown device 'H10'"):  # not blamed on the price
         calc.train_cost(7e9, 1e12, "H10", usd_per_device_hour="aws")

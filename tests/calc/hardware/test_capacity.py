@@ -82,7 +82,7 @@ def test_devices_needed_arrays_agree_with_the_budget():
 
 
 def test_devices_needed_counts_usable_memory_and_a_given_reserve_wins():
-    """Issue 17 item 4: 10.3B with ZeRO-3 on an H100 is 164.8e9 B of states (16 B/param); the usable
+    """10.3B with ZeRO-3 on an H100 is 164.8e9 B of states (16 B/param); the usable
     76 GiB = 81.6e9 B holds 2.02 of them -> 3 devices (the full 80 GiB = 85.9e9 B would say 1.92 -> 2,
     on which budget() says it does not fit). 70.6B: 1129.6e9 B / 81.6e9 = 13.84 -> 14 (13.15 on the
     full capacity: 14 too). reserve_gib=0 counts against the whole capacity, as fit's --reserve-gib."""

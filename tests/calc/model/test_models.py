@@ -80,7 +80,7 @@ def test_shape_errors_name_the_argument():
     with pytest.raises(calc.TrainingBudgetError, match="model must be one of"):
         model_preset("Llama 9")
     with pytest.raises(calc.TrainingBudgetError, match=r"n_heads must divide d_model .*n_heads=31"):
-        calc.model_params(2, 4096, 31)  # head width 132.13 (issue 19)
+        calc.model_params(2, 4096, 31)  # head width 132.13
     with pytest.raises(calc.TrainingBudgetError, match="n_layers and d_model have shapes"):
         calc.model_params([32, 80], [4096, 8192, 1024], 32)
 
@@ -180,7 +180,7 @@ def test_published_totals_within_half_a_percent(file, total, active, kind, sourc
 
 
 def test_twelve_models_within_half_a_percent_on_every_published_figure():
-    """Issue 18's table test: at least 12 models whose published total AND (where the lab publishes one
+    """At least 12 models whose published total AND (where the lab publishes one
     to three or more figures) active count are both within 0.5% of the count from config.json. The
     four MoE models with a two-figure active figure (DeepSeek-V3 37B, Maverick 17B, Qwen3 3.3B,
     V2-Lite 2.4B) have totals within 0.5% but an active figure whose own rounding is 1.4-2.9%."""

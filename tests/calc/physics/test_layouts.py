@@ -276,7 +276,7 @@ def test_cli_errors_are_one_line_exit_2(args, message):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
-# --- native Excel forms of this functions, recalculated by LibreOffice --------------
+# --- native Excel forms of the layout functions, recalculated by LibreOffice --------------
 def _native_cases():
     rng = np.random.default_rng(12)
     cases = []

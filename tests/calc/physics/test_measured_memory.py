@@ -69,7 +69,7 @@ def test_every_row_has_a_source_and_date():
 
 def test_the_loss_and_the_recomputed_layer_explain_t2():
     """T2 (8B, seq 32k, full AC): without the loss copies and the working set the estimate is
-    the old one, about half the measured 83.9 GiB (the project's figure before issue 18)."""
+    the old one, about half the measured 83.9 GiB (the project's earlier figure)."""
     row = next(r for r in ROWS if r["id"] == "T2")
     shape = calc.model_preset(row["model"]).shape
     s, h, v = 32768, shape["d_model"], shape["vocab"]

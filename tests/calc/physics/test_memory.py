@@ -202,7 +202,7 @@ def test_pipeline_first_stage_holds_all_layers_worth_and_logits_are_counted():
 
 def test_69b_zero3_with_buffers_and_fp32_grads_needs_what_deepspeed_says():
     # DeepSpeed's estimate_zero3_model_states_mem_needs: 18 B/param / N plus the largest layer
-    # -> 15-16 H100s; the bare 16 B/param count said 14 (issue 12).
+    # -> 15-16 H100s; the bare 16 B/param count said 14.
     # DeepSpeed counts the whole 80 GiB (reserve_gib=0); the usable 76 GiB (calc/capacity.py) needs
     # one more: 1104e9 / 81.6e9 = 13.5 -> 14, and 17 with the buffers.
     h100 = "H100 SXM, BF16 tensor core, dense"
@@ -252,7 +252,7 @@ def test_full_recompute_activations_equal_llm_analysis(t):
     assert stored[1] - stored[0] == pytest.approx(oracle, rel=1e-12)  # one more stored input
 
 
-# --- train_memory takes the activation shape and sequence parallelism (issue 12's signature) --
+# --- train_memory takes the activation shape and sequence parallelism --
 _SHAPE = {"n_layers": 32, "d_model": 4096, "n_heads": 32, "seq_len": 4096, "micro_batch": 1}
 
 

@@ -221,7 +221,7 @@ def test_backtest_is_leave_one_out_from_the_other_runs_only():
 
 
 def test_backtest_of_the_shipped_band_meets_the_goals():
-    """Issue 18's goals on every main run, together: >= 85% inside, <= 15% median error, <= x2.2
+    """The prior's goals on every main run, together: >= 85% inside, <= 15% median error, <= x2.2
     median band, from the computed back-test (each fold fits its own goodput and band). The
     shipped band (constant leave-one-out factors, the one a sheet writes natively) and the
     jackknife+ both meet them, and beat the global percentiles of 2026-11 (at their goodput 0.90)

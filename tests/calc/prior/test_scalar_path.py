@@ -1,4 +1,4 @@
-"""The scalar question's quick paths (issue 17's speed goal) give what the general paths give:
+"""The scalar question's quick paths give what the general paths give:
 the job's prior of one job equals its element of an array of jobs, bit for bit; its basis text
 (cached by decades and by which figures lie beyond the runs) equals the text worked out afresh."""
 
