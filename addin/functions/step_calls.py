@@ -60,6 +60,7 @@ def step_figures(function: str, model: Any, device: Any, devices: Any, tp: Any =
     return calc.step_row(b)
 
 
+# flat: one argument per TRAIN_STEP argument (Excel's flat call; each one cell)
 def train_step(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
                cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
                micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
@@ -71,6 +72,7 @@ def train_step(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = 
     return [[label, row[key]] for key, label in ROWS]
 
 
+# flat: one argument per TRAIN_STEP_SECONDS argument (Excel's flat call; each one cell)
 def train_step_seconds(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
                        cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
                        micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
@@ -80,6 +82,7 @@ def train_step_seconds(model: Any, device: Any, devices: Any, tp: Any = None, pp
                         micro_batch, recompute, zero_stage, table)["step_seconds"]
 
 
+# flat: one argument per TRAIN_MFU argument (Excel's flat call; each one cell)
 def train_mfu(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
               cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
               micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
