@@ -127,6 +127,7 @@ from .planning.rank import (
 )
 from .planning.scenarios import (
     Filled as ScenarioFilled,
+    ScenarioBlanks,
     parse_own,
     parse_price,
     plan_row as scenario_plan_row,
@@ -312,6 +313,7 @@ __all__ = [
     "scaled_count",
     "scenario_budgets",
     "scenario_plan_row",
+    "ScenarioBlanks",
     "ScenarioFilled",
     "SEED_DEVICES",
     "SEED_PARAMS",

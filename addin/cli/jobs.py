@@ -210,11 +210,10 @@ def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | N
                 raise as_typed(e) from None
         return
     default_u: Any = "prior" if o.as_range else o.utilization
-    yield from calc.scenario_budgets(calc.read_scenarios(o.scenarios), base, utilization=default_u,
-                                      price=None if isinstance(base.pricing.price, calc.Owned) else base.pricing.price,
-                                      own=o.own, usd_per_kwh=o.usd_per_kwh,
-                                      occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue,
-                                      filled=filled, tariff_name="--usd-per-kwh")
+    blanks = calc.ScenarioBlanks(utilization=default_u, own=o.own, usd_per_kwh=o.usd_per_kwh, pue=o.pue,
+                                 price=None if isinstance(base.pricing.price, calc.Owned) else base.pricing.price,
+                                 occupancy=1.0 if o.occupancy is None else o.occupancy, tariff_name="--usd-per-kwh")
+    yield from calc.scenario_budgets(calc.read_scenarios(o.scenarios), base, blanks, filled)
 
 
 # The options that fill a scenarios file's blank cells (or apply to its owned rows), and the cells.
