@@ -119,6 +119,7 @@ from .planning.inverse import (
     tokens_for,
     tokens_for_budget,
 )
+from .planning.question import PlanQuestion
 from .planning.rank import (
     Plan,
     headline as plan_headline,
@@ -284,6 +285,7 @@ __all__ = [
     "PLAN_ALIASES",
     "PLAN_CASES",
     "plan_headline",
+    "PlanQuestion",
     "predicted_device_hours",
     "Price",
     "price_offering",

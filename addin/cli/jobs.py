@@ -179,19 +179,23 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     pue=o.pue, table=table)
 
 
-# calc's names for what a job's options set -> the options: calc checks each once, and its message
-# names the option the user typed (this door's one table of them).
+# calc's names for what the options set -> the options: calc checks each once, and its message names the
+# option the user typed (the one table of them: estimate, fit and plan; an option has one name on every command).
 OPTION_OF = {"params": "--params", "active_params": "--active-params", "tokens": "--tokens", "devices": "--devices",
              "tensor_parallel": "--tp", "pipeline_parallel": "--pp", "expert_parallel": "--ep",
              "context_parallel": "--cp", "tp": "--tp", "pp": "--pp", "ep": "--ep", "cp": "--cp",
              "zero_stage": "--zero-stage", "utilization": "--utilization", "goodput": "--goodput", "pue": "--pue",
-             "seq_len": "--seq-len", "micro_batch": "--micro-batch", "vpp": "--vpp", "recompute": "--recompute"}
+             "seq_len": "--seq-len", "micro_batch": "--micro-batch", "vpp": "--vpp", "recompute": "--recompute",
+             "global_batch": "--global-batch", "method": "--method", "optimizer": "--optimizer",
+             "trainable": "--trainable", "grad_bytes": "--grad-bytes", "memory_gib": "--memory-gib",
+             "reserve_gib": "--reserve-gib", "loss": "--loss", "days": "--days", "budget_usd": "--budget",
+             "node": "--node", "case": "--case", "usd_per_kwh": "--usd-per-kwh", "occupancy": "--occupancy"}
 _NAMED = re.compile(r"(?<![\w-])(" + "|".join(sorted(OPTION_OF, key=len, reverse=True)) + r")(=| must\b)")
 
 
 def as_typed(e: calc.TrainingBudgetError) -> calc.TrainingBudgetError:
     """calc's error with each field it names as the option that set it ("devices must ..." ->
-    "--devices must ...", "tp=3" -> "--tp 3")."""
+    "--devices must ...", "tp=3" -> "--tp 3"); estimate, fit and plan raise calc's errors through it."""
     text = _NAMED.sub(lambda m: OPTION_OF[m[1]] + (" " if m[2] == "=" else m[2]), str(e))
     return e if text == str(e) else type(e)(text, e.field)
 
