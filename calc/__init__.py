@@ -119,6 +119,7 @@ from .planning.inverse import (
     tokens_for,
     tokens_for_budget,
 )
+from .planning.question import PlanQuestion
 from .planning.rank import (
     Plan,
     headline as plan_headline,
@@ -127,6 +128,7 @@ from .planning.rank import (
 )
 from .planning.scenarios import (
     Filled as ScenarioFilled,
+    ScenarioBlanks,
     parse_own,
     parse_price,
     plan_row as scenario_plan_row,
@@ -283,6 +285,7 @@ __all__ = [
     "PLAN_ALIASES",
     "PLAN_CASES",
     "plan_headline",
+    "PlanQuestion",
     "predicted_device_hours",
     "Price",
     "price_offering",
@@ -312,6 +315,7 @@ __all__ = [
     "scaled_count",
     "scenario_budgets",
     "scenario_plan_row",
+    "ScenarioBlanks",
     "ScenarioFilled",
     "SEED_DEVICES",
     "SEED_PARAMS",

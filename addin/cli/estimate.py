@@ -11,6 +11,7 @@ spooled file, so a large scenarios file still streams): an error leaves stdout e
 
 from __future__ import annotations
 
+import math
 import tempfile
 from typing import Any
 
@@ -23,14 +24,32 @@ from .render import safe
 
 
 class CountType(click.ParamType):
-    """A count such as 7e9, 7B, 1.5T or 350M (calc.parse_count's syntax: "7,5B" is refused, "7,000" is 7000)."""
+    """A count such as 7e9, 7B, 1.5T, 350M or 16k (calc.parse_count's syntax: "7,5B" is refused, "7,000" is 7000).
+    `whole`: a whole number in [minimum, maximum], as an int ("1.5" refused; 0 read where minimum is 0). Every
+    message names the option as typed: "--devices must be a whole number >= 1 (got '1.5')"."""
 
     name = "count"
 
+    def __init__(self, whole: bool = False, minimum: int = 1, maximum: int | None = None):
+        self.whole, self.minimum, self.maximum = whole, minimum, maximum
+
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        if isinstance(value, float):
-            return value
-        return calc.parse_count(_flag(param, "count"), value)  # the message names the option once
+        if isinstance(value, float) or (self.whole and isinstance(value, int) and not isinstance(value, bool)):
+            return value  # a default
+        flag = _flag(param, "count")
+        if not self.whole:
+            return calc.parse_count(flag, value)  # the message names the option once
+        try:
+            number = calc.parse_count(flag, value)
+        except calc.TrainingBudgetError:
+            if self.minimum > 0:
+                raise
+            number = parse_number(flag, value, -math.inf)  # 0 (or a negative, refused below): not a count's syntax
+        if not number.is_integer() or number < self.minimum:
+            raise calc.TrainingBudgetError(f"{flag} must be a whole number >= {self.minimum} (got {show(value)})")
+        if self.maximum is not None and number > self.maximum:
+            raise calc.TrainingBudgetError(f"{flag} must be at most {self.maximum:,} (got {show(value)})")
+        return int(number)
 
 
 class UtilizationType(click.ParamType):
@@ -59,26 +78,6 @@ class NumberType(click.ParamType):
         return parse_number(_flag(param, "number"), value, self.minimum)
 
 
-class WholeType(click.ParamType):
-    """A whole number in [minimum, maximum] in the counts' syntax ("16,384" is 16384); the message names the option."""
-
-    name = "integer"
-
-    def __init__(self, minimum: int = 1, maximum: int | None = None):
-        self.minimum, self.maximum = minimum, maximum
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):  # a default
-            return value
-        flag = _flag(param, "integer")
-        number = parse_number(flag, value, self.minimum)
-        if not number.is_integer():
-            raise calc.TrainingBudgetError(f"{flag} must be a whole number >= {self.minimum} (got {show(value)})")
-        if self.maximum is not None and number > self.maximum:
-            raise calc.TrainingBudgetError(f"{flag} must be at most {self.maximum:,} (got {show(value)})")
-        return int(number)
-
-
 def _flag(param: Any, fallback: str) -> str:
     """The option as the user typed it: --usd-per-kwh, not usd_per_kwh."""
     return param.opts[0] if param is not None and param.opts else fallback
@@ -92,6 +91,7 @@ def _table(path: str | None) -> calc.DeviceTable:
     return devices_table.load_catalog(path)
 
 
+WHOLE = CountType(whole=True)  # devices, parallel sizes, sequences: 64, 16k, 4,096; 1.5 refused, naming the option
 _OPTIONS = (
     click.option("--params", type=CountType(), default=None, show_default="7e9",
                  help="Model parameters: 7e9, 7B, 350M."),
@@ -106,7 +106,7 @@ _OPTIONS = (
     click.option("--utilization", type=UtilizationType(), default=None, show_default="1.0",
                  help="Share of the device's rate actually reached: 0.4 or 40%. With --scenarios: fills "
                       "the blank utilization cells only."),
-    click.option("--devices", "n_devices", type=CountType(), default=None, show_default="1",
+    click.option("--devices", "n_devices", type=WHOLE, default=None, show_default="1",
                  help="Number of devices training together (the whole job): 64, 16k."),
     click.option("--goodput", type=UtilizationType(), default=None,
                  help="Share of wall-clock time spent training (restarts and failures excluded): 0.9 or 90%; "
@@ -123,12 +123,12 @@ _OPTIONS = (
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,
                  help="ZeRO stage sharding model states over the devices (memory per device)."),
     model_layout.MODEL, model_layout.CONFIG,
-    click.option("--tp", type=CountType(), default=1, show_default=True,
+    click.option("--tp", type=WHOLE, default=1, show_default=True,
                  help="Tensor-parallel size (divides the heads)."),
-    click.option("--pp", type=CountType(), default=1, show_default=True, help="Pipeline stages (at most the layers)."),
-    click.option("--ep", type=CountType(), default=1, show_default=True,
+    click.option("--pp", type=WHOLE, default=1, show_default=True, help="Pipeline stages (at most the layers)."),
+    click.option("--ep", type=WHOLE, default=1, show_default=True,
                  help="Expert-parallel size (within data parallel; divides the experts)."),
-    click.option("--cp", type=CountType(), default=1, show_default=True, help="Context-parallel size."),
+    click.option("--cp", type=WHOLE, default=1, show_default=True, help="Context-parallel size."),
     click.option("--range", "as_range", is_flag=True,
                  help="Low / expected / high hours, device-hours, cost and energy from the utilization prior "
                       "(published runs; instead of --utilization), worked out on the device's 16-bit row. "
@@ -140,14 +140,14 @@ _OPTIONS = (
     click.option("--measured-steps", type=click.Path(exists=True, dir_okay=False), default=None,
                  help="With --step: a CSV of your team's measured steps (as `trainbudget calibrate` reads): the "
                       "step model's rate and band fitted to them on the devices they measured."),
-    click.option("--seq-len", type=CountType(), default=None, show_default="4096",
+    click.option("--seq-len", type=WHOLE, default=None, show_default="4096",
                  help="With --step: sequence length, tokens."),
-    click.option("--global-batch", type=CountType(), default=None, show_default="1024",
+    click.option("--global-batch", type=WHOLE, default=None, show_default="1024",
                  help="With --step: global batch in sequences per optimizer step (Megatron's --global-batch-size; "
                       "tokens = sequences x --seq-len)."),
-    click.option("--micro-batch", type=CountType(), default=None, show_default="1",
+    click.option("--micro-batch", type=WHOLE, default=None, show_default="1",
                  help="With --step: micro-batch, sequences per device per forward pass."),
-    click.option("--vpp", type=CountType(), default=None, show_default="1",
+    click.option("--vpp", type=WHOLE, default=None, show_default="1",
                  help="With --step: virtual pipeline stages per device (interleaved schedule)."),
     click.option("--recompute", type=click.Choice(calc.RECOMPUTE, case_sensitive=False), default=None,
                  show_default="selective", help="With --step: activation recomputation."),
@@ -172,14 +172,17 @@ _OPTIONS = (
 )
 
 
-def _with_options(f: Any) -> Any:
-    for option in reversed(_OPTIONS):
-        f = option(f)
-    return f
+def with_options(options: tuple[Any, ...]) -> Any:
+    """A decorator applying `options` (click options) in order: a command's one table of them."""
+    def apply(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+    return apply
 
 
 @click.command()
-@_with_options
+@with_options(_OPTIONS)
 def estimate(as_json: bool, as_csv: bool, catalog_path: str | None, **given: Any) -> None:
     """Memory, FLOPs, hours, days, cost and energy for a training job, and whether it fits.
 

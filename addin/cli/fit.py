@@ -4,15 +4,16 @@ comes from trainbudget.calc.fit_layouts (its module doc states the constraints a
 from __future__ import annotations
 
 import json
-import math
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from ... import calc
-from ...calc import parse_number, parse_share, show_value as show
+from ...calc import parse_share, show_value as show
 from . import layout as model_layout, render as rep
-from .estimate import NumberType
+from .estimate import CountType, NumberType, with_options
+from .jobs import as_typed
 
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
@@ -27,16 +28,6 @@ def batch_words(global_batch: int, seq_len: int) -> str:
     """The batch rule as printed: "global batch 1,024 sequences x 4,096 tokens = 4,194,304 tokens per step"."""
     return (f"global batch {global_batch:,} sequences x {seq_len:,} tokens = {global_batch * seq_len:,} tokens per "
             "step; layouts with data parallel x micro-batch x accumulation = the global batch (accumulation whole)")
-
-
-def _whole(name: str, text: str | None, minimum: int = 1) -> int | None:
-    """An option's text as a whole number >= minimum (None stays None); one-line errors."""
-    if text is None:
-        return None
-    value = calc.parse_count(name, text) if minimum >= 1 else parse_number(name, text, -math.inf)
-    if value != int(value) or value < minimum:
-        raise calc.TrainingBudgetError(f"{name} must be a whole number >= {minimum} (got {show(text)})")
-    return int(value)
 
 
 def _trainable(text: str | None, preset: Any) -> float | None:
@@ -95,75 +86,105 @@ HEADER = (f"{'TP':>3} {'PP':>3} {'VPP':>3} {'CP':>3} {'EP':>4} {'DP':>6} {'ZeRO'
           f"{'free':>6}  (GiB per device)")
 
 
+@dataclass(frozen=True)
+class Options:
+    """fit's options as typed (None: not given); the click options' names are the fields."""
+
+    model_name: str | None
+    config_path: str | None
+    device: str
+    n_devices: int
+    seq_len: int
+    global_batch: int
+    micro_batch: int | None
+    recompute: str | None
+    context_parallel: int | None
+    method: str
+    trainable: str | None
+    optimizer: str
+    grad_bytes: float
+    memory_gib: float | None
+    reserve_gib: float | None
+    loss: str
+    limit: int
+
+
+WHOLE = CountType(whole=True)  # a device count, a sequence length, a batch: 64, 16k, 4,096; 1.5 refused
+_OPTIONS = (
+    model_layout.MODEL, model_layout.CONFIG,
+    click.option("--device", default=H100, show_default=True, help="Device name from the catalog."),
+    click.option("--devices", "n_devices", type=WHOLE, required=True, help="Devices in the whole job, e.g. 64 or 16k."),
+    click.option("--seq-len", type=WHOLE, default=calc.DEFAULT_SEQ_LEN, show_default=True,
+                 help="Sequence length (tokens); Llama 2 and Llama 3's first stage: 4,096."),
+    click.option("--global-batch", type=WHOLE, default=calc.DEFAULT_GLOBAL_BATCH, show_default=True, help=BATCH_HELP),
+    click.option("--micro-batch", type=WHOLE, default=None, help="Micro-batch per device (default: search 1, 2, 4)."),
+    click.option("--recompute", default=None,
+                 help="none, selective, op (torchtitan's op-level selective checkpointing) or full "
+                      "(default: search none, op and full)."),
+    click.option("--context-parallel", "--cp", "context_parallel", type=WHOLE, default=None,
+                 help="Context-parallel size (default: search)."),
+    click.option("--method", default="full", show_default=True, help="full, lora or qlora."),
+    click.option("--trainable", default=None,
+                 help="LoRA/QLoRA adapter parameters: a whole count (20M), or a share of the model's parameters "
+                      "(1% or 0.01; a number up to 1 is a share, above 1 a count). Default 1%."),
+    click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS)."),
+    click.option("--grad-bytes", type=NumberType(), default=4.0, show_default=True,
+                 help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16."),
+    click.option("--memory-gib", type=NumberType(), default=None,
+                 help="Device memory in GiB (default: the catalog's Memory GiB)."),
+    click.option("--reserve-gib", type=NumberType(), default=None, show_default=calc.reserve_words(),
+                 help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator."),
+    click.option("--loss", default="standard", show_default=True,
+                 help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "
+                      "(a chunked/fused cross-entropy, 2 B)."),
+    click.option("--limit", type=CountType(whole=True, minimum=0), default=20, show_default=True,
+                 help="Rows printed (text output)."),
+    click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON."),
+)
+
+
 @click.command()
-@model_layout.MODEL
-@model_layout.CONFIG
-@click.option("--device", default=H100, show_default=True, help="Device name from the catalog.")
-@click.option("--devices", "n_devices", required=True, help="Devices in the whole job, e.g. 64 or 16k.")
-@click.option("--seq-len", default=str(calc.DEFAULT_SEQ_LEN), show_default=True,
-              help="Sequence length (tokens); Llama 2 and Llama 3's first stage: 4,096.")
-@click.option("--global-batch", default=str(calc.DEFAULT_GLOBAL_BATCH), show_default=True, help=BATCH_HELP)
-@click.option("--micro-batch", default=None, help="Micro-batch per device (default: search 1, 2, 4).")
-@click.option("--recompute", default=None,
-              help="none, selective, op (torchtitan's op-level selective checkpointing) or full "
-                   "(default: search none, op and full).")
-@click.option("--context-parallel", "--cp", "context_parallel", default=None,
-              help="Context-parallel size (default: search).")
-@click.option("--method", default="full", show_default=True, help="full, lora or qlora.")
-@click.option("--trainable", default=None,
-              help="LoRA/QLoRA adapter parameters: a whole count (20M), or a share of the model's parameters "
-                   "(1% or 0.01; a number up to 1 is a share, above 1 a count). Default 1%.")
-@click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS).")
-@click.option("--grad-bytes", type=NumberType(), default=4.0, show_default=True,
-              help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16.")
-@click.option("--memory-gib", type=NumberType(), default=None,
-              help="Device memory in GiB (default: the catalog's Memory GiB).")
-@click.option("--reserve-gib", type=NumberType(), default=None, show_default=calc.reserve_words(),
-              help="GiB kept back for what the driver hides, the CUDA context, NCCL and the allocator.")
-@click.option("--loss", default="standard", show_default=True,
-              help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "
-                   "(a chunked/fused cross-entropy, 2 B).")
-@click.option("--limit", default="20", show_default=True, help="Rows printed (text output).")
-@click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON.")
-def fit(model_name: str | None, config_path: str | None, device: str, n_devices: str, seq_len: str,
-        global_batch: str, micro_batch: str | None, recompute: str | None, context_parallel: str | None, method: str,
-        trainable: str | None, optimizer: str, grad_bytes: float, memory_gib: float | None,
-        reserve_gib: float | None, loss: str, limit: str, as_json: bool) -> None:
+@with_options(_OPTIONS)
+def fit(as_json: bool, **given: Any) -> None:
     """Layouts (tensor, pipeline, virtual, context, expert, data, ZeRO, recompute, micro-batch)
     whose bytes per device fit the device's usable memory."""
-    rows_shown = _whole("--limit", limit, minimum=0)
-    preset = _model(model_name, config_path)
-    n = _whole("--devices", n_devices)
-    _check_reserve(device, memory_gib, reserve_gib)
-    seq, batch = _whole("--seq-len", seq_len), _whole("--global-batch", global_batch)
-    found = calc.fit_layouts(preset, device, n, seq_len=seq, global_batch=batch,
-                             micro_batch=_whole("--micro-batch", micro_batch), recompute=recompute,
-                             context_parallel=_whole("--context-parallel", context_parallel),
-                             method=method, optimizer=optimizer,
-                             trainable=_trainable(trainable, preset),
-                             grad_bytes=grad_bytes,
-                             memory_gib=memory_gib, reserve_gib=reserve_gib, loss=loss)
-    rows = _by_speed(found, preset, device, seq)
+    o = Options(**given)
+    try:
+        preset, found = _found(o)
+        rows = _by_speed(found, preset, o.device, o.seq_len)
+    except calc.TrainingBudgetError as e:  # calc names its fields: the user typed options
+        raise as_typed(e) from None
     if as_json:
-        rep.echo(json.dumps({"model": preset.name, "device": device, "devices": n,
-                               "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
-                               "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "seq_len": seq,
-                               "global_batch": batch, "global_batch_tokens": batch * seq, "layouts": rows,
-                               "nearest": found.nearest, "would_fit": list(found.would_fit),
-                               "devices_to_fit": found.devices_to_fit}, indent=2))
+        rep.echo(json.dumps({"model": preset.name, "device": o.device, "devices": o.n_devices,
+                             "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
+                             "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "seq_len": o.seq_len,
+                             "global_batch": o.global_batch, "global_batch_tokens": o.global_batch * o.seq_len,
+                             "layouts": rows, "nearest": found.nearest, "would_fit": list(found.would_fit),
+                             "devices_to_fit": found.devices_to_fit}, indent=2))
         return
-    rep.echo(f"{preset.name} on {n:,} x {device} ({_gib(found.capacity_bytes)} GiB - "
-               f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
-               f"{len(rows)} layouts fit")
-    rep.echo(RANKING[0].upper() + RANKING[1:] + "; " + batch_words(batch, seq))
+    rep.echo(f"{preset.name} on {o.n_devices:,} x {o.device} ({_gib(found.capacity_bytes)} GiB - "
+             f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
+             f"{len(rows)} layouts fit")
+    rep.echo(RANKING[0].upper() + RANKING[1:] + "; " + batch_words(o.global_batch, o.seq_len))
     if not rows:
         _miss(found)
         return
     rep.echo(SPEED_HEADER + HEADER)
-    for r in rows[:rows_shown]:
+    for r in rows[:o.limit]:
         rep.echo(_line(r))
-    if len(rows) > rows_shown:
-        rep.echo(f"... {len(rows) - rows_shown} more (--limit, or --json for all)")
+    if len(rows) > o.limit:
+        rep.echo(f"... {len(rows) - o.limit} more (--limit, or --json for all)")
+
+
+def _found(o: Options) -> tuple[Any, Any]:
+    """(the model, calc.fit_layouts' answer) for the options."""
+    preset = _model(o.model_name, o.config_path)
+    _check_reserve(o.device, o.memory_gib, o.reserve_gib)
+    return preset, calc.fit_layouts(preset, o.device, o.n_devices, seq_len=o.seq_len, global_batch=o.global_batch,
+                                    micro_batch=o.micro_batch, recompute=o.recompute,
+                                    context_parallel=o.context_parallel, method=o.method, optimizer=o.optimizer,
+                                    trainable=_trainable(o.trainable, preset), grad_bytes=o.grad_bytes,
+                                    memory_gib=o.memory_gib, reserve_gib=o.reserve_gib, loss=o.loss)
 
 
 def _by_speed(found: Any, preset: Any, device: str, seq_len: int) -> list[dict[str, Any]]:

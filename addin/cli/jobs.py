@@ -188,19 +188,23 @@ def _calibration(o: Options, table: calc.DeviceTable) -> calc.TeamCalibration | 
     return calc.calibrate_from_measured(calc.read_user_text(o.measured_steps, "--measured-steps"), table)
 
 
-# calc's names for what a job's options set -> the options: calc checks each once, and its message
-# names the option the user typed (this door's one table of them).
+# calc's names for what the options set -> the options: calc checks each once, and its message names the
+# option the user typed (the one table of them: estimate, fit and plan; an option has one name on every command).
 OPTION_OF = {"params": "--params", "active_params": "--active-params", "tokens": "--tokens", "devices": "--devices",
              "tensor_parallel": "--tp", "pipeline_parallel": "--pp", "expert_parallel": "--ep",
              "context_parallel": "--cp", "tp": "--tp", "pp": "--pp", "ep": "--ep", "cp": "--cp",
              "zero_stage": "--zero-stage", "utilization": "--utilization", "goodput": "--goodput", "pue": "--pue",
-             "seq_len": "--seq-len", "micro_batch": "--micro-batch", "vpp": "--vpp", "recompute": "--recompute"}
+             "seq_len": "--seq-len", "micro_batch": "--micro-batch", "vpp": "--vpp", "recompute": "--recompute",
+             "global_batch": "--global-batch", "method": "--method", "optimizer": "--optimizer",
+             "trainable": "--trainable", "grad_bytes": "--grad-bytes", "memory_gib": "--memory-gib",
+             "reserve_gib": "--reserve-gib", "loss": "--loss", "days": "--days", "budget_usd": "--budget",
+             "node": "--node", "case": "--case", "usd_per_kwh": "--usd-per-kwh", "occupancy": "--occupancy"}
 _NAMED = re.compile(r"(?<![\w-])(" + "|".join(sorted(OPTION_OF, key=len, reverse=True)) + r")(=| must\b)")
 
 
 def as_typed(e: calc.TrainingBudgetError) -> calc.TrainingBudgetError:
     """calc's error with each field it names as the option that set it ("devices must ..." ->
-    "--devices must ...", "tp=3" -> "--tp 3")."""
+    "--devices must ...", "tp=3" -> "--tp 3"); estimate, fit and plan raise calc's errors through it."""
     text = _NAMED.sub(lambda m: OPTION_OF[m[1]] + (" " if m[2] == "=" else m[2]), str(e))
     return e if text == str(e) else type(e)(text, e.field)
 
@@ -219,11 +223,10 @@ def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | N
                 raise as_typed(e) from None
         return
     default_u: Any = "prior" if o.as_range else o.utilization
-    yield from calc.scenario_budgets(calc.read_scenarios(o.scenarios), base, utilization=default_u,
-                                      price=None if isinstance(base.pricing.price, calc.Owned) else base.pricing.price,
-                                      own=o.own, usd_per_kwh=o.usd_per_kwh,
-                                      occupancy=1.0 if o.occupancy is None else o.occupancy, pue=o.pue,
-                                      filled=filled, tariff_name="--usd-per-kwh")
+    blanks = calc.ScenarioBlanks(utilization=default_u, own=o.own, usd_per_kwh=o.usd_per_kwh, pue=o.pue,
+                                 price=None if isinstance(base.pricing.price, calc.Owned) else base.pricing.price,
+                                 occupancy=1.0 if o.occupancy is None else o.occupancy, tariff_name="--usd-per-kwh")
+    yield from calc.scenario_budgets(calc.read_scenarios(o.scenarios), base, blanks, filled)
 
 
 # The options that fill a scenarios file's blank cells (or apply to its owned rows), and the cells.

@@ -4,6 +4,7 @@ every catalog device and price (calc.rank_plans). Thin: every figure is a calc B
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -11,8 +12,9 @@ import click
 from ... import calc
 from ...calc import MAX_NODE, parse_number, parse_own, show_value as show
 from . import layout as model_layout, render as rep
-from .estimate import CountType, NumberType, UtilizationType, WholeType, _table
+from .estimate import CountType, NumberType, UtilizationType, _table, with_options
 from .fit import BATCH_HELP
+from .jobs import as_typed
 
 
 class PositiveType(click.ParamType):
@@ -156,97 +158,138 @@ def _commitment(p: calc.Plan) -> str:
     return f"{_money(total)} ({p.term_years:g}y{', committed' if p.committed else ''})"
 
 
-def _check_applies(utilization: float | None, case: str | None, own: str | None, usd_per_kwh: float | None) -> None:
-    """Refuse an option that would change nothing (as estimate does): --case picks one of the prior's
-    low / expected / high, which a given --utilization does not have; --usd-per-kwh prices --own."""
-    if case is not None and utilization is not None:
-        raise calc.TrainingBudgetError(f"--case {case} picks a case of the prior's range; --utilization "
-                                       f"{utilization:g} gives one case (drop --case, or --utilization for the prior)")
-    if usd_per_kwh is not None and own is None:
+@dataclass(frozen=True)
+class Options:
+    """plan's options as typed (None: not given); the click options' names are the fields."""
+
+    model_name: str | None
+    config_path: str | None
+    params: float | None
+    tokens: float
+    days: float
+    budget_usd: float | None
+    device_names: tuple[str, ...]
+    price: str | None
+    own: str | None
+    usd_per_kwh: float | None
+    utilization: float | None
+    as_range: bool
+    goodput: float | None
+    case: str | None
+    node: int | None
+    seq_len: int
+    global_batch: int
+    spot: bool
+    committed: bool
+    method: str
+    catalog_path: str | None
+    limit: int
+
+
+def _check(o: Options) -> None:
+    """Refuse options that clash, or that would change nothing (as estimate does): --case picks one of the
+    prior's low / expected / high, which a given --utilization does not have; --usd-per-kwh prices --own."""
+    if o.utilization is not None and o.as_range:
+        raise click.UsageError("give --utilization or --range, not both")
+    if o.case is not None and o.utilization is not None:
+        raise calc.TrainingBudgetError(f"--case {o.case} picks a case of the prior's range; --utilization "
+                                       f"{o.utilization:g} gives one case (drop --case, or --utilization for the "
+                                       "prior)")
+    if o.usd_per_kwh is not None and o.own is None:
         raise calc.TrainingBudgetError(f"--usd-per-kwh applies to owned hardware: give --own CAPEX,LIFE too "
-                                       f"(got --usd-per-kwh {usd_per_kwh:g})")
+                                       f"(got --usd-per-kwh {o.usd_per_kwh:g})")
+
+
+def question(o: Options) -> calc.PlanQuestion:
+    """The options as calc.rank_plans' question (checked when made; calc's messages name its fields)."""
+    preset = model_layout.resolve(o.model_name, o.config_path)
+    if preset is not None and o.params is not None:
+        raise click.UsageError("give --model/--config or --params, not both")
+    if preset is None and o.params is None:
+        raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
+    owned = None if o.own is None else parse_own(o.own, o.usd_per_kwh, tariff_name="--usd-per-kwh")
+    asked = ("prior" if o.as_range else "step") if o.utilization is None else o.utilization
+    return calc.PlanQuestion(o.tokens, o.days, params=o.params, model=preset, devices=o.device_names or None,
+                             price=o.price, own=owned, utilization=asked, case=o.case or "expected", node=o.node,
+                             budget_usd=o.budget_usd, goodput=o.goodput,
+                             table=None if o.catalog_path is None else _table(o.catalog_path),
+                             global_batch=o.global_batch, seq_len=o.seq_len, spot=o.spot, committed=o.committed,
+                             method=o.method)
+
+
+WHOLE = CountType(whole=True)  # sequences and tokens: 4096, 4k, 4,096; 1.5 refused, naming the option
+_OPTIONS = (
+    model_layout.MODEL, model_layout.CONFIG,
+    click.option("--params", type=CountType(), default=None, help="Model parameters (7e9, 7B) when no model is named."),
+    click.option("--tokens", type=CountType(), required=True, help="Training tokens: 15T, 1e12."),
+    click.option("--days", type=PositiveType(), required=True, help="The deadline: days of wall-clock training."),
+    click.option("--budget", "budget_usd", type=UsdType(), default=None, help="Money available, USD: 5e6, 50M."),
+    click.option("--device", "device_names", multiple=True, help="Only these catalog devices (repeatable)."),
+    click.option("--price", default=None, help="One price for every device: USD per device-hour, PROVIDER:PLAN "
+                 "or PROVIDER:PLAN:OFFERING (one offering of `trainbudget prices`)."),
+    click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years)."),
+    click.option("--usd-per-kwh", type=NumberType(), default=None, help="Electricity tariff for --own, USD per kWh."),
+    click.option("--utilization", type=UtilizationType(), default=None,
+                 help="A share of the device's rate (0.4, 40%); default: the step model on each plan's layout."),
+    click.option("--range", "as_range", is_flag=True,
+                 help="Ranges from the published runs' prior instead of the step model."),
+    click.option("--goodput", type=UtilizationType(), default=None,
+                 help="Share of wall-clock time spent training (0.9, 90%); default: the prior's."),
+    click.option("--case", type=click.Choice(("expected", "high")), default=None,
+                 help="The range's case the deadline must hold at: expected, or high (the slow case, most hours).  "
+                 "[default: expected; not with --utilization, which gives one case]"),
+    click.option("--node", type=CountType(whole=True, maximum=MAX_NODE), default=None,
+                 help="Device counts are multiples of this too (default: each offering's devices per instance, "
+                      "prices.csv devices_per_instance; a TPU's slice shapes)."),
+    click.option("--seq-len", type=WHOLE, default=calc.DEFAULT_SEQ_LEN, show_default=True,
+                 help="Sequence length (tokens)."),
+    click.option("--global-batch", type=WHOLE, default=calc.DEFAULT_GLOBAL_BATCH, show_default=True,
+                 help=BATCH_HELP),
+    click.option("--spot", is_flag=True,
+                 help="Plan spot prices too (left out by default: preemption is not modelled)."),
+    click.option("--committed", is_flag=True,
+                 help="The capacity of 1- and 3-year prices is already committed: rank by the job's share, not the "
+                      "commitment's total."),
+    click.option("--method", type=click.Choice(("full", "lora", "qlora")), default="full", show_default=True,
+                 help="Training method: full, or a LoRA / QLoRA fine-tune (1% adapter parameters; utilization from "
+                      "the prior: the step model times full training only)."),
+    model_layout.CATALOG,
+    click.option("--limit", type=CountType(whole=True, minimum=0), default=20, show_default=True,
+                 help="Rows printed (text output)."),
+    click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+    click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
+)
 
 
 @click.command()
-@model_layout.MODEL
-@model_layout.CONFIG
-@click.option("--params", type=CountType(), default=None, help="Model parameters (7e9, 7B) when no model is named.")
-@click.option("--tokens", type=CountType(), required=True, help="Training tokens: 15T, 1e12.")
-@click.option("--days", type=PositiveType(), required=True, help="The deadline: days of wall-clock training.")
-@click.option("--budget", "budget_usd", type=UsdType(), default=None, help="Money available, USD: 5e6, 50M.")
-@click.option("--device", "device_names", multiple=True, help="Only these catalog devices (repeatable).")
-@click.option("--price", default=None, help="One price for every device: USD per device-hour, PROVIDER:PLAN "
-              "or PROVIDER:PLAN:OFFERING (one offering of `trainbudget prices`).")
-@click.option("--own", default=None, help="Owned hardware as one more option: CAPEX,LIFE (USD per device, years).")
-@click.option("--usd-per-kwh", type=NumberType(), default=None, help="Electricity tariff for --own, USD per kWh.")
-@click.option("--utilization", type=UtilizationType(), default=None,
-              help="A share of the device's rate (0.4, 40%); default: the step model on each plan's layout.")
-@click.option("--range", "as_range", is_flag=True,
-              help="Ranges from the published runs' prior instead of the step model.")
-@click.option("--goodput", type=UtilizationType(), default=None,
-              help="Share of wall-clock time spent training (0.9, 90%); default: the prior's.")
-@click.option("--case", type=click.Choice(("expected", "high")), default=None,
-              help="The range's case the deadline must hold at: expected, or high (the slow case, most hours).  "
-              "[default: expected; not with --utilization, which gives one case]")
-@click.option("--node", type=WholeType(1, MAX_NODE), default=None,
-              help="Device counts are multiples of this too (default: each offering's devices per instance, "
-                   "prices.csv devices_per_instance; a TPU's slice shapes).")
-@click.option("--seq-len", type=CountType(), default=calc.DEFAULT_SEQ_LEN, show_default=True,
-              help="Sequence length (tokens).")
-@click.option("--global-batch", type=CountType(), default=calc.DEFAULT_GLOBAL_BATCH, show_default=True,
-              help=BATCH_HELP)
-@click.option("--spot", is_flag=True, help="Plan spot prices too (left out by default: preemption is not modelled).")
-@click.option("--committed", is_flag=True,
-              help="The capacity of 1- and 3-year prices is already committed: rank by the job's share, not the "
-                   "commitment's total.")
-@click.option("--method", type=click.Choice(("full", "lora", "qlora")), default="full", show_default=True,
-              help="Training method: full, or a LoRA / QLoRA fine-tune (1% adapter parameters; utilization from "
-                   "the prior: the step model times full training only).")
-@model_layout.CATALOG
-@click.option("--limit", type=WholeType(0), default=20, show_default=True,
-              help="Rows printed (text output).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
-def plan(model_name: str | None, config_path: str | None, params: float | None, tokens: float, days: float,
-         budget_usd: float | None, device_names: tuple[str, ...], price: str | None, own: str | None,
-         usd_per_kwh: float | None, utilization: float | None, as_range: bool, goodput: float | None,
-         case: str | None, node: int | None, seq_len: int, global_batch: int, spot: bool, committed: bool,
-         method: str, catalog_path: str | None, limit: int, as_json: bool, as_csv: bool) -> None:
+@with_options(_OPTIONS)
+def plan(as_json: bool, as_csv: bool, **given: Any) -> None:
     """Devices for a deadline on every device and price offering, at whole instances doubled from the fewest
     that meet it: the cheapest plans that fit and finish, each on the layout the step model times fastest."""
-    seq_len, global_batch = int(seq_len), int(global_batch)  # counts read as 4096 or 4k: whole, shown as such
-    if utilization is not None and as_range:
-        raise click.UsageError("give --utilization or --range, not both")
+    o = Options(**given)
+    _check(o)
     if as_json and as_csv:
         raise click.UsageError("give --json or --csv, not both")
-    _check_applies(utilization, case, own, usd_per_kwh)
-    case = case or "expected"
-    preset = model_layout.resolve(model_name, config_path)
-    if preset is not None and params is not None:
-        raise click.UsageError("give --model/--config or --params, not both")
-    if preset is None and params is None:
-        raise click.UsageError("plan needs --model NAME, --config FILE or --params COUNT")
-    owned = None if own is None else parse_own(own, usd_per_kwh, tariff_name="--usd-per-kwh")
-    asked = ("prior" if as_range else "step") if utilization is None else utilization
-    plans = calc.rank_plans(tokens, days, params=params, model=preset, devices=device_names or None,
-                            price=price, own=owned, utilization=asked, case=case, node=node, budget_usd=budget_usd,
-                            goodput=goodput, table=None if catalog_path is None else _table(catalog_path),
-                            global_batch=global_batch, seq_len=seq_len, spot=spot, committed=committed,
-                            method=method)
-    top = calc.plan_headline(plans, budget_usd)
-    bought = _budget_tokens(top["cheapest"], budget_usd)  # every format: a refusal comes before any output
+    try:
+        q = question(o)
+        plans = calc.rank_plans(q)
+    except calc.TrainingBudgetError as e:  # calc names its fields: the user typed options
+        raise as_typed(e) from None
+    top = calc.plan_headline(plans, o.budget_usd)
+    bought = _budget_tokens(top["cheapest"], o.budget_usd)  # every format: a refusal comes before any output
     if as_csv:
         rep.echo(rep.to_csv([p.row() for p in plans]), nl=False)
         return
+    case = q.case
     if as_json:
-        question = {"model": None if preset is None else preset.name, "params": params, "tokens": tokens,
-                    "days": days, "budget_usd": budget_usd, "goodput": goodput, "case": case, "node": node,
-                    "seq_len": seq_len, "global_batch": global_batch, "spot": spot, "committed": committed,
-                    "method": method, "utilization": asked}
-        _echo_json(plans, top, question, bought, budget_usd, case)
+        asked = {"model": None if q.model is None else q.model.name, "params": o.params, "tokens": o.tokens,
+                 "days": o.days, "budget_usd": o.budget_usd, "goodput": o.goodput, "case": case, "node": o.node,
+                 "seq_len": o.seq_len, "global_batch": o.global_batch, "spot": o.spot, "committed": o.committed,
+                 "method": o.method, "utilization": q.utilization}
+        _echo_json(plans, top, asked, bought, o.budget_usd, case)
         return
-    _echo_text(plans, top, bought, budget_usd, case, limit)
-    rep.echo(_closing(plans[:limit], global_batch, seq_len, case, committed, spot))
+    _echo_text(plans, top, bought, o.budget_usd, case, o.limit)
+    rep.echo(_closing(plans[:o.limit], o.global_batch, o.seq_len, case, o.committed, o.spot))
 
 
 def _echo_json(plans: list[calc.Plan], top: dict[str, Any], question: dict[str, Any], bought: list[float] | None,

@@ -192,16 +192,20 @@ def _rewrite(parts: dict[str, bytes], done: Exported,
             context = functools.cache(lambda: (evaluate.cell_lookup(parts, sheet, s), table()))
             for ref, formula, cell in list(s.formula_cells()):
                 if rewrite.calls_ours(formula):
-                    _rewrite_cell(s, sheet, ref, formula, cell, done, notes, recalc, context)
+                    _rewrite_cell(s, (sheet, ref, formula, cell), (done, notes, recalc), context)
         partedit.change(parts, part, fn)
     for sheet, cell_notes in notes.items():
         parts = comments.add_notes(parts, sheet, cell_notes)
     return parts, recalc
 
 
-def _rewrite_cell(s: xmlcells.Sheet, sheet: str, ref: str, formula: str, cell: object, done: Exported,
-                  notes: dict[str, dict[str, str]], recalc: dict[str, set[str]],
+def _rewrite_cell(s: xmlcells.Sheet, at: tuple[str, str, str, object],
+                  tally: tuple[Exported, dict[str, dict[str, str]], dict[str, set[str]]],
                   context: Callable[[], tuple[evaluate.Lookup, calc.DeviceTable | None]] | None = None) -> None:
+    """One formula cell `at` (sheet, ref, formula, the cell) made native, or frozen to a value with a note;
+    `tally`: the export's counts, the notes per sheet and cell, the cells per sheet LibreOffice must give."""
+    sheet, ref, formula, cell = at
+    done, notes, recalc = tally
     f = s.formula(cell)
     refused = _refusal(_own_value(s, cell))
     if refused is not None:  # the native form would compute a number from arguments the add-in refused

@@ -9,6 +9,8 @@ a label says GB, device memory in GiB.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from . import input_pieces, native
 
 NO_PRICE = "no price"  # a cost without a price: never the typed cloud price for another device
@@ -92,27 +94,38 @@ def named_row_price(device: str) -> str:
     return f'IF({own_price(device)}="","",{own_price(device)})'
 
 
-def price_rule(provider: str, found: str, typed: str, own: str, *, provider_price: str, provider_missing: str,
-               typed_price: str, own_price: str, no_price: str) -> str:
+class PriceCells(NamedTuple):
+    """The four cells the price rule reads: the provider chosen, its price found, the number typed and
+    the device row's own price (each a cell reference or expression)."""
+
+    provider: str
+    found: str
+    typed: str
+    own: str
+
+
+def price_rule(cells: PriceCells, *, provider_price: str, provider_missing: str, typed_price: str, own_price: str,
+               no_price: str) -> str:
     """The one price rule, written once: which of the four prices a cell takes, giving for each case the
     expression it shows (the price itself in `price_used`, whose price it is in `price_source`):
     a provider chosen -> its price found (`provider_price`) or none (`provider_missing`); else a
     number typed -> `typed_price`; else the device row's own price (`own_price`), or `no_price` where
     the row has none. As calc's schedule.price_per_device_hour: a given price wins, else the row's."""
+    provider, found, typed, own = cells
     return (f'IF({provider}<>"",IF({found}="",{provider_missing},{provider_price}),'
             f'IF(ISNUMBER({typed}),{typed_price},IF({own}="",{no_price},{own_price})))')
 
 
 def price_used(provider: str, found: str, typed: str, own: str) -> str:
     """The price the one rule (price_rule) takes, USD per device-hour, or "no price"."""
-    return price_rule(provider, found, typed, own, provider_price=found, provider_missing=f'"{NO_PRICE}"',
-                      typed_price=typed, own_price=own, no_price=f'"{NO_PRICE}"')
+    return price_rule(PriceCells(provider, found, typed, own), provider_price=found,
+                      provider_missing=f'"{NO_PRICE}"', typed_price=typed, own_price=own, no_price=f'"{NO_PRICE}"')
 
 
 def price_source(provider: str, spec: str, found: str, typed: str, own: str) -> str:
     """Whose price `price_used` took, in words: the same rule (price_rule), each case named (a
     provider's by its spec, "runpod:on_demand price")."""
-    return price_rule(provider, found, typed, own, provider_price=f'{spec}&" price"',
+    return price_rule(PriceCells(provider, found, typed, own), provider_price=f'{spec}&" price"',
                       provider_missing=f'"no "&{provider}&" price for it"', typed_price=f'"{TYPED}"',
                       own_price=f'"{ROW_PRICE}"', no_price=f'"{NO_PRICE}"')
 

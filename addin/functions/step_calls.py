@@ -9,6 +9,7 @@ trainbudget.calc and numpy, so the xlwings Lite edition bundles this module besi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -40,50 +41,72 @@ def _whole(name: str, value: Any) -> float:
     return float(value)
 
 
-def step_figures(function: str, model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None,
-                 vpp: Any = None, cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
-                 micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
-                 table: calc.DeviceTable | None = None) -> dict[str, Any]:
-    """calc.step_row of the job: step seconds, tokens/s per device, MFU, HFU and seconds by part."""
-    given = {k: _one(function, k, v) for k, v in dict(
-        model=model, device=device, devices=devices, tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, seq_len=seq_len,
-        micro_batch=micro_batch, recompute=recompute, zero_stage=zero_stage).items() if v is not None}
+@dataclass(frozen=True)
+class StepArgs:
+    """A step function's Excel arguments, as given (None: blank): the model, device and devices, the
+    layout (tp, pp, vpp, cp, ep), the batch (seq_len, global_batch in sequences, micro_batch),
+    recompute and the ZeRO stage."""
+
+    model: Any
+    device: Any
+    devices: Any
+    tp: Any = None
+    pp: Any = None
+    vpp: Any = None
+    cp: Any = None
+    ep: Any = None
+    seq_len: Any = None
+    global_batch: Any = None
+    micro_batch: Any = None
+    recompute: Any = None
+    zero_stage: Any = None
+
+
+def step_figures(function: str, args: StepArgs, table: calc.DeviceTable | None = None) -> dict[str, Any]:
+    """calc.step_row of the job: step seconds, tokens/s per device, MFU, HFU and seconds by part;
+    `function` (TRAIN_STEP, ...) names the door in a range's refusal."""
+    cells = {f.name: getattr(args, f.name) for f in fields(args) if f.name != "global_batch"}
+    given = {k: _one(function, k, v) for k, v in cells.items() if v is not None}
     if "model" not in given:
         raise calc.TrainingBudgetError("model is empty: give a preset's name, e.g. 'Llama 3.1 70B'", "model")
     if not isinstance(given["model"], str):
         raise calc.TrainingBudgetError(f"model must be a preset's name, e.g. 'Llama 3.1 70B' (got "
                                        f"{calc.show_value(given['model'])})", "model")
-    if global_batch is not None:  # sequences, as Megatron counts them
-        sequences = _whole("global_batch", _one(function, "global_batch", global_batch))
+    if args.global_batch is not None:  # sequences, as Megatron counts them
+        sequences = _whole("global_batch", _one(function, "global_batch", args.global_batch))
         given["global_batch_tokens"] = sequences * given.get("seq_len", calc.DEFAULT_SEQ_LEN)
     b = calc.budget(calc.job(**given, table=table, tokens=1e9, utilization="step"))
     return calc.step_row(b)
 
 
+# flat: one argument per TRAIN_STEP argument (Excel's flat call; each one cell)
 def train_step(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
                cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
                micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
                table: calc.DeviceTable | None = None) -> list[list[Any]]:
     """One training step as label/value rows (ROWS): seconds, tokens/s per device, MFU, HFU and
     seconds by part (compute, TP, CP, EP, bubble, exposed DP, optimizer), then the batch timed."""
-    row = step_figures("TRAIN_STEP", model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
-                       micro_batch, recompute, zero_stage, table)
+    row = step_figures("TRAIN_STEP", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
+                                              micro_batch, recompute, zero_stage), table)
     return [[label, row[key]] for key, label in ROWS]
 
 
+# flat: one argument per TRAIN_STEP_SECONDS argument (Excel's flat call; each one cell)
 def train_step_seconds(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
                        cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
                        micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
                        table: calc.DeviceTable | None = None) -> float:
     """Seconds per optimizer step (calc's step model)."""
-    return step_figures("TRAIN_STEP_SECONDS", model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
-                        micro_batch, recompute, zero_stage, table)["step_seconds"]
+    return step_figures("TRAIN_STEP_SECONDS", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len,
+                                                       global_batch, micro_batch, recompute, zero_stage),
+                        table)["step_seconds"]
 
 
+# flat: one argument per TRAIN_MFU argument (Excel's flat call; each one cell)
 def train_mfu(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
               cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
               micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
               table: calc.DeviceTable | None = None) -> float:
     """Model FLOPs utilization (6·N_active and attention per token, against the row's dense peak), 0-1."""
-    return step_figures("TRAIN_MFU", model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
-                        micro_batch, recompute, zero_stage, table)["mfu"]
+    return step_figures("TRAIN_MFU", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
+                                              micro_batch, recompute, zero_stage), table)["mfu"]

@@ -74,6 +74,7 @@ def prior_device(device: Any, table: DeviceTable | None = None) -> Any:
     return same[0].name if same else device
 
 
+# flat: one numpy-broadcasting argument per cell, as train_hours (the sheets' ranged figures' flat call)
 @broadcasts
 def train_range(params: Any, tokens: Any, device: Any, *, devices: Any = 1,
                 prior: UtilizationPrior | None = None, usd_per_device_hour: Any = None,

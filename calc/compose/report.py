@@ -33,6 +33,7 @@ SEED_DEVICES = (
 )
 
 
+# flat: one argument per TRAIN_BUDGET argument (Excel's flat call); the body builds one calc.job
 def budget_rows(params: float, tokens: float, device: Any, utilization: float = 1.0,
                 devices: int = 1, usd_per_device_hour: float | None = None, pue: float = 1.0,
                 method: str = "full", optimizer: str = "adamw", zero_stage: int = 0,

@@ -60,6 +60,7 @@ from ..base.errors import TrainingBudgetError, broadcasts
 from .arch import DEFAULT_VOCAB, Arch, ParamBreakdown, params_of
 
 
+# flat: one numpy-broadcasting argument per MODEL_PARAMS argument (Excel's flat call); params_of takes them as one Arch
 @broadcasts
 def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any = None,
                  head_dim: Any = None, ffn_dim: Any = None, gated_mlp: bool = True,
@@ -80,8 +81,6 @@ def model_params(n_layers: Any, d_model: Any, n_heads: Any, *, n_kv_heads: Any =
     latent attention; `n_kv_heads` and `head_dim` do not apply to it. Llama 3.1 8B
     (32, 4096, 32, n_kv_heads=8, ffn_dim=14336, vocab=128256) -> 8,030,261,248.
     """
-    # flat: each argument a cell or a broadcasting array (the Excel functions' arguments); the kernel,
-    # calc.model.arch.params_of, takes them as one part, an Arch
     return params_of(Arch(**locals()))
 
 

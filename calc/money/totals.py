@@ -146,6 +146,7 @@ def train_cost(params: Any, tokens: Any, device: Any, *, usd_per_device_hour: An
     return out(dh * price)
 
 
+# flat: one numpy-broadcasting argument per TRAIN_ENERGY_KWH argument (Excel's flat call)
 @broadcasts
 def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, watts: Any = None,
                      utilization: Any = 1.0, devices: Any = 1, table: DeviceTable | None = None,
@@ -162,6 +163,7 @@ def train_energy_kwh(params: Any, tokens: Any, device: Any, *, pue: Any = 1.0, w
     return kwh(w, dh, p)
 
 
+# flat: one numpy-broadcasting argument per TRAIN_DEVICES_NEEDED argument (Excel's flat call)
 @broadcasts
 def devices_needed(params: Any, device: Any, *, method: str = "full", optimizer: str = "adamw",
                    zero_stage: Any = 0, trainable: Any = None, activations: Any = 0.0,

@@ -161,6 +161,7 @@ def _op_kept(z: _Sizes, copies: Any, width: Any) -> tuple[Any, Any]:
     return z.sb * (overlap + 4.0 * z.a / t + down + scatter), z.sb * overlap   # + fp32 logsumexp
 
 
+# flat: one numpy-broadcasting argument per TRAIN_ACTIVATION_BYTES argument (Excel's flat call)
 @broadcasts
 def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, micro_batch: Any,
                      *, recompute: str = "none", tensor_parallel: Any = 1,
@@ -182,8 +183,7 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     "standard" (12 B per logit element), "parallel" (16 B, PyTorch's loss_parallel) or "fused" (2 B).
     `virtual_stages`: interleaved pipeline stages per device (1: plain 1F1B).
     """
-    # flat: each argument a cell or a broadcasting array (the Excel function's arguments); the
-    # kernel, activations_of, takes the model's Arch and the Microbatch
+    # the kernel, activations_of, takes the model's Arch and the Microbatch
     arch = Arch(n_layers, d_model, n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim, ffn_dim=ffn_dim,
                 gated_mlp=gated_mlp, vocab=vocab, n_experts=n_experts, top_k=top_k, moe_ffn_dim=moe_ffn_dim,
                 n_shared_experts=n_shared_experts)

@@ -282,8 +282,7 @@ def fit_layouts(model: Any, device: Any, devices: Any, search: Search | None = N
     stages, modes, batches = (s.checked[k] for k in ("stages", "modes", "batches"))
     cols, picked = _columns(cands, parts, np.flatnonzero(fit.reshape(-1)), stages, modes, batches)
     order = _ranked(cols, picked, modes, batches)
-    nearest, would = (_nearest(cands, parts, real, fit, stages, modes, batches, s.reserve_gib, table)
-                      if s.explain else (None, ()))
+    nearest, would = _nearest(cands, parts, real, fit, s, table) if s.explain else (None, ())
     counts = {k: cols[k][order] for k in COUNTS}
     acc = None if s.batch is None else s.batch // (counts["data"] * counts["micro_batch"])
     return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
@@ -356,11 +355,12 @@ def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: 
 
 
 def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: np.ndarray, fit: np.ndarray,
-             stages: tuple, modes: tuple, batches: tuple, reserve_gib: Any,
-             table: DeviceTable) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
-    """When nothing fits: the layout with the fewest bytes and the hardware that would hold it."""
+             s: Search, table: DeviceTable) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
+    """When nothing fits: the layout with the fewest bytes and the hardware that would hold it (each
+    hardware's usable memory less the search's reserve)."""
     if fit.any() or not real.any():
         return None, ()
+    stages, modes, batches = (s.checked[k] for k in ("stages", "modes", "batches"))
     totals = np.where(real, parts["sum"], np.inf).reshape(-1)
     cols, picked = _columns(cands, parts, np.asarray([int(np.argmin(totals))]), stages, modes, batches)
     row: dict[str, Any] = {k: int(cols[k][0]) for k in COUNTS}
@@ -370,5 +370,5 @@ def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: 
     for d in table:
         if d.memory_gib and d.hardware:
             cap = d.memory_gib * GIB
-            hardware[d.hardware] = cap - float(reserve_bytes(cap, reserve_gib))  # usable on that hardware
+            hardware[d.hardware] = cap - float(reserve_bytes(cap, s.reserve_gib))  # usable on that hardware
     return row, tuple(sorted((h for h, b in hardware.items() if b >= row["total"]), key=hardware.get))

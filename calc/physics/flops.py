@@ -74,6 +74,7 @@ _DENSE_PER_TOKEN = {"none": TRAIN_FLOPS_PER_PARAM_TOKEN, "selective": TRAIN_FLOP
 _ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "op": 12.0, "full": 16.0}
 
 
+# flat: one numpy-broadcasting argument per TRAIN_FLOPS argument (Excel's flat call)
 @broadcasts
 def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any = None,
                 seq_len: Any = None, recompute: str = "none", active_params: Any = None,

@@ -144,6 +144,7 @@ _AGREE = ("params", "trainable", "grad_bytes", "zero_stage", "devices", "activat
           "micro_batches")  # train_memory's numeric arguments, in agree()'s order
 
 
+# flat: one numpy-broadcasting argument per TRAIN_BYTES / TRAIN_LAYOUT_BYTES argument (Excel's flat call)
 @broadcasts
 def train_memory(params: Any, *, method: str = "full", optimizer: str = "adamw",
                  trainable: Any = None, grad_bytes: Any = GRAD_BYTES, master: bool = True,

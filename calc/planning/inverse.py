@@ -330,6 +330,7 @@ def tokens_by(job: Job, days: Any, *, case: str | None = None) -> Any:
 
 # --- the Excel functions' forms (registry: TRAIN_DEVICES_FOR_DAYS, TRAIN_TOKENS_FOR_BUDGET) -------
 
+# flat: one numpy-broadcasting argument per TRAIN_DEVICES_FOR_DAYS argument (Excel's flat call)
 def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utilization: Any = 1.0,
                      case: str | None = None, node: Any = 1, zero_stage: Any = None, method: str = "full",
                      optimizer: str = "adamw", table: DeviceTable | None = None, active_params: Any = None) -> Any:
@@ -344,6 +345,7 @@ def devices_for_days(params: Any, tokens: Any, device: Any, days: Any, *, utiliz
     return devices_for(job, days, case=case, node=node, memory=zero_stage is not None)
 
 
+# flat: one numpy-broadcasting argument per TRAIN_TOKENS_FOR_BUDGET argument (Excel's flat call)
 def tokens_for_budget(params: Any, device: Any, usd: Any, *, usd_per_device_hour: Any = None,
                       utilization: Any = 1.0, devices: Any = 1, case: str | None = None,
                       table: DeviceTable | None = None, active_params: Any = None, method: str = "full") -> Any:

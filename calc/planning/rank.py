@@ -30,23 +30,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..base.checks import positive, whole
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget
 from ..compose.job import job as make_job
 from ..compose.ranges import prior_device, wants_prior
 from ..compose.step_terms import wants_step
-from ..hardware.catalog import DeviceTable, catalog
-from ..model.shapes import ModelPreset
+from ..hardware.catalog import DeviceTable
 from ..money.totals import GIB
-from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Search
+from ..physics.fit import DEFAULT_GLOBAL_BATCH
 from ..step import hardware as step_hardware
 from . import offers
-from .inverse import CASES, EXACT, _case, node_size, pick
+from .inverse import CASES, EXACT, pick
+from .question import Asked, PlanQuestion
 from .search import (
     LAYOUT_KEYS,
     fewest_at_full_rate,
@@ -58,7 +57,7 @@ from .search import (
     too_many,
 )
 
-__all__ = ["Plan", "headline", "max_plan_devices", "rank_plans"]
+__all__ = ["Plan", "PlanQuestion", "headline", "max_plan_devices", "rank_plans"]
 
 # --- ranked plans: every device x every price x the counts considered ------------------------------
 
@@ -160,64 +159,42 @@ def _num(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-@dataclass(frozen=True)
-class _Ask:
-    """The question, checked: calc.job's names every plan shares (`base`), the model's preset (None:
-    parameters alone), the deadline (days) and its case, the utilization asked ("step", "prior" or a
-    share), the layout search (sequence length, global batch, method), the budget (USD), the cap."""
-
-    base: dict[str, Any]
-    preset: ModelPreset | None
-    days: float
-    case: str
-    utilization: Any
-    search: Search
-    budget_usd: float | None
-    committed: bool
-    cap: float
-
-
-def rank_plans(tokens: Any, days: Any, *, params: Any = None, model: ModelPreset | None = None,
-               devices: Any = None, price: Any = None, own: Owned | None = None, utilization: Any = "step",
-               case: str = "expected", node: Any = None, budget_usd: Any = None, goodput: Any = None,
-               table: DeviceTable | None = None, global_batch: Any = DEFAULT_GLOBAL_BATCH,
-               seq_len: Any = DEFAULT_SEQ_LEN, spot: bool = False, committed: bool = False,
-               method: str = "full", trainable: Any = None) -> list[Plan]:
-    """Every device (the 16-bit row of each catalog hardware with memory, or `devices` named) x every price option
-    as sold (calc.planning.offers; spot prices only with `spot`) x the counts considered (module doc), each on its
-    fastest layout for `global_batch` sequences of `seq_len` tokens, at `utilization` ("step": the step model;
-    "prior"; or a share): feasible plans first, then by what the team pays at `case` (Plan.paid: a 1- or 3-year
-    price's whole commitment unless `committed`; no price last), then the fewest devices. `node` (None: each
-    offering's instance) makes counts multiples of it too; `goodput` as Job.goodput; `method` and `trainable`
-    as calc.train_memory's (a fine-tune: the prior's utilization, which the step model does not time)."""
-    table = catalog() if table is None else table
-    node = None if node is None else int(node_size(node))
-    batch, seq = int(whole("global_batch", global_batch)), int(whole("seq_len", seq_len))
-    search = Search(seq_len=seq, global_batch=batch, method=method, trainable=trainable)
-    base = {"tokens": tokens, "goodput": goodput, "table": table, "method": method, "trainable": trainable,
-            "seq_len": float(seq), "global_batch_tokens": float(batch * seq),
-            **({"model": model} if model is not None else {"params": params})}
-    ask = _Ask(base, model, float(positive("days", days)), _case(case) or "expected", utilization, search,
-               None if budget_usd is None else float(positive("budget_usd", budget_usd)), committed,
-               max_plan_devices())
-    make_job(**base)  # the shared names checked once, before any device
+def rank_plans(question: PlanQuestion) -> list[Plan]:
+    """Every device (the 16-bit row of each catalog hardware with memory, or the devices named) x every price
+    option as sold (calc.planning.offers; spot prices only when asked) x the counts considered (module doc), each on
+    its fastest layout for the question's global batch, at its utilization ("step": the step model; "prior"; or a
+    share): feasible plans first, then by what the team pays at the question's case (Plan.paid: a 1- or 3-year
+    price's whole commitment unless committed; no price last), then the fewest devices (calc.PlanQuestion: the
+    question, checked when made; a fine-tune takes the prior's utilization, which the step model does not time)."""
+    q, ask = question, question.checked
+    table = ask.base["table"]
     cache: dict[tuple[Any, ...], Any] = {}
     plans: list[Plan] = []
-    names = _candidates(devices, table)
-    unpriced = offers.unpriced(price, names, table)
+    names = _candidates(q.devices, table)
+    unpriced = offers.unpriced(q.price, names, table)
     for name in names:
-        sold = offers.price_options(name, price, own, table)
+        sold = offers.price_options(name, q.price, q.own, table)
         options = [offers.offer(spec, label, name, table) for spec, label in sold]
-        options = [o for o in options if spot or o.plan != "spot"] or [offers.Offer(None, "no price")]
+        options = [o for o in options if q.spot or o.plan != "spot"] or [offers.Offer(None, "no price")]
         for o in options:
-            plans += _offer_plans(ask, name, o, o.rule(node), cache, unpriced.get(name, "no price"))
-        if own is not None and table.get(name).watts is None:  # not costed: say why, in calc.budget's words
-            o = offers.Offer(own, own.label())
-            plans.append(_plan(ask, name, o, math.inf, None, None, None, _unowned(base, name, own), ""))
+            plans += _offer_plans(ask, name, o, o.rule(ask.node), cache, unpriced.get(name, "no price"))
+        if q.own is not None and table.get(name).watts is None:  # not costed: say why, in calc.budget's words
+            o = offers.Offer(q.own, q.own.label())
+            plans.append(_plan(ask, name, o, _Count(math.inf), _unowned(ask.base, name, q.own), ""))
     return sorted(plans, key=_rank)
 
 
-def _mode(ask: _Ask, name: str) -> tuple[Any, str]:
+class _Count(NamedTuple):
+    """One count of a device and price: `n` devices, element `at` of `b`, the Budget over the counts
+    considered (None: a scalar Budget; `b` None where no count is costed), on `layout`."""
+
+    n: float
+    b: Budget | None = None
+    at: int | None = None
+    layout: dict[str, Any] | None = None
+
+
+def _mode(ask: Asked, name: str) -> tuple[Any, str]:
     """(the utilization the plans of `name` take, why the step model was not used where asked): "step"
     where the step model times the job, else the prior (held at the fewest count), or the share given."""
     if ask.preset is None or not ask.preset.has_shape:
@@ -235,7 +212,7 @@ def _mode(ask: _Ask, name: str) -> tuple[Any, str]:
     return "step", ""
 
 
-def _counts(ask: _Ask, name: str, rule: tuple[int, tuple[int, ...]],
+def _counts(ask: Asked, name: str, rule: tuple[int, tuple[int, ...]],
             cache: dict[tuple[Any, ...], Any]) -> tuple[list[float], list[dict[str, Any]], str]:
     """(the counts sold under `rule` that hold a layout, those layouts, a note when there are none)."""
     key = ("counts", name, rule)
@@ -258,19 +235,19 @@ def _counts(ask: _Ask, name: str, rule: tuple[int, tuple[int, ...]],
     return cache[key]
 
 
-def _layout(ask: _Ask, name: str, n: float, cache: dict[tuple[Any, ...], Any]) -> dict[str, Any] | None:
+def _layout(ask: Asked, name: str, n: float, cache: dict[tuple[Any, ...], Any]) -> dict[str, Any] | None:
     if ask.preset is None or not ask.preset.has_shape:
         return states_layout(n, ask.search.batch or DEFAULT_GLOBAL_BATCH)
     return layout_at(ask.preset, name, n, ask.search, ask.base["table"], cache)
 
 
-def _offer_plans(ask: _Ask, name: str, o: offers.Offer, rule: tuple[int, tuple[int, ...]],
+def _offer_plans(ask: Asked, name: str, o: offers.Offer, rule: tuple[int, tuple[int, ...]],
                  cache: dict[tuple[Any, ...], Any], no_price: str) -> list[Plan]:
     """The plans of one device and price option: the counts from the fewest that meets the deadline,
     each not costing more than a larger one (module doc); one plan saying why where there are none."""
     counts, layouts, note = _counts(ask, name, rule, cache)
     if not counts:
-        return [_plan(ask, name, o, math.inf, None, None, None, note, no_price)]
+        return [_plan(ask, name, o, _Count(math.inf), note, no_price)]
     util, why = _mode(ask, name)
     names = {**ask.base, "device": name, "price": o.spec}
     b, kept, util = _costed(ask, names, counts, layouts, util)
@@ -279,20 +256,20 @@ def _offer_plans(ask: _Ask, name: str, o: offers.Offer, rule: tuple[int, tuple[i
         days = float(pick(_element(b.days, last if len(counts) > 1 else None), ask.case))
         miss = (f"{days:,.1f} days at {counts[last]:,.0f} devices, the most the planner considers "
                 f"({ask.cap:,.0f})")
-        return [_plan(ask, name, o, counts[last], b, last if len(counts) > 1 else None, layouts[last],
+        return [_plan(ask, name, o, _Count(counts[last], b, last if len(counts) > 1 else None, layouts[last]),
                       "; ".join(filter(None, (miss, why))), no_price, names, util)]
     if o.single and counts[kept[0]] > 1:  # sold one device per instance: no multi-node job
-        return [_plan(ask, name, o, counts[kept[0]], None, None, layouts[kept[0]],
+        return [_plan(ask, name, o, _Count(counts[kept[0]], layout=layouts[kept[0]]),
                       f"{o.label} is sold one device per instance (prices.csv devices_per_instance 1): "
                       f"not for a job of {counts[kept[0]]:,.0f} devices", no_price)]
     fewer = [i for i in range(kept[0]) if _meets(b, ask, len(counts))[i]]  # met, but a larger count costs less
     left = (f"{counts[fewer[0]]:,.0f} devices also meet the deadline but cost more (the layouts that fit fewer "
             "devices' memory are slower): left out") if fewer else ""
-    return [_plan(ask, name, o, counts[i], b, i if len(counts) > 1 else None, layouts[i],
+    return [_plan(ask, name, o, _Count(counts[i], b, i if len(counts) > 1 else None, layouts[i]),
                   "; ".join(filter(None, (why, left if i == kept[0] else ""))), no_price, names, util) for i in kept]
 
 
-def _costed(ask: _Ask, names: dict[str, Any], counts: list[float], layouts: list[dict[str, Any]],
+def _costed(ask: Asked, names: dict[str, Any], counts: list[float], layouts: list[dict[str, Any]],
             util: Any) -> tuple[Budget, list[int], Any]:
     """(the Budget over `counts`, the counts kept, the utilization taken): from the fewest that meets
     the deadline, those whose device-hours no larger count beats; the prior held at the fewest."""
@@ -314,18 +291,19 @@ def _costed(ask: _Ask, names: dict[str, Any], counts: list[float], layouts: list
     return b, kept, util
 
 
-def _meets(b: Budget, ask: _Ask, k: int) -> np.ndarray:
+def _meets(b: Budget, ask: Asked, k: int) -> np.ndarray:
     """Where the Budget's counts fit and train within the deadline at the case asked."""
     hours = np.broadcast_to(np.asarray(pick(b.hours, ask.case), dtype=np.float64), (k,))
     fits = np.broadcast_to(np.asarray(True if b.fits is None else b.fits), (k,))
     return fits & (hours <= 24.0 * ask.days * (1 + EXACT))
 
 
-def _plan(ask: _Ask, name: str, o: offers.Offer, n: float, b: Budget | None, at: int | None,
-          layout: dict[str, Any] | None, note: str, no_price: str, names: dict[str, Any] | None = None,
-          util: Any = None) -> Plan:
-    """One Plan of `n` devices at element `at` of `b`; feasible where it fits, meets the deadline and has
-    a price; a plan without a price says so first (`no_price`: why), before its note."""
+def _plan(ask: Asked, name: str, o: offers.Offer, count: _Count, note: str, no_price: str,
+          names: dict[str, Any] | None = None, util: Any = None) -> Plan:
+    """One Plan of `count.n` devices at element `count.at` of `count.b`; feasible where it fits, meets the
+    deadline and has a price; a plan without a price says so first (`no_price`: why), before its note;
+    `names` and `util`: calc.job's names and the utilization of the plan's own job."""
+    n, b, at, layout = count
     ranged = wants_prior(ask.utilization) or wants_step(ask.utilization)
     plan = Plan(name, o.label, float(n), layout, b, False, None, ask.case, note, ranged, at, o.term_years,
                 ask.committed)

@@ -13,7 +13,6 @@ import datetime as dt
 import io
 import itertools
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,8 @@ from ..compose.budget import Budget, Job, Owned, Span, budget
 from ..compose.job import job as job_of
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset, model_preset
-from ..money.owned import PUE_INDUSTRY
 from ..physics.memory import METHODS
+from .cells import ScenarioBlanks, parse_own, parse_price
 
 FIGURES = ("hours", "device_hours", "usd", "kwh")
 SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilization", "price", "own", "model",
@@ -43,66 +42,24 @@ LAYOUT_COLUMNS = ("zero_stage", "tp", "pp", "cp", "ep")  # a job's flat names (c
 SIZE_LIMITS = {"seq_len": 2 ** 30, "global_batch": 2 ** 40}
 MAX_SCENARIO_BYTES = 1 << 30  # 1 GiB: about 150 million rows; a larger file is surely a mistake
 
-__all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "named", "parse_own", "parse_price", "plan_row",
-           "scenario_budgets", "scenario_jobs", "scenario_rows", "read_scenarios"]
+__all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "ScenarioBlanks", "named", "parse_own",
+           "parse_price", "plan_row", "scenario_budgets", "scenario_jobs", "scenario_rows", "read_scenarios"]
 
 
-def parse_own(text: str, usd_per_kwh: float | None, pue: float | None = PUE_INDUSTRY,
-              occupancy: float = 1.0, tariff_name: str = "usd_per_kwh") -> Owned:
-    """"CAPEX,LIFE" (USD per device, years) with the energy terms; usd_per_kwh is required.
-    `tariff_name` is how messages name the tariff (the command line's --usd-per-kwh)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise TrainingBudgetError(f"own must be CAPEX,LIFE such as 33819,5 (got {show(text)})")
-    capex = parse_number("own: CAPEX", parts[0])
-    life = parse_number("own: LIFE", parts[1])
-    if life <= 0:
-        raise TrainingBudgetError(f"own: LIFE must be > 0 years (got {show(text)})")
-    if usd_per_kwh is None:
-        raise TrainingBudgetError(f"own needs {tariff_name} (the electricity tariff, USD per kWh)")
-    kwh_price = parse_number(tariff_name, usd_per_kwh)
-    occ = parse_share("occupancy", occupancy)
-    p = None if pue is None else parse_number("pue", pue, 1.0)
-    return Owned(capex, life, kwh_price, p, occ, tariff_name)
-
-
-_NUMERIC = re.compile(r"[+-]?[\d.,]*\d[\d.,]*(?:[eE][+-]?\d+)?")
-
-
-def parse_price(name: str, value: Any) -> Any:
-    """A price cell or option: None/blank (the device row's own), a number of USD per device-hour
-    (finite, >= 0; "2.5" as text too) or a PROVIDER:PLAN text, kept as text."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return parse_number(name, value)
-    text = str(value).strip()
-    if _NUMERIC.fullmatch(text):  # digits, thousands separators and a decimal point: a number, "2,5" refused
-        return parse_number(name, text)
-    try:
-        float(text)
-    except ValueError:
-        if ":" not in text and not text.replace("_", "").replace("-", "").isalnum():
-            raise TrainingBudgetError(
-                f"{name} must be USD per device-hour or PROVIDER:PLAN (got {show(value)})") from None
-        return text
-    return parse_number(name, text)
-
-
-def plan_row(params: float, tokens: float, device: str, *, devices: int = 1, utilization: Any = "prior",
-             price: str | float | None = None, own: Owned | None = None, pue: float = 1.0,
-             table: DeviceTable | None = None, name: str = "", today: dt.date | None = None,
-             active_params: float | None = None, method: str = "full") -> dict[str, Any]:
+def plan_row(params: float, tokens: float, device: str, *, own: Owned | None = None,
+             table: DeviceTable | None = None, **flat: Any) -> dict[str, Any]:
     """One plan's figures (the Scenarios sheet's row: `hours`, `device_hours`, `usd`, `kwh`, with
-    `_low/_expected/_high` for a range), read off budget(job(...)); `active_params` (count) a
-    mixture of experts' active parameters, None: all `params` (dense); `method` the Job's
-    (inference: a forward pass, calc.flops_per_param_token)."""
+    `_low/_expected/_high` for a range), read off budget(job(...)). `flat`: calc.job's names for the
+    sheet's other plan cells (devices, default 1; utilization, default "prior"; price, "" or None: the
+    device row's; pue, default 1.0; name, today, active_params: None, all `params`, a dense model;
+    method: inference is a forward pass, calc.flops_per_param_token); `own` an owned price, in place
+    of `price`."""
     table = catalog() if table is None else table
-    b = budget(job_of(params=params, active_params=active_params, tokens=tokens, device=device, devices=devices,
-                   method=method,
-                   utilization=utilization, price=own if own is not None else (None if price == "" else price),
-                   pue=pue, table=table, name=name, today=today))
-    return legacy_row(b, name or table.get(device).name)
+    flat = {"devices": 1, "utilization": "prior", "pue": 1.0, "name": "", **flat}
+    price = flat.pop("price", None)
+    b = budget(job_of(params=params, tokens=tokens, device=device, table=table, **flat,
+                      price=own if own is not None else (None if price == "" else price)))
+    return legacy_row(b, flat["name"] or table.get(device).name)
 
 
 def legacy_row(b: Budget, name: str) -> dict[str, Any]:
@@ -124,24 +81,26 @@ def legacy_row(b: Budget, name: str) -> dict[str, Any]:
     return row
 
 
-def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, *, utilization: Any = None,
-                  price: Any = None, own: str | None = None, usd_per_kwh: float | None = None,
-                  occupancy: float = 1.0, pue: float | None = None,
-                  filled: Filled | None = None, tariff_name: str = "usd_per_kwh") -> Iterator[Job]:
+def scenario_jobs(records: Iterable[Mapping[str, Any]], base: Job, blanks: ScenarioBlanks | None = None,
+                  filled: Filled | None = None) -> Iterator[Job]:
     """One `Job` per scenario record: the record's cells over `base` (the command line's other
     options: method, layout, PUE, ...). A record whose every cell is blank (a spreadsheet's
     trailing ",,,,") is skipped like an empty line and not counted. Blank utilization, price and
-    own cells take the defaults given here; a blank utilization with no default is refused. Every
-    error names its row ("scenario 3: ..."). `filled`, when given, counts the rows where a default
-    filled a blank cell (FILLS' keys: "utilization", "price", "own") and where the row is priced as
-    owned hardware ("owned": where usd_per_kwh and occupancy apply)."""
+    own cells take `blanks` (None: none); a blank utilization with no default is refused. Every error names
+    its row ("scenario 3: ..."). `filled`, when given, counts the rows where a default filled a
+    blank cell (FILLS' keys: "utilization", "price", "own") and where the row is priced as owned
+    hardware ("owned": where blanks.usd_per_kwh and blanks.occupancy apply)."""
+    blanks = ScenarioBlanks() if blanks is None else blanks
     for i, rec in enumerate(_nonblank(records), start=1):
         where = f"scenario {i}"
         try:
-            job = _row_job(where, rec, base, utilization, price, own, (usd_per_kwh, tariff_name), occupancy, pue,
-                           filled, i)
+            used: list[str] = []
+            job = _row_job(where, rec, base, blanks, used)
         except TrainingBudgetError as e:
             raise named(where, e, rec.get("name")) from None
+        if filled is not None:
+            for key in used:
+                filled.add(key, i)
         yield job
 
 
@@ -166,9 +125,10 @@ class Filled:
 FIRST_ROWS = 8
 
 
-def scenario_budgets(records: Iterable[Mapping[str, Any]], base: Job, **defaults: Any) -> Iterator[Budget]:
-    """budget() of each of scenario_jobs(records, base, **defaults), an error naming its row."""
-    for i, job in enumerate(scenario_jobs(records, base, **defaults), start=1):
+def scenario_budgets(records: Iterable[Mapping[str, Any]], base: Job, blanks: ScenarioBlanks | None = None,
+                     filled: Filled | None = None) -> Iterator[Budget]:
+    """budget() of each of scenario_jobs(records, base, blanks, filled), an error naming its row."""
+    for i, job in enumerate(scenario_jobs(records, base, blanks, filled), start=1):
         try:
             b = budget(job)
         except TrainingBudgetError as e:
@@ -198,10 +158,8 @@ def _nonblank(records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any
             yield rec
 
 
-def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, price: Any, own: str | None,
-             tariff: tuple[float | None, str], occupancy: float, pue: float | None,
-             filled: Filled | None, i: int) -> Job:
-    """One record's Job (scenario_jobs' rules); `filled` records the defaults used at row `i`."""
+def _row_job(where: str, rec: Mapping[str, Any], base: Job, blanks: ScenarioBlanks, used: list[str]) -> Job:
+    """One record's Job (scenario_jobs' rules); `used` gets the FILLS keys of the blanks it took."""
     extra = rec.get(None) if isinstance(rec, dict) else None
     if len(rec) - (None in rec) == 1 and ";" in str(next(k for k in rec if k is not None)):
         raise TrainingBudgetError(f"{where}: the header is one column ({show(next(k for k in rec if k is not None))}): "
@@ -221,21 +179,16 @@ def _row_job(where: str, rec: Mapping[str, Any], base: Job, utilization: Any, pr
         if need not in r:
             raise TrainingBudgetError(f"{where}: {need} is required")
     params, active, preset = _model(where, r)
-    used: list[str] = []
-    pue = parse_number("pue", r["pue"], 1.0) if "pue" in r else pue  # (the row's PUE is its owned price's too)
+    pue = parse_number("pue", r["pue"], 1.0) if "pue" in r else blanks.pue  # (the row's PUE: its owned price's too)
     job = base.with_(params=params, active_params=active, model=preset,
                      method=choice("method", r["method"], METHODS) if "method" in r else base.training.method,
                      pue=pue if "pue" in r else base.pricing.pue,
                      tokens=parse_count(f"{where}: tokens", r["tokens"]), device=str(r["device"]).strip(),
                      devices=_devices(where, r.get("devices", 1)),
-                     utilization=_utilization(where, r.get("utilization"), utilization, used),
-                     price=_price(where, r, price, own, tariff, occupancy, pue, used),
+                     utilization=_utilization(where, r.get("utilization"), blanks.utilization, used),
+                     price=_price(where, r, blanks, pue, used),
                      name=str(r.get("name", "")))
-    job = _layout(where, r, job)
-    if filled is not None:
-        for key in used:
-            filled.add(key, i)
-    return job
+    return _layout(where, r, job)
 
 
 def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
@@ -321,14 +274,15 @@ def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
     return parse_share(f"{where}: utilization", value)
 
 
-def _price(where: str, r: Mapping[str, Any], price: Any, own: str | None, tariff: tuple[float | None, str],
-           occupancy: float, pue: float | None, used: list[str]) -> Any:
+def _price(where: str, r: Mapping[str, Any], blanks: ScenarioBlanks, pue: float | None, used: list[str]) -> Any:
+    """The row's price: its price or own cell, else the blanks' own, else the blanks' price (None: the device's)."""
+    price, own = blanks.price, blanks.own
     if r.get("own") and r.get("price"):  # as --price with --own: one price per job
         raise TrainingBudgetError(f"{where}: give price or own, not both (got price {show(r['price'])} and own "
                                   f"{show(r['own'])}: one price per row, as --price and --own on the command line)")
     if r.get("own") or (own and not r.get("price")):
         used += ["owned"] if r.get("own") else ["own", "owned"]
-        return parse_own(r.get("own") or own, tariff[0], pue, occupancy, tariff[1])
+        return parse_own(r.get("own") or own, blanks.usd_per_kwh, pue, blanks.occupancy, blanks.tariff_name)
     if r.get("price"):
         return parse_price(f"{where}: price", r["price"])
     if price is not None:
@@ -343,8 +297,9 @@ def scenario_rows(records: Iterable[Mapping[str, Any]], *, defaults: Mapping[str
     "prior" unless given, price, own)."""
     d = dict(defaults or {})
     base = job_of(params=1.0, table=catalog() if table is None else table, today=today)
-    made = scenario_budgets(records, base, utilization=d.get("utilization", "prior"),
-                            price=parse_price("price", d.get("price")), own=d.get("own"), usd_per_kwh=usd_per_kwh)
+    made = scenario_budgets(records, base, ScenarioBlanks(utilization=d.get("utilization", "prior"),
+                                                          price=parse_price("price", d.get("price")),
+                                                          own=d.get("own"), usd_per_kwh=usd_per_kwh))
     return [legacy_row(b, b.job.name or b.device) for b in made]
 
 

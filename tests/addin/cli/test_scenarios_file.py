@@ -196,3 +196,23 @@ def test_many_filled_rows_are_counted_not_listed(tmp_path):
     proc = invoke("estimate", "--scenarios", path, "--price", "9", "--csv", check=True)
     assert "--price 9 filled the blank price cells of scenarios 1, 2, 3, 4, 5, 6, 7, 8 and 2 more" in proc.stderr
     assert {r["usd_per_device_hour"] for r in csv.DictReader(io.StringIO(proc.stdout))} == {"9.0"}
+
+
+def test_scenario_blanks_fill_only_blank_cells_and_are_counted():
+    """calc.ScenarioBlanks: a blank utilization, price or own cell takes the blanks' value, a given cell its
+    own; Filled counts the rows each filled (and the owned ones), by row number."""
+    rows = [{"name": "a", "params": "7B", "tokens": "1T", "device": BF16, "devices": "8", "utilization": "",
+             "price": "", "own": ""},
+            {"name": "b", "params": "7B", "tokens": "1T", "device": BF16, "devices": "8", "utilization": "0.5",
+             "price": "3", "own": ""},
+            {"name": "c", "params": "7B", "tokens": "1T", "device": BF16, "devices": "8", "utilization": "0.5",
+             "price": "", "own": "30000,5"}]
+    blanks = calc.ScenarioBlanks(utilization=0.25, price=2.0, usd_per_kwh=0.1, occupancy=0.5)
+    filled = calc.ScenarioFilled()
+    a, b, c = plans.scenario_jobs(rows, calc.job(params=1.0), blanks, filled)
+    assert (a.utilization, b.utilization) == (0.25, 0.5)
+    assert (calc.budget(a).usd_per_device_hour, calc.budget(b).usd_per_device_hour) == (2.0, 3.0)
+    assert isinstance(c.pricing.price, calc.Owned) and c.pricing.price.occupancy == 0.5
+    assert filled.counts == {"utilization": 1, "price": 1, "owned": 1} and filled.first["owned"] == [3]
+    with pytest.raises(calc.TrainingBudgetError, match=r"^scenario 1: utilization is blank"):
+        next(plans.scenario_jobs(rows[:1], calc.job(params=1.0)))  # no blanks: a blank utilization is refused

@@ -26,9 +26,10 @@ def test_price_used_and_price_source_are_one_rule(monkeypatch):
     assert len(calls) == 2 and calls[0].keys() == calls[1].keys()  # each case given once, by both
     # the same branches: with each case's rendering blanked out, the two formulas are one text
     for formula, cases in ((used, calls[0]), (source, calls[1])):
-        assert formula == pieces.price_rule("Provider", "Price_found", "Price_per_hour", "Row_price", **cases)
+        assert formula == pieces.price_rule(pieces.PriceCells("Provider", "Price_found", "Price_per_hour", "Row_price"),
+                                             **cases)
     skeleton = {k: f"<{k}>" for k in calls[0]}
-    text = pieces.price_rule("P", "F", "T", "O", **skeleton)
+    text = pieces.price_rule(pieces.PriceCells("P", "F", "T", "O"), **skeleton)
     assert all(text.count(mark) == 1 for mark in skeleton.values())  # every case rendered, once
     assert calls[0]["provider_price"] == "Price_found" and calls[1]["typed_price"] == f'"{pieces.TYPED}"'
     assert calls[0]["no_price"] == calls[1]["no_price"] == f'"{pieces.NO_PRICE}"'

@@ -120,7 +120,7 @@ def test_calc_node_is_bounded():
     from trainbudget.calc.planning import rank
 
     with pytest.raises(calc.TrainingBudgetError, match="node must be at most"):
-        rank.rank_plans(1e12, 30, params=7e9, node=1e20)
+        rank.rank_plans(rank.PlanQuestion(1e12, 30, params=7e9, node=1e20))
 
 
 @pytest.mark.parametrize(("call", "words"), [

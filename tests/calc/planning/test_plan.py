@@ -113,7 +113,7 @@ def test_bad_input_names_the_argument():
 
 @pytest.fixture(scope="module")
 def ranked():
-    return plan.rank_plans(15e12, 90, model=calc.model_preset("Llama 3.1 405B"), budget_usd=80e6)
+    return plan.rank_plans(plan.PlanQuestion(15e12, 90, model=calc.model_preset("Llama 3.1 405B"), budget_usd=80e6))
 
 
 def test_ranked_plans_are_budgets_of_their_jobs(ranked):
@@ -159,8 +159,8 @@ def test_ranked_plan_counts_are_whole_instances_doubled_and_the_fewest_meets_the
 
 
 def test_a_given_price_and_owned_hardware_are_options():
-    plans = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="3.5", utilization=0.4,
-                            own=calc.Owned(33819, 5, 0.1))
+    plans = plan.rank_plans(plan.PlanQuestion(1e12, 30, params=7e9, devices=[H100], price="3.5", utilization=0.4,
+                            own=calc.Owned(33819, 5, 0.1)))
     assert len({p.price_label for p in plans}) == 2 and plans[0].price_label.startswith("owned")  # 0.88 < 3.5
     n = min(p.devices for p in plans)  # no shape: doublings while each device takes a sequence a step
     counts = sorted({p.devices for p in plans})
@@ -168,7 +168,7 @@ def test_a_given_price_and_owned_hardware_are_options():
     assert max(p.devices for p in plans) <= calc.DEFAULT_GLOBAL_BATCH
     assert {p.budget.usd_per_device_hour for p in plans} == {
         3.5, calc.owned_usd_per_device_hour(33819, life_years=5, watts=700, usd_per_kwh=0.1)}
-    aws = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], price="aws:on_demand")
+    aws = plan.rank_plans(plan.PlanQuestion(1e12, 30, params=7e9, devices=[H100], price="aws:on_demand"))
     assert {p.budget.usd_per_device_hour for p in aws} == {calc_prices.usd_per_device_hour("aws:on_demand", H100)}
 
 
@@ -191,7 +191,7 @@ def test_cli_json_and_csv_are_the_ranked_rows(capsys):
     args = ("--params", "70.6B", "--tokens", "15T", "--days", "365", "--device", H200, "--device", H100)
     code, out, _ = _cli(capsys, *args, "--json")
     data = json.loads(out)
-    want = [p.row() for p in plan.rank_plans(15e12, 365, params=70.6e9, devices=[H200, H100])]
+    want = [p.row() for p in plan.rank_plans(plan.PlanQuestion(15e12, 365, params=70.6e9, devices=[H200, H100]))]
     assert code == 0 and data["plans"] == json.loads(json.dumps(want))
     assert data["cheapest"] == data["plans"][0]
     code, out, _ = _cli(capsys, *args, "--csv")
@@ -340,7 +340,8 @@ def test_cli_budget_line_and_the_slow_case(capsys):
             "--budget", "3e7")
     code, out, _ = _cli(capsys, *args, "--case", "high", "--json")
     data = json.loads(out)
-    plans = plan.rank_plans(5e12, 365, params=70.6e9, devices=[H200], price="2.5", case="high", budget_usd=3e7)
+    plans = plan.rank_plans(plan.PlanQuestion(5e12, 365, params=70.6e9, devices=[H200], price="2.5", case="high",
+                                                budget_usd=3e7))
     p = min(plans, key=lambda q: q.devices)  # the deadline's fewest count
     assert code == 0 and min(r["devices"] for r in data["plans"]) == p.devices and p.feasible
     half = p.job.with_(devices=p.devices / 2, utilization="prior")  # the count below, at its own prior

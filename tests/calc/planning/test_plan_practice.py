@@ -39,7 +39,7 @@ def _cli(capsys, *args):
 @pytest.fixture(scope="module")
 def catalog_plans():
     """Every catalog device and offering (spot too) for the issue's job: Llama 3.1 70B, 2T tokens, 30 days."""
-    return plan.rank_plans(2e12, 30, model=L70, spot=True)
+    return plan.rank_plans(plan.PlanQuestion(2e12, 30, model=L70, spot=True))
 
 
 # --- offerings as sold -------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_a_single_device_offering_never_carries_a_multi_device_job(catalog_plans
     assert {"runpod:on_demand Community Cloud H100 SXM", "lambda:on_demand 1x H100 SXM",
             "gcp:3yr a3-highgpu-1g"} <= {p.price_label for p in on_single}
     assert all(not p.feasible and p.budget is None and "one device per instance" in p.note for p in on_single)
-    small = plan.rank_plans(1e9, 30, params=1e8, devices=[H100], utilization=0.4)  # a one-device job
+    small = plan.rank_plans(plan.PlanQuestion(1e9, 30, params=1e8, devices=[H100], utilization=0.4))  # a one-device job
     one = [p for p in small if p.price_label == "lambda:on_demand 1x H100 SXM"]
     assert one and one[0].devices == 1 and one[0].feasible
 
@@ -107,7 +107,7 @@ def test_a_commitment_is_costed_as_a_commitment(catalog_plans):
 
 
 def test_committed_capacity_ranks_by_the_jobs_share(capsys):
-    committed = plan.rank_plans(2e12, 30, model=L70, devices=[V6E], committed=True)
+    committed = plan.rank_plans(plan.PlanQuestion(2e12, 30, model=L70, devices=[V6E], committed=True))
     top = plan.headline(committed)["cheapest"]
     assert top.term_years == 3.0 and top.paid() == top.figure("cost_usd")  # 3yr: the cheapest hourly rate
     code, out, _ = _cli(capsys, "plan", "--model", "Llama 3.1 70B", "--tokens", "2T", "--days", "30", "--device", V6E,
@@ -119,9 +119,9 @@ def test_committed_capacity_ranks_by_the_jobs_share(capsys):
 
 
 def test_spot_is_left_out_unless_asked_and_the_output_says_which(capsys):
-    default = plan.rank_plans(2e12, 30, model=L70, devices=[H100])
+    default = plan.rank_plans(plan.PlanQuestion(2e12, 30, model=L70, devices=[H100]))
     assert not any(":spot " in p.price_label for p in default)
-    spot = plan.rank_plans(2e12, 30, model=L70, devices=[H100], spot=True)
+    spot = plan.rank_plans(plan.PlanQuestion(2e12, 30, model=L70, devices=[H100], spot=True))
     assert any(":spot " in p.price_label and p.feasible for p in spot)
     args = ("plan", "--model", "Llama 3.1 70B", "--tokens", "2T", "--days", "30", "--device", H100)
     code, out, _ = _cli(capsys, *args)

@@ -51,7 +51,7 @@ def test_every_option_is_priced_by_its_own_row():
     for label, row in want.items():
         by_provider.setdefault(label.split()[0], set()).add(row["usd"])
     assert any(len(v) > 1 for v in by_provider.values())  # a provider whose offerings differ in price
-    plans = plan.rank_plans(1e12, 30, params=7e9, devices=[H100], utilization=0.4, spot=True)
+    plans = plan.rank_plans(plan.PlanQuestion(1e12, 30, params=7e9, devices=[H100], utilization=0.4, spot=True))
     offered = [p for p in plans if p.price_label in want]
     assert {p.price_label for p in offered} == set(want)  # one option per distinct offering and plan
     assert {p.price_label for p in plans} - set(want) <= {"the device row's own price", "no price"}
@@ -106,7 +106,8 @@ def test_cost_rises_with_the_count_on_the_step_model():
     by the step model on its own fastest layout: replicas with fewer sequences each pay a bigger bubble
     and more exposed data-parallel traffic, so cost rises with the count (it was flat, and before that
     it fell); the cheapest is the fewest count, the fastest within budget a larger one."""
-    plans = plan.rank_plans(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100], budget_usd=5e6)
+    plans = plan.rank_plans(plan.PlanQuestion(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100],
+                                                budget_usd=5e6))
     label = plans[0].price_label
     one = sorted((p for p in plans if p.price_label == label), key=lambda p: p.devices)
     n = one[0].devices
@@ -121,7 +122,8 @@ def test_cost_rises_with_the_count_on_the_step_model():
 def test_headline_with_a_given_utilization():
     """A given utilization does not move with devices (b = 0): cost is flat in the count and days
     fall, so the fastest within budget is the most devices considered."""
-    plans = plan.rank_plans(1e12, 20, params=8e9, devices=[H100], price="2.5", utilization=0.4, budget_usd=2e5)
+    plans = plan.rank_plans(plan.PlanQuestion(1e12, 20, params=8e9, devices=[H100], price="2.5", utilization=0.4,
+                                                budget_usd=2e5))
     top = _check_headline(plans, 2e5, 20)
     assert top["fastest"].devices == max(p.devices for p in plans if p.feasible)
 
@@ -164,7 +166,7 @@ def test_cli_budget_takes_counts_and_goodput_is_honoured(capsys):
     assert json.loads(out)["plans"] == plain["plans"]
     code, out, _ = _cli(capsys, *JOB, "--days", "9", "--goodput", "0.9", "--json")
     data = json.loads(out)
-    want = plan.rank_plans(1e12, 9, params=8e9, devices=[H100], price="2.5", goodput=0.9)
+    want = plan.rank_plans(plan.PlanQuestion(1e12, 9, params=8e9, devices=[H100], price="2.5", goodput=0.9))
     assert code == 0 and data["plans"] == json.loads(json.dumps([p.row() for p in want]))
     assert all(budget(p.job).goodput == 0.9 for p in want)
     assert data["plans"][0]["days_expected"] != plain["plans"][0]["days_expected"]
@@ -174,7 +176,7 @@ def test_cli_budget_takes_counts_and_goodput_is_honoured(capsys):
 
 def test_cli_says_when_no_count_is_considered(capsys):
     preset = calc.model_preset("Llama 3.1 405B")
-    over = [p for p in plan.rank_plans(15e12, 1, model=preset) if "the planner considers" in p.note]
+    over = [p for p in plan.rank_plans(plan.PlanQuestion(15e12, 1, model=preset)) if "the planner considers" in p.note]
     assert over and not any(p.feasible for p in over)
     code, out, err = _cli(capsys, "--model", "Llama 3.1 405B", "--tokens", "15T", "--days", "1", "--device",
                           over[0].device)
@@ -189,7 +191,7 @@ def test_the_sentence_gives_the_cheapest_at_the_fewest_devices_with_no_caveat(ca
     code, out, _ = _cli(capsys, "--model", "Llama 3.1 70B", "--tokens", "2T", "--days", "30", "--device", H100)
     assert code == 0
     first = out.splitlines()[0]
-    plans = plan.rank_plans(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100])
+    plans = plan.rank_plans(plan.PlanQuestion(2e12, 30, model=calc.model_preset("Llama 3.1 70B"), devices=[H100]))
     top = plan.headline(plans)
     fewest = int(min(p.devices for p in plans if p.feasible and p.price_label == top["cheapest"].price_label))
     assert f"cheapest by the deadline: {fewest:,} x " in first and top["cheapest"].devices == fewest

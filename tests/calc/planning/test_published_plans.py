@@ -50,7 +50,8 @@ def planned():
     out = {}
     for name, (args, *_ ) in JOBS.items():
         a = dict(args)
-        out[name] = calc.rank_plans(a.pop("tokens"), a.pop("days"), **{**a, "model": calc.model_preset(a["model"])})
+        out[name] = calc.rank_plans(calc.PlanQuestion(a.pop("tokens"), a.pop("days"),
+                                                        **{**a, "model": calc.model_preset(a["model"])}))
     return out
 
 
