@@ -20,7 +20,6 @@ import numpy as np
 
 from .hardware import FAMILIES
 
-
 # The attention kernels' half-rate tile length, tokens (calc.step.terms.attention_rate): fixed from the
 # published kernel benchmark, not fitted. FlashAttention-3 on H100 at head dim 128 (Shah et al. 2024,
 # arXiv:2407.08608 Fig. 5d, causal forward: 292, 423, 521, 579, 602, 616 TFLOP/s at 512, 1K, 2K, 4K,

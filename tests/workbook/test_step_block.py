@@ -3,8 +3,9 @@
 Copies of the built template with the step, layout, architecture and Budget inputs edited (lxml,
 tests/xlsx_edit.py): an FP8 row, a mixture of experts with EP over the network, a pipeline with
 virtual stages, context parallelism over the network on 512-token chunks (its ring send exposed),
-full recompute and ZeRO-3, a TPU's domain; all recalculated in one LibreOffice run. Every breakdown figure, the step seconds, tokens/s, MFU and HFU must equal
-calc's to 1e-9 relative (calc is asked afresh: no number here is pinned).
+full recompute and ZeRO-3, a TPU's domain; all recalculated in one LibreOffice run. Every breakdown
+figure, the step seconds, tokens/s, MFU and HFU must equal calc's to 1e-9 relative (calc is asked
+afresh: no number here is pinned).
 """
 
 from __future__ import annotations
