@@ -152,6 +152,9 @@ def main() -> None:
     print(f"refit in-sample, {fit.sum()} fit rows: {summary(refit[fit], meas[fit])}")
     print(f"leave-one-out, {fit.sum()} fit rows: {summary(loo[fit], meas[fit])}")
     print(f"leave-one-out, all {meas.size} rows (check rows out of sample): {summary(loo, meas)}")
+    ratio = meas[fit] / loo[fit]
+    print(f"leave-one-out, measured / predicted p10 and p90 (calc.STEP_RESIDUAL): "
+          f"{np.percentile(ratio, 10):.3f}, {np.percentile(ratio, 90):.3f}")
     pub = np.array([r["layout_basis"].startswith("published") for r in m.records]) & fit
     print(f"leave-one-out, {pub.sum()} fit rows with a published layout: {summary(loo[pub], meas[pub])}")
     for label, sel in (("FP8", m.hardware.fp8), ("MoE", m.shape.top_k > 0), ("TPU", m.hardware.family == 3)):

@@ -4,7 +4,9 @@ as native formulas over named helper rows, as calc.step_time composes it (calc/s
 terms.py, each term's source there):
 
 step = (compute + weight reads + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP
-+ optimizer; DP and the optimizer over the ranks holding the same weights (data x context).
++ optimizer; DP and the optimizer over the ranks holding the same weights (data x context);
+attention at a rate that falls with its tile, s / CP tokens, and CP's ring send per step exposed
+beyond that step's block of attention.
 
 The device's topology (scale-up GB/s and domain, scale-out Gb/s) and its generation's fitted
 matmul fraction come from a table of the catalog's hardware written below the block (calc.step_hardware,
@@ -109,9 +111,11 @@ def _rows() -> list[tuple[str, str, str, str]]:
          _RATE),
         ("Step_rate_low", "Achievable FP8 FLOP/s", f"IF(Step_fp8=1,Rate_TFLOPS*1E12*Step_fraction*{k.fp8_gain!r},"
          "Step_rate16)", _RATE),
-        ("Step_rate_attn", "Attention kernels' FLOP/s", f"Step_rate16*{k.attention_ratio!r}", _RATE),
+        ("Step_rate_attn", "Attention FLOP/s (tile s/CP)", f"Step_rate16*{k.attention_ratio!r}*(Step_seq_len/Step_cp)"
+         f"/(Step_seq_len/Step_cp+{k.attention_tile!r})", _RATE),
+        ("Step_attn_s", "Attention seconds", "Step_dev_tokens*Step_core/Step_rate_attn", _SECONDS),
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
-         "/Step_rate16+Step_core/Step_rate_attn)", _SECONDS),
+         "/Step_rate16)", _SECONDS),
         ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
         ("Step_held", "Parameters a device holds before DP sharding", "(Arch_active_flops+(Arch_params"
          "-Arch_active_flops)/Expert_parallel)/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
@@ -128,9 +132,10 @@ def _rows() -> list[tuple[str, str, str, str]]:
         ("Step_tp_s", "TP seconds", f"IF(Tensor_parallel>1,Step_tokens*Step_layers*IF({r}>=2,6,4)*4*"
          "(Tensor_parallel-1)/Tensor_parallel*Arch_width/IF(Tensor_parallel<=Step_domain,Step_up,Step_out),0)",
          _SECONDS),
-        ("Step_cp_s", "CP seconds, exposed", "IF(Step_cp>1,MAX(Step_tokens*Step_layers*12*Arch_kv_heads*Arch_head_dim"
-         "*(Step_cp-1)/IF(Tensor_parallel*Step_cp<=Step_domain,Step_up,Step_out)"
-         "-Step_dev_tokens*Step_attn/Step_rate_attn,0),0)", _SECONDS),
+        ("Step_cp_send", "CP send per ring step, seconds", f"Step_tokens*Step_layers*IF({r}>=1,4,3)*4*Arch_kv_heads"
+         "*Arch_head_dim/Tensor_parallel/IF(Tensor_parallel*Step_cp<=Step_domain,Step_up,Step_out)", _SECONDS),
+        ("Step_cp_s", "CP seconds, exposed", "IF(Step_cp>1,(Step_cp-1)*MAX(Step_cp_send-Step_attn_s/Step_cp,0),0)",
+         _SECONDS),
         ("Step_ep_copy", "EP bytes per routed copy of the step's tokens",
          f"IF(Arch_experts>1,Step_tokens*Step_layers*IF({r}>=2,6,4)*Arch_width*2,0)", _RATE),
         ("Step_ep_domains", "Scale-up domains the EP group spans", "Expert_parallel/MIN(Expert_parallel,Step_inside)",
@@ -138,7 +143,7 @@ def _rows() -> list[tuple[str, str, str, str]]:
         ("Step_ep_s", "EP seconds", "MAX(Step_ep_copy*Arch_top_k*(Expert_parallel-1)/Expert_parallel/Step_up,"
          "Step_ep_copy*(Step_ep_domains-1)*(1-POWER(1-1/Step_ep_domains,Arch_top_k))/Step_out)", _SECONDS),
         ("Step_compute_s", "Compute seconds (matmuls, weight reads, vector work)",
-         "Step_matmul+Step_weights_s+Step_vector", _SECONDS),
+         "Step_matmul+Step_weights_s+Step_attn_s+Step_vector", _SECONDS),
         ("Step_work", "Pipelined work seconds", "Step_compute_s+Step_tp_s+Step_cp_s+Step_ep_s", _SECONDS),
         ("Step_bubble", "Pipeline bubble seconds", "Step_work*(Pipeline_parallel-1)/(Step_vpp*Step_micro)", _SECONDS),
         ("Step_group", "Ranks holding the same weights (DP x CP)", "Step_dp*Step_cp", "0"),
@@ -278,7 +283,8 @@ def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> None:
     k = calc.STEP_CONSTANTS
     text(ws, f"A{top}", "Step model: each hardware's interconnect and fitted matmul fraction (calc.step_hardware, "
                         f"calc.STEP_CONSTANTS; fp8_gain {k.fp8_gain:g}, vector bytes {k.vector_bytes:g}, "
-                        f"overlap {k.overlap:g}, attention ratio {k.attention_ratio:g})", styles.HEADING)
+                        f"overlap {k.overlap:g}, attention ratio {k.attention_ratio:g}, attention tile "
+                        f"{k.attention_tile:g})", styles.HEADING)
     cols = "ABCDE"
     for c, (_, header) in zip(cols, TABLE_COLUMNS, strict=True):
         text(ws, f"{c}{top + 1}", header, styles.BOLD)

@@ -5,7 +5,8 @@ matmul mix reaches, one per device family (FAMILIES: Ampere, Hopper, Blackwell, 
 of the FP8 peak's gain an FP8 recipe realizes (quantization and scaling overheads, non-FP8 GEMMs);
 the HBM bytes per hidden element, layer and token of the memory-bound vector work; and the
 overlap efficiency of DP traffic with the compute it hides behind; the flash-attention kernels'
-rate relative to the GEMMs'. Fitted by coordinate search on a soft-L1 loss of the log errors
+rate relative to the GEMMs' (how that rate falls on short tiles, ATTENTION_TILE, is fixed from a
+kernel benchmark, not fitted). Fitted by coordinate search on a soft-L1 loss of the log errors
 (robust to the few rows whose layout is guessed), over rows marked `use=fit` in
 calc/data/steptime_measured.csv.
 """
@@ -19,28 +20,41 @@ import numpy as np
 
 from .hardware import FAMILIES
 
+# The attention kernels' half-rate tile length, tokens (calc.step.terms.attention_rate): fixed from the
+# published kernel benchmark, not fitted. FlashAttention-3 on H100 at head dim 128 (Shah et al. 2024,
+# arXiv:2407.08608 Fig. 5d, causal forward: 292, 423, 521, 579, 602, 616 TFLOP/s at 512, 1K, 2K, 4K,
+# 8K, 16K tokens; Fig. 6, backward: 316, 424, 501, 542, 559, 561) follows rate x L / (L + T) with T =
+# 567 (forward) and 409 (backward); weighted by their FLOPs (forward 1, backward 2.5: FA3 s.4.1) as a
+# training step runs them, T = 452 (least squares on the six sizes). The forward without the causal
+# mask (Fig. 5c) saturates sooner, T = 167.
+ATTENTION_TILE = 450.0
+
 
 @dataclass(frozen=True)
 class Constants:
     """matmul_fraction: per FAMILIES entry, share of the dense peak reached (0-1); fp8_gain: share
     of the FP8 rate reached relative to that; vector_bytes: HBM bytes per hidden element, layer and
     token; overlap: share of the hidden-able DP traffic actually hidden (0-1); attention_ratio: the
-    flash-attention kernels' achievable rate as a share of the family's matmul rate (0-1.5)."""
+    flash-attention kernels' achievable rate on long tiles as a share of the family's matmul rate
+    (0-1.5); attention_tile: the tile length (tokens) at which they reach half that (ATTENTION_TILE,
+    fixed from FlashAttention-3's benchmark, not fitted)."""
 
     matmul_fraction: tuple[float, ...]
     fp8_gain: float
     vector_bytes: float
     overlap: float
     attention_ratio: float = 1.0
+    attention_tile: float = 0.0
 
 
-# Fitted by fit_constants() on calc/data/steptime_measured.csv (57 use=fit rows) on 2026-12-05;
+# Fitted by fit_constants() on calc/data/steptime_measured.csv (57 use=fit rows) on 2026-12-06, with
+# attention's rate falling on short tiles (ATTENTION_TILE) and context parallel's per-step ring send;
 # bench/bench_steptime.py refits and prints them with leave-one-out figures. fp8_gain and
 # vector_bytes sit at their bounds (an FP8 GEMM cannot beat 2x; 200 bytes is about Korthikanti et
 # al. 2022 s.4's 34 bytes of activations per element and layer, written and read in the forward,
 # the backward and the recompute).
-CONSTANTS = Constants(matmul_fraction=(0.637, 0.652, 0.648, 0.883), fp8_gain=1.0, vector_bytes=200.0, overlap=0.100,
-                      attention_ratio=0.267)
+CONSTANTS = Constants(matmul_fraction=(0.646, 0.670, 0.673, 0.896), fp8_gain=1.0, vector_bytes=200.0, overlap=0.100,
+                      attention_ratio=0.265, attention_tile=ATTENTION_TILE)
 
 _BOUNDS = {"fp8_gain": (0.3, 1.0), "vector_bytes": (0.0, 200.0), "overlap": (0.0, 1.0),
            "attention_ratio": (0.1, 1.5)}
@@ -61,9 +75,10 @@ def _vector(c: Constants) -> list[float]:
     return [*c.matmul_fraction, c.fp8_gain, c.vector_bytes, c.overlap, c.attention_ratio]
 
 
-def _constants(x: list[float]) -> Constants:
+def _constants(x: list[float], fixed: Constants) -> Constants:
+    """The fitted values `x` (as _vector orders them) with `fixed`'s constants that are not fitted."""
     n = len(FAMILIES)
-    return Constants(tuple(x[:n]), x[n], x[n + 1], x[n + 2], x[n + 3])
+    return Constants(tuple(x[:n]), x[n], x[n + 1], x[n + 2], x[n + 3], attention_tile=fixed.attention_tile)
 
 
 def fit_constants(predict: Any, measured: np.ndarray, start: Constants = CONSTANTS, sweeps: int = 6) -> Constants:
@@ -78,7 +93,7 @@ def fit_constants(predict: Any, measured: np.ndarray, start: Constants = CONSTAN
             def f(v: float, i: int = i) -> float:
                 y = list(x)
                 y[i] = v
-                return _loss(predict(_constants(y)), measured)
+                return _loss(predict(_constants(y, start)), measured)
             a, b = lo, hi
             for _ in range(30):
                 c, d = b - gold * (b - a), a + gold * (b - a)
@@ -87,7 +102,7 @@ def fit_constants(predict: Any, measured: np.ndarray, start: Constants = CONSTAN
                 else:
                     a = c
             x[i] = (a + b) / 2.0
-    return _constants([float(v) for v in x])
+    return _constants([float(v) for v in x], start)
 
 
 def leave_one_out(predict_rows: Any, measured: np.ndarray, start: Constants = CONSTANTS,

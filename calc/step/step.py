@@ -78,17 +78,17 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     low = hw.fp8 * pick(rec >= 2, 8.0, 6.0) * linear               # FLOPs/token at the FP8 rate
     dev_tokens = tokens / (lay.tp * lay.pp)                         # a device's share of a stage's matmuls
     core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
-    rate_attn = rate16 * k.attention_ratio
+    rate_attn = terms.attention_rate(rate16 * k.attention_ratio, lay.seq_len / lay.cp, k.attention_tile)
     held = (sh.params_active + (sh.params_total - sh.params_active) / lay.ep) / (lay.tp * lay.pp)
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
-    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12) \
-        + dev_tokens * core / rate_attn
+    attention = dev_tokens * core / rate_attn                       # the device's attention seconds
+    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12) + attention
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
     tp = when(lay.tp > 1, lambda: terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, rec, link["tp"]))
-    attention = dev_tokens * 6.0 * sh.n_layers * lay.seq_len * sh.attn_dim / rate_attn
-    cp = when(lay.cp > 1, lambda: terms.cp_seconds(tokens, layers, sh.kv_dim, lay.cp, attention, link["cp"]))
+    cp = when(lay.cp > 1, lambda: terms.cp_seconds(tokens, layers, sh.kv_dim, lay.tp, lay.cp, rec, attention,
+                                                    link["cp"]))
     ep = when((sh.top_k > 0) & (lay.ep > 1), lambda: terms.ep_seconds(
         tokens, layers, sh.d_model, sh.top_k, lay.ep, rec, link["ep_domains"], link["up"], link["out"]))
     work = compute + vector + tp + cp + ep

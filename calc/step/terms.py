@@ -38,9 +38,21 @@ def attention_flops(n_layers: Any, attn_dim: Any, seq_len: Any, recompute: Any) 
     extra forward of it included: 6·L·s·a, and a third more under selective or full recompute
     (Korthikanti et al. 2022 s.5). These run in the fused flash-attention kernels (Dao 2023,
     FlashAttention-2, arXiv:2307.08691 s.4: 50-73% of A100 peak forward, lower backward), not in the
-    GEMMs, so at their own achievable rate (calc.step.calibrate's attention_ratio)."""
+    GEMMs, so at their own achievable rate (attention_rate)."""
     attention = 6.0 * n_layers * seq_len * attn_dim
     return attention * (1.0 + (recompute >= 1) / 3.0)
+
+
+def attention_rate(rate: Any, chunk: Any, tile: Any) -> Any:
+    """The flash-attention kernels' achievable FLOP/s on a device whose query block and each K,V
+    block are `chunk` tokens long: rate x chunk / (chunk + tile). The kernels reach much less of
+    their rate on short sequences (FlashAttention-3, Shah et al. 2024, arXiv:2407.08608 Fig. 5-6,
+    H100, head dim 128, 16K tokens a batch: causal forward 292, 423, 521, 579, 602 and 616 TFLOP/s at
+    512 to 16K tokens, backward 316 to 561), which this one-parameter curve follows with `tile`
+    tokens the length at which half the rate is reached (calc.step.calibrate's attention_tile).
+    Context parallelism cuts the sequence into c blocks of s/c (Megatron-Core's load-balanced split
+    gives each rank 2 chunks of s/2c, one from each end), so the blocks shrink as c grows."""
+    return rate * chunk / (chunk + tile)
 
 
 def compute_seconds(tokens: Any, flops_low: Any, flops_16: Any, rate_low: Any, rate_16: Any) -> Any:
@@ -69,14 +81,19 @@ def tp_seconds(tokens: Any, layers: Any, d_model: Any, tp: Any, recompute: Any, 
     return tokens * layers * collectives * moved / link_Bps
 
 
-def cp_seconds(tokens: Any, layers: Any, kv_dim: Any, cp: Any, attention_seconds: Any, link_Bps: Any) -> Any:
-    """Context parallelism's exposed exchange: ring attention passes each device's K and V blocks
-    around the c ranks (c-1 hops) in the forward and K, V, dK, dV in the backward, overlapped with
-    the blocks' attention compute; only the excess shows (Liu et al. 2023, Ring Attention, s.3;
-    the scaling book treats the rest of CP as data parallelism)."""
-    moved = 3.0 * 2.0 * kv_dim * BYTES_16BIT * (cp - 1.0)  # K and V, forward + 2x backward, c-1 hops
-    comm = tokens * layers * moved / link_Bps
-    return most(comm - attention_seconds, 0.0)
+def cp_seconds(tokens: Any, layers: Any, kv_dim: Any, tp: Any, cp: Any, recompute: Any, attention_seconds: Any,
+               link_Bps: Any) -> Any:
+    """Context parallelism's exposed ring exchange: c-1 ring steps, in each of which every device
+    sends its current K,V block (its tokens' kv_dim/t values each: TP splits the heads) to the next
+    rank while it computes attention against the block it holds; the backward sends K,V and dK,dV
+    (twice the forward's bytes), and recompute's extra forward of the attention core sends K,V
+    again (Liu et al. 2023, Ring Attention, arXiv:2310.01889 s.3; Megatron-Core's context parallel
+    is this P2P ring through Transformer Engine, overlapped with the block attention). Each ring
+    step's send hides behind that step's block of attention, `attention_seconds` / c, and only the
+    excess shows, per step: (c-1) x max(send - attention / c, 0)."""
+    passes = 3.0 + (recompute >= 1)  # forward, backward (K,V and dK,dV), recompute's forward again
+    send = tokens * layers * passes * 2.0 * kv_dim / tp * BYTES_16BIT / link_Bps
+    return (cp - 1.0) * most(send - attention_seconds / cp, 0.0)
 
 
 def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, recompute: Any,

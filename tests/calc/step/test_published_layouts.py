@@ -6,16 +6,16 @@ is the tightest one it reaches today, so a change that ranks a published layout 
 - LoRA on one 8-GPU node: data parallel 8 (the usual single-node fine-tune): first 10.
 - Llama 3.1 8B pretraining in FSDP on 8 H100 (torchtitan, benchmarks/llama3_h100_202412_torchtitan.md:
   FSDP 8, local batch 2 of 8,192 tokens): first 10.
-- The same on 128 H100: pure data parallel 128 is first; its ZeRO-3 (FSDP) row is within 250, behind
+- The same on 128 H100: pure data parallel 128 is first; its ZeRO-3 (FSDP) row is within 110 (88th), behind
   ZeRO-1/2 and tensor/pipeline splits that avoid the recompute FSDP needs at micro-batch 2.
 - Llama 3.1 405B, TP8 PP16 DP128 on 16,384 H100 at 16M tokens a step, 8K sequences (arXiv:2407.21783
-  Table 4): within 600 of 3,318 (layouts with context parallel at 8K and no recompute time faster).
+  Table 4): within 600 of 3,318 (544th; layouts with context parallel at 8K and no recompute time faster).
 - DeepSeek-V3, PP16 EP64 on 2,048 H800 (arXiv:2412.19437 s.3.2; batch 15,360 sequences of 4K, s.4.2):
-  within 2,500 of about 42,000 (DualPipe's overlap of the all-to-all is not modelled).
+  within 2,500 of about 42,000 (2,275th; DualPipe's overlap of the all-to-all is not modelled).
 - Llama 3.1 70B in FSDP over 256 TPU v6e (MaxText tpu-recipes llama3_1_70b_8192, 1,024 sequences of 8K):
   fit does not list it (it needs 32.6 GiB of the chip's 29 usable at full recompute; the recipe offloads
   layer inputs to host memory, which fit does not model), so the published layout is timed by the step
-  model and placed among fit's rows: within 150.
+  model and placed among fit's rows: within 60 (49th).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _rank(found: calc.Layouts, order: np.ndarray, **published: int) -> int:
     ("Llama 3.1 8B", H100, 128, {"seq_len": 8192, "global_batch": 256},
      {"tensor": 1, "pipeline": 1, "context": 1, "data": 128}, 10),
     ("Llama 3.1 8B", H100, 128, {"seq_len": 8192, "global_batch": 256},
-     {"tensor": 1, "pipeline": 1, "context": 1, "data": 128, "zero": 3}, 250),
+     {"tensor": 1, "pipeline": 1, "context": 1, "data": 128, "zero": 3}, 110),
     ("Llama 3.1 405B", H100, 16384, {"seq_len": 8192, "global_batch": 2048},
      {"tensor": 8, "pipeline": 16, "context": 1, "data": 128}, 600),
     ("DeepSeek-V3", "H800 SXM, BF16 tensor core, dense", 2048, {"seq_len": 4096, "global_batch": 15360},
@@ -68,7 +68,7 @@ def test_published_layout_ranks_near_the_top(model, device, devices, kw, publish
 
 def test_maxtext_70b_fsdp_on_v6e_against_fits_rows():
     """fit leaves the published FSDP-256 layout out (memory without host offload); timed by the step model
-    it lands within the first 150 of fit's 2,000-odd rows and within 10% of MaxText's logged 948 tokens/s."""
+    it lands within the first 60 of fit's 2,000-odd rows and within 10% of MaxText's logged 948 tokens/s."""
     dev = "TPU v6e (Trillium), BF16, dense"
     found, _, tps = _ranked("Llama 3.1 70B", dev, 256, seq_len=8192, global_batch=1024)
     fsdp = (found.tensor == 1) & (found.pipeline == 1) & (found.context == 1)
@@ -78,4 +78,4 @@ def test_maxtext_70b_fsdp_on_v6e_against_fits_rows():
     ours = float(S.step_time(shape_of(calc.model_preset("Llama 3.1 70B")), lay, S.hardware(dev))
                  .tokens_per_second_per_device)
     assert ours == pytest.approx(948.1, rel=0.10)
-    assert 1 + int(np.sum(tps > ours)) <= 150
+    assert 1 + int(np.sum(tps > ours)) <= 60

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -122,3 +124,43 @@ def test_run_hours_orders_its_range_and_scales_with_tokens():
     assert one.expected == pytest.approx(1e12 / (2048 * 8192) * step / g.expected / 3600)
     with pytest.raises(TrainingBudgetError, match="tokens"):
         S.run_hours(sh, lay, hw, -1.0)
+
+
+def test_context_parallel_costs_more_as_its_chunks_shrink():
+    """The same job (Llama 3.1 8B, 8 H100 of one NVLink domain, 32K sequences) at CP 2 and CP 8: the
+    attention kernels run on 16K- then 4K-token tiles, at a lower rate (FlashAttention-3's curve), so
+    the CP 8 step loses more to CP 2 than it would at one flat attention rate; its ring send hides
+    behind each step's block of attention on NVLink."""
+    sh = S.Shape(params_active=8.03e9, n_layers=32, d_model=4096, kv_dim=1024, vocab=128256)
+    h = S.hardware("H100 SXM, BF16 tensor core, dense")
+
+    def steps(k: S.Constants) -> tuple[S.Step, S.Step]:
+        two, eight = (S.step_time(sh, S.Layout(devices=8, seq_len=32768, global_batch_tokens=8 * 32768, cp=cp), h, k)
+                      for cp in (2, 8))
+        return two, eight
+    two, eight = steps(S.CONSTANTS)
+    flat_two, flat_eight = steps(replace(S.CONSTANTS, attention_tile=0.0))
+    assert eight.step_seconds / two.step_seconds > flat_eight.step_seconds / flat_two.step_seconds
+    rate = terms.attention_rate(1.0, np.array([16384.0, 4096.0]), S.CONSTANTS.attention_tile)
+    assert rate[1] < rate[0] < 1.0
+    assert float(two.breakdown["cp"]) == 0.0 and float(eight.breakdown["cp"]) == 0.0  # NVLink: hidden
+
+
+def test_the_ring_send_shows_only_beyond_each_steps_attention():
+    """terms.cp_seconds by hand: 1,000 tokens, one layer, kv_dim 1,000, no recompute: 3 passes x K and
+    V x 2 bytes = 12 MB a ring step, 10 ms at 1.2 GB/s. Behind 80 ms of attention over CP 4 (20 ms a
+    step) nothing shows; behind 20 ms (5 ms a step) 3 steps x 5 ms do; TP 2 halves the send."""
+    assert terms.cp_seconds(1000.0, 1.0, 1000.0, 1.0, 4.0, 0.0, 0.080, 1.2e9) == 0.0
+    assert terms.cp_seconds(1000.0, 1.0, 1000.0, 1.0, 4.0, 0.0, 0.020, 1.2e9) == pytest.approx(0.015)
+    assert terms.cp_seconds(1000.0, 1.0, 1000.0, 2.0, 4.0, 0.0, 0.0, 1.2e9) == pytest.approx(3 * 0.005)
+
+
+def test_context_parallel_over_the_network_exposes_its_ring_send():
+    """Llama 3.1 8B at 4K on 32 devices, TP 4 x CP 8 (512-token chunks): TP x CP spans four 8-GPU HGX
+    domains, so the ring crosses the 400 Gb/s NIC and its send outlasts each step's attention; inside
+    a GB200 NVL72 domain the same layout hides it."""
+    sh = S.Shape(params_active=8.03e9, n_layers=32, d_model=4096, kv_dim=1024, vocab=128256)
+    lay = S.Layout(devices=32, seq_len=4096, global_batch_tokens=64 * 4096, tp=4, cp=8, recompute="none")
+    hgx = S.step_time(sh, lay, S.hardware("H100 SXM, BF16 tensor core, dense"))
+    nvl = S.step_time(sh, lay, S.hardware("GB200 (per GPU), BF16 tensor core, dense"))
+    assert float(hgx.breakdown["cp"]) > 0.0 and float(nvl.breakdown["cp"]) == 0.0
