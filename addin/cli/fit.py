@@ -74,10 +74,11 @@ def _gib(value: float) -> str:
 def _line(r: dict[str, Any]) -> str:
     speed = (f"{r['step_seconds']:>7.2f} {r['tokens_per_second_per_device']:>9,.0f} {r['mfu']:>4.0%} "
              if "step_seconds" in r else "")
-    return (f"{speed}{r['tensor']:>3} {r['pipeline']:>3} {r['virtual']:>3} {r['context']:>3} {r['expert']:>4} "
-            f"{r['data']:>6} {r['zero']:>4} {r['micro_batch']:>3} {r.get('accumulation', '-'):>5} {r['recompute']:>9} "
-            f"{_gib(r['weights']):>7} {_gib(r['gradients']):>6} {_gib(r['optimizer'] + r['master']):>6} "
-            f"{_gib(r['activations']):>6} {_gib(r['total']):>6} {_gib(r['headroom']):>6}")
+    return (f"{speed}{r['tp']:>3} {r['pp']:>3} {r['vpp']:>3} {r['cp']:>3} {r['ep']:>4} "
+            f"{r['dp']:>6} {r['zero_stage']:>4} {r['micro_batch']:>3} {r.get('accumulation', '-'):>5} "
+            f"{r['recompute']:>9} {_gib(r['weights_bytes']):>7} {_gib(r['gradients_bytes']):>6} "
+            f"{_gib(r['optimizer_bytes'] + r['master_bytes']):>6} "
+            f"{_gib(r['activations_bytes']):>6} {_gib(r['total_bytes']):>6} {_gib(r['headroom_bytes']):>6}")
 
 
 SPEED_HEADER = f"{'step s':>7} {'tok/s/dev':>9} {'MFU':>4} "
@@ -205,10 +206,10 @@ def _miss(found: Any) -> None:
     if near is None:
         rep.echo("no layout satisfies the constraints (heads, layers, experts, devices, global batch)")
         return
-    over = near["total"] - found.memory_bytes
+    over = near["total_bytes"] - found.memory_bytes
     rep.echo(f"nearest miss ({_gib(over)} GiB over):")
     rep.echo(HEADER)
-    rep.echo(_line({**near, "headroom": -over}))
+    rep.echo(_line({**near, "headroom_bytes": -over}))
     where = ", ".join(found.would_fit) if found.would_fit else "no device in the catalog"
     rep.echo(f"that layout would fit on: {where}")
     if found.devices_to_fit is not None:

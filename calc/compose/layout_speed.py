@@ -28,12 +28,12 @@ def layout_steps(found: Layouts, preset: ModelPreset, device: Any, seq_len: int,
                  table: DeviceTable | None = None) -> Step:
     """The Step of every layout in `found` (arrays, in found's order) for `preset` on `device`, at
     `seq_len` tokens and found's global batch (sequences; fit's default when it was not given)."""
-    devices = found.tensor * found.pipeline * found.context * found.data
+    devices = found.tp * found.pp * found.cp * found.dp
     batch = found.global_batch or DEFAULT_GLOBAL_BATCH
     recompute = np.where(found.recompute == "op", "selective", found.recompute)
     lay = Layout(devices=devices.astype(float), seq_len=float(seq_len), global_batch_tokens=float(batch * seq_len),
-                 tp=found.tensor.astype(float), pp=found.pipeline.astype(float), vpp=found.virtual.astype(float),
-                 cp=found.context.astype(float), ep=found.expert.astype(float), zero_stage=found.zero.astype(float),
+                 tp=found.tp.astype(float), pp=found.pp.astype(float), vpp=found.vpp.astype(float),
+                 cp=found.cp.astype(float), ep=found.ep.astype(float), zero_stage=found.zero_stage.astype(float),
                  micro_batch=found.micro_batch.astype(float), recompute=recompute)
     return step_time(shape_of(preset), lay, hardware(device, table))
 

@@ -62,39 +62,42 @@ from .memory import check_trainable, train_memory
 from .parallel import expert_fits
 from .stages import busiest_scale
 
-COUNTS = ("tensor", "pipeline", "virtual", "context", "expert", "data", "zero", "micro_batch")
-BYTES = ("weights", "gradients", "optimizer", "master", "activations", "total", "headroom")
+# Megatron's names, as estimate and plan print them; bytes per device named with their unit
+COUNTS = ("tp", "pp", "vpp", "cp", "ep", "dp", "zero_stage", "micro_batch")
+MEMORY = ("weights", "gradients", "optimizer", "master", "activations", "total")
+BYTES = (*(f"{k}_bytes" for k in MEMORY), "headroom_bytes")
 
 
 @dataclass(frozen=True)
 class Layouts:
     """Layouts that fit, one array element each, in the ranking order (module doc).
 
-    Counts: tensor, pipeline, virtual (stages per device), context, expert, data (parallel
-    sizes), zero (stage), micro_batch; recompute (text). Bytes per device (busiest device):
-    weights, gradients, optimizer, master, activations, total; headroom = usable - total.
+    Counts: tp, pp, vpp (stages per device), cp, ep, dp (tensor, pipeline, context, expert and data
+    parallel sizes), zero_stage, micro_batch; recompute (text). Bytes per device (busiest device):
+    weights_bytes, gradients_bytes, optimizer_bytes, master_bytes, activations_bytes, total_bytes;
+    headroom_bytes = usable - total.
     `memory_bytes` the usable memory (`capacity_bytes` - `reserve_bytes`). When nothing fits,
     `nearest` is the layout with the fewest bytes, `would_fit` the catalog hardware whose
     usable memory holds it, and `devices_to_fit` the fewest devices (`devices` doubled, up to
     MAX_FIT_DEVICES) on which some layout fits this device (None if none does).
     """
 
-    tensor: np.ndarray
-    pipeline: np.ndarray
-    virtual: np.ndarray
-    context: np.ndarray
-    expert: np.ndarray
-    data: np.ndarray
-    zero: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    vpp: np.ndarray
+    cp: np.ndarray
+    ep: np.ndarray
+    dp: np.ndarray
+    zero_stage: np.ndarray
     micro_batch: np.ndarray
     recompute: np.ndarray
-    weights: np.ndarray
-    gradients: np.ndarray
-    optimizer: np.ndarray
-    master: np.ndarray
-    activations: np.ndarray
-    total: np.ndarray
-    headroom: np.ndarray
+    weights_bytes: np.ndarray
+    gradients_bytes: np.ndarray
+    optimizer_bytes: np.ndarray
+    master_bytes: np.ndarray
+    activations_bytes: np.ndarray
+    total_bytes: np.ndarray
+    headroom_bytes: np.ndarray
     memory_bytes: float
     capacity_bytes: float = 0.0
     reserve_bytes: float = 0.0
@@ -105,7 +108,7 @@ class Layouts:
     global_batch: int | None = None         # sequences per optimizer step (None: not constrained)
 
     def __len__(self) -> int:
-        return int(self.total.shape[0])
+        return int(self.total_bytes.shape[0])
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per layout (counts as ints, recompute as text, bytes as floats)."""
@@ -284,9 +287,9 @@ def fit_layouts(model: Any, device: Any, devices: Any, search: Search | None = N
     order = _ranked(cols, picked, modes, batches)
     nearest, would = _nearest(cands, parts, real, fit, s, table) if s.explain else (None, ())
     counts = {k: cols[k][order] for k in COUNTS}
-    acc = None if s.batch is None else s.batch // (counts["data"] * counts["micro_batch"])
+    acc = None if s.batch is None else s.batch // (counts["dp"] * counts["micro_batch"])
     return Layouts(**counts, recompute=np.asarray(modes)[cols["recompute_index"][order]],
-                   **{k: picked[k][order] for k in BYTES[:-1]}, headroom=cap - picked["total"][order],
+                   **{f"{k}_bytes": picked[k][order] for k in MEMORY}, headroom_bytes=cap - picked["total"][order],
                    memory_bytes=cap, capacity_bytes=capacity, reserve_bytes=reserve,
                    nearest=nearest, would_fit=would, devices_to_fit=more, accumulation=acc, global_batch=s.batch)
 
@@ -330,8 +333,8 @@ def _ranked(cols: dict[str, np.ndarray], picked: dict[str, np.ndarray], modes: t
     """The order of the layouts by the ranking rule (module doc): one integer key, then bytes, stably."""
     cost = np.asarray([RECOMPUTE_ORDER.index(r) for r in modes])[cols["recompute_index"]]
     batch_rank = np.asarray(sorted(range(len(batches)), key=lambda i: -batches[i])).argsort()[cols["mb_index"]]
-    rank = cols["tensor"] * cols["pipeline"] * cols["context"]
-    keys = ((cost, len(RECOMPUTE_ORDER)), (batch_rank, len(batches)), (cols["zero"], 4), (cols["virtual"], 9))
+    rank = cols["tp"] * cols["pp"] * cols["cp"]
+    keys = ((cost, len(RECOMPUTE_ORDER)), (batch_rank, len(batches)), (cols["zero_stage"], 4), (cols["vpp"], 9))
     for key, size in keys:
         rank = rank * size + key
     order = np.argsort(picked["total"], kind="stable")
@@ -345,8 +348,8 @@ def _columns(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], flat: 
     shape = (len(stages), len(modes), len(batches), cands[0].size)
     zi, ri, mi, ki = np.unravel_index(flat, shape)
     T, P, V, C, E, D = (a[ki] for a in cands)
-    cols = {"tensor": T, "pipeline": P, "virtual": V, "context": C, "expert": E, "data": D,
-            "zero": np.asarray(stages)[zi], "micro_batch": np.asarray(batches)[mi], "recompute_index": ri,
+    cols = {"tp": T, "pp": P, "vpp": V, "cp": C, "ep": E, "dp": D,
+            "zero_stage": np.asarray(stages)[zi], "micro_batch": np.asarray(batches)[mi], "recompute_index": ri,
             "mb_index": mi}
     picked = {k: parts[k][zi, ki] for k in ("weights", "gradients", "optimizer", "master")}
     picked["activations"] = parts["activations"][ri, mi, ki]
@@ -365,10 +368,10 @@ def _nearest(cands: tuple[np.ndarray, ...], parts: dict[str, np.ndarray], real: 
     cols, picked = _columns(cands, parts, np.asarray([int(np.argmin(totals))]), stages, modes, batches)
     row: dict[str, Any] = {k: int(cols[k][0]) for k in COUNTS}
     row["recompute"] = modes[int(cols["recompute_index"][0])]
-    row.update({k: float(picked[k][0]) for k in BYTES[:-1]})
+    row.update({f"{k}_bytes": float(picked[k][0]) for k in MEMORY})
     hardware = {}
     for d in table:
         if d.memory_gib and d.hardware:
             cap = d.memory_gib * GIB
             hardware[d.hardware] = cap - float(reserve_bytes(cap, s.reserve_gib))  # usable on that hardware
-    return row, tuple(sorted((h for h, b in hardware.items() if b >= row["total"]), key=hardware.get))
+    return row, tuple(sorted((h for h, b in hardware.items() if b >= row["total_bytes"]), key=hardware.get))

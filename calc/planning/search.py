@@ -78,7 +78,7 @@ def _fastest(found: Any, preset: ModelPreset, device: str, search: Search, table
 def priced(found: Any) -> np.ndarray:
     """The rows of `found` calc.budget can price: expert parallel dividing data x context parallel
     (calc.physics.parallel.expert_fits, the rule of calc.physics.layout.checked_layout and fit_layouts alike)."""
-    return np.flatnonzero(expert_fits(found.data, found.context, found.expert))
+    return np.flatnonzero(expert_fits(found.dp, found.cp, found.ep))
 
 
 def _budget_fits(found: Any, preset: ModelPreset, device: str, search: Search, table: DeviceTable) -> np.ndarray:
@@ -89,11 +89,11 @@ def _budget_fits(found: Any, preset: ModelPreset, device: str, search: Search, t
     rows = priced(found)
     if not len(rows):
         return rows
-    names = {"tp": found.tensor[rows], "pp": found.pipeline[rows], "cp": found.context[rows],
-             "ep": found.expert[rows], "zero_stage": found.zero[rows], "activations": found.activations[rows]}
+    names = {"tp": found.tp[rows], "pp": found.pp[rows], "cp": found.cp[rows],
+             "ep": found.ep[rows], "zero_stage": found.zero_stage[rows], "activations": found.activations_bytes[rows]}
     b = budget(make_job(model=preset, tokens=1e9, device=device, table=table, method=search.method,
                         trainable=search.trainable, utilization=1.0,
-                        devices=float(found.tensor[0] * found.pipeline[0] * found.context[0] * found.data[0]),
+                        devices=float(found.tp[0] * found.pp[0] * found.cp[0] * found.dp[0]),
                         **{k: np.asarray(v, dtype=np.float64) for k, v in names.items()}))
     return rows[np.broadcast_to(np.asarray(b.fits, dtype=bool), rows.shape)]
 
@@ -109,11 +109,11 @@ def layout_at(preset: ModelPreset, device: str, n: float, search: Search, table:
     found = fit_layouts(preset, device, int(n), search.with_(memory_gib=usable / GIB, explain=False), table=table)
     i = _fastest(found, preset, device, search, table) if len(found) else -1
     cache[key] = None if i < 0 else {
-        "tp": int(found.tensor[i]), "pp": int(found.pipeline[i]), "vpp": int(found.virtual[i]),
-        "cp": int(found.context[i]), "ep": int(found.expert[i]), "dp": int(found.data[i]),
-        "zero_stage": int(found.zero[i]), "micro_batch": int(found.micro_batch[i]),
+        "tp": int(found.tp[i]), "pp": int(found.pp[i]), "vpp": int(found.vpp[i]),
+        "cp": int(found.cp[i]), "ep": int(found.ep[i]), "dp": int(found.dp[i]),
+        "zero_stage": int(found.zero_stage[i]), "micro_batch": int(found.micro_batch[i]),
         "accumulation": int(found.accumulation[i]), "recompute": str(found.recompute[i]),
-        "activations": float(found.activations[i])}
+        "activations": float(found.activations_bytes[i])}
     return cache[key]
 
 

@@ -47,7 +47,7 @@ class Constants:
     attention_tile: float = 0.0
 
 
-# Fitted by fit_constants() on calc/data/steptime_measured.csv (57 use=fit rows) on 2026-12-06, with
+# Fitted by fit_constants() on calc/data/steptime_measured.csv (57 use=fit rows) on 2026-12-05, with
 # attention's rate falling on short tiles (ATTENTION_TILE) and context parallel's per-step ring send;
 # bench/bench_steptime.py refits and prints them with leave-one-out figures. fp8_gain and
 # vector_bytes sit at their bounds (an FP8 GEMM cannot beat 2x; 200 bytes is about Korthikanti et

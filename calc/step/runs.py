@@ -27,7 +27,7 @@ from .shape import Shape
 from .step import step_time
 
 # Step time measured / predicted, p10 and p90 of the leave-one-out residuals over the 57 fit rows
-# (bench/bench_steptime.py --sweeps 3, 2026-12-06, which prints them).
+# (bench/bench_steptime.py --sweeps 3, 2026-12-05, which prints them).
 STEP_RESIDUAL = (0.846, 1.177)
 
 

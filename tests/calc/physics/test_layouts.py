@@ -58,22 +58,22 @@ def _brute_force(name, devices, cap):
 def test_fit_equals_a_brute_force_loop(name, devices):
     got = fit_layouts(name, H100, devices, recompute="full", micro_batch=1, context_parallel=1)
     want = _brute_force(name, devices, USABLE_H100)
-    rows = {(r["tensor"], r["pipeline"], r["virtual"], r["expert"], r["data"], r["zero"]): r["total"]
+    rows = {(r["tp"], r["pp"], r["vpp"], r["ep"], r["dp"], r["zero_stage"]): r["total_bytes"]
             for r in got.rows()}
     assert set(rows) == {k[:6] for k in want}
     for k in want:
         assert rows[k[:6]] == pytest.approx(k[6], rel=1e-12)
-    assert (got.headroom >= 0).all()
-    parts = got.weights + got.gradients + got.optimizer + got.master + got.activations
-    assert parts == pytest.approx(got.total)
+    assert (got.headroom_bytes >= 0).all()
+    parts = got.weights_bytes + got.gradients_bytes + got.optimizer_bytes + got.master_bytes + got.activations_bytes
+    assert parts == pytest.approx(got.total_bytes)
 
 
 def test_ranking_is_the_stated_rule():
     got = fit_layouts("Llama 3.1 70B", H100, 64, seq_len=8192)
     cost = np.array([("none", "selective", "op", "full").index(r) for r in got.recompute])
     assert set(got.recompute) == {"none", "op", "full"}  # searched with FlashAttention
-    keys = list(zip(got.tensor * got.pipeline * got.context, cost, -got.micro_batch, got.zero, got.virtual,
-                    got.total, strict=True))
+    keys = list(zip(got.tp * got.pp * got.cp, cost, -got.micro_batch, got.zero_stage, got.vpp,
+                    got.total_bytes, strict=True))
     assert keys == sorted(keys) and len(keys) > 100
 
 
@@ -81,23 +81,23 @@ def test_nemo_llama3_70b_recipe_on_64_h100_is_listed():
     # NeMo llama3_70b.py / Megatron-Bridge llama3_70b_pretrain_64gpu_h100_bf16_config: TP4 PP4
     # VPP5 CP2, distributed Adam (ZeRO-1), fp32 main gradients, micro-batch 1, seq 8192
     got = fit_layouts("Llama 3.1 70B", H100, 64, seq_len=8192)
-    rows = [r for r in got.rows() if (r["tensor"], r["pipeline"], r["context"], r["virtual"], r["zero"],
+    rows = [r for r in got.rows() if (r["tp"], r["pp"], r["cp"], r["vpp"], r["zero_stage"],
                                       r["micro_batch"]) == (4, 4, 2, 5, 1, 1)]
-    assert rows and rows[0]["data"] == 2 and rows[0]["total"] <= USABLE_H100
+    assert rows and rows[0]["dp"] == 2 and rows[0]["total_bytes"] <= USABLE_H100
 
 
 def test_nvidia_405b_recipe_on_1024_h100_is_listed_with_uneven_stages():
     # Megatron-Bridge llama31_405b: TP8 PP8 CP2 on 1,024 H100 (126 layers over 8 stages)
     got = fit_layouts("Llama 3.1 405B", H100, 1024, seq_len=8192)
-    rows = [r for r in got.rows() if (r["tensor"], r["pipeline"], r["context"]) == (8, 8, 2)]
-    assert rows and {r["data"] for r in rows} == {8}
-    assert any(r["zero"] == 1 and r["micro_batch"] == 1 for r in rows)
-    assert 16 in set(got.pipeline.tolist())  # Meta's PP16, with 126 % 16 != 0
+    rows = [r for r in got.rows() if (r["tp"], r["pp"], r["cp"]) == (8, 8, 2)]
+    assert rows and {r["dp"] for r in rows} == {8}
+    assert any(r["zero_stage"] == 1 and r["micro_batch"] == 1 for r in rows)
+    assert 16 in set(got.pp.tolist())  # Meta's PP16, with 126 % 16 != 0
 
 
 def test_a_model_too_big_for_few_devices_has_no_layout_but_a_nearest_miss():
     got = fit_layouts("Llama 3.1 405B", H100, 8)
-    assert len(got) == 0 and got.nearest["total"] > got.memory_bytes and got.would_fit == ()
+    assert len(got) == 0 and got.nearest["total_bytes"] > got.memory_bytes and got.would_fit == ()
     assert got.devices_to_fit in (16, 32, 64, 128)
     assert len(fit_layouts("Llama 3.1 405B", H100, got.devices_to_fit)) > 0
     assert len(fit_layouts("Llama 3.1 405B", H100, got.devices_to_fit // 2)) == 0
@@ -120,8 +120,8 @@ def test_fp32_main_gradients_by_default_bf16_as_an_option():
                        context_parallel=1)
     bf16 = fit_layouts("Llama 3.1 8B", H100, 8, zero_stages=(0,), recompute="full", micro_batch=1,
                        context_parallel=1, grad_bytes=2)
-    assert fp32.gradients == pytest.approx(2 * fp32.weights)  # 4 B gradients, 2 B weights
-    assert bf16.gradients == pytest.approx(bf16.weights)
+    assert fp32.gradients_bytes == pytest.approx(2 * fp32.weights_bytes)  # 4 B gradients, 2 B weights
+    assert bf16.gradients_bytes == pytest.approx(bf16.weights_bytes)
     assert len(bf16) >= len(fp32)
 
 
@@ -129,23 +129,23 @@ def test_lora_and_qlora_fit_where_full_training_does_not():
     full = fit_layouts("Llama 3.1 70B", H100, 1)
     qlora = fit_layouts("Llama 3.1 70B", H100, 1, method="qlora")
     assert len(full) == 0 and len(qlora) > 0
-    assert (qlora.weights < 70.6e9 * 0.6).all()
+    assert (qlora.weights_bytes < 70.6e9 * 0.6).all()
     fewer = fit_layouts("Llama 3.1 70B", H100, 1, method="qlora", trainable=20e6)
-    assert fewer.gradients.max() < qlora.gradients.min()
+    assert fewer.gradients_bytes.max() < qlora.gradients_bytes.min()
 
 
 def test_layout_constraints_hold():
     got = fit_layouts("Llama 3.1 405B", H100, 16384)
-    assert np.all(128 % got.tensor == 0) and np.all(8 % got.tensor == 0)
-    assert np.all(got.pipeline <= 126)
-    assert np.all(got.tensor * got.pipeline * got.context * got.data == 16384)
-    stage = -(-126 // got.pipeline)
-    assert np.all((got.virtual == 1) | (stage % got.virtual == 0))
+    assert np.all(128 % got.tp == 0) and np.all(8 % got.tp == 0)
+    assert np.all(got.pp <= 126)
+    assert np.all(got.tp * got.pp * got.cp * got.dp == 16384)
+    stage = -(-126 // got.pp)
+    assert np.all((got.vpp == 1) | (stage % got.vpp == 0))
 
 
 def test_deepseek_v3_has_a_shape_and_fits_with_expert_parallelism():
     got = fit_layouts("DeepSeek-V3", H100, 2048, micro_batch=1)
-    assert len(got) > 0 and np.all(256 % got.expert == 0)
+    assert len(got) > 0 and np.all(256 % got.ep == 0)
 
 
 def test_bad_arguments_name_themselves():
@@ -178,7 +178,7 @@ def test_fit_arguments_are_checked(kwargs, message):
     if message is None:  # 'no' is False, not True (calc_checks.flag)
         off = fit_layouts("Llama 3.1 8B", H100, n, **args)
         on = fit_layouts("Llama 3.1 8B", H100, n, sequence_parallel=True)
-        assert off.activations.max() > on.activations.max()
+        assert off.activations_bytes.max() > on.activations_bytes.max()
         return
     with pytest.raises(calc.TrainingBudgetError, match=message):
         fit_layouts("Llama 3.1 8B", H100, n, **args)
@@ -333,14 +333,14 @@ def test_fit_activations_are_activation_bytes_on_the_models_shape():
     """fit_layouts' activations are calc.activation_bytes with the preset's own widths."""
     shape = calc_models.model_preset("Llama 3.1 70B").shape
     rows = calc.fit_layouts("Llama 3.1 70B", H100, 64, recompute="none", micro_batch=1, context_parallel=1)
-    assert rows.tensor.size > 0
-    even = 80 % rows.pipeline == 0
-    want = calc.activation_bytes(80, 8192, 64, 4096, 1, recompute="none", tensor_parallel=rows.tensor[even],
+    assert rows.tp.size > 0
+    even = 80 % rows.pp == 0
+    want = calc.activation_bytes(80, 8192, 64, 4096, 1, recompute="none", tensor_parallel=rows.tp[even],
                                  sequence_parallel=True, flash_attention=True,
-                                 pipeline_parallel=rows.pipeline[even], vocab=shape["vocab"],
-                                 virtual_stages=rows.virtual[even], n_kv_heads=8, head_dim=128,
+                                 pipeline_parallel=rows.pp[even], vocab=shape["vocab"],
+                                 virtual_stages=rows.vpp[even], n_kv_heads=8, head_dim=128,
                                  ffn_dim=28672, gated_mlp=True, dropout=False)
-    np.testing.assert_allclose(rows.activations[even], want, rtol=1e-12)
+    np.testing.assert_allclose(rows.activations_bytes[even], want, rtol=1e-12)
 
 
 def test_fit_says_the_nearest_miss_and_where_it_would_fit(tmp_path):
@@ -364,4 +364,4 @@ def test_fit_refuses_a_config_with_absurd_layers(tmp_path):
 
 def test_fit_reads_a_latent_attention_config():
     got = fit_layouts(str(CONFIGS / "DeepSeek-V2-Lite.json"), H100, 8, micro_batch=1)
-    assert len(got) > 0 and np.all(64 % got.expert == 0) and np.all(16 % got.tensor == 0)
+    assert len(got) > 0 and np.all(64 % got.ep == 0) and np.all(16 % got.tp == 0)

@@ -32,8 +32,8 @@ def test_stages_are_listed_with_the_extra_layers_first():
 def test_the_budget_counts_the_busiest_stage_as_fit_does():
     b = calc.budget(_job(3.0))
     lay = calc.fit_layouts(L70, H100, 24, memory_gib=1000, zero_stages=(0,), context_parallel=1)
-    i = int(np.flatnonzero((np.asarray(lay.tensor) == 8) & (np.asarray(lay.pipeline) == 3))[0])
-    assert b.memory.weights == pytest.approx(float(np.asarray(lay.weights)[i]), rel=1e-12)
+    i = int(np.flatnonzero((np.asarray(lay.tp) == 8) & (np.asarray(lay.pp) == 3))[0])
+    assert b.memory.weights == pytest.approx(float(np.asarray(lay.weights_bytes)[i]), rel=1e-12)
     shape = L70.shape
     embedding = shape["vocab"] * shape["d_model"]
     p = L70.params()

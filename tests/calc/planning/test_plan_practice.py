@@ -186,8 +186,8 @@ def test_fit_lists_only_layouts_the_batch_allows(capsys):
                         "--seq-len", "8192", "--json")
     data = json.loads(out)
     assert code == 0 and data["global_batch_tokens"] == 2048 * 8192 and data["layouts"]
-    assert all(r["data"] * r["micro_batch"] * r["accumulation"] == 2048 for r in data["layouts"])
-    assert not any(r["data"] == 16384 for r in data["layouts"])  # the old first row: 268M tokens a step
+    assert all(r["dp"] * r["micro_batch"] * r["accumulation"] == 2048 for r in data["layouts"])
+    assert not any(r["dp"] == 16384 for r in data["layouts"])  # the old first row: 268M tokens a step
     code, out, _ = _cli(capsys, "fit", "--model", "Llama 3.1 405B", "--devices", "16384", "--limit", "1")
     assert code == 0 and "global batch 1,024 sequences x 4,096 tokens = 4,194,304 tokens per step" in out
     assert "Ranked by the step model's tokens/s per device" in out

@@ -49,17 +49,17 @@ def _rank(found: calc.Layouts, order: np.ndarray, **published: int) -> int:
 
 @pytest.mark.parametrize(("model", "device", "devices", "kw", "published", "bound"), [
     ("Llama 3.1 8B", H100, 8, {"seq_len": 4096, "global_batch": 64, "method": "lora"},
-     {"tensor": 1, "pipeline": 1, "context": 1, "data": 8}, 10),
+     {"tp": 1, "pp": 1, "cp": 1, "dp": 8}, 10),
     ("Llama 3.1 8B", H100, 8, {"seq_len": 8192, "global_batch": 16},
-     {"tensor": 1, "pipeline": 1, "context": 1, "data": 8, "zero": 3}, 10),
+     {"tp": 1, "pp": 1, "cp": 1, "dp": 8, "zero_stage": 3}, 10),
     ("Llama 3.1 8B", H100, 128, {"seq_len": 8192, "global_batch": 256},
-     {"tensor": 1, "pipeline": 1, "context": 1, "data": 128}, 10),
+     {"tp": 1, "pp": 1, "cp": 1, "dp": 128}, 10),
     ("Llama 3.1 8B", H100, 128, {"seq_len": 8192, "global_batch": 256},
-     {"tensor": 1, "pipeline": 1, "context": 1, "data": 128, "zero": 3}, 110),
+     {"tp": 1, "pp": 1, "cp": 1, "dp": 128, "zero_stage": 3}, 110),
     ("Llama 3.1 405B", H100, 16384, {"seq_len": 8192, "global_batch": 2048},
-     {"tensor": 8, "pipeline": 16, "context": 1, "data": 128}, 600),
+     {"tp": 8, "pp": 16, "cp": 1, "dp": 128}, 600),
     ("DeepSeek-V3", "H800 SXM, BF16 tensor core, dense", 2048, {"seq_len": 4096, "global_batch": 15360},
-     {"tensor": 1, "pipeline": 16, "context": 1, "expert": 64, "data": 128}, 2500),
+     {"tp": 1, "pp": 16, "cp": 1, "ep": 64, "dp": 128}, 2500),
 ])
 def test_published_layout_ranks_near_the_top(model, device, devices, kw, published, bound):
     found, order, _ = _ranked(model, device, devices, **kw)
@@ -71,7 +71,7 @@ def test_maxtext_70b_fsdp_on_v6e_against_fits_rows():
     it lands within the first 60 of fit's 2,000-odd rows and within 10% of MaxText's logged 948 tokens/s."""
     dev = "TPU v6e (Trillium), BF16, dense"
     found, _, tps = _ranked("Llama 3.1 70B", dev, 256, seq_len=8192, global_batch=1024)
-    fsdp = (found.tensor == 1) & (found.pipeline == 1) & (found.context == 1)
+    fsdp = (found.tp == 1) & (found.pp == 1) & (found.cp == 1)
     assert not fsdp.any()  # fit's omission, reported: when fit lists it, rank it with the test above
     lay = S.Layout(devices=256, seq_len=8192, global_batch_tokens=1024 * 8192, zero_stage=3, micro_batch=4,
                    recompute="full")

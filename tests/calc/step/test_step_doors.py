@@ -97,8 +97,8 @@ def test_fit_ranks_by_the_step_models_speed_and_puts_metas_layout_near_the_top()
     rows = out["layouts"]
     speeds = [r["tokens_per_second_per_device"] for r in rows]
     assert speeds == sorted(speeds, reverse=True) and "step model" in out["ranking"]
-    assert any(r["tensor"] == 8 and r["pipeline"] == 16 for r in rows[:10])
-    assert all(r["data"] * r["micro_batch"] * r["accumulation"] == 2048 for r in rows)
+    assert any(r["tp"] == 8 and r["pp"] == 16 for r in rows[:10])
+    assert all(r["dp"] * r["micro_batch"] * r["accumulation"] == 2048 for r in rows)
     found = calc.fit_layouts(calc.model_preset("Llama 3.1 405B"), H100, 16384, seq_len=8192, global_batch=2048)
     st = calc.layout_steps(found, calc.model_preset("Llama 3.1 405B"), H100, 8192)
     assert rows[0]["step_seconds"] == float(st.step_seconds[calc.layouts_by_speed(st)[0]])
@@ -138,6 +138,6 @@ def test_the_step_counts_the_activations_fit_counts_for_its_layout(model, device
     assert calc.budget(j.with_(utilization=0.4)).memory.activations == 0  # no batch asked: before activations
     found = calc.fit_layouts(model, H100, devices, seq_len=4096, micro_batch=layout["micro_batch"],
                              recompute=layout["recompute"], zero_stages=(layout["zero_stage"],))
-    keys = {"tensor": "tp", "pipeline": "pp", "context": "cp", "expert": "ep"}
-    row = next(r for r in found.rows() if r["virtual"] == 1 and all(r[k] == layout.get(v, 1) for k, v in keys.items()))
-    assert b.memory.activations == pytest.approx(row["activations"], rel=1e-12)
+    row = next(r for r in found.rows()
+               if r["vpp"] == 1 and all(r[k] == layout.get(k, 1) for k in ("tp", "pp", "cp", "ep")))
+    assert b.memory.activations == pytest.approx(row["activations_bytes"], rel=1e-12)
