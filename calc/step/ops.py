@@ -2,7 +2,7 @@
 
 The step's formulas are written once (calc.step.terms, calc.step.step) and serve one question in
 plain Python floats (no numpy call: a cell's answer in microseconds) and a million jobs as numpy
-arrays, the way calc/arith.py serves the rest of calc. A Python float or bool goes through
+arrays, the way calc/base/arith.py serves the rest of calc. A Python float or bool goes through
 Python's own comparison; anything else through numpy's ufunc, with the same IEEE value element
 by element.
 """
