@@ -81,9 +81,17 @@ def _pieces() -> dict[str, str]:
             "up": _found("Step_hw_up", up), "domain": _found("Step_hw_domain", dom), "out": _found("Step_hw_out", out)}
 
 
-def _rows() -> list[tuple[str, str, str, str]]:
+Row = tuple[str, str, str, str]
+
+
+def _rows() -> list[Row]:
     """(name, label, formula with {placeholders} of _pieces, number format): the step's helper rows
-    and results, in order."""
+    and results, in order: compute, then communication, then the step's totals."""
+    return _compute_rows() + _communication_rows() + _total_rows()
+
+
+def _compute_rows() -> list[Row]:
+    """The step's sizes, FLOPs and rates, and the compute seconds' parts (calc.step.terms)."""
     k = calc.STEP_CONSTANTS
     r = "Step_rec"
     return [
@@ -125,6 +133,13 @@ def _rows() -> list[tuple[str, str, str, str]]:
         ("Step_vector", "Memory-bound vector seconds",
          f"Step_tokens*Step_layers*Arch_width/Tensor_parallel*{k.vector_bytes!r}*IF({r}>=2,4/3,1)/Step_mem_Bps",
          _SECONDS),
+    ]
+
+
+def _communication_rows() -> list[Row]:
+    """The links and the exposed seconds of each collective (TP, CP, EP) on the link it crosses."""
+    r = "Step_rec"
+    return [
         ("Step_up", "Scale-up bytes/s, one way", "{up}*0.5E9", _RATE),
         ("Step_domain", "Scale-up domain (devices)", "{domain}", "0"),
         ("Step_out", "Scale-out bytes/s", "{out}*0.125E9", _RATE),
@@ -142,6 +157,13 @@ def _rows() -> list[tuple[str, str, str, str]]:
          "0.##"),
         ("Step_ep_s", "EP seconds", "MAX(Step_ep_copy*Arch_top_k*(Expert_parallel-1)/Expert_parallel/Step_up,"
          "Step_ep_copy*(Step_ep_domains-1)*(1-POWER(1-1/Step_ep_domains,Arch_top_k))/Step_out)", _SECONDS),
+    ]
+
+
+def _total_rows() -> list[Row]:
+    """Compute and communication into the step: the bubble, exposed DP, the optimizer; the results."""
+    k = calc.STEP_CONSTANTS
+    return [
         ("Step_compute_s", "Compute seconds (matmuls, weight reads, vector work)",
          "Step_matmul+Step_weights_s+Step_attn_s+Step_vector", _SECONDS),
         ("Step_work", "Pipelined work seconds", "Step_compute_s+Step_tp_s+Step_cp_s+Step_ep_s", _SECONDS),

@@ -90,7 +90,7 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     cp = when(lay.cp > 1, lambda: terms.cp_seconds(tokens, layers, sh.kv_dim, lay.tp, lay.cp, rec, attention,
                                                     link["cp"]))
     ep = when((sh.top_k > 0) & (lay.ep > 1), lambda: terms.ep_seconds(
-        tokens, layers, sh.d_model, sh.top_k, lay.ep, rec, link["ep_domains"], link["up"], link["out"]))
+        tokens, layers, sh.d_model, sh.top_k, lay.ep, rec, (link["ep_domains"], link["up"], link["out"])))
     work = compute + vector + tp + cp + ep
     bubble = work * (lay.pp - 1.0) / (lay.vpp * micro)
     group = dp * lay.cp                                             # ranks holding the same weights

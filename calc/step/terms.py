@@ -97,7 +97,7 @@ def cp_seconds(tokens: Any, layers: Any, kv_dim: Any, tp: Any, cp: Any, recomput
 
 
 def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, recompute: Any,
-               domains: Any, up_Bps: Any, out_Bps: Any) -> Any:
+               links: tuple[Any, Any, Any]) -> Any:
     """Expert-parallel all-to-all: a dispatch and a combine in the forward and both again in the
     backward (2 more with full recompute), each carrying d values per routed copy of a token
     (Lepikhin et al. 2020, GShard s.2; DeepSeek-V3 report arXiv:2412.19437 s.3.2). Over the
@@ -107,7 +107,9 @@ def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, reco
     transmitted via IB to the GPUs with the same in-node index on their target nodes ... then
     forwarded via NVLink"; DeepEP's internode kernels): with the EP group over `domains` domains
     and experts placed uniformly, (G-1)(1-(1-1/G)^k) remote domains per token. The two links run
-    at once, so the slower one sets the time."""
+    at once, so the slower one sets the time. `links`: (the scale-up domains the EP group spans, the
+    scale-up and the scale-out bytes/s)."""
+    domains, up_Bps, out_Bps = links
     passes = pick(recompute >= 2, 6.0, 4.0)
     per_copy = tokens * layers * passes * d_model * BYTES_16BIT
     remote = (domains - 1.0) * (1.0 - (1.0 - 1.0 / domains) ** top_k)
