@@ -1,8 +1,12 @@
 """calc.job(model=...) takes a preset's name and refuses another model or a model given with active params."""
 
+import dataclasses
+
+import numpy as np
 import pytest
 
 from trainbudget import calc
+from trainbudget.calc.compose.parts import Cluster, Parallel
 
 
 def test_job_takes_a_preset_name():
@@ -25,3 +29,38 @@ def test_job_refuses_another_model(model, words):
 def test_a_model_with_active_params_is_refused():
     with pytest.raises(calc.TrainingBudgetError, match="give active_params with params, not with a model"):
         calc.budget(calc.job(model="Mixtral 8x7B", active_params=5e9))
+
+
+@pytest.mark.parametrize("names", [
+    {},
+    {"params": 13e9, "tokens": 1e12, "device": "H100 SXM, BF16 tensor core, dense", "devices": 64, "tp": 2,
+     "zero_stage": 3, "utilization": "prior", "price": 2.5, "pue": 1.2},
+    {"model": "Llama 3.1 8B", "seq_len": 8192, "recompute": "full", "method": "lora", "name": "x", "goodput": 0.9},
+    {"model": None, "params": 7e9, "activations": 1e9, "calibration": None, "table": None, "today": None},
+    {"layout": Parallel(tp=4), "cluster": Cluster(devices=8), "tokens": 5e9},
+    {"params": np.array([1e9, 2e9]), "devices": np.array([8.0, 16.0]), "ep": 1, "cp": 2},
+])
+def test_calc_job_builds_what_the_flat_table_says(names):
+    """calc.job is written out from FLAT at import for speed: every part and field as the table
+    groups them (Job(**_grouped(None, names)), the plain way), the defaults elsewhere."""
+    from trainbudget.calc.compose import job as made
+
+    fast, plain = calc.job(**names), made.Job(**made._grouped(None, names))
+    for field in dataclasses.fields(plain):
+        a, b = getattr(fast, field.name), getattr(plain, field.name)
+        if dataclasses.is_dataclass(b):
+            assert type(a) is type(b)
+            for f in dataclasses.fields(b):
+                assert np.array_equal(getattr(a, f.name), getattr(b, f.name)) or getattr(a, f.name) is getattr(
+                    b, f.name), (field.name, f.name)
+        else:
+            assert a == b or a is b, field.name
+
+
+def test_calc_job_refuses_what_it_does_not_know():
+    with pytest.raises(TypeError, match="no field 'foo'"):
+        calc.job(foo=1)
+    with pytest.raises(TypeError, match="no field 'layout'"):
+        calc.job(layout={"tp": 2})
+    with pytest.raises(TypeError, match="give layout whole or by its fields"):
+        calc.job(layout=Parallel(tp=2), tp=4)
