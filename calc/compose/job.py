@@ -170,7 +170,8 @@ def _compile_job() -> Any:
     for name, (part, key) in FLAT.items():
         owned.setdefault(part, []).append((name, key))
     ns: dict[str, Any] = {"_U": _UNSET, "_new": object.__new__, "_Job": Job, "_unknown": _unknown,
-                          "_resolve": _resolve, "_ModelPreset": ModelPreset, **{f"_{k}": v for k, v in PARTS.items()}}
+                          "_not_a_part": _not_a_part, "_resolve": _resolve, "_ModelPreset": ModelPreset,
+                          **{f"_{k}": v for k, v in PARTS.items()}}
     for part, names in owned.items():
         base = _Job_defaults if part is None else getattr(Job, part)
         ns.update({f"_D_{n}": getattr(base, k) if part is not None else base[k] for n, k in names})
@@ -183,7 +184,7 @@ def _compile_job() -> Any:
         mixed = " or ".join(f"{n} is not _D_{n}" for n, _ in names)
         made = ", ".join(f"{k!r}: {n}" for n, k in names)
         body.append(f"    if {whole} is not _U:\n"
-                    f"        if not isinstance({whole}, _{part}):\n            _unknown({part!r} + ' ')\n"
+                    f"        if not isinstance({whole}, _{part}):\n            _not_a_part({part!r})\n"
                     f"        if {mixed}:\n            _unknown({part!r})\n        {part}_ = {whole}\n"
                     f"    else:\n        {part}_ = _new(_{part})\n        {part}_.__dict__.update({{{made}}})\n")
     job_fields = ", ".join([f"{p!r}: {p}_" for p in PARTS] + [f"{k!r}: {n}" for n, k in owned[None]])
@@ -203,7 +204,12 @@ def _unknown(name: str) -> None:
     """Refuse a name calc.job does not know, or a part given both whole and by its fields."""
     if name in PARTS:
         raise TypeError(f"give {name} whole or by its fields, not both")
-    raise TypeError(f"a job has no field {name.strip()!r} (known: {', '.join(FLAT)})")
+    _not_a_part(name)
+
+
+def _not_a_part(name: str) -> None:
+    """Refuse a name that is no flat field (a part's name given something other than that part)."""
+    raise TypeError(f"a job has no field {name!r} (known: {', '.join(FLAT)})")
 
 
 job = _compile_job()
