@@ -79,16 +79,6 @@ def usable_bytes(device: Any, table: DeviceTable | None = None) -> Any:
     return usable_bytes_of(_column(device, catalog() if table is None else table, "memory_gib"))
 
 
-# --- the prior -----------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
 # --- the parts -----------------------------------------------------------------------------------
 
 def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
@@ -129,14 +119,6 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
                                   f"pipeline_parallel={show(job.layout.pp)}, n_layers={shape['n_layers']})")
     divides("expert_parallel", whole("expert_parallel", job.layout.ep), "n_experts",
             float(shape.get("n_experts", 1)))
-
-
-
-
-
-
-
-
 
 
 # --- the composer --------------------------------------------------------------------------------
@@ -188,9 +170,8 @@ def budget(job: Job) -> Budget:
             raise _owned_overflow(job, usd, watts, pue) or e from None
     else:  # arrays of jobs: every range, and the points beyond hours, made when read
         hours, device_hours, cost, energy = lazy
-    layout = {"tp": job.layout.tp, "pp": job.layout.pp,
-              "ep": job.layout.ep, "cp": job.layout.cp,
-              "dp": dp}
+    lay = job.layout
+    layout = {"tp": lay.tp, "pp": lay.pp, "ep": lay.ep, "cp": lay.cp, "dp": dp}
     return Budget.of({"job": job, "device": device, "flops": flops, "params": total, "active_params": active,
                       "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits,
                       "headroom_bytes": headroom, "hours": hours, "days": days_of(hours),

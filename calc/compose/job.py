@@ -175,6 +175,8 @@ def _compile_job() -> Any:
     for part, names in owned.items():
         base = _Job_defaults if part is None else getattr(Job, part)
         ns.update({f"_D_{n}": getattr(base, k) if part is not None else base[k] for n, k in names})
+        if part is not None:
+            ns[f"_P_{part}"] = base  # the Job's default part (frozen: one instance serves every job)
     body = ["    if model.__class__ is _model:\n        model_part, model = model, _D_model\n"
             "    elif model is not None and model.__class__ is not _ModelPreset:\n        model = _resolve(model)\n"]
     for part, names in owned.items():
@@ -183,9 +185,11 @@ def _compile_job() -> Any:
         whole = "model_part" if part == "model" else part
         mixed = " or ".join(f"{n} is not _D_{n}" for n, _ in names)
         made = ", ".join(f"{k!r}: {n}" for n, k in names)
+        same = " and ".join(f"{n} is _D_{n}" for n, _ in names)  # every field its default: the default part
         body.append(f"    if {whole} is not _U:\n"
                     f"        if not isinstance({whole}, _{part}):\n            _not_a_part({part!r})\n"
                     f"        if {mixed}:\n            _unknown({part!r})\n        {part}_ = {whole}\n"
+                    f"    elif {same}:\n        {part}_ = _P_{part}\n"
                     f"    else:\n        {part}_ = _new(_{part})\n        {part}_.__dict__.update({{{made}}})\n")
     job_fields = ", ".join([f"{p!r}: {p}_" for p in PARTS] + [f"{k!r}: {n}" for n, k in owned[None]])
     params = ", ".join([f"{n}=_D_{n}" for n in FLAT] + [f"{p}=_U" for p in PARTS if p != "model"])

@@ -57,6 +57,21 @@ def test_calc_job_builds_what_the_flat_table_says(names):
             assert a == b or a is b, field.name
 
 
+def test_calc_job_shares_a_part_only_when_every_field_is_its_default():
+    """A part left at its defaults is the Job's default part (frozen: one instance serves every
+    job); a field given, even one equal to its default but not the same object, makes a part."""
+    from trainbudget.calc.compose import job as made
+
+    plain = calc.job(params=7e9)
+    assert plain.training is made.TRAINING and plain.layout is made.LAYOUT and plain.pricing is made.PRICING
+    assert plain.model is not made.MODEL and plain.model.params == 7e9
+    tp = calc.job(tp=2).layout
+    assert tp is not made.LAYOUT and tp.tp == 2 and tp.pp == made.LAYOUT.pp
+    method = "".join(["fu", "ll"])  # equal to the default text, another object
+    given = calc.job(method=method).training
+    assert given is not made.TRAINING and given.method == "full"
+
+
 def test_calc_job_refuses_what_it_does_not_know():
     with pytest.raises(TypeError, match="no field 'foo'"):
         calc.job(foo=1)
