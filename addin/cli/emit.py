@@ -302,7 +302,9 @@ def scenario_text(b: Budget) -> str:
             notes.append(f"at PUE {float(b.pue):g}")
         lines.append(f"  {unit:13} {text}" + (f"  ({', '.join(notes)})" if notes else ""))
     u = (f"{float(b.utilization):.0%} (given)" if not b.ranged else
-         f"prior {figure(b.utilization, 3)} ({b.utilization_basis})")
+         f"{'step model' if b.step is not None else 'prior'} {figure(b.utilization, 3)} ({b.utilization_basis})")
+    if b.step is not None:  # the breakdown, as estimate --step prints it
+        lines.append(f"  step          {calc.step_words(b.step)}" + "".join(f"; {w}" for w in b.step.limits))
     lines.append(f"  utilization   {u}; goodput {float(b.goodput):.2f} ({b.goodput_basis})")
     if b.usd_per_device_hour is not None:
         lines.append("  " + _price_note(b))

@@ -136,7 +136,8 @@ _OPTIONS = (
     click.option("--step", "as_step", is_flag=True,
                  help="Low / expected / high hours from the step model: compute, each collective on the link it "
                       "crosses and the pipeline bubble of the job's layout and batch (needs --model or --config; "
-                      "instead of --utilization or --range). Prints the step and its breakdown."),
+                      "instead of --utilization or --range). Prints the step and its breakdown. With --scenarios: "
+                      "fills the blank utilization cells only (a row's utilization cell may say step)."),
     click.option("--measured-steps", type=click.Path(exists=True, dir_okay=False), default=None,
                  help="With --step: a CSV of your team's measured steps (as `trainbudget calibrate` reads): the "
                       "step model's rate and band fitted to them on the devices they measured."),
@@ -165,7 +166,8 @@ _OPTIONS = (
                       "and optionally active_params (a mixture of experts) or model (a preset in place of "
                       "params), method and pue (as the workbook's Scenarios plans), zero_stage, tp, pp, cp, ep "
                       "(blank: --zero-stage, --tp, ...), seq_len and global_batch (sequences; the row's data "
-                      "parallel must divide it); cells as on the command line: 7B, 40%, prior, aws:on_demand."),
+                      "parallel must divide it; the step model's batch, as --seq-len and --global-batch); cells "
+                      "as on the command line: 7B, 40%, prior, step, aws:on_demand."),
     click.option("--json", "as_json", is_flag=True, help="Print JSON."),
     click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows."),
     model_layout.CATALOG,

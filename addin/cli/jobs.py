@@ -127,8 +127,7 @@ def _check_step(o: Options) -> None:
             top = STEP_LIMITS.get(option)
             if top is not None and value > top:
                 raise Error(f"{option} must be at most {top:,} (got {value:g})")
-    for option, clash in (("--utilization", o.utilization is not None), ("--range", o.as_range),
-                          ("--scenarios", o.scenarios is not None)):
+    for option, clash in (("--utilization", o.utilization is not None), ("--range", o.as_range)):
         if clash:
             raise Error(f"--step takes the utilization from the step model; give --step or {option}, not both")
 
@@ -222,7 +221,7 @@ def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | N
             except calc.TrainingBudgetError as e:
                 raise as_typed(e) from None
         return
-    default_u: Any = "prior" if o.as_range else o.utilization
+    default_u: Any = "step" if o.as_step else "prior" if o.as_range else o.utilization
     blanks = calc.ScenarioBlanks(utilization=default_u, own=o.own, usd_per_kwh=o.usd_per_kwh, pue=o.pue,
                                  price=None if isinstance(base.pricing.price, calc.Owned) else base.pricing.price,
                                  occupancy=1.0 if o.occupancy is None else o.occupancy, tariff_name="--usd-per-kwh")
@@ -231,6 +230,7 @@ def budgets(o: Options, table: calc.DeviceTable, filled: calc.ScenarioFilled | N
 
 # The options that fill a scenarios file's blank cells (or apply to its owned rows), and the cells.
 FILLING = (("--utilization", "utilization", "utilization", "every row has its own utilization"),
+           ("--step", "utilization", "utilization", "every row has its own utilization"),
            ("--range", "utilization", "utilization", "every row has its own utilization"),
            ("--price", "price", "price", "every row has its own price or own cell"),
            ("--own", "own", "price and own", "every row has its own price or own cell"),
@@ -241,7 +241,8 @@ FILLING = (("--utilization", "utilization", "utilization", "every row has its ow
 def fills_text(o: Options, filled: calc.ScenarioFilled) -> dict[str, str]:
     """For each filling option given with --scenarios, one line saying which rows it filled (or
     applied to), or that it filled none and why: no option is silently ignored."""
-    given = {"--utilization": o.utilization, "--range": o.as_range or None, "--price": o.price, "--own": o.own,
+    given = {"--utilization": o.utilization, "--range": o.as_range or None, "--step": o.as_step or None,
+             "--price": o.price, "--own": o.own,
              "--usd-per-kwh": o.usd_per_kwh, "--occupancy": o.occupancy}
     lines = {}
     for option, key, cells, none_why in FILLING:

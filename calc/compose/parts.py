@@ -96,12 +96,17 @@ class Parallel:
         return s, DEFAULT_GLOBAL_BATCH * whole("seq_len", s)  # checked before it is multiplied
 
     def defaults_used(self) -> str:
-        """Words for the batch defaults this layout takes ("" when it gives both sizes)."""
+        """Words for the batch defaults this layout takes, only those ("" when it gives both sizes)."""
         if self.seq_len is not None and self.global_batch_tokens is not None:
             return ""
         s, tokens = self.sizes()
-        return (f"default batch: {tokens / s:,.0f} sequences of {s:,.0f} tokens" if isinstance(s, (int, float))
-                else "default batch") + f" ({DEFAULT_WORDS})"
+        if not isinstance(s, (int, float)):  # arrays of lengths
+            words = "default batch" if self.global_batch_tokens is None else "default sequence length"
+        elif self.global_batch_tokens is not None:  # the batch given, in tokens: only the length is the default
+            words = f"default sequence length: {s:,.0f} tokens"
+        else:
+            words = f"default batch: {tokens / s:,.0f} sequences of {s:,.0f} tokens"
+        return f"{words} ({DEFAULT_WORDS})"
 
 
 @fast_init

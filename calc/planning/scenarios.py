@@ -35,8 +35,9 @@ SCENARIO_COLUMNS = ("name", "params", "tokens", "device", "devices", "utilizatio
                     "global_batch")   # model: a preset name (calc.model.shapes) in place of params;
 # method and pue as the workbook's Scenarios plans have them (blank: the command line's --method, --pue);
 # zero_stage, tp, pp, cp, ep as --zero-stage, --tp, --pp, --cp, --ep (blank: the command line's); seq_len and
-# global_batch (sequences per step, as fit's and plan's --global-batch): the row's data parallel
-# (devices / (tp · pp · cp)) must divide the global batch (a whole accumulation at micro-batch 1)
+# global_batch (sequences per step, as --global-batch) as --seq-len, --global-batch: the step model's batch
+# (utilization "step"); the row's data parallel (devices / (tp · pp · cp)) must divide the global batch (a
+# whole accumulation at micro-batch 1)
 LAYOUT_COLUMNS = ("zero_stage", "tp", "pp", "cp", "ep")  # a job's flat names (calc.job)
 # The bounds calc.fit_layouts and `plan` put on the same two sizes (calc/physics/fit.py): one rule on every door.
 SIZE_LIMITS = {"seq_len": 2 ** 30, "global_batch": 2 ** 40}
@@ -215,6 +216,8 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
                 raise TrainingBudgetError(f"{where}: {column} must be at most {SIZE_LIMITS[column]:,} "
                                           f"(got {show(r[column])})")
             sizes[column] = value
+    if sizes:
+        job = job.with_(**_batch(job, sizes))
     if "global_batch" in sizes:
         replica = float(job.layout.tp) * float(job.layout.pp) * float(job.layout.cp)
         data = float(job.cluster.devices) / replica
@@ -225,6 +228,16 @@ def _layout(where: str, r: Mapping[str, Any], job: Job) -> Job:
                 "each step "
                 "takes data parallel x micro-batch x accumulation sequences")
     return job
+
+
+def _batch(job: Job, sizes: Mapping[str, float]) -> dict[str, float]:
+    """The job's seq_len and global_batch_tokens with a row's seq_len and global_batch (sequences)
+    over them: a global batch the row leaves blank keeps its sequences (the command line's
+    --global-batch, or the default) at the row's sequence length."""
+    seq_len, tokens = job.layout.sizes()
+    sequences = sizes.get("global_batch", tokens / seq_len)
+    seq_len = sizes.get("seq_len", seq_len)
+    return {"seq_len": seq_len, "global_batch_tokens": sequences * seq_len}
 
 
 def _model(where: str, r: Mapping[str, Any]) -> tuple[float | None, float | None, ModelPreset | None]:
@@ -265,12 +278,13 @@ def _devices(where: str, value: Any) -> float:
 def _utilization(where: str, value: Any, default: Any, used: list[str]) -> Any:
     if value is None:
         if default is None:
-            raise TrainingBudgetError(f"{where}: utilization is blank; give a share such as 0.4 or 40%, or "
-                                      "'prior' (or pass --utilization or --range for every blank cell)")
+            raise TrainingBudgetError(f"{where}: utilization is blank; give a share such as 0.4 or 40%, "
+                                      "'prior' or 'step' (or pass --utilization, --range or --step for every "
+                                      "blank cell)")
         used.append("utilization")
         return default
-    if str(value).strip().lower() == "prior":
-        return "prior"
+    if str(value).strip().lower() in ("prior", "step"):  # the published runs' range, or the step model's
+        return str(value).strip().lower()
     return parse_share(f"{where}: utilization", value)
 
 

@@ -216,3 +216,71 @@ def test_scenario_blanks_fill_only_blank_cells_and_are_counted():
     assert filled.counts == {"utilization": 1, "price": 1, "owned": 1} and filled.first["owned"] == [3]
     with pytest.raises(calc.TrainingBudgetError, match=r"^scenario 1: utilization is blank"):
         next(plans.scenario_jobs(rows[:1], calc.job(params=1.0)))  # no blanks: a blank utilization is refused
+
+
+# --- the step model on a scenarios file ------------------------------------------------------------
+
+STEP_FILE = ("name,model,tokens,device,devices,tp,pp,seq_len,global_batch,utilization\n"
+             f'blank,Llama 3.1 70B,1T,"{H100}",64,8,4,,,\n'
+             f'batch,Llama 3.1 70B,1T,"{H100}",64,8,4,8192,128,\n'
+             f'priced,Llama 3.1 70B,1T,"{H100}",64,8,4,,,prior\n'
+             f'asked,Llama 3.1 70B,1T,"{H100}",64,8,4,8192,,step\n')
+
+
+def _rows(capsys, *args):
+    code, out, err = _cli(capsys, "estimate", *args, "--json")
+    assert code == 0, err
+    return {r["name"]: r for r in json.loads(out)["rows"]}, err
+
+
+def _one(capsys, *options):
+    """estimate --step on the one job the scenarios rows describe, with `options` for its batch."""
+    code, out, err = _cli(capsys, "estimate", "--step", "--model", "Llama 3.1 70B", "--tokens", "1T", "--device", H100,
+                          "--devices", "64", "--tp", "8", "--pp", "4", *options, "--json")
+    assert code == 0, err
+    return json.loads(out)["rows"][0]
+
+
+STEP_KEYS = ("step_seconds", "tokens_per_second_per_device", "mfu", "seq_len", "global_batch_tokens", "hours_expected",
+             "cost_usd_expected", "step_tp_seconds", "step_bubble_seconds")
+
+
+def test_step_fills_the_blank_utilization_cells_and_each_row_is_the_command_lines_answer(capsys, tmp_path):
+    """--step with --scenarios: a blank utilization cell is timed by the step model (and the filled line
+    says which rows), a "prior" cell keeps the prior, a "step" cell asks for it; a row's seq_len and
+    global_batch set its batch as --seq-len and --global-batch do, with the same figures."""
+    rows, err = _rows(capsys, "--scenarios", _file(tmp_path, STEP_FILE), "--step")
+    assert "--step filled the blank utilization cells of scenarios 1, 2" in err
+    plain, batch = _one(capsys), _one(capsys, "--seq-len", "8192", "--global-batch", "128")
+    long = _one(capsys, "--seq-len", "8192")  # the default 1,024 sequences, at the row's length
+    for key in STEP_KEYS:
+        assert rows["blank"][key] == plain[key], key
+        assert rows["batch"][key] == batch[key], key
+        assert rows["asked"][key] == long[key], key
+    assert rows["priced"]["step_seconds"] is None and "prior" in rows["priced"]["utilization_basis"]
+    assert rows["batch"]["step_seconds"] != rows["blank"]["step_seconds"]
+
+
+def test_a_step_cell_works_without_the_option_and_the_command_lines_batch_fills_the_rows(capsys, tmp_path):
+    """A row's "step" cell needs no --step; with --step, --global-batch (sequences) fills the rows whose
+    global_batch is blank, at each row's own sequence length."""
+    rows, _ = _rows(capsys, "--scenarios", _file(tmp_path, STEP_FILE), "--utilization", "0.4")
+    assert rows["asked"]["step_seconds"] == _one(capsys, "--seq-len", "8192")["step_seconds"]
+    assert rows["blank"]["step_seconds"] is None and rows["blank"]["utilization"] == 0.4
+    rows, _ = _rows(capsys, "--scenarios", _file(tmp_path, STEP_FILE), "--step", "--global-batch", "256")
+    assert rows["blank"]["global_batch_tokens"] == 256 * 4096
+    assert rows["asked"]["global_batch_tokens"] == 256 * 8192
+    assert rows["batch"]["global_batch_tokens"] == 128 * 8192  # the row's own cell wins
+    assert rows["asked"]["step_seconds"] == _one(capsys, "--seq-len", "8192", "--global-batch", "256")["step_seconds"]
+
+
+def test_the_scenarios_text_prints_the_step_and_a_row_without_a_shape_is_refused_by_row(capsys, tmp_path):
+    code, out, _ = _cli(capsys, "estimate", "--scenarios", _file(tmp_path, STEP_FILE), "--step")
+    assert code == 0
+    block = out.split("\nbatch:")[0]
+    assert re.search(r"\n  step          step [\d.]+ s: compute \d+%.*MFU", block)
+    assert "\n  utilization   step model 0." in block
+    text = f'name,params,tokens,device,devices\nbare,7B,1T,"{H100}",8\n'
+    code, out, err = _cli(capsys, "estimate", "--scenarios", _file(tmp_path, text), "--step")
+    assert code == 2 and out == ""
+    assert "scenario 1" in err and "needs the model's shape" in err and len(err.strip().splitlines()) == 1

@@ -79,3 +79,13 @@ def test_calc_job_refuses_what_it_does_not_know():
         calc.job(layout={"tp": 2})
     with pytest.raises(TypeError, match="give layout whole or by its fields"):
         calc.job(layout=Parallel(tp=2), tp=4)
+
+
+def test_the_batch_defaults_are_worded_only_where_taken():
+    """A layout names the defaults it takes: both, the sequence length alone (a batch given in tokens),
+    or the sequences (a length given); none when it gives both."""
+    assert Parallel().defaults_used().startswith("default batch: 1,024 sequences of 4,096 tokens (")
+    given = Parallel(global_batch_tokens=3 * 4096).defaults_used()
+    assert given.startswith("default sequence length: 4,096 tokens (") and "sequences" not in given
+    assert Parallel(seq_len=8192).defaults_used().startswith("default batch: 1,024 sequences of 8,192 tokens")
+    assert Parallel(seq_len=8192, global_batch_tokens=8192).defaults_used() == ""
