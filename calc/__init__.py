@@ -48,7 +48,7 @@ from .compose.report import (
     runs_rows,
     step_row,
 )
-from .compose.step_terms import step_words
+from .compose.step_terms import STEP_METHODS, step_words, trained_share
 from .hardware.capacity import GIB, RESERVE_GIB, RESERVE_SHARE, usable_bytes_of, words as reserve_words
 from .hardware.catalog import (
     Device,
@@ -241,8 +241,10 @@ __all__ = [
     "job_prior",
     "layout_data_parallel",
     "LAYOUT_RANKING",
+    "STEP_METHODS",
     "LayoutSearch",
     "layout_steps",
+    "trained_share",
     "Layouts",
     "layouts_by_speed",
     "LLAMA3_GOODPUT",

@@ -152,13 +152,13 @@ def fit(as_json: bool, **given: Any) -> None:
     o = Options(**given)
     try:
         preset, found = _found(o)
-        rows = _by_speed(found, preset, o.device, o.seq_len)
+        rows, ranking = _by_speed(found, preset, o)
     except calc.TrainingBudgetError as e:  # calc names its fields: the user typed options
         raise as_typed(e) from None
     if as_json:
         rep.echo(json.dumps({"model": preset.name, "device": o.device, "devices": o.n_devices,
                              "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
-                             "reserve_bytes": found.reserve_bytes, "ranking": RANKING, "seq_len": o.seq_len,
+                             "reserve_bytes": found.reserve_bytes, "ranking": ranking, "seq_len": o.seq_len,
                              "global_batch": o.global_batch, "global_batch_tokens": o.global_batch * o.seq_len,
                              "layouts": rows, "nearest": found.nearest, "would_fit": list(found.would_fit),
                              "devices_to_fit": found.devices_to_fit}, indent=2))
@@ -166,11 +166,11 @@ def fit(as_json: bool, **given: Any) -> None:
     rep.echo(f"{preset.name} on {o.n_devices:,} x {o.device} ({_gib(found.capacity_bytes)} GiB - "
              f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
              f"{len(rows)} layouts fit")
-    rep.echo(RANKING[0].upper() + RANKING[1:] + "; " + batch_words(o.global_batch, o.seq_len))
+    rep.echo(ranking[0].upper() + ranking[1:] + "; " + batch_words(o.global_batch, o.seq_len))
     if not rows:
         _miss(found)
         return
-    rep.echo(SPEED_HEADER + HEADER)
+    rep.echo((SPEED_HEADER if ranking == RANKING else "") + HEADER)
     for r in rows[:o.limit]:
         rep.echo(_line(r))
     if len(rows) > o.limit:
@@ -188,17 +188,22 @@ def _found(o: Options) -> tuple[Any, Any]:
                                     memory_gib=o.memory_gib, reserve_gib=o.reserve_gib, loss=o.loss)
 
 
-def _by_speed(found: Any, preset: Any, device: str, seq_len: int) -> list[dict[str, Any]]:
-    """found's rows, fastest first by the step model, each with its step seconds, tokens/s per device
-    and MFU (calc.layout_steps); the memory order where the step model cannot time the device."""
+def _by_speed(found: Any, preset: Any, o: Options) -> tuple[list[dict[str, Any]], str]:
+    """(found's rows, fastest first by the step model of the job's method, each with its step seconds,
+    tokens/s per device and MFU (calc.layout_steps), the ranking rule); fit's memory order, said so,
+    for a method the step model does not time (qlora, inference)."""
     rows = found.rows()
+    if o.method not in calc.STEP_METHODS:
+        return rows, (f"fit's memory order (the step model times full and LoRA training, not --method "
+                      f"{o.method})")
     if not rows:
-        return rows
-    st = calc.layout_steps(found, preset, device, seq_len)
+        return rows, RANKING
+    trained = calc.trained_share(o.method, preset, _trainable(o.trainable, preset))
+    st = calc.layout_steps(found, preset, o.device, o.seq_len, trained=trained)
     for i, r in enumerate(rows):
         r.update(step_seconds=float(st.step_seconds[i]), tokens_per_second_per_device=float(
             st.tokens_per_second_per_device[i]), mfu=float(st.mfu[i]))
-    return [rows[i] for i in calc.layouts_by_speed(st)]
+    return [rows[i] for i in calc.layouts_by_speed(st)], RANKING
 
 
 def _miss(found: Any) -> None:

@@ -147,7 +147,7 @@ def budget(job: Job) -> Budget:
     else:
         u, u_basis, g, g_basis, prior, factors, top = _utilization(job, active, total, tokens, n)
     device, chosen, usable, rate, watts = _device(job.cluster.device, table, prior is not None)
-    if prior is not None and k != TRAIN_FLOPS_PER_PARAM_TOKEN:  # a range from full training runs, for another step
+    if prior is not None and step is None and k != TRAIN_FLOPS_PER_PARAM_TOKEN:  # full runs' range, another step
         u_basis += PRIOR_CAVEATS[k]
     memory, dp = _memory(job if step is None else with_step_activations(job), total, experts, stage, n, plain)
     headroom = None if usable is None else usable - memory.total

@@ -25,9 +25,10 @@ RANKING = ("ranked by the step model's tokens/s per device (calc.step: compute, 
 
 
 def layout_steps(found: Layouts, preset: ModelPreset, device: Any, seq_len: int,
-                 table: DeviceTable | None = None) -> Step:
+                 table: DeviceTable | None = None, trained: Any = 1.0) -> Step:
     """The Step of every layout in `found` (arrays, in found's order) for `preset` on `device`, at
-    `seq_len` tokens and found's global batch (sequences; fit's default when it was not given)."""
+    `seq_len` tokens and found's global batch (sequences; fit's default when it was not given);
+    `trained` the share of the weights that train (calc.trained_share: 1 full, LoRA's adapters)."""
     devices = found.tp * found.pp * found.cp * found.dp
     batch = found.global_batch or DEFAULT_GLOBAL_BATCH
     recompute = np.where(found.recompute == "op", "selective", found.recompute)
@@ -35,7 +36,7 @@ def layout_steps(found: Layouts, preset: ModelPreset, device: Any, seq_len: int,
                  tp=found.tp.astype(float), pp=found.pp.astype(float), vpp=found.vpp.astype(float),
                  cp=found.cp.astype(float), ep=found.ep.astype(float), zero_stage=found.zero_stage.astype(float),
                  micro_batch=found.micro_batch.astype(float), recompute=recompute)
-    return step_time(shape_of(preset), lay, hardware(device, table))
+    return step_time(shape_of(preset), lay, hardware(device, table), None, trained)
 
 
 def by_speed(step: Step) -> np.ndarray:

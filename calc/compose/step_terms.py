@@ -22,6 +22,7 @@ from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
 from ..physics.fit import stage_activations
 from ..physics.fit_search import Search
+from ..physics.memory import trainable_share
 from ..prior.regression import UtilizationPrior
 from ..step import Layout, Shape, Step, fit_goodput, hardware, step_time
 from ..step.runs import STEP_RESIDUAL
@@ -37,6 +38,24 @@ METHOD = "step model"
 def wants_step(utilization: Any) -> bool:
     """True for utilization="step" (any case and spacing)."""
     return utilization == STEP_WORD or (isinstance(utilization, str) and utilization.strip().lower() == STEP_WORD)
+
+
+STEP_METHODS = ("full", "lora")  # what the step model times
+
+
+def trained_share(method: Any, preset: ModelPreset | None, trainable: Any = None) -> Any:
+    """The share of the weights a step trains (calc.step.step_time's `trained`): 1 for full training,
+    the adapters' share of the model's parameters for LoRA. QLoRA and inference are refused:
+    QLoRA dequantizes its 4-bit base weights for every matmul, a cost no measured step here
+    calibrates, and inference is no training step."""
+    if method not in STEP_METHODS:
+        why = ("its 4-bit base weights are dequantized for every matmul, which no measured step calibrates"
+               if method == "qlora" else "it is not a training step")
+        raise TrainingBudgetError(f"utilization 'step' times full and LoRA training steps; method {method!r} is not "
+                                  f"modelled ({why}): give a utilization", "method")
+    if method == "full":
+        return 1.0
+    return trainable_share(method, shape_of(preset).params_total, trainable)
 
 
 def shape_of(preset: ModelPreset | None) -> Shape:
@@ -88,13 +107,11 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
                table: DeviceTable) -> tuple[UtilizationPrior, Step, str]:
     """(the utilization range the step gives on the figures' row of `rate_tflops`, the Step, the
     goodput's basis) for `job` on `devices`, whose FLOPs per token are `per_token`."""
-    if job.training.method != "full":
-        raise TrainingBudgetError(f"utilization 'step' times a full training step; method {job.training.method!r} "
-                                  "is not modelled yet: give a utilization", "method")
+    trained = trained_share(job.training.method, job.model.preset, job.training.trainable)
     hw = hardware(job.cluster.device, table)
     cal = job.cluster.calibration
     k = cal.constants_for(hw) if cal is not None else None  # a team's factor on its measured devices
-    st = step_time(shape_of(job.model.preset), layout_of(job, devices), hw, k)
+    st = step_time(shape_of(job.model.preset), layout_of(job, devices), hw, k, trained)
     u = st.tokens_per_second_per_device * per_token / (rate_tflops * 1e12)
     g = fit_goodput()
     fast, slow = cal.band_for(hw.name) if cal is not None else STEP_RESIDUAL
@@ -104,7 +121,9 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
             "measured layouts)")
     basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
              f"{band} and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else "")
-             + (f"; {cal.basis}" if cal is not None and hw.name in cal.factors else ""))
+             + (f"; {cal.basis}" if cal is not None and hw.name in cal.factors else "")
+             + ("" if job.training.method == "full" else f"; LoRA: the base frozen (no weight gradients), "
+                f"{_share(trained)} of the weights trained"))
     prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,
                              goodput=g.expected, n_runs=len(g.runs), basis=basis, method=METHOD)
     return prior, st, g.basis

@@ -280,6 +280,15 @@ def memory_parts(counts: Counts, states: States, shards: Shards) -> MemoryBreakd
                            _kept(activations), out(total))
 
 
+def trainable_share(method: str, params: Any, trainable: Any = None) -> Any:
+    """The share of `params` that trains under `method` (checked): 1 for full, the adapters' share for
+    lora and qlora (`trainable` a share or a count; None: LORA_TRAINABLE), 0 for inference."""
+    kind = choice("method", method, METHODS)
+    if trainable is not None:
+        check_trainable(trainable, params)
+    return _share(kind, params, trainable)
+
+
 def _share(kind: str, n: Any, trainable: Any) -> Any:
     """The trainable fraction: _trainable / n, which is exactly 1 for full and 0 for inference."""
     if kind == "full":

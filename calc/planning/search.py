@@ -30,6 +30,7 @@ from ..base.errors import TrainingBudgetError
 from ..compose.budget import budget, usable_bytes
 from ..compose.job import job as make_job
 from ..compose.layout_speed import by_speed, layout_steps
+from ..compose.step_terms import trained_share
 from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
 from ..money.totals import GIB
@@ -68,8 +69,9 @@ def _fastest(found: Any, preset: ModelPreset, device: str, search: Search, table
     ok = _budget_fits(found, preset, device, search, table)
     if not len(ok):
         return -1
-    try:
-        order = np.asarray(by_speed(layout_steps(found, preset, device, search.seq, table)))
+    try:  # (a method the step does not time, qlora or inference, is refused: fit's memory order)
+        trained = trained_share(search.method, preset, search.trainable)
+        order = np.asarray(by_speed(layout_steps(found, preset, device, search.seq, table, trained)))
     except TrainingBudgetError:
         return int(ok[0])
     return int(order[np.isin(order, ok)][0])

@@ -58,10 +58,14 @@ def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
             "ep_domains": lay.ep / least(lay.ep, inside)}
 
 
-def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None) -> Step:
+def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None,
+              trained: Any = 1.0) -> Step:
     """One training step of `shape` on `layout` over devices `hw` (each part's fields may be
     broadcasting arrays; all floats give plain-float answers), with the fitted `constants`
-    (calc.step.CONSTANTS by default). Seconds."""
+    (calc.step.CONSTANTS by default). `trained` the share of the weights that get gradients and
+    optimizer updates: 1 for full training, the adapters' share for LoRA (its base frozen: no
+    weight gradients, nothing to reduce or update; the adapters' own matmuls, about 1% of the
+    weights, counted as a share of the base's). Seconds."""
     k = constants or CONSTANTS
     lay, sh = layout, shape
     dp = lay.dp                                                     # once: each use of the property is a pass
@@ -69,13 +73,13 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     tokens = lay.global_batch_tokens / (dp * lay.cp)               # a stage's tokens per step
     layers = sh.n_layers / lay.pp
     rec = lay.recompute
-    done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, rec)
+    done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, rec, trained)
     frac = take(k.matmul_fraction, hw.family)
     rate16 = hw.tflops_16bit * 1e12 * frac
     rate_low = pick(hw.fp8, hw.tflops * 1e12 * frac * k.fp8_gain, rate16)
     lm_head = sh.vocab * sh.d_model                                 # stays 16-bit in FP8 recipes (TE)
     linear = most(sh.params_active - 2.0 * lm_head, 0.0)           # input embedding: a lookup, lm head: 16-bit
-    low = hw.fp8 * pick(rec >= 2, 8.0, 6.0) * linear               # FLOPs/token at the FP8 rate
+    low = hw.fp8 * (pick(rec >= 2, 6.0, 4.0) + 2.0 * trained) * linear  # FLOPs/token at the FP8 rate
     dev_tokens = tokens / (lay.tp * lay.pp)                         # a device's share of a stage's matmuls
     core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
     rate_attn = terms.attention_rate(rate16 * k.attention_ratio, lay.seq_len / lay.cp, k.attention_tile)
@@ -83,7 +87,7 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
     attention = dev_tokens * core / rate_attn                       # the device's attention seconds
-    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12) + attention
+    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12, trained) + attention
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
     tp = when(lay.tp > 1, lambda: terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, rec, link["tp"]))
@@ -95,9 +99,9 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     bubble = work * (lay.pp - 1.0) / (lay.vpp * micro)
     group = dp * lay.cp                                             # ranks holding the same weights
     dp_comm = when(group > 1, lambda: terms.dp_seconds(held, group, lay.zero_stage, link["inside"], link["up"],
-                                                           link["out"]))
+                                                           link["out"], trained))
     dp_exposed = terms.dp_exposed_seconds(dp_comm, compute + vector, micro, layers, lay.zero_stage, k.overlap)
-    opt = terms.optimizer_seconds(held, group, lay.zero_stage, mem)
+    opt = terms.optimizer_seconds(held * trained, group, lay.zero_stage, mem)  # the trained weights' states
     step = work + bubble + dp_exposed + opt
     tps = lay.global_batch_tokens / (lay.devices * step)
     parts = {"compute": compute + vector, "tp": tp, "cp": cp, "ep": ep, "bubble": bubble,

@@ -19,16 +19,20 @@ from .ops import least, most, pick
 BYTES_16BIT = 2.0  # activations and gradients in BF16 (Megatron's default, Korthikanti et al. 2022 s.4)
 
 
-def flops_per_token(n_active: Any, n_layers: Any, attn_dim: Any, seq_len: Any, recompute: Any) -> tuple[Any, Any]:
+def flops_per_token(n_active: Any, n_layers: Any, attn_dim: Any, seq_len: Any, recompute: Any,
+                    trained: Any = 1.0) -> tuple[Any, Any]:
     """(FLOPs per token done, of which model FLOPs) for training.
 
     Model FLOPs: 6·N_active (Kaplan et al. 2020 s.2.1) plus causal attention's score and value
     matmuls, 6·L·s·attn_dim (half of 12·L·s·d without the mask: Narayanan et al. 2021 s.5.1's
     formula, PaLM App. B). Recompute adds a forward pass: full recompute all of it (2·N + 2·L·s·a),
     selective only the attention core (2·L·s·a) (Korthikanti et al. 2022 s.5, Table 2).
+    `trained` the share of the weights that get gradients (1 full training): the backward's 4·N
+    is 2·N for the input gradients and 2·N for the weight gradients, which frozen weights skip
+    (LoRA's base, Hu et al. 2021 s.4.2: 2·N + 2·N + 2·N·trained, the adapters' share).
     """
     attention = 6.0 * n_layers * seq_len * attn_dim
-    model = 6.0 * n_active + attention
+    model = (4.0 + 2.0 * trained) * n_active + attention
     extra = (recompute >= 1) * attention / 3.0 + (recompute >= 2) * 2.0 * n_active
     return model + extra, model
 
@@ -116,7 +120,7 @@ def ep_seconds(tokens: Any, layers: Any, d_model: Any, top_k: Any, ep: Any, reco
     return most(per_copy * top_k * (ep - 1.0) / ep / up_Bps, per_copy * remote / out_Bps)
 
 
-def weight_read_seconds(held: Any, micro_batches: Any, recompute: Any, memory_Bps: Any) -> Any:
+def weight_read_seconds(held: Any, micro_batches: Any, recompute: Any, memory_Bps: Any, trained: Any = 1.0) -> Any:
     """The matmuls' weight traffic: every micro-batch reads the device's weights from HBM in the
     forward and twice in the backward (the input gradient reads W, the weight gradient writes dW),
     once more under full recompute, 2 bytes each. Added to the matmuls' math (the roofline's two
@@ -124,8 +128,9 @@ def weight_read_seconds(held: Any, micro_batches: Any, recompute: Any, memory_Bp
     at M / (M + ridge) of its rate, the ridge being FLOP/s over HBM bytes/s, about 180 tokens on an
     H100 at its achievable rate; the scaling book's "a matmul is compute-bound only when its batch
     exceeds" that ratio). It grows when a micro-batch has few tokens per weight: a context-parallel
-    chunk, or an MoE that keeps every expert on each device (expert parallel 1)."""
-    reads = pick(recompute >= 2, 4.0, 3.0)
+    chunk, or an MoE that keeps every expert on each device (expert parallel 1). Frozen weights
+    (1 - `trained` of them) write no weight gradient."""
+    reads = pick(recompute >= 2, 3.0 + trained, 2.0 + trained)
     return micro_batches * held * BYTES_16BIT * reads / memory_Bps
 
 
@@ -135,15 +140,17 @@ def bubble_fraction(pp: Any, vpp: Any, micro_batches: Any) -> Any:
     return (pp - 1.0) / (vpp * micro_batches + pp - 1.0)
 
 
-def dp_seconds(params: Any, dp: Any, zero_stage: Any, inside: Any, up_Bps: Any, out_Bps: Any) -> Any:
+def dp_seconds(params: Any, dp: Any, zero_stage: Any, inside: Any, up_Bps: Any, out_Bps: Any,
+               trained: Any = 1.0) -> Any:
     """Data-parallel traffic per pass: gradients reduced as an all-reduce (ZeRO 0-2: reduce-scatter +
     all-gather of the same volume; Rajbhandari et al. 2020 s.5) or, for ZeRO-3/FSDP, weights
     all-gathered in the forward and the backward plus the gradients' reduce-scatter (1.5x). `params`
     each device holds before DP sharding; `dp` the ranks that hold the same weights (data x context
     parallel: Megatron-Core reduces gradients over the DP-CP group); `inside` of them share one
     scale-up domain: a hierarchical ring moves the full volume over it and 1/inside of it over each
-    device's NIC (NCCL's rings run one per NIC, scaling book s. "DCN")."""
-    volume = pick(zero_stage >= 3, 3.0, 2.0) * params * BYTES_16BIT
+    device's NIC (NCCL's rings run one per NIC, scaling book s. "DCN"). Only the `trained` share
+    has gradients to reduce (LoRA: the adapters); ZeRO-3 gathers every weight all the same."""
+    volume = pick(zero_stage >= 3, 2.0 + trained, 2.0 * trained) * params * BYTES_16BIT
     g_in = least(inside, dp)
     g_out = dp / g_in
     return volume * ((g_in - 1.0) / g_in / up_Bps + (g_out - 1.0) / g_out / (g_in * out_Bps))

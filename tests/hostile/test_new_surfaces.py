@@ -107,7 +107,7 @@ def test_calc_batch_refuses_by_name(field: str, value) -> None:
 
 @pytest.mark.parametrize("job", [
     dict(params=7e9),  # no shape
-    dict(method="lora"), dict(method="inference"),
+    dict(method="qlora"), dict(method="inference"),  # LoRA is timed (tests/calc/step/test_lora_step.py)
     dict(cp=3), dict(ep=8),  # cp not dividing seq_len; a dense model
     dict(pp=1, vpp=2),
     dict(devices=2048, global_batch_tokens=1024 * 4096),  # fewer sequences than DP ranks

@@ -80,7 +80,7 @@ def test_the_text_names_the_step_and_its_parts() -> None:
     (["--step", "--range", "--model", "Llama 3.1 8B"], "give --step or --range"),
     (["--step", "--utilization", "0.4", "--model", "Llama 3.1 8B"], "give --step or --utilization"),
     (["--step", "--params", "7B"], "needs the model's shape"),
-    (["--step", "--model", "Llama 3.1 8B", "--method", "lora"], "method 'lora' is not modelled"),
+    (["--step", "--model", "Llama 3.1 8B", "--method", "qlora"], "method 'qlora' is not modelled"),
     (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16"], "fewer than --micro-batch"),
     (["--step", "--model", "Llama 3.1 8B", "--recompute", "some"], "--recompute"),
 ])
