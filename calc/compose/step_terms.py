@@ -25,7 +25,7 @@ from ..physics.fit_search import Search
 from ..physics.memory import trainable_share
 from ..prior.regression import UtilizationPrior
 from ..step import Layout, Shape, Step, fit_goodput, hardware, step_time
-from ..step.runs import STEP_RESIDUAL
+from ..step.runs import STEP_RESIDUAL, STEP_RESIDUAL_ROWS
 
 STEP_WORD = "step"
 # fit's switches for activation memory (calc.physics.fit_search.Search's defaults), so the step's
@@ -117,8 +117,8 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
     fast, slow = cal.band_for(hw.name) if cal is not None else STEP_RESIDUAL
     defaults = job.layout.defaults_used()
     band = (f"x{fast:.3g}-x{slow:.3g} of step time (the team's calibration)" if cal is not None and hw.name in
-            cal.factors else f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on 57 "
-            "measured layouts)")
+            cal.factors else f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on "
+            f"{STEP_RESIDUAL_ROWS} measured layouts)")
     basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
              f"{band} and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else "")
              + (f"; {cal.basis}" if cal is not None and hw.name in cal.factors else "")

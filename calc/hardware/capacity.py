@@ -51,7 +51,7 @@ def usable_bytes_of(capacity_gib: Any, reserve_gib: Any = None) -> Any:
 def words(reserve_gib: Any = None) -> str:
     """The reserve in words, for every door that prints a fit."""
     if reserve_gib is not None:
-        return f"{float(reserve_gib):g} GiB"
+        return f"{float(non_negative('reserve_gib', reserve_gib)):g} GiB"
     return f"the larger of {RESERVE_GIB:g} GiB and {RESERVE_SHARE:.0%}"
 
 

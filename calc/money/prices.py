@@ -209,4 +209,6 @@ def usd_per_device_hour(spec: Any, device: Any, table: DeviceTable | None = None
 def price_rows(device: str | None = None, today: dt.date | None = None,
                table: DeviceTable | None = None) -> list[dict[str, Any]]:
     """Rows for the `prices` command: every price (or those of `device`) with its age in days."""
+    if today is not None and not isinstance(today, dt.date):
+        raise TrainingBudgetError(f"today must be a date (got {show(today)})", "today")
     return [r.row(today) for r in find(device, table=table)]

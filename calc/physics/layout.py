@@ -10,7 +10,7 @@ import numpy as np
 
 from ..base.arith import integral
 from ..base.checks import _index, whole
-from ..base.errors import TrainingBudgetError, show
+from ..base.errors import TrainingBudgetError, broadcasts, show
 
 # Scalar fast paths: a Python float in gives Python arithmetic (no numpy call: an Excel cell is a
 # scalar call), an array in gives numpy's; the same rule either way.
@@ -36,6 +36,7 @@ def _first(bad: Any, **values: Any) -> tuple[str, str]:
     return _index(arrays[0].shape, flat), shown
 
 
+@broadcasts
 def layout_data_parallel(devices: Any, tensor_parallel: Any = 1, pipeline_parallel: Any = 1,
                          context_parallel: Any = 1, expert_parallel: Any = 1) -> np.ndarray:
     """Data-parallel size devices / (tensor · pipeline · context), checked.

@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from ..base.checks import positive, whole
+from ..base.checks import choice, fraction, positive, whole
+from ..base.errors import TrainingBudgetError
 from ..compose.budget import Owned
 from ..compose.job import job as make_job
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
 from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Search
+from ..physics.memory import METHODS, check_trainable
 from .inverse import _case, node_size
 from .search import max_plan_devices
 
@@ -89,5 +91,21 @@ class PlanQuestion:
                       self.utilization, search,
                       None if self.budget_usd is None else float(positive("budget_usd", self.budget_usd)),
                       self.committed, max_plan_devices(), node)
-        make_job(**base)  # the shared names checked once, before any device
+        make_job(**base)  # the shared names, and each number every plan's Budget would refuse, checked once
+        _check_numbers(self)
         object.__setattr__(self, "checked", asked)
+
+
+def _check_numbers(q: PlanQuestion) -> None:
+    """The tokens, parameters, goodput, method and adapters of `q`, each refused here by its name (not
+    once per device and offering in the plans' notes)."""
+    positive("tokens", q.tokens)
+    if q.model is None:
+        if q.params is None:
+            raise TrainingBudgetError("a plan needs params (a count such as 7e9) or a model", "params")
+        positive("params", q.params)
+    if q.goodput is not None:
+        fraction("goodput", q.goodput)
+    choice("method", q.method, METHODS)
+    if q.trainable is not None:
+        check_trainable(q.trainable, q.params if q.model is None else float(q.model.params().total))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.checks import choice
-from ..base.errors import TrainingBudgetError, show
+from ..base.errors import TrainingBudgetError, broadcasts, show
 from ..base.textfile import open_regular, size_text
 from ..base.units import parse_count, parse_number, parse_share
 from ..compose.budget import Budget, Job, Owned, Span, budget
@@ -47,6 +47,7 @@ __all__ = ["FIGURES", "FILLS", "Filled", "SCENARIO_COLUMNS", "Owned", "ScenarioB
            "parse_price", "plan_row", "scenario_budgets", "scenario_jobs", "scenario_rows", "read_scenarios"]
 
 
+@broadcasts
 def plan_row(params: float, tokens: float, device: str, *, own: Owned | None = None,
              table: DeviceTable | None = None, **flat: Any) -> dict[str, Any]:
     """One plan's figures (the Scenarios sheet's row: `hours`, `device_hours`, `usd`, `kwh`, with

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..base.arith import log10
-from ..base.checks import flag, positive, whole
+from ..base.checks import flag, fraction, positive, whole
 from ..base.errors import TINY, ResultOverflowError, show
 from ..hardware.catalog import DeviceTable
 from . import ridge
@@ -77,7 +77,8 @@ class Coefficients:
 
 @functools.lru_cache(maxsize=4)
 def coefficients(goodput: float = GOODPUT) -> Coefficients:
-    """The packaged runs' job-keyed prior (constant band) as named numbers."""
+    """The packaged runs' job-keyed prior (constant band) as named numbers; `goodput` in (0, 1]."""
+    fraction("goodput", goodput)
     # the shipped model's own fit when the bands agree (one robust fit of the runs, not two)
     model = packaged_prior(goodput) if JOB_BAND == BAND else fit_model(load_runs(), None, goodput, band=JOB_BAND)
     fit = model.fit

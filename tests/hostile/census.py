@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2])]  # the repository root: run as a script, `tests` imports
 
-from tests.hostile import census_cases as catalogue  # noqa: E402
+from tests.hostile import _MEASURE, census_cases as catalogue  # noqa: E402
 
 GROUP = 150  # calc cases per interpreter
 RUNNER = r'''
@@ -156,23 +156,35 @@ class Cli:
 
     def run(self, argv: list[str], timeout: float) -> tuple[int | None, str, str, float]:
         """(exit status or None on timeout, stdout, stderr, peak RSS MB)."""
-        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-            proc = subprocess.Popen([self.py, "-m", "trainbudget.addin.cli", *argv], stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL, cwd=self.cwd, start_new_session=True)
-            deadline, status, usage = time.monotonic() + timeout, None, None
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+                tempfile.NamedTemporaryFile("r") as peak:
+            # through a small fresh interpreter (tests.hostile's _MEASURE): a child started from this large
+            # process would report this process's peak RSS as its own
+            proc = subprocess.Popen([self.py, "-c", _MEASURE, self.py, "-m", "trainbudget.addin.cli", *argv],
+                                    stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=self.cwd,
+                                    start_new_session=True, env={**os.environ, "TB_PEAK_FILE": peak.name})
+            deadline, status = time.monotonic() + timeout, None
             while time.monotonic() < deadline:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
                 if pid:
                     break
                 time.sleep(0.02)
             else:
-                peak = _peak_so_far(proc.pid)
+                most = max((_peak_so_far(int(c)) for c in _children(proc.pid)), default=0.0)
                 os.killpg(proc.pid, 9)
                 os.wait4(proc.pid, 0)
-                return None, "", "", peak
+                return None, "", "", most
             out.seek(0)
             err.seek(0)
-            return os.waitstatus_to_exitcode(status), out.read(), err.read(), usage.ru_maxrss / 1024
+            return os.waitstatus_to_exitcode(status), out.read(), err.read(), int(peak.read() or 0) / 1024
+
+
+def _children(pid: int) -> list[str]:
+    """The process ids `pid` started (Linux /proc; none where unknown)."""
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
 
 
 def _peak_so_far(pid: int) -> float:

@@ -50,7 +50,8 @@ SCALAR_ONLY = {"fit_layouts", "utilization_prior"}  # no broadcasting: no shape-
 OPTION_NAMES = {"--tp": "tensor_parallel", "--pp": "pipeline_parallel", "--ep": "expert_parallel",
                 "--cp": "context_parallel"}
 SKIP_FUNCTIONS = {"catalog", "load_devices", "load_prices", "model_presets", "model_preset", "budget", "backtest",
-                  "parse_count", "load_config", "budget_rows", "usable_bytes", "device_tflops"}
+                  "parse_count", "load_config", "budget_rows", "usable_bytes", "device_tflops",
+                  "job"}  # calc.job only groups names: budget(job) checks each, and its cases are the budget's
 BAD_NUMBERS = {  # value source -> (expected handling, class)
     "math.nan": ("refused", "accepted when it must be refused"),
     "math.inf": ("refused", "accepted when it must be refused"),
@@ -70,11 +71,16 @@ ALIASES = {"memory_gib": "memory_gb", "utilization_prior.device": "device_family
 
 
 def _public_functions(calc) -> dict[str, inspect.Signature]:
+    """calc's public functions whose every required argument has a value in REQUIRED (the numeric
+    doors; the others take calc's own objects, a Budget or a Job, and are reached through those)."""
     found = {}
     for name in sorted(calc.__all__):
         obj = getattr(calc, name)
         if callable(obj) and not isinstance(obj, type) and name not in SKIP_FUNCTIONS:
-            found[name] = inspect.signature(obj)
+            sig = inspect.signature(obj)
+            if all(p.name in REQUIRED for p in sig.parameters.values() if p.default is p.empty
+                   and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)):
+                found[name] = sig
     return found
 
 

@@ -100,3 +100,17 @@ def test_parse_count():
     for bad in ("7Q", "", "-1B", "nan"):
         with pytest.raises(calc.TrainingBudgetError, match="p must"):
             calc.parse_count("p", bad)
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda: calc.reserve_words(math.nan), "reserve_gib must be a finite number"),
+    (lambda: calc.price_rows(today=-1), "today must be a date"),
+    (lambda: calc.prior_coefficients(1.5), "goodput must be in"),
+    (lambda: calc.layout_data_parallel([2, 4], [1, 2, 3]), "shapes .* that do not broadcast"),
+    (lambda: calc.scenario_plan_row([1e9, 2e9], [1e9, 2e9, 3e9], "H100 SXM, BF16 tensor core, dense"),
+     "shapes .* that do not broadcast"),
+])
+def test_public_helpers_refuse_by_name_not_by_traceback(call, words):
+    """The hostile census's finds among calc's public helpers: each refused in words naming the input."""
+    with pytest.raises(calc.TrainingBudgetError, match=words):
+        call()

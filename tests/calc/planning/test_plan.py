@@ -396,3 +396,16 @@ def test_tokens_for_a_job_keyed_prior_spend_at_most_the_budget():
             return float(inverse.pick(calc.budget(job.with_(tokens=float(d))).cost_usd, at))
         assert cost(three[k]) <= 1e7 < cost(three[k] * 1.001)
     assert inverse.tokens_for(job, 1e7, case="expected") == three[1]
+
+
+@pytest.mark.parametrize(("changes", "words"), [
+    ({"tokens": -5}, "tokens must be > 0"), ({"params": 0}, "params must be > 0"),
+    ({"goodput": 1.5}, "goodput must be in"), ({"params": None}, "needs params"),
+    ({"method": "lora", "trainable": 8e9}, "trainable must be at most params"), ({"method": "xx"}, "method must be"),
+])
+def test_a_plan_question_refuses_its_numbers_when_made(changes, words):
+    """A number every plan's Budget would refuse is refused once, naming it, when the question is made
+    (not as a note on every device and offering)."""
+    asked = {"tokens": 1e12, "days": 30, "params": 7e9, **changes}
+    with pytest.raises(calc.TrainingBudgetError, match=words):
+        plan.PlanQuestion(asked.pop("tokens"), asked.pop("days"), **asked)

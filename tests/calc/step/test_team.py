@@ -140,3 +140,17 @@ def test_two_spellings_of_one_device_are_one_device():
     rows[1] = {**rows[1], "device": rows[1]["device"].upper()}
     cal = calc.calibrate_from_measured(_csv(rows))
     assert list(cal.factors) == [FP8_H100] and cal.rows[FP8_H100] == 2
+
+
+def test_the_shipped_band_is_the_leave_one_out_residuals_of_the_packaged_fit_rows():
+    """calc.STEP_RESIDUAL is p10 and p90 of measured / predicted with each packaged fit row left out of
+    the fit (what bench/bench_steptime.py prints), on STEP_RESIDUAL_ROWS rows: a change to the
+    measured file or the model that moves the band fails here until the constants are refitted."""
+    from trainbudget.calc.step.runs import STEP_RESIDUAL_ROWS
+
+    m = calc.load_measured_steps()
+    fit = m.fit_mask
+    assert int(fit.sum()) == STEP_RESIDUAL_ROWS
+    loo = calc.step_leave_one_out(lambda c, mask: m.predict(c, fit)[mask], m.measured[fit], sweeps=3)
+    ratio = m.measured[fit] / loo
+    assert np.percentile(ratio, [10, 90]) == pytest.approx(calc.STEP_RESIDUAL, abs=0.0015)
