@@ -65,6 +65,12 @@ class StepArgs:
 def step_figures(function: str, args: StepArgs, table: calc.DeviceTable | None = None) -> dict[str, Any]:
     """calc.step_row of the job: step seconds, tokens/s per device, MFU, HFU and seconds by part;
     `function` (TRAIN_STEP, ...) names the door in a range's refusal."""
+    return calc.step_row(calc.budget(step_job(function, args, table)))
+
+
+def step_job(function: str, args: StepArgs, table: calc.DeviceTable | None = None, tokens: Any = 1e9) -> calc.Job:
+    """The Job of a step function's arguments at utilization "step" (None: calc's default), training
+    `tokens`; `function` names the door in a range's refusal."""
     cells = {f.name: getattr(args, f.name) for f in fields(args) if f.name != "global_batch"}
     given = {k: _one(function, k, v) for k, v in cells.items() if v is not None}
     if "model" not in given:
@@ -75,8 +81,7 @@ def step_figures(function: str, args: StepArgs, table: calc.DeviceTable | None =
     if args.global_batch is not None:  # sequences, as Megatron counts them
         sequences = _whole("global_batch", _one(function, "global_batch", args.global_batch))
         given["global_batch_tokens"] = sequences * given.get("seq_len", calc.DEFAULT_SEQ_LEN)
-    b = calc.budget(calc.job(**given, table=table, tokens=1e9, utilization="step"))
-    return calc.step_row(b)
+    return calc.job(**given, table=table, tokens=tokens, utilization="step")
 
 
 # flat: one argument per TRAIN_STEP argument (Excel's flat call; each one cell)
@@ -110,3 +115,25 @@ def train_mfu(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = N
     """Model FLOPs utilization (6·N_active and attention per token, against the row's dense peak), 0-1."""
     return step_figures("TRAIN_MFU", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
                                               micro_batch, recompute, zero_stage), table)["mfu"]
+
+
+# flat: one argument per TRAIN_STEP_DEVICES_FOR_DAYS argument (Excel's flat call; each one cell)
+def train_step_devices_for_days(model: Any, device: Any, tokens: Any, days: Any, tp: Any = None, pp: Any = None,
+                                vpp: Any = None, cp: Any = None, ep: Any = None, seq_len: Any = None,
+                                global_batch: Any = None, micro_batch: Any = None, recompute: Any = None,
+                                zero_stage: Any = None, table: calc.DeviceTable | None = None) -> float:
+    """Fewest devices (a multiple of tp*pp*cp and of ep, within memory) on which the layout trains `tokens`
+    within `days` days at the step model's expected hours, goodput included (calc.devices_for of the
+    job at utilization "step": the step timed at each count, so the count carries its communication)."""
+    name = "TRAIN_STEP_DEVICES_FOR_DAYS"
+    job = step_job(name, StepArgs(model, device, None, tp, pp, vpp, cp, ep, seq_len, global_batch, micro_batch,
+                                  recompute, zero_stage), table, _one(name, "tokens", tokens))
+    try:
+        return calc.devices_for(job, _one(name, "days", days))
+    except calc.TrainingBudgetError as e:
+        if e.field != "global_batch_tokens":
+            raise
+        seq_len, batch = job.layout.sizes()
+        raise calc.TrainingBudgetError(f"no count meets the deadline before the global batch of {batch / seq_len:,.0f} "
+                                       "sequences runs out of data-parallel ranks: give more days or a larger "
+                                       "global_batch", "days") from None

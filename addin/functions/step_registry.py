@@ -1,5 +1,6 @@
 """The step model's registry entries: TRAIN_STEP (the breakdown as a two-column table that spills),
-TRAIN_STEP_SECONDS and TRAIN_MFU, over a preset model on a layout (step_calls, through calc).
+TRAIN_STEP_SECONDS and TRAIN_MFU, over a preset model on a layout, and TRAIN_STEP_DEVICES_FOR_DAYS,
+the devices that layout needs for a deadline (step_calls, through calc).
 
 Arguments in Megatron-LM's words (--tensor-model-parallel-size as tp, --pipeline-model-parallel-size
 as pp, --num-layers-per-virtual-pipeline-stage's virtual stages as vpp, --context-parallel-size as
@@ -35,6 +36,11 @@ STEP_ZERO = Arg("zero_stage", "0-3", "ZeRO stage (3: FSDP)", default_text="0")
 STEP_ARGS = (MODEL, STEP_DEVICE, STEP_DEVICES, STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH,
              STEP_MICRO, STEP_RECOMPUTE, STEP_ZERO)
 _EXAMPLE = ('"Llama 3.1 8B"', '"H100 SXM, BF16 tensor core, dense"', "64", "2", "1", "1", "1", "1", "8192", "512")
+STEP_TOKENS = Arg("tokens", "tokens", "Training tokens, e.g. 1E12")
+STEP_DAYS = Arg("days", "days", "Deadline: days of wall-clock training")
+DEADLINE_ARGS = (MODEL, STEP_DEVICE, STEP_TOKENS, STEP_DAYS, *STEP_ARGS[3:])
+_DEADLINE_EXAMPLE = ('"Llama 3.1 70B"', '"H100 SXM, BF16 tensor core, dense"', "2E12", "60", "8", "4", "1", "1", "1",
+                     "8192", "2048")
 
 STEP_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_STEP", "One training step on a layout as a two-column label/value table that spills: "
@@ -46,4 +52,8 @@ STEP_FUNCTIONS: tuple[ExcelFunction, ...] = (
     ExcelFunction("TRAIN_MFU", "Model FLOPs utilization of a step on a layout: 6*N_active plus attention per "
                   "token against the device row's dense peak", "fraction, 0-1", step_calls.train_mfu, STEP_ARGS,
                   None, _EXAMPLE),
+    ExcelFunction("TRAIN_STEP_DEVICES_FOR_DAYS", "Fewest devices on which a layout trains the tokens within the "
+                  "days at the step model's expected hours (goodput included; each count timed with its own data "
+                  "parallel, so communication counts; a multiple of tp*pp*cp and ep that fits memory)", "devices",
+                  step_calls.train_step_devices_for_days, DEADLINE_ARGS, None, _DEADLINE_EXAMPLE),
 )

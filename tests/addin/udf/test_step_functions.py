@@ -91,3 +91,62 @@ def test_bad_input_is_a_short_message_naming_the_argument(kwargs, needle):
         got = fn(**args)
         assert isinstance(got, str) and needle in got and len(got) <= 255, got
         assert got.startswith("#VALUE! ") or got.startswith("#N/A ")
+
+
+# --- TRAIN_STEP_DEVICES_FOR_DAYS: devices for a deadline on the step model ----------------------------
+
+DEADLINE_ORDER = [a.name for a in BY_NAME["TRAIN_STEP_DEVICES_FOR_DAYS"].args]
+
+
+def _deadlines(n: int, seed: int = 31) -> list[tuple[dict, float]]:
+    """`n` deadlines on the random jobs' layouts (tokens and days drawn), with calc.devices_for's count."""
+    rng, out = random.Random(seed), []
+    for job, _ in JOBS:
+        if len(out) == n:
+            break
+        ask = {**job, "tokens": rng.choice((1e10, 1e11, 1e12)), "days": rng.choice((7, 30, 90))}
+        flat = {k: v for k, v in job.items() if k not in ("global_batch", "devices")}
+        calc_job = calc.job(**flat, global_batch_tokens=job["global_batch"] * job["seq_len"], tokens=ask["tokens"],
+                            utilization="step")
+        try:
+            out.append((ask, calc.devices_for(calc_job, ask["days"])))
+        except calc.TrainingBudgetError:
+            continue  # the batch runs out of data-parallel ranks first: the message is tested below
+    return out
+
+
+DEADLINES = _deadlines(30)
+
+
+@pytest.mark.parametrize("i", range(len(DEADLINES)))
+def test_devices_for_days_on_the_step_equals_calc(i):
+    ask, want = DEADLINES[i]
+    got = udfs.TRAIN_STEP_DEVICES_FOR_DAYS(*[ask[name] for name in DEADLINE_ORDER])
+    if want == float("inf"):  # no count fits memory: the cell says so, as TRAIN_DEVICES_FOR_DAYS's does
+        assert got.startswith("#NUM! does not fit in device memory")
+    else:
+        assert got == want
+
+
+def test_the_count_meets_the_deadline_and_one_replica_fewer_does_not():
+    """The answer is the fewest: at it the step model's expected hours meet the deadline (and memory fits);
+    one replica fewer misses it. Each count is timed with its own data parallel."""
+    args = ("Llama 3.1 70B", H100, 2e12, 60, 8, 4, 1, 1, 1, 8192, 2048)
+    n = udfs.TRAIN_STEP_DEVICES_FOR_DAYS(*args)
+    job = calc.job(model="Llama 3.1 70B", device=H100, tokens=2e12, tp=8, pp=4, seq_len=8192,
+                   global_batch_tokens=2048 * 8192, utilization="step")
+    assert calc.budget(job.with_(devices=n)).hours.expected <= 60 * 24
+    assert calc.budget(job.with_(devices=n - 32)).hours.expected > 60 * 24
+    assert sum(1 for _, want in DEADLINES if want < float("inf")) >= len(DEADLINES) // 2
+
+
+@pytest.mark.parametrize(("changes", "needle"), [
+    ({"days": -1}, "#VALUE! days must be > 0"),
+    ({"tokens": 2e16, "days": 1}, "runs out of data-parallel ranks"),
+    ({"tp": 1, "pp": 1}, "#NUM! does not fit in device memory"),
+    ({"model": 7e9}, "model must be a preset"),
+])
+def test_devices_for_days_on_the_step_refuses_in_words(changes, needle):
+    args = {"model": "Llama 3.1 70B", "device": H100, "tokens": 2e12, "days": 60, "tp": 8, "pp": 4, **changes}
+    got = udfs.TRAIN_STEP_DEVICES_FOR_DAYS(**args)
+    assert isinstance(got, str) and needle in got and len(got) <= 255, got
