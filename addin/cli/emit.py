@@ -127,7 +127,7 @@ def layout_words(b: Budget) -> str:
 
 
 def _uneven_words(b: Budget) -> str:
-    """"; uneven stages 27/27/26 layers: memory of the largest" where the stages differ (calc/physics/stages.py)."""
+    """"; uneven stages 26/27/27 layers: memory of the largest" where the stages differ (calc/physics/stages.py)."""
     shape = b.job.model.preset.shape if b.job.model.preset is not None else None
     p = b.layout["pp"]
     if not shape or np.ndim(p) or not calc.uneven_stages(shape["n_layers"], p):

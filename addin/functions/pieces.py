@@ -278,7 +278,7 @@ def or_blank(formula: str) -> str:
 def layout_check(devices: str, tp: str, pp: str, dp: str, ep: str, heads: str, stage_scale: str) -> str:
     """Whether the layout divides: devices by TP x PP, data parallel by EP, heads by TP; pipeline
     stages may be uneven (layers not divided by PP, `stage_scale` = busiest_scale above 1: 80 on 3
-    is 27/27/26, calc.physics.stages), said as "uneven stages" (memory per device is then the largest's)."""
+    is 26/27/27, calc.physics.stages), said as "uneven stages" (memory per device is then the largest's)."""
     return (f"IF(MOD({devices},{tp}*{pp})+MOD({dp},{ep})+MOD({heads},{tp})>0,"
             f'"does not divide",IF({stage_scale}>1,"{UNEVEN}","divides"))')
 

@@ -186,7 +186,7 @@ def _layout(ws: Worksheet, cached: CachedCells, top: int, arch: Any, arch_shape:
                                                 arch_shape["n_layers"], float(pp))
     check = pieces.layout_check("Devices_count", "Tensor_parallel", "Pipeline_parallel", "Data_parallel",
                                 "Expert_parallel", "Arch_heads", "Layout_stage_scale")
-    rows = [  # uneven pipeline stages (80 layers on 3: 27/27/26): memory of the busiest (calc.physics.stages)
+    rows = [  # uneven pipeline stages (80 layers on 3: 26/27/27): memory of the busiest (calc.physics.stages)
         ("Layout_stage_scale", "Busiest stage's layers x PP / layers", pieces.busiest_scale("Arch_layers",
          "Pipeline_parallel"), float(calc.busiest_scale(arch_shape["n_layers"], float(pp))), "0.0000"),
         ("Layout_params", "Params as the busiest stage holds them (x PP)",

@@ -181,7 +181,7 @@ def prior_row(b: Budget) -> Any:
 
 
 def _stage_layers(job: Job, pipeline_parallel: Any) -> str | None:
-    """Layers per pipeline stage of a model with a shape, "27/27/26" where uneven (calc.physics.stages: the
+    """Layers per pipeline stage of a model with a shape, "26/27/27" where uneven (calc.physics.stages: the
     memory per device is then the largest stage's); None without a shape or with one stage."""
     shape = job.model.preset.shape if job.model.preset is not None else None
     if not shape or np.ndim(pipeline_parallel) or pipeline_parallel == 1:

@@ -3,8 +3,9 @@ virtual pipeline, context, expert and data parallelism, ZeRO stage, recompute an
 
 Every layout is evaluated at once as numpy arrays. Constraints (Megatron-LM): tensor parallel
 divides the attention heads and the key/value heads (Shoeybi et al. 2019, arXiv:1909.08053,
-§3); pipeline depth is any divisor of the devices up to the layer count, the busiest stage
-holding ceil(L/p) layers (Megatron-Core's uneven first/last stages,
+§3); pipeline depth is any divisor of the devices up to the layer count, the busiest stage's
+weights those of ceil(L/p) layers and its activations those of calc.physics.stages' split (the
+first and last stages one layer fewer; Megatron-Core's uneven first/last stages,
 --decoder-first-pipeline-num-layers; Llama 3 405B trained with 16 stages over 126 layers,
 arXiv:2407.21783, §3.3.2) plus the input embedding on the first stage and the output layer
 and loss on the last; virtual stages v > 1 divide ceil(L/p) (Narayanan et al. 2021,
@@ -60,7 +61,7 @@ from .fit_search import (
 )
 from .memory import check_trainable, train_memory
 from .parallel import expert_fits
-from .stages import busiest_scale
+from .stages import activation_layers, busiest_scale
 
 # Megatron's names, as estimate and plan print them; bytes per device named with their unit
 COUNTS = ("tp", "pp", "vpp", "cp", "ep", "dp", "zero_stage", "micro_batch")
@@ -210,15 +211,28 @@ def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], m
     flash_attention and loss: the bytes fit counts for a layout and calc.budget counts for the step."""
     T, P, C, V = sizes
     L = shape["n_layers"]
-    L_eff = -(-L // P) * P                             # busiest stage holds ceil(L/p) layers
     opts = _activation_shape(shape)
-    if shape.get("n_experts", 1) > 1:
-        n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
-        opts["moe_layers"] = np.minimum(np.ceil(n_moe * busiest_scale(L, P)), L_eff)
-    return activation_bytes(L_eff, shape["d_model"], shape["n_heads"], o["seq_len"], micro_batch, recompute=recompute,
-                            tensor_parallel=T, sequence_parallel=o["sequence_parallel"],
-                            flash_attention=o["flash_attention"], pipeline_parallel=P, context_parallel=C,
-                            vocab=shape["vocab"], virtual_stages=V, loss=o["loss"], **opts)
+
+    def at(layers: Any) -> Any:  # activation_bytes as if every stage held layers / P (P divides them)
+        if shape.get("n_experts", 1) > 1:
+            n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
+            opts["moe_layers"] = np.minimum(np.ceil(n_moe * busiest_scale(L, P)), layers)
+        return activation_bytes(layers, shape["d_model"], shape["n_heads"], o["seq_len"], micro_batch,
+                                recompute=recompute, tensor_parallel=T, sequence_parallel=o["sequence_parallel"],
+                                flash_attention=o["flash_attention"], pipeline_parallel=P, context_parallel=C,
+                                vocab=shape["vocab"], virtual_stages=V, loss=o["loss"], **opts)
+
+    high = -(-L // P) * P                              # ceil(L/p) layers on every stage
+    whole_split = np.mod(L, P) == 0
+    if np.all(whole_split):
+        return at(high)
+    # uneven: the busiest device holds activation_layers' worth (stages.py), between floor and ceil
+    # x p, where the bytes are linear in the layers: the two ends, interpolated
+    low = np.maximum(np.floor(L / P), 1.0) * P
+    busiest = activation_layers(L, P)
+    top, bottom = at(high), at(low)
+    share = np.where(whole_split, 1.0, (busiest - low) / np.where(high > low, high - low, 1.0))
+    return bottom + (top - bottom) * share
 
 
 def _evaluate(preset: ModelPreset, cands: tuple[np.ndarray, ...], stages: tuple, modes: tuple,

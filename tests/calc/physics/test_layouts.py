@@ -39,10 +39,16 @@ def _brute_force(name, devices, cap):
         stage = -(-L // p)  # the busiest stage holds ceil(L / p) layers
         if v > 1 and (p == 1 or stage % v):
             continue
-        act = calc.activation_bytes(stage * p, shape["d_model"], shape["n_heads"], 4096, 1,
-                                    recompute="full", tensor_parallel=t, sequence_parallel=True,
-                                    flash_attention=True, pipeline_parallel=p, vocab=shape["vocab"],
-                                    virtual_stages=v, **opts)
+        def act_at(layers, t=t, p=p, v=v):
+            return calc.activation_bytes(layers, shape["d_model"], shape["n_heads"], 4096, 1, recompute="full",
+                                         tensor_parallel=t, sequence_parallel=True, flash_attention=True,
+                                         pipeline_parallel=p, vocab=shape["vocab"], virtual_stages=v, **opts)
+        # the busiest device's layers x micro-batches in flight (device d keeps p - d), linear between the
+        # splits of floor(L / p) and ceil(L / p) layers on every stage
+        peak = max(n * (p - d) for d, n in enumerate(calc.stage_layers(L, p)))
+        low = (L // p) * p
+        act = act_at(stage * p) if stage * p == low else (
+            act_at(low) + (act_at(stage * p) - act_at(low)) * (peak - low) / (stage * p - low))
         scale = stage * p / L
         emb = shape["vocab"] * shape["d_model"]
         total = calc.train_bytes(emb + (b.total - emb) * scale, zero_stage=z, devices=devices,

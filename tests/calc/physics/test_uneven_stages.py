@@ -1,4 +1,4 @@
-"""Uneven pipeline stages (80 layers on PP 3: 27/27/26, legal): every door gives the largest stage's memory
+"""Uneven pipeline stages (80 layers on PP 3: 26/27/27, legal): every door gives the largest stage's memory
 per device, as calc.fit_layouts counts it (calc.stages: Budget, estimate's text, JSON and CSV), and says the
 stages are uneven; even stages give the same floats as an even split."""
 
@@ -24,9 +24,27 @@ def _job(pp: float, **options) -> calc.Job:
                     **options)
 
 
-def test_stages_are_listed_with_the_extra_layers_first():
-    assert stages.stage_layers(80, 3) == [27, 27, 26] and stages.stage_layers(126, 16)[:2] == [8, 8]
-    assert sum(stages.stage_layers(126, 16)) == 126 and stages.stage_layers(80, 4) == [20] * 4
+def test_stages_put_the_extra_layers_in_the_middle_then_last():
+    """Llama 3 405B's split (arXiv:2407.21783 s.3.3.2): one layer fewer on the first and the last stage."""
+    assert stages.stage_layers(126, 16) == [7] + [8] * 14 + [7]
+    assert stages.stage_layers(80, 3) == [26, 27, 27] and stages.stage_layers(7, 2) == [3, 4]
+    assert stages.stage_layers(10, 4) == [2, 3, 3, 2] and stages.stage_layers(80, 4) == [20] * 4
+
+
+def test_the_busiest_activations_are_the_layers_times_the_micro_batches_in_flight():
+    """1F1B: device d keeps p - d micro-batches; the peak of layers x in flight over the split, even
+    splits unchanged."""
+    for L, p in ((126, 16), (80, 3), (7, 2), (10, 4), (61, 16), (80, 4), (32, 1)):
+        split = stages.stage_layers(L, p)
+        peak = max(n * (p - d) for d, n in enumerate(split))
+        assert stages.activation_layers(L, p) == peak
+    from trainbudget.calc.compose.step_terms import ACTIVATION_SEARCH
+    from trainbudget.calc.physics.fit import stage_activations
+
+    shape, o = calc.model_preset("Llama 3.1 405B").shape, {**ACTIVATION_SEARCH, "seq_len": 8192}
+    meta = stage_activations(shape, (8, 16, 1, 1), 1, "none", o)          # 126 layers: 7 / 8 x 14 / 7
+    eight = stage_activations({**shape, "n_layers": 128}, (8, 16, 1, 1), 1, "none", o)  # 8 on every stage
+    assert float(meta / eight) == pytest.approx(120 / 128, rel=0.01)
 
 
 def test_the_budget_counts_the_busiest_stage_as_fit_does():
@@ -56,10 +74,10 @@ def test_estimate_says_the_stages_are_uneven_and_prints_the_largest():
             "--device", H100)
     want = float(calc.budget(_job(3.0)).memory.total) / calc_schedule.GIB
     text = invoke(*args, check=True).stdout
-    assert f"({want:,.1f} GiB) of weights" in text and "uneven stages 27/27/26 layers: memory of the largest" in text
+    assert f"({want:,.1f} GiB) of weights" in text and "uneven stages 26/27/27 layers: memory of the largest" in text
     row = json.loads(invoke(*args, "--json", check=True).stdout)["rows"][0]
-    assert row["pipeline_stage_layers"] == "27/27/26" and row["memory_per_device_gib"] == pytest.approx(want)
+    assert row["pipeline_stage_layers"] == "26/27/27" and row["memory_per_device_gib"] == pytest.approx(want)
     csv_text = invoke(*args, "--csv", check=True).stdout
-    assert "pipeline_stage_layers" in csv_text.splitlines()[0] and ",27/27/26," in csv_text
+    assert "pipeline_stage_layers" in csv_text.splitlines()[0] and ",26/27/27," in csv_text
     even = invoke(*args[:-4], "--pp", "4", "--devices", "32", "--device", H100, check=True).stdout
     assert "uneven" not in even
