@@ -138,7 +138,8 @@ def write_functions(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable)
         text(ws, f"G{r}", "=" + spec.native_formula(spec.example_exprs) if spec.native else "").alignment = (
             styles.WRAP)
     text(ws, "G1", "Native formula, as text", styles.BOLD).fill = styles.HEADER_FILL
-    widths(ws, A=24, B=36, C=36, D=16, E=16, F=12, G=60)
+    names = max(len(spec.name) for spec in FUNCTIONS) + 3  # the longest name on one line, in bold
+    widths(ws, A=max(24, names), B=36, C=36, D=16, E=16, F=12, G=60)
     fit_rows(ws)
     landscape_fit_width(ws)
     ws.protection.sheet = True
