@@ -118,6 +118,7 @@ _OPTIONS = (
                  help="Method: full trains every weight (6 FLOPs per parameter-token); lora, qlora train "
                       "adapters over frozen weights (4: no weight gradients for them); inference is a forward "
                       "pass (2, weights only in memory). With --scenarios: fills the blank method cells only."),
+    model_layout.TRAINABLE,
     click.option("--optimizer", type=click.Choice(calc.OPTIMIZERS, case_sensitive=False), default=None,
                  show_default="adamw", help="Optimizer (memory per device); not with --method inference."),
     click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True,

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ... import calc
-from ...calc import parse_share, show_value as show
+from ...calc import show_value as show
 from . import layout as model_layout, render as rep
 from .estimate import CountType, NumberType, with_options
 from .jobs import as_typed
@@ -31,16 +31,10 @@ def batch_words(global_batch: int, seq_len: int) -> str:
 
 
 def _trainable(text: str | None, preset: Any) -> float | None:
-    """--trainable as calc takes it: a share in (0, 1] ("1%", "0.01") or a whole count of adapter
-    parameters above 1 ("20M") and at most the model's; the messages name --trainable."""
-    if text is None:
+    """--trainable (layout.trainable), at most the model's parameters; the messages name --trainable."""
+    value = model_layout.trainable(text)
+    if value is None:
         return None
-    if str(text).strip().endswith("%"):
-        return parse_share("--trainable", text)
-    value = calc.parse_count("--trainable", text)
-    if value > 1 and not value.is_integer():
-        raise calc.TrainingBudgetError(f"--trainable must be a share of the model (1% or 0.01) or a whole count of "
-                                       f"adapter parameters such as 20M (got {show(text)})")
     total = float(preset.params().total)
     if value > total:
         raise calc.TrainingBudgetError(f"--trainable {show(text)} is more than the model's {total:.4g} parameters "
@@ -125,9 +119,7 @@ _OPTIONS = (
     click.option("--context-parallel", "--cp", "context_parallel", type=WHOLE, default=None,
                  help="Context-parallel size (default: search)."),
     click.option("--method", default="full", show_default=True, help="full, lora or qlora."),
-    click.option("--trainable", default=None,
-                 help="LoRA/QLoRA adapter parameters: a whole count (20M), or a share of the model's parameters "
-                      "(1% or 0.01; a number up to 1 is a share, above 1 a count). Default 1%."),
+    model_layout.TRAINABLE,
     click.option("--optimizer", default="adamw", show_default=True, help="Optimizer (see calc.OPTIMIZERS)."),
     click.option("--grad-bytes", type=NumberType(), default=4.0, show_default=True,
                  help="Bytes per gradient: 4 fp32 main gradients (Megatron, NeMo), 2 bf16."),

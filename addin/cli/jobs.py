@@ -17,6 +17,7 @@ from ...calc import (
     load_config,
     model_preset,
 )
+from . import layout as model_layout
 
 Error = calc.TrainingBudgetError
 
@@ -34,6 +35,7 @@ class Options:
     pue: float | None
     goodput: float | None
     method: str
+    trainable: str | None
     optimizer: str | None
     zero_stage: int
     model_name: str | None
@@ -81,6 +83,9 @@ def check(o: Options) -> None:
                     f"{calc.SEED_PARAMS if o.params is None else o.params:g} (a mixture of experts runs a share "
                     "of its parameters per token)")
     _check_forward(o)
+    if o.trainable is not None and o.method not in ("lora", "qlora"):
+        raise Error(f"--trainable counts LoRA/QLoRA adapters: give --method lora or qlora too (got --method "
+                    f"{o.method}, --trainable {o.trainable})")
     _check_step(o)
     if o.as_range and o.utilization is not None:
         raise Error("--range takes low / expected / high utilization from the published runs; "
@@ -173,7 +178,8 @@ def base_job(o: Options, table: calc.DeviceTable) -> calc.Job:
                     active_params=o.active_params, model=preset,
                     tokens=calc.SEED_TOKENS if o.tokens is None else o.tokens,
                     devices=1 if o.n_devices is None else o.n_devices, tp=o.tp, pp=o.pp, ep=o.ep, cp=o.cp,
-                    method=o.method, optimizer=o.optimizer or "adamw", zero_stage=o.zero_stage,
+                    method=o.method, trainable=model_layout.trainable(o.trainable),
+                    optimizer=o.optimizer or "adamw", zero_stage=o.zero_stage,
                     utilization="step" if o.as_step else "prior" if o.as_range else (
                         1.0 if o.utilization is None else o.utilization), **batch(o),
                     goodput=o.goodput, price=owned if owned is not None else calc.parse_price("--price", o.price),

@@ -123,7 +123,7 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
              f"{band} and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else "")
              + (f"; {cal.basis}" if cal is not None and hw.name in cal.factors else "")
              + ("" if job.training.method == "full" else f"; LoRA: the base frozen (no weight gradients), "
-                f"{_share(trained)} of the weights trained"))
+                f"{_percent(trained)} of the weights trained"))
     prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,
                              goodput=g.expected, n_runs=len(g.runs), basis=basis, method=METHOD)
     return prior, st, g.basis
@@ -131,6 +131,11 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
 
 def _seconds(value: Any) -> str:
     return f"{value:.3g} s" if isinstance(value, float) else "per job"
+
+
+def _percent(value: Any) -> str:
+    """A small share in two significant figures (0.25%, 1%); "per job" for arrays."""
+    return f"{value * 100:.2g}%" if isinstance(value, float) else "a share per job"
 
 
 def _share(value: Any) -> str:

@@ -54,3 +54,35 @@ def test_the_command_line_reads_method_and_optimizer_in_any_case_as_calc_does(ca
         assert (row["flops"], row["hours"], row["memory_per_device_gib"]) == (
             want.flops, want.hours, want.memory.total / 2 ** 30)
         assert row["method"] == method.lower()
+
+
+def _row(capsys, *args):
+    code = run(cli, ["estimate", "--json", "--device", "H100 SXM, BF16 tensor core, dense", *args])
+    got = capsys.readouterr()
+    return code, (json.loads(got.out)["rows"][0] if code == 0 else got.err)
+
+
+@pytest.mark.parametrize(("given", "value"), [("20M", 20e6), ("0.25%", 0.0025), ("0.0025", 0.0025)])
+def test_estimate_takes_the_adapters_as_fit_does(capsys, given, value):
+    """--trainable on estimate (a count or a share, as fit's): the LoRA memory and step are calc's for
+    those adapters; fewer than the default 1% hold less memory."""
+    model = calc.model_preset("Llama 3.1 8B")
+    code, row = _row(capsys, "--model", "Llama 3.1 8B", "--devices", "8", "--method", "lora", "--trainable", given,
+                     "--step")
+    assert code == 0
+    b = calc.budget(calc.job(model=model, tokens=calc.SEED_TOKENS, device="H100 SXM, BF16 tensor core, dense",
+                             devices=8, method="lora", trainable=value, utilization="step"))
+    assert row["memory_per_device_gib"] == pytest.approx(float(b.memory.total) / calc.GIB, rel=1e-12)
+    assert row["step_seconds"] == pytest.approx(float(b.step.step_seconds), rel=1e-12)
+    _, default = _row(capsys, "--model", "Llama 3.1 8B", "--devices", "8", "--method", "lora", "--step")
+    assert default["memory_per_device_gib"] > row["memory_per_device_gib"]
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--trainable", "2%"], "--trainable counts LoRA/QLoRA adapters: give --method lora or qlora"),
+    (["--method", "lora", "--trainable", "9e12"], "--trainable must be at most params"),
+    (["--method", "lora", "--trainable", "1.5"], "--trainable must be a share of the model"),
+])
+def test_estimate_refuses_adapters_that_do_not_apply_or_cannot_be(capsys, args, needle):
+    code, err = _row(capsys, *args)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
