@@ -14,7 +14,7 @@ efficiency falls). Units: days, hours, USD, counts.
 Plans of one device and price: the counts from the fewest that meets the deadline up to the cap; a
 count whose device-hours exceed a larger count's is left out (the larger is then both faster and
 cheaper: more devices hold a faster layout), so at one device and price more devices never cost
-less. Where the step model cannot time a job (a model of parameters alone, a fine-tune, a row
+less. Where the step model cannot time a job (a model of parameters alone, a QLoRA fine-tune, a row
 without memory bandwidth) or the published runs' prior is asked for, utilization is the prior's at
 the fewest count that meets the deadline, held for the larger counts (the prior's rise with devices
 is across published runs; one job scaled out does not gain it).
@@ -38,7 +38,7 @@ from ..base.errors import TrainingBudgetError
 from ..compose.budget import Budget, Job, Owned, Span, budget
 from ..compose.job import job as make_job
 from ..compose.ranges import prior_device, wants_prior
-from ..compose.step_terms import wants_step
+from ..compose.step_terms import STEP_METHODS, wants_step
 from ..hardware.catalog import DeviceTable
 from ..money.totals import GIB
 from ..physics.fit import DEFAULT_GLOBAL_BATCH
@@ -165,7 +165,8 @@ def rank_plans(question: PlanQuestion) -> list[Plan]:
     its fastest layout for the question's global batch, at its utilization ("step": the step model; "prior"; or a
     share): feasible plans first, then by what the team pays at the question's case (Plan.paid: a 1- or 3-year
     price's whole commitment unless committed; no price last), then the fewest devices (calc.PlanQuestion: the
-    question, checked when made; a fine-tune takes the prior's utilization, which the step model does not time)."""
+    question, checked when made; a QLoRA fine-tune takes the prior's utilization, which the step model does not
+    time)."""
     q, ask = question, question.checked
     table = ask.base["table"]
     cache: dict[tuple[Any, ...], Any] = {}
@@ -203,7 +204,7 @@ def _mode(ask: Asked, name: str) -> tuple[Any, str]:
             ask.utilization) else (ask.utilization, states)
     if not wants_step(ask.utilization):
         return ask.utilization, ""
-    if ask.search.method != "full":
+    if ask.search.method not in STEP_METHODS:
         return "prior", f"the prior's utilization (the step model does not time a {ask.search.method} fine-tune)"
     try:
         step_hardware(name, ask.base["table"])

@@ -409,3 +409,16 @@ def test_a_plan_question_refuses_its_numbers_when_made(changes, words):
     asked = {"tokens": 1e12, "days": 30, "params": 7e9, **changes}
     with pytest.raises(calc.TrainingBudgetError, match=words):
         plan.PlanQuestion(asked.pop("tokens"), asked.pop("days"), **asked)
+
+
+def test_a_lora_plan_is_timed_by_the_step_and_a_qlora_plan_by_the_prior():
+    """plan times LoRA on the step model (its base frozen), so a LoRA count costs what its step takes;
+    QLoRA, which the step does not time, keeps the prior's utilization and says why."""
+    ask = dict(model=calc.model_preset("Llama 3.1 8B"), devices=[H100], price="aws:on_demand", global_batch=64,
+               seq_len=4096)
+    lora = plan.rank_plans(plan.PlanQuestion(1e8, 1, method="lora", **ask))[0]
+    assert lora.budget.step is not None and "LoRA: the base frozen" in lora.budget.utilization_basis
+    full = plan.rank_plans(plan.PlanQuestion(1e8, 1, **ask))[0]
+    assert lora.paid() < full.paid()  # a cheaper step: no weight gradients
+    qlora = plan.rank_plans(plan.PlanQuestion(1e8, 1, method="qlora", **ask))[0]
+    assert qlora.budget.step is None and "does not time a qlora fine-tune" in qlora.note
