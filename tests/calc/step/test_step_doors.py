@@ -26,7 +26,8 @@ def _jobs(n: int) -> list[dict]:
         dp = r.choice([1, 2, 8, 32])
         job = {"model": r.choice(MODELS), "device": r.choice(DEVICES), "devices": tp * pp * dp, "tp": tp, "pp": pp,
                "zero": r.choice([0, 1, 3]), "seq": r.choice([2048, 4096, 8192]), "batch": dp * r.choice([4, 16, 64]),
-               "recompute": r.choice(["none", "selective", "full"]), "vpp": r.choice([1, 2]) if pp > 1 else 1}
+               "recompute": r.choice(["none", "selective", "full"]), "vpp": r.choice([1, 2]) if pp > 1 else 1,
+               "method": r.choice(["full", "full", "lora"])}
         if job["model"] == "Mixtral 8x7B" and tp > 8:
             continue
         jobs.append(job)
@@ -37,14 +38,15 @@ def _args(j: dict) -> list[str]:
     return ["estimate", "--step", "--model", j["model"], "--device", j["device"], "--devices", str(j["devices"]),
             "--tp", str(j["tp"]), "--pp", str(j["pp"]), "--zero-stage", str(j["zero"]), "--seq-len", str(j["seq"]),
             "--global-batch", str(j["batch"]), "--recompute", j["recompute"], "--vpp", str(j["vpp"]),
-            "--tokens", "1T", "--price", "2.5"]
+            "--tokens", "1T", "--price", "2.5", "--method", j["method"]]
 
 
 def _budget(j: dict) -> calc.Budget:
     return calc.budget(calc.job(model=j["model"], tokens=1e12, device=j["device"], devices=j["devices"],
                                 tp=j["tp"], pp=j["pp"], zero_stage=j["zero"],
                                 utilization="step", price=2.5, seq_len=j["seq"],
-                                global_batch_tokens=j["batch"] * j["seq"], recompute=j["recompute"], vpp=j["vpp"]))
+                                global_batch_tokens=j["batch"] * j["seq"], recompute=j["recompute"], vpp=j["vpp"],
+                                method=j["method"]))
 
 
 @pytest.mark.parametrize("j", _jobs(50), ids=lambda j: f"{j['model']}-{j['devices']}-tp{j['tp']}pp{j['pp']}")
@@ -68,7 +70,8 @@ def test_estimate_json_is_calc_budgets_step(j: dict) -> None:
 
 def test_the_text_names_the_step_and_its_parts() -> None:
     out = invoke(*_args({"model": "Llama 3.1 70B", "device": H100, "devices": 512, "tp": 8, "pp": 4, "zero": 1,
-                         "seq": 8192, "batch": 2048, "recompute": "selective", "vpp": 1}), check=True).stdout
+                         "seq": 8192, "batch": 2048, "recompute": "selective", "vpp": 1, "method": "full"}),
+                 check=True).stdout
     line = next(x for x in out.splitlines() if ": step " in x)
     assert "compute" in line and "TP" in line and "MFU" in line and "tokens/s per device" in line
     assert "the step model's utilization" in out and "goodput" in out
