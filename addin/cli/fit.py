@@ -143,8 +143,8 @@ def fit(as_json: bool, **given: Any) -> None:
     whose bytes per device fit the device's usable memory."""
     o = Options(**given)
     try:
-        preset, found = _found(o)
-        rows, ranking = _by_speed(found, preset, o)
+        preset, adapters, found = _found(o)
+        rows, ranking = _by_speed(found, preset, adapters, o)
     except calc.TrainingBudgetError as e:  # calc names its fields: the user typed options
         raise as_typed(e) from None
     if as_json:
@@ -169,18 +169,18 @@ def fit(as_json: bool, **given: Any) -> None:
         rep.echo(f"... {len(rows) - o.limit} more (--limit, or --json for all)")
 
 
-def _found(o: Options) -> tuple[Any, Any]:
-    """(the model, calc.fit_layouts' answer) for the options."""
+def _found(o: Options) -> tuple[Any, float | None, Any]:
+    """(the model, its --trainable adapters, calc.fit_layouts' answer) for the options."""
     preset = _model(o.model_name, o.config_path)
     _check_reserve(o.device, o.memory_gib, o.reserve_gib)
-    return preset, calc.fit_layouts(preset, o.device, o.n_devices, seq_len=o.seq_len, global_batch=o.global_batch,
-                                    micro_batch=o.micro_batch, recompute=o.recompute,
-                                    context_parallel=o.context_parallel, method=o.method, optimizer=o.optimizer,
-                                    trainable=_trainable(o.trainable, preset), grad_bytes=o.grad_bytes,
-                                    memory_gib=o.memory_gib, reserve_gib=o.reserve_gib, loss=o.loss)
+    adapters = _trainable(o.trainable, preset)
+    return preset, adapters, calc.fit_layouts(
+        preset, o.device, o.n_devices, seq_len=o.seq_len, global_batch=o.global_batch, micro_batch=o.micro_batch,
+        recompute=o.recompute, context_parallel=o.context_parallel, method=o.method, optimizer=o.optimizer,
+        trainable=adapters, grad_bytes=o.grad_bytes, memory_gib=o.memory_gib, reserve_gib=o.reserve_gib, loss=o.loss)
 
 
-def _by_speed(found: Any, preset: Any, o: Options) -> tuple[list[dict[str, Any]], str]:
+def _by_speed(found: Any, preset: Any, adapters: float | None, o: Options) -> tuple[list[dict[str, Any]], str]:
     """(found's rows, fastest first by the step model of the job's method, each with its step seconds,
     tokens/s per device and MFU (calc.layout_steps), the ranking rule); fit's memory order, said so,
     for a method the step model does not time (qlora, inference)."""
@@ -190,7 +190,7 @@ def _by_speed(found: Any, preset: Any, o: Options) -> tuple[list[dict[str, Any]]
                       f"{o.method})")
     if not rows:
         return rows, RANKING
-    trained = calc.trained_share(o.method, preset, _trainable(o.trainable, preset))
+    trained = calc.trained_share(o.method, preset, adapters)
     st = calc.layout_steps(found, preset, o.device, o.seq_len, trained=trained)
     for i, r in enumerate(rows):
         r.update(step_seconds=float(st.step_seconds[i]), tokens_per_second_per_device=float(

@@ -7,14 +7,14 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from ..base.checks import choice, fraction, positive, whole
+from ..base.checks import fraction, positive, whole
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Owned
 from ..compose.job import job as make_job
 from ..hardware.catalog import DeviceTable, catalog
 from ..model.shapes import ModelPreset
 from ..physics.fit import DEFAULT_GLOBAL_BATCH, DEFAULT_SEQ_LEN, Search
-from ..physics.memory import METHODS, check_trainable
+from ..physics.memory import check_trainable
 from .inverse import _case, node_size
 from .search import max_plan_devices
 
@@ -97,8 +97,8 @@ class PlanQuestion:
 
 
 def _check_numbers(q: PlanQuestion) -> None:
-    """The tokens, parameters, goodput, method and adapters of `q`, each refused here by its name (not
-    once per device and offering in the plans' notes)."""
+    """The tokens, parameters, goodput and adapters of `q`, each refused here by its name (not once per
+    device and offering in the plans' notes; the method is the layout search's, checked with it)."""
     positive("tokens", q.tokens)
     if q.model is None:
         if q.params is None:
@@ -106,6 +106,5 @@ def _check_numbers(q: PlanQuestion) -> None:
         positive("params", q.params)
     if q.goodput is not None:
         fraction("goodput", q.goodput)
-    choice("method", q.method, METHODS)
     if q.trainable is not None:
         check_trainable(q.trainable, q.params if q.model is None else float(q.model.params().total))
