@@ -48,7 +48,7 @@ from .compose.report import (
     runs_rows,
     step_row,
 )
-from .compose.step_terms import STEP_METHODS, step_words, trained_share
+from .compose.step_terms import STEP_METHODS, shape_of as step_shape, step_words, trained_share
 from .hardware.capacity import GIB, RESERVE_GIB, RESERVE_SHARE, usable_bytes_of, words as reserve_words
 from .hardware.catalog import (
     Device,
@@ -329,6 +329,7 @@ __all__ = [
     "Step",
     "STEP_CONSTANTS",
     "step_hardware",
+    "step_shape",
     "step_leave_one_out",
     "STEP_PARTS",
     "STEP_RESIDUAL",

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import TrainingBudgetError
 from .calibrate import Constants
 from .hardware import Hardware, hardware
 from .layout import Layout
@@ -58,6 +59,10 @@ def load_measured(text: str | None = None) -> MeasuredSet:
     if text is None:
         text = resources.files(__name__.rsplit(".", 2)[0]).joinpath("data/steptime_measured.csv").read_text("utf-8")
     recs = tuple(csv.DictReader(text.splitlines()))
+    for line, r in enumerate(recs, start=2):
+        if None in r:  # an unquoted comma in a text cell shifts every column after it
+            raise TrainingBudgetError(f"measured steps, row {line}: {len(r) - 1 + len(r[None])} cells where the "
+                                      f"header names {len(r) - 1} (quote a text cell that holds a comma)")
 
     def num(c: str) -> np.ndarray:
         return np.array([float(r[c]) for r in recs])

@@ -45,7 +45,7 @@ FACTOR_RANGE = (0.25, 4.0)  # a team at a quarter to 4x the published runs' achi
 # layouts (calc/data/steptime_measured.csv, use=fit rows): each row predicted with the factor fitted
 # on the other rows of its team (the same first word of `source`, the same device; teams of 2 or
 # more rows: 46 rows), by team_residuals() on 2026-12-05 with the constants fitted that day. Against
-# STEP_RESIDUAL (0.846, 1.177), the published runs' leave-one-out band a prediction carries without a
+# STEP_RESIDUAL (0.843, 1.173), the published runs' leave-one-out band a prediction carries without a
 # team's steps, it is narrower in log terms (0.28 vs 0.33); the median error with the team's factor from
 # its other rows is 6.2%.
 TEAM_RESIDUAL = (0.868, 1.146)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from trainbudget import calc
 from trainbudget.calc import (
     TrainingBudgetError,
     step as S,  # noqa: N812
@@ -164,3 +165,16 @@ def test_context_parallel_over_the_network_exposes_its_ring_send():
     hgx = S.step_time(sh, lay, S.hardware("H100 SXM, BF16 tensor core, dense"))
     nvl = S.step_time(sh, lay, S.hardware("GB200 (per GPU), BF16 tensor core, dense"))
     assert float(hgx.breakdown["cp"]) > 0.0 and float(nvl.breakdown["cp"]) == 0.0
+
+
+def test_a_measured_row_with_more_cells_than_the_header_is_refused():
+    """An unquoted comma in a note would shift the cells after it (the packaged file once held one):
+    the loader names the row, not a silently wrong as_of."""
+    from importlib import resources
+
+    text = resources.files("trainbudget.calc").joinpath("data/steptime_measured.csv").read_text("utf-8")
+    lines = text.splitlines()
+    assert len(calc.load_measured_steps(text).measured) == len(lines) - 1  # the packaged file loads
+    bad = "\n".join([lines[0], lines[1] + ",a stray cell", *lines[2:]])
+    with pytest.raises(calc.TrainingBudgetError, match=r"row 2: .* cells where the header names"):
+        calc.load_measured_steps(bad)
