@@ -8,10 +8,20 @@ Run: .venv/bin/python bench/bench_runs.py. Layouts (as published; batch at its f
   s.3.4-3.5); 366B tokens; 1,082,990 GPU-hours.
 - DeepSeek-V3: 2,048 H800, PP16 x EP64 (ZeRO-1), 15,360 sequences of 4,096 (arXiv:2412.19437
   s.3.2, s.4.2); 14.8T tokens; 2.664e6 GPU-hours.
+Then the published whole runs whose device count is known and whose shape was read from a config.json
+or paper (bench/data/whole_runs.csv, each with its sources): the layout, where not published, is the one
+`fit` ranks fastest (calc.fit_layouts + calc.layout_steps) at the published batch, else the step model's
+default batch; device, count, tokens and device-hours are calc/data/runs.csv's. A planner knowing only
+the model, the devices and the tokens gets this figure.
 Goals on whole runs the step model was not fitted on: median error <= 15%, band <= x2.2, 9 of 10 inside.
 """
 
 from __future__ import annotations
+
+import csv
+import json
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -32,22 +42,89 @@ RUNS = [
 ]
 
 
+SHAPES = Path(__file__).resolve().parent / "data" / "whole_runs.csv"
+CONFIG = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+          "num_key_value_heads", "head_dim", "vocab_size")
+
+
+def back_test(name: str, shape: calc.StepShape, lay: calc.StepLayout, dev: str, tokens: float,
+              measured: float, words: str) -> tuple[float, float, bool]:
+    """Print one run's expected device-hours against the published; (|error|, band width, inside)."""
+    g = calc.fit_goodput(leave_out=name)
+    hw = calc.step_hardware(dev)
+    r = calc.run_hours(shape, lay, hw, tokens, goodput=g)
+    mfu = float(calc.step_time(shape, lay, hw).mfu)
+    dh = float(lay.devices)
+    lo, mid, hi = float(r.low) * dh, float(r.expected) * dh, float(r.high) * dh
+    inside = lo <= measured <= hi
+    print(f"{name:16} measured {measured:10.4g} GPU-h; expected {mid:10.4g} ({mid / measured - 1:+.0%}), "
+          f"band x{hi / lo:.2f} {'inside' if inside else 'OUTSIDE'}; step {float(r.step_seconds):.2f} s, "
+          f"{100 * mfu:.0f}% MFU, goodput {g.expected:.2f}; {words}")
+    return abs(mid / measured - 1), hi / lo, inside
+
+
+def preset_of(row: dict[str, str], folder: Path) -> calc.ModelPreset:
+    """The row's shape as a config.json read by calc.load_config (as `fit --model config.json` reads it)."""
+    config = {k: int(row[k]) for k in CONFIG[1:] if row[k]}
+    config.update(model_type=row["model_type"], tie_word_embeddings=row["tie_word_embeddings"] == "true")
+    path = folder / f"{row['run'].replace(' ', '_')}.json"
+    path.write_text(json.dumps(config))
+    return calc.load_config(str(path))
+
+
+def fastest_layout(row: dict[str, str], preset: calc.ModelPreset, dev: str,
+                   devices: int) -> tuple[calc.StepLayout, str]:
+    """fit's fastest layout of `devices` at the row's batch (sequences; blank: calc.DEFAULT_GLOBAL_BATCH),
+    among those with the row's published tp, pp and micro-batch where it gives them and fit lists one
+    (fit's tensor parallel divides the KV heads: a multi-query model's published TP 4 is not listed);
+    and the layout in words."""
+    seq, batch = int(row["seq_len"]), int(row["global_batch_sequences"] or calc.DEFAULT_GLOBAL_BATCH)
+    found = calc.fit_layouts(preset, dev, devices, seq_len=seq, global_batch=batch)
+    order = np.asarray(calc.layouts_by_speed(calc.layout_steps(found, preset, dev, seq)))
+    keep = np.ones(len(found), dtype=bool)
+    for key in ("tp", "pp", "micro_batch"):
+        if row[key]:
+            keep &= np.asarray(getattr(found, key)) == int(row[key])
+    listed = keep[order].any()
+    i = order[keep[order]][0] if listed else order[0]
+    rec = "selective" if found.recompute[i] == "op" else str(found.recompute[i])
+    words = (f"TP{found.tp[i]} PP{found.pp[i]} VPP{found.vpp[i]} CP{found.cp[i]} DP{found.dp[i]} "
+             f"Z{found.zero_stage[i]} mb{found.micro_batch[i]} {rec}, {batch * seq / 1e6:.1f}M tokens a step"
+             f"{'' if row['global_batch_sequences'] else ' (default)'}"
+             f"{'' if listed else ' (fit lists no layout with the published TP/PP)'}")
+    return calc.StepLayout(devices=float(devices), seq_len=float(seq), global_batch_tokens=float(batch * seq),
+                           tp=float(found.tp[i]), pp=float(found.pp[i]), vpp=float(found.vpp[i]),
+                           cp=float(found.cp[i]), ep=float(found.ep[i]), zero_stage=float(found.zero_stage[i]),
+                           micro_batch=float(found.micro_batch[i]), recompute=rec), words
+
+
+def shaped_runs() -> list[tuple[float, float, bool]]:
+    """The back-test of bench/data/whole_runs.csv's runs (module doc)."""
+    runs = {r.run: r for r in calc.load_runs()}
+    out = []
+    with tempfile.TemporaryDirectory() as tmp, SHAPES.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            run = runs[row["run"]]
+            preset = preset_of(row, Path(tmp))
+            lay, words = fastest_layout(row, preset, run.device, int(run.devices))
+            out.append(back_test(row["run"], calc.step_shape(preset), lay, run.device, run.tokens,
+                                 run.device_hours, words))
+    return out
+
+
+def summary(label: str, rows: list[tuple[float, float, bool]]) -> None:
+    errs, widths, inside = zip(*rows, strict=True)
+    print(f"{label}: {len(rows)} runs: median error {np.median(errs):.1%}, median band x{np.median(widths):.2f}, "
+          f"inside {sum(inside)} of {len(rows)} (goals: <= 15%, <= x2.2, 9 of 10)\n")
+
+
 def main() -> None:
-    errs, widths, inside = [], [], []
-    for name, shape, lay, dev, tokens, measured in RUNS:
-        hw = calc.step_hardware(dev)
-        g = calc.fit_goodput(leave_out=name)
-        r = calc.run_hours(shape, lay, hw, tokens, goodput=g)
-        dh = lay.devices
-        lo, mid, hi = r.low * dh, r.expected * dh, r.high * dh
-        errs.append(abs(mid / measured - 1))
-        widths.append(hi / lo)
-        inside.append(lo <= measured <= hi)
-        print(f"{name:16} measured {measured:10.4g} GPU-h; expected {mid:10.4g} ({mid / measured - 1:+.0%}), "
-              f"band {lo:.4g}-{hi:.4g} (x{hi / lo:.2f}) {'inside' if inside[-1] else 'OUTSIDE'}; "
-              f"step {r.step_seconds:.2f} s, goodput {g.expected:.2f} from {len(g.runs)} runs")
-    print(f"\n{len(RUNS)} runs: median error {np.median(errs):.1%}, median band x{np.median(widths):.2f}, "
-          f"inside {sum(inside)} of {len(RUNS)} (goals: <= 15%, <= x2.2, 9 of 10)")
+    published = [back_test(name, shape, lay, dev, tokens, measured, "published layout")
+                 for name, shape, lay, dev, tokens, measured in RUNS]
+    summary("published layouts", published)
+    shaped = shaped_runs()
+    summary("fit's fastest layout where none is published", shaped)
+    summary("all", published + shaped)
 
 
 if __name__ == "__main__":
