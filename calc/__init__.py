@@ -96,6 +96,7 @@ from .physics.flops import (
 )
 from .physics.layout import layout_data_parallel
 from .physics.memory import (
+    ADAPTER_METHODS,
     GRAD_BYTES,
     LORA_TRAINABLE,
     MASTER_BYTES,
@@ -262,6 +263,7 @@ __all__ = [
     "MeasuredSteps",
     "MemoryBreakdown",
     "METHODS",
+    "ADAPTER_METHODS",
     "model_params",
     "model_preset",
     "model_presets",

@@ -83,7 +83,7 @@ def check(o: Options) -> None:
                     f"{calc.SEED_PARAMS if o.params is None else o.params:g} (a mixture of experts runs a share "
                     "of its parameters per token)")
     _check_forward(o)
-    if o.trainable is not None and o.method not in ("lora", "qlora"):
+    if o.trainable is not None and o.method not in calc.ADAPTER_METHODS:
         raise Error(f"--trainable counts LoRA/QLoRA adapters: give --method lora or qlora too (got --method "
                     f"{o.method}, --trainable {o.trainable})")
     _check_step(o)

@@ -231,7 +231,7 @@ def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], m
     low = np.maximum(np.floor(L / P), 1.0) * P
     busiest = activation_layers(L, P)
     top, bottom = at(high), at(low)
-    share = np.where(whole_split, 1.0, (busiest - low) / np.where(high > low, high - low, 1.0))
+    share = (busiest - low) / np.where(high > low, high - low, 1.0)  # an even split: high = low, top = bottom
     return bottom + (top - bottom) * share
 
 

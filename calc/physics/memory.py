@@ -34,6 +34,7 @@ from .activations import RECOMPUTE, activation_bytes
 from .layout import check_parts, checked_layout
 
 METHODS = ("full", "lora", "qlora", "inference")
+ADAPTER_METHODS = ("lora", "qlora")  # the methods that train adapters over frozen weights (--trainable)
 
 # Optimizer state, bytes per trainable parameter, fp32 master copy excluded (sources above).
 OPTIMIZER_BYTES = {
@@ -260,7 +261,7 @@ def memory_parts(counts: Counts, states: States, shards: Shards) -> MemoryBreakd
         w3, g2, o1 = (w3 + shard(expert, on3, dp / e), g2 + shard(expert, on2, dp / e),
                       o1 + shard(expert, on1, dp / e))
     base = QLORA_BASE_BYTES if kind == "qlora" else WEIGHT_BYTES
-    adapters = WEIGHT_BYTES * share if kind in ("lora", "qlora") else 0.0
+    adapters = WEIGHT_BYTES * share if kind in ADAPTER_METHODS else 0.0
     weights = times(w3, base + adapters, w3 is not dense and w3 is not n)
     if zero3_buffers:
         weights = weights + pick(stage >= 3, zero3_buffer_bytes(dense + expert, grad), 0.0)
