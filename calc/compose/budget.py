@@ -296,18 +296,18 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     """Bytes per device on the layout, and the data-parallel size: calc.physics.memory's formulas
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
     `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
-    trainable = job.training.trainable
+    training = job.training
+    trainable = training.trainable
     if trainable is not None:  # a share, or a whole count at most the model's parameters
         check_trainable(trainable, total)
     key = None
     if plain is not None:
-        act = plain[7]
+        kind, opt, act, stage_k = training.method, training.optimizer, plain[7], plain[6]
         if (trainable is None or type(trainable) is float) and (act != 0.0 or math.copysign(1.0, act) > 0.0):
-            key = (job.training.method, job.training.optimizer, trainable, plain[:8])  # not the tokens
+            key = (kind, opt, trainable, plain[:8])  # not the tokens
             hit = _MEMORY.get(key)
             if hit is not None:
                 return hit
-        kind, opt, stage_k = job.training.method, job.training.optimizer, plain[6]
         sizes = plain[1:6]  # (devices, tensor, pipeline, context, expert parallel): checked whole floats
         layout = _LAYOUTS.get(sizes)
         if layout is None:
@@ -318,9 +318,9 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             layout = _LAYOUTS[sizes] = (t, p, e, dp, c)  # (a layout checked_layout refuses is never kept)
         t, p, e, dp, c = layout
     else:
-        kind = choice("method", job.training.method, METHODS)
-        opt = choice("optimizer", job.training.optimizer, OPTIMIZERS)
-        act = non_negative("activations", job.training.activations)
+        kind = choice("method", training.method, METHODS)
+        opt = choice("optimizer", training.optimizer, OPTIMIZERS)
+        act = non_negative("activations", training.activations)
         check_parts(experts, stage, total)
         _, t, p, c, e, dp = checked_layout(n, job.layout.tp, job.layout.pp, job.layout.cp,
                                            job.layout.ep, devices_checked=True)
