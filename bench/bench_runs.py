@@ -53,13 +53,12 @@ def back_test(name: str, shape: calc.StepShape, lay: calc.StepLayout, dev: str, 
     g = calc.fit_goodput(leave_out=name)
     hw = calc.step_hardware(dev)
     r = calc.run_hours(shape, lay, hw, tokens, goodput=g)
-    mfu = float(calc.step_time(shape, lay, hw).mfu)
     dh = float(lay.devices)
     lo, mid, hi = float(r.low) * dh, float(r.expected) * dh, float(r.high) * dh
     inside = lo <= measured <= hi
     print(f"{name:16} measured {measured:10.4g} GPU-h; expected {mid:10.4g} ({mid / measured - 1:+.0%}), "
           f"band x{hi / lo:.2f} {'inside' if inside else 'OUTSIDE'}; step {float(r.step_seconds):.2f} s, "
-          f"{100 * mfu:.0f}% MFU, goodput {g.expected:.2f}; {words}")
+          f"{100 * float(r.mfu):.0f}% MFU, goodput {g.expected:.2f}; {words}")
     return abs(mid / measured - 1), hi / lo, inside
 
 

@@ -36,8 +36,8 @@ from ..functions import input_pieces, native, price_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 
-# calc._trainable: every method but these reads the trainable share (and refuses one <= 0)
-NO_ADAPTER = ("full", "inference")
+# The methods that read no trainable share (calc.ADAPTER_METHODS read it, and refuse one <= 0)
+NO_ADAPTER = tuple(m for m in calc.METHODS if m not in calc.ADAPTER_METHODS)
 DEADLINE_ERROR = input_pieces.DEADLINE_ERROR
 FITS = "the model states fit (Devices needed to fit)"
 Rule = tuple[str, str, str, Any, "bool | str"]

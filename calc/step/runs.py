@@ -47,7 +47,7 @@ class Goodput:
 @dataclass(frozen=True)
 class RunHours:
     """Wall-clock hours of a whole run: low, expected, high; device_hours the same x devices (expected);
-    steps; step_seconds (steady state); goodput used; basis in words."""
+    steps; step_seconds and mfu (the steady-state step's); goodput used; basis in words."""
 
     low: Any
     expected: Any
@@ -55,6 +55,7 @@ class RunHours:
     device_hours: Any
     steps: Any
     step_seconds: Any
+    mfu: Any
     goodput: float
     basis: str
 
@@ -102,4 +103,4 @@ def run_hours(shape: Shape, layout: Layout, hw: Hardware, tokens: Any, constants
              "residuals on calc/data/steptime_measured.csv")
     return RunHours(low=base * lo / g.high, expected=base / g.expected, high=base * hi / g.low,
                     device_hours=base / g.expected * layout.devices, steps=steps, step_seconds=st.step_seconds,
-                    goodput=g.expected, basis=basis)
+                    mfu=st.mfu, goodput=g.expected, basis=basis)
