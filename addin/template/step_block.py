@@ -6,7 +6,9 @@ terms.py, each term's source there):
 step = (compute + weight reads + vector + TP + exposed CP + EP) x (1 + (p-1)/(v·m)) + exposed DP
 + optimizer; DP and the optimizer over the ranks holding the same weights (data x context);
 attention at a rate that falls with its tile, s / CP tokens, and CP's ring send per step exposed
-beyond that step's block of attention.
+beyond that step's block of attention. Below the step, the whole run of the Budget's tokens at it, as
+calc.run_hours gives it: steps x step seconds / goodput (fitted on the published whole runs), low
+and high from the step time's leave-one-out band (calc.STEP_RESIDUAL) and goodput's spread.
 
 The device's topology (scale-up GB/s and domain, scale-out Gb/s) and its generation's fitted
 matmul fraction come from a table of the catalog's hardware written below the block (calc.step_hardware,
@@ -78,7 +80,17 @@ def _pieces() -> dict[str, str]:
     return {"fp8": 'IF(ISNUMBER(SEARCH("fp8",Precision_of_device)),1,0)',
             "fraction": _found("Step_hw_fraction", calc.STEP_CONSTANTS.matmul_fraction[_HOPPER]),
             "peak16": native.lookup("Prior_device", "tflops"), "memory_tbps": native.lookup("Device", "memory_tbps"),
-            "up": _found("Step_hw_up", up), "domain": _found("Step_hw_domain", dom), "out": _found("Step_hw_out", out)}
+            "up": _found("Step_hw_up", up), "domain": _found("Step_hw_domain", dom), "out": _found("Step_hw_out", out),
+            **{k: repr(x) for k, x in _run_constants().items()}}
+
+
+def _run_constants() -> dict[str, float]:
+    """A whole run's constants (calc.run_hours): goodput fitted on the published whole runs
+    (calc.fit_goodput: expected, low, high) and the step time's band (calc.STEP_RESIDUAL, p10-p90 of
+    the step model's leave-one-out residuals)."""
+    g = calc.fit_goodput()
+    fast, slow = calc.STEP_RESIDUAL
+    return {"goodput": g.expected, "goodput_low": g.low, "goodput_high": g.high, "fast": fast, "slow": slow}
 
 
 Row = tuple[str, str, str, str]
@@ -87,7 +99,7 @@ Row = tuple[str, str, str, str]
 def _rows() -> list[Row]:
     """(name, label, formula with {placeholders} of _pieces, number format): the step's helper rows
     and results, in order: compute, then communication, then the step's totals."""
-    return _compute_rows() + _communication_rows() + _total_rows()
+    return _compute_rows() + _communication_rows() + _total_rows() + _run_rows()
 
 
 def _compute_rows() -> list[Row]:
@@ -184,6 +196,22 @@ def _total_rows() -> list[Row]:
     ]
 
 
+def _run_rows() -> list[Row]:
+    """The whole run of the Budget's tokens at this step (calc.run_hours): steps x step seconds /
+    goodput, low / expected / high from the step time's band and goodput's spread."""
+    base = "Step_steps*Step_seconds/3600"
+    return [
+        ("Step_steps", "Optimizer steps in the run (tokens / global batch)", "Tokens/(Step_batch*Step_seq_len)",
+         styles.COUNT),
+        ("Step_goodput", "Goodput (published whole runs)", "{goodput}", "0.00"),
+        ("Step_run_hours", "Whole run, hours (expected)", f"{base}/Step_goodput", styles.HOURS),
+        ("Step_run_low", "Whole run, hours, low", f"{base}*{{fast}}/{{goodput_high}}", styles.HOURS),
+        ("Step_run_high", "Whole run, hours, high", f"{base}*{{slow}}/{{goodput_low}}", styles.HOURS),
+        ("Step_run_days", "Whole run, days (expected)", "Step_run_hours/24", "#,##0.0"),
+        ("Step_run_device_hours", "Device-hours (expected)", "Step_run_hours*Devices_count", styles.HOURS),
+    ]
+
+
 _FUNCTIONS = {"IF": "_if", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na", "POWER": "pow"}
 
 
@@ -201,9 +229,9 @@ def _evaluate(formula: str, values: dict[str, Any]) -> Any:
                      "math": math, "_na": lambda: math.nan, "_v": values})
 
 
-def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
     """Every row's value for the Budget's inputs `v` and the block's `inputs` (calc.step_time's for
-    the results), and calc's Step."""
+    the results), calc's Step and calc's RunHours of the Budget's tokens."""
     shape = calc.model_preset(model_block.PRESET).shape
     p = calc.model_params(**{f: shape[f] for _, _, f, _ in model_block.ARCH_INPUTS},
                           head_dim=shape["d_model"] // shape["n_heads"])
@@ -212,26 +240,26 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
     head = shape["d_model"] / shape["n_heads"]
     vals: dict[str, Any] = {
         **inputs, **layout, "Devices_count": v["devices"], "ZeRO_stage": v["zero_stage"], "Rate_TFLOPS": hw.tflops,
+        "Tokens": v["tokens"],
         "Arch_layers": shape["n_layers"], "Arch_width": shape["d_model"], "Arch_heads": shape["n_heads"],
         "Arch_kv_heads": shape["n_kv_heads"], "Arch_head_dim": head, "Arch_vocab": shape["vocab"],
         "Arch_experts": shape["n_experts"], "Arch_top_k": shape["top_k"], "Arch_params": float(p.total),
         "Arch_active_flops": float(p.active_with_embedding)}
     pieces = {"fp8": 1 if hw.fp8 else 0, "fraction": calc.STEP_CONSTANTS.matmul_fraction[hw.family],
               "peak16": hw.tflops_16bit, "memory_tbps": hw.memory_tbps, "up": hw.scale_up_GBps,
-              "domain": hw.scale_up_domain, "out": hw.scale_out_Gbps}
+              "domain": hw.scale_up_domain, "out": hw.scale_out_Gbps, **_run_constants()}
     for name, _, formula, _ in _rows():
         vals[name] = _evaluate(formula.format(**{k: repr(x) for k, x in pieces.items()}), vals)
-    st = calc.step_time(
-        calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
-                       n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
-                       kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
-                       top_k=shape["top_k"] if shape["n_experts"] > 1 else 0),
-        calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
-                        global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"],
-                        tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],
-                        cp=inputs["Step_cp"], ep=layout["Expert_parallel"], zero_stage=v["zero_stage"],
-                        micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"]), hw)
-    return vals, st
+    sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
+                        n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
+                        kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
+                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0)
+    lay = calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
+                          global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"],
+                          tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],
+                          cp=inputs["Step_cp"], ep=layout["Expert_parallel"], zero_stage=v["zero_stage"],
+                          micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"])
+    return vals, calc.step_time(sh, lay, hw), calc.run_hours(sh, lay, hw, v["tokens"])
 
 
 # The results' rows and calc.Step's figure for each (the cached value is calc's)
@@ -242,11 +270,23 @@ RESULTS = {"Step_compute_s": ("breakdown", "compute"), "Step_tp_s": ("breakdown"
            "Step_tps": ("tokens_per_second_per_device", None), "Step_MFU": ("mfu", None), "Step_HFU": ("hfu", None)}
 
 
+# The whole run's rows and calc.RunHours's figure for each (attribute, divided by)
+RUN_RESULTS = {"Step_steps": ("steps", 1.0), "Step_goodput": ("goodput", 1.0), "Step_run_hours": ("expected", 1.0),
+               "Step_run_low": ("low", 1.0), "Step_run_high": ("high", 1.0), "Step_run_days": ("expected", 24.0),
+               "Step_run_device_hours": ("device_hours", 1.0)}
+
+
 def figure(st: Any, name: str) -> float:
     """calc.Step's figure for a result row of RESULTS."""
     attr, part = RESULTS[name]
     value = getattr(st, attr)
     return float(value[part] if part else value)
+
+
+def run_figure(run: Any, name: str) -> float:
+    """calc.RunHours's figure for a whole-run row of RUN_RESULTS."""
+    attr, per = RUN_RESULTS[name]
+    return float(getattr(run, attr)) / per
 
 
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any]) -> None:
@@ -266,26 +306,40 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
         _name(ws, name, f"B{r}")
     first = top + 1 + len(STEP_INPUTS)
     _validations(ws, top + 1, first - 2, first - 1)
-    values, st = _values(v, table, inputs)
+    values, st, run = _values(v, table, inputs)
     pieces = _pieces()
     for r, (name, label, formula, fmt) in enumerate(_rows(), start=first):
-        result = name in RESULTS
-        value = figure(st, name) if result else values[name]
+        result = name in RESULTS or name in RUN_RESULTS
+        value = (figure(st, name) if name in RESULTS else run_figure(run, name) if result else values[name])
         if result and abs(value - values[name]) > 1e-9 * max(abs(value), 1e-30):
             raise AssertionError(f"step block: {name} is {values[name]!r}, calc says {value!r}")
-        font = styles.BOLD if result else styles.BODY
+        font = styles.BOLD if result and name not in ("Step_steps", "Step_goodput") else styles.BODY
         text(ws, f"A{r}", label, font)
         cached.formula(ws, f"B{r}", formula.format(**pieces), value, fmt, font)
         _name(ws, name, f"B{r}")
     end = first + len(_rows()) - 1
-    text(ws, f"C{first}", "model: the architecture's counted parameters (calc: a preset's published count)",
-         styles.NOTE)
-    text(ws, f"C{first + 11}", "topology and fitted fraction: the table below (calc.step_hardware); other "
-         "hardware: calc's fallback, Hopper's fraction", styles.NOTE)
-    text(ws, f"C{end}", "cached values from calc.step_time; the CLI's --step and TRAIN_STEP time a preset",
-         styles.NOTE)
+    at = {name: r for r, (name, *_) in enumerate(_rows(), start=first)}
+    for name, note in _notes().items():
+        text(ws, f"C{at[name]}", note, styles.NOTE)
     ws.print_area = f"{area}:K{end}"
     _hardware_table(ws, end + 2, table)
+
+
+def _notes() -> dict[str, str]:
+    """Column C's notes, by the row they sit on."""
+    g = calc.fit_goodput()
+    fast, slow = calc.STEP_RESIDUAL
+    return {"Step_dp": "model: the architecture's counted parameters (calc: a preset's published count)",
+            "Step_fraction": "topology and fitted fraction: the table below (calc.step_hardware); other hardware: "
+                             "calc's fallback, Hopper's fraction",
+            "Step_HFU": "cached values from calc.step_time; the CLI's --step and TRAIN_STEP time a preset",
+            "Step_steps": "the Budget's training tokens over the global batch in tokens",
+            "Step_goodput": f"calc.fit_goodput: whole-run utilization / steady-state MFU of {len(g.runs)} published "
+                            f"runs, geometric mean ({g.low:.2f}-{g.high:.2f})",
+            "Step_run_hours": "steps x step seconds / goodput (calc.run_hours; estimate --step for a preset)",
+            "Step_run_low": f"step time x{fast:g} (p10 of the step model's leave-one-out residuals), the best goodput",
+            "Step_run_high": f"step time x{slow:g} (p90), the worst goodput",
+            "Step_run_device_hours": "expected hours x the Budget's devices"}
 
 
 def _validations(ws: Worksheet, first: int, last_count: int, recompute_row: int) -> None:

@@ -34,22 +34,33 @@ CASES = [
 
 
 def _want(budget: dict, layout: tuple, preset: str, step: dict) -> calc.Step:
+    return _asked(budget, layout, preset, step)[0]
+
+
+def _want_run(budget: dict, layout: tuple, preset: str, step: dict) -> calc.RunHours:
+    """calc.run_hours of the Budget's tokens on the same step."""
+    _, shape, lay, hw, tokens = _asked(budget, layout, preset, step)
+    return calc.run_hours(shape, lay, hw, tokens)
+
+
+def _asked(budget: dict, layout: tuple, preset: str, step: dict) -> tuple:
+    """(calc's Step, its StepShape, StepLayout, hardware, the Budget's tokens) for a case."""
     v = {**{n: d for n, _, d, *_ in budget_sheet.INPUTS}, **budget}
     inputs = {**{n: d for n, _, d, _, _ in step_block.STEP_INPUTS}, **step}
     shape = calc.model_preset(preset).shape
     p = calc.model_params(**{f: shape.get(f, 0) for f in ARCH.values()}, head_dim=shape["d_model"] // shape["n_heads"])
     head = shape["d_model"] / shape["n_heads"]
     tp, pp, ep = layout
-    return calc.step_time(
-        calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
-                       n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
-                       kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
-                       top_k=shape["top_k"] if shape["n_experts"] > 1 else 0),
-        calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
-                        global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"], tp=tp, pp=pp,
-                        vpp=inputs["Step_vpp"], cp=inputs["Step_cp"], ep=ep, zero_stage=v["zero_stage"],
-                        micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"]),
-        calc.step_hardware(v["device"]))
+    sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
+                        n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
+                        kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
+                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0)
+    lay = calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
+                          global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"], tp=tp, pp=pp,
+                          vpp=inputs["Step_vpp"], cp=inputs["Step_cp"], ep=ep, zero_stage=v["zero_stage"],
+                          micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"])
+    hw = calc.step_hardware(v["device"])
+    return calc.step_time(sh, lay, hw), sh, lay, hw, v["tokens"]
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +94,21 @@ def test_step_block_equals_calc(recalculated, i):
         assert got == pytest.approx(step_block.figure(want, name), rel=1e-9, abs=1e-12), (name, CASES[i])
 
 
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_whole_run_rows_equal_calc(recalculated, i):
+    """Steps, goodput, the run's hours (low / expected / high), days and device-hours equal
+    calc.run_hours on the Budget's tokens; the expected hours are the steps' seconds over goodput."""
+    names, sheets = recalculated
+    run = _want_run(*CASES[i])
+    got = {name: sheets[i][names[name]].value for name in step_block.RUN_RESULTS}
+    for name, value in got.items():
+        assert isinstance(value, (int, float)), (name, value)
+        assert value == pytest.approx(step_block.run_figure(run, name), rel=1e-9), (name, CASES[i])
+    assert got["Step_run_low"] < got["Step_run_hours"] < got["Step_run_high"]
+    seconds = sheets[i][names["Step_seconds"]].value
+    assert got["Step_run_hours"] == pytest.approx(got["Step_steps"] * seconds / 3600 / got["Step_goodput"], rel=1e-12)
+
+
 def test_the_cases_reach_every_part_of_the_step():
     for part in calc.STEP_PARTS:
         assert any(float(_want(*c).breakdown[part]) > 0 for c in CASES), part
@@ -91,7 +117,7 @@ def test_the_cases_reach_every_part_of_the_step():
 def test_formulas_a_person_reads_stay_short(built):
     ws = openpyxl.load_workbook(built.path)["Budget"]
     names = openpyxl.load_workbook(built.path).defined_names
-    for name in step_block.RESULTS:
+    for name in [*step_block.RESULTS, *step_block.RUN_RESULTS]:
         ref = names[name].attr_text.split("!")[-1].replace("$", "")
         assert len(ws[ref].value) < 200, name
 
