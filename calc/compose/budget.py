@@ -288,7 +288,7 @@ def _flops(total: Any, active: Any, tokens: Any, k: float) -> Any:
 # _plain's numbers): the same layout asked again (a workbook recalculating, a sweep over tokens or prices)
 # is one look-up. Only checked Python floats and names key it, so an input that would be refused never hits.
 _MEMORY: dict[tuple[Any, ...], tuple[MemoryBreakdown, Any]] = {}
-_LAYOUTS: dict[tuple[float, ...], tuple[float, ...]] = {}  # checked_layout's (t, p, e, dp, c)
+_LAYOUTS: dict[tuple[float, ...], tuple[Shards, float]] = {}  # a checked layout's Shards and data parallel
 
 
 def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
@@ -308,15 +308,15 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
             hit = _MEMORY.get(key)
             if hit is not None:
                 return hit
-        sizes = plain[1:6]  # (devices, tensor, pipeline, context, expert parallel): checked whole floats
+        sizes = plain[1:7]  # (devices, tensor, pipeline, context, expert parallel, ZeRO stage): checked floats
         layout = _LAYOUTS.get(sizes)
         if layout is None:
             _, t, p, c, e, dp = checked_layout(n, plain[2], plain[3], plain[4], plain[5], devices_checked=True,
                                                sizes_checked=True)
             if len(_LAYOUTS) > 1024:
                 _LAYOUTS.clear()
-            layout = _LAYOUTS[sizes] = (t, p, e, dp, c)  # (a layout checked_layout refuses is never kept)
-        t, p, e, dp, c = layout
+            layout = _LAYOUTS[sizes] = (Shards(dp * c, t, p, e, stage_k), dp)  # (never a refused layout)
+        shards, dp = layout
     else:
         kind = choice("method", training.method, METHODS)
         opt = choice("optimizer", training.optimizer, OPTIMIZERS)
@@ -327,11 +327,11 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
         stage_k = whole_in("zero_stage", job.layout.zero_stage, ZERO_STAGES)
         if job.model.preset is not None and job.model.preset.shape:  # uneven stages: the busiest stage's bytes
             total, experts = busiest_params(total, experts, stage, job.model.preset.shape["n_layers"], p)
-    # the parts each in one C call (every field in its order; as Counts(...), States(...), Shards(...)):
-    # a new question's memory is made here. ZeRO shards over data x context ranks.
+        shards = Shards(dp * c, t, p, e, stage_k)  # ZeRO shards over data x context ranks
+    # Counts and States each in one C call (every field in its order, as Counts(...), States(...)):
+    # a new question's memory is made here
     made = memory_parts(_tuple_new(Counts, (total, experts, stage)),
-                        _tuple_new(States, (kind, opt, trainable, GRAD_BYTES, True, act, False)),
-                        _tuple_new(Shards, (dp * c, t, p, e, stage_k))), dp
+                        _tuple_new(States, (kind, opt, trainable, GRAD_BYTES, True, act, False)), shards), dp
     if key is not None:  # (not -0.0 activations: it equals 0.0 as a key, and its MemoryBreakdown keeps the sign)
         if len(_MEMORY) > 4096:
             _MEMORY.clear()
