@@ -160,6 +160,8 @@ from .prior.utilization import (
 )
 from .step import (
     CONSTANTS as STEP_CONSTANTS,
+    DEADLINE_BOUNDS,
+    DEADLINE_COUNTS,
     RECOMPUTE,
     STEP_RESIDUAL,
     TEAM_RESIDUAL,
@@ -174,6 +176,8 @@ from .step import (
     TeamCalibration,
     TeamSteps,
     calibrate_from_measured,
+    deadline_bound,
+    deadline_devices,
     fit_constants as fit_step_constants,
     fit_goodput,
     hardware as step_hardware,
@@ -185,6 +189,8 @@ from .step import (
 )
 
 __all__ = [
+    "DEADLINE_BOUNDS",
+    "DEADLINE_COUNTS",
     "activation_bytes",
     "asked_device",
     "backtest",
@@ -224,6 +230,8 @@ __all__ = [
     "DeviceTable",
     "FAMILIES",
     "FAMILY_NAMES",
+    "deadline_bound",
+    "deadline_devices",
     "fit_goodput",
     "fit_layouts",
     "fit_step_constants",

@@ -20,8 +20,6 @@ Llama 3.1 8B they differ by 0.003%). Cached values come from calc.step_time on t
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 
 from openpyxl.workbook.defined_name import DefinedName
@@ -31,8 +29,10 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ..functions import native
-from . import model_block, styles
+from . import model_block, step_deadline, styles
 from .cached_cells import CachedCells, style, text
+from .deadline_block import DAYS_DEFAULT
+from .row_formulas import evaluate
 
 # name, label, default, number format, note
 STEP_INPUTS = (
@@ -212,26 +212,10 @@ def _run_rows() -> list[Row]:
     ]
 
 
-_FUNCTIONS = {"IF": "_if", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na", "POWER": "pow"}
-
-
-def _evaluate(formula: str, values: dict[str, Any]) -> Any:
-    """A row's formula (this module's own: names, numbers, + - * /, comparisons and the functions
-    of _FUNCTIONS) evaluated in Python over `values`: the helper rows' cached values."""
-    def word(m: re.Match[str]) -> str:
-        token = m.group(0)
-        if token.startswith('"'):
-            return token
-        return _FUNCTIONS.get(token, f"_v[{token!r}]")
-    py = re.sub(r'"[^"]*"|(?<![0-9.])[A-Za-z_][A-Za-z0-9_]*', word, formula)
-    py = re.sub(r"(?<![<>])=", "==", py)
-    return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b, "max": max, "min": min, "pow": pow,
-                     "math": math, "_na": lambda: math.nan, "_v": values})
-
-
-def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[Any, ...]:
     """Every row's value for the Budget's inputs `v` and the block's `inputs` (calc.step_time's for
-    the results), calc's Step and calc's RunHours of the Budget's tokens."""
+    the results), calc's Step, calc's RunHours of the Budget's tokens and calc.deadline_devices at
+    the deadline block's default days."""
     shape = calc.model_preset(model_block.PRESET).shape
     p = calc.model_params(**{f: shape[f] for _, _, f, _ in model_block.ARCH_INPUTS},
                           head_dim=shape["d_model"] // shape["n_heads"])
@@ -249,7 +233,7 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
               "peak16": hw.tflops_16bit, "memory_tbps": hw.memory_tbps, "up": hw.scale_up_GBps,
               "domain": hw.scale_up_domain, "out": hw.scale_out_Gbps, **_run_constants()}
     for name, _, formula, _ in _rows():
-        vals[name] = _evaluate(formula.format(**{k: repr(x) for k, x in pieces.items()}), vals)
+        vals[name] = evaluate(formula.format(**{k: repr(x) for k, x in pieces.items()}), vals)
     sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
                         n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
                         kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
@@ -259,7 +243,8 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
                           tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],
                           cp=inputs["Step_cp"], ep=layout["Expert_parallel"], zero_stage=v["zero_stage"],
                           micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"])
-    return vals, calc.step_time(sh, lay, hw), calc.run_hours(sh, lay, hw, v["tokens"])
+    want = calc.deadline_devices(sh, lay, hw, v["tokens"], DAYS_DEFAULT)
+    return vals, calc.step_time(sh, lay, hw), calc.run_hours(sh, lay, hw, v["tokens"]), want
 
 
 # The results' rows and calc.Step's figure for each (the cached value is calc's)
@@ -306,7 +291,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
         _name(ws, name, f"B{r}")
     first = top + 1 + len(STEP_INPUTS)
     _validations(ws, top + 1, first - 2, first - 1)
-    values, st, run = _values(v, table, inputs)
+    values, st, run, want = _values(v, table, inputs)
     pieces = _pieces()
     for r, (name, label, formula, fmt) in enumerate(_rows(), start=first):
         result = name in RESULTS or name in RUN_RESULTS
@@ -317,12 +302,13 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
         text(ws, f"A{r}", label, font)
         cached.formula(ws, f"B{r}", formula.format(**pieces), value, fmt, font)
         _name(ws, name, f"B{r}")
-    end = first + len(_rows()) - 1
+    end = first + len(_rows())  # and the deadline's row
     at = {name: r for r, (name, *_) in enumerate(_rows(), start=first)}
     for name, note in _notes().items():
         text(ws, f"C{at[name]}", note, styles.NOTE)
     ws.print_area = f"{area}:K{end}"
-    _hardware_table(ws, end + 2, table)
+    hardware_end = _hardware_table(ws, end + 2, table)
+    step_deadline.write(ws, cached, {**values, "Deadline_days": DAYS_DEFAULT}, end, hardware_end + 2, want)
 
 
 def _notes() -> dict[str, str]:
@@ -353,9 +339,9 @@ def _validations(ws: Worksheet, first: int, last_count: int, recompute_row: int)
     listed.add(f"B{recompute_row}")
 
 
-def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> None:
+def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> int:
     """The catalog's hardware with its topology and fitted matmul fraction, one row each, the
-    columns named for the step block's look-ups (A1 ranges: every engine reads them)."""
+    columns named for the step block's look-ups (A1 ranges: every engine reads them); its last row."""
     k = calc.STEP_CONSTANTS
     text(ws, f"A{top}", "Step model: each hardware's interconnect and fitted matmul fraction (calc.step_hardware, "
                         f"calc.STEP_CONSTANTS; fp8_gain {k.fp8_gain:g}, vector bytes {k.vector_bytes:g}, "
@@ -371,6 +357,7 @@ def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> None:
     for c, (name, _) in zip(cols, TABLE_COLUMNS, strict=True):
         ws.parent.defined_names[name] = DefinedName(
             name, attr_text=f"'{ws.title}'!${c}${top + 2}:${c}${top + 1 + len(rows)}")
+    return top + 1 + len(rows)
 
 
 def _name(ws: Worksheet, name: str, ref: str) -> None:

@@ -17,12 +17,23 @@ from .calibrate import CONSTANTS, Constants, fit_constants, leave_one_out
 from .data import MeasuredSet, load_measured
 from .hardware import Hardware, hardware
 from .layout import RECOMPUTE, Layout
-from .runs import STEP_RESIDUAL, Goodput, RunHours, fit_goodput, run_hours
+from .runs import (
+    DEADLINE_BOUNDS,
+    DEADLINE_COUNTS,
+    STEP_RESIDUAL,
+    Goodput,
+    RunHours,
+    deadline_bound,
+    deadline_devices,
+    fit_goodput,
+    run_hours,
+)
 from .shape import Shape
 from .step import Step, step_time
 from .team import TEAM_RESIDUAL, TeamCalibration, TeamSteps, calibrate_from_measured, load_team_steps
 
-__all__ = ["CONSTANTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "STEP_RESIDUAL", "Constants", "Goodput",
-           "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "TEAM_RESIDUAL", "TeamCalibration",
-           "TeamSteps", "calibrate_from_measured", "fit_constants", "fit_goodput", "hardware", "leave_one_out",
-           "load_measured", "load_team_steps", "run_hours", "step_time"]
+__all__ = ["CONSTANTS", "DEADLINE_BOUNDS", "DEADLINE_COUNTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "STEP_RESIDUAL",
+           "Constants", "Goodput", "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "TEAM_RESIDUAL",
+           "TeamCalibration", "TeamSteps", "calibrate_from_measured", "deadline_bound", "deadline_devices",
+           "fit_constants", "fit_goodput", "hardware", "leave_one_out", "load_measured", "load_team_steps",
+           "run_hours", "step_time"]

@@ -14,9 +14,11 @@ from __future__ import annotations
 import csv
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
+
+import numpy as np
 
 from ..base.checks import positive
 from ..hardware.catalog import catalog
@@ -24,7 +26,7 @@ from .calibrate import Constants
 from .hardware import Hardware
 from .layout import Layout
 from .shape import Shape
-from .step import step_time
+from .step import Step, step_time
 
 # Step time measured / predicted, p10 and p90 of the leave-one-out residuals over the 57 fit rows
 # (bench/bench_steptime.py --sweeps 3, 2026-12-05, which prints them).
@@ -104,3 +106,54 @@ def run_hours(shape: Shape, layout: Layout, hw: Hardware, tokens: Any, constants
     return RunHours(low=base * lo / g.high, expected=base / g.expected, high=base * hi / g.low,
                     device_hours=base / g.expected * layout.devices, steps=steps, step_seconds=st.step_seconds,
                     mfu=st.mfu, goodput=g.expected, basis=basis)
+
+
+# Counts tried from the lower bound up, and times the bound is raised from the step at the last one:
+# on 704 layouts and deadlines (5 layouts x 8 token counts x 11 deadlines, and every count the batch
+# allows timed one by one) the first count that met the deadline was the raised bound itself
+DEADLINE_COUNTS = 16
+DEADLINE_BOUNDS = 3
+
+
+def deadline_devices(shape: Shape, layout: Layout, hw: Hardware, tokens: float, days: float,
+                     goodput: Goodput | None = None) -> float:
+    """Fewest devices on which `layout`'s degrees (its tp, pp, cp, ep and batch; data parallel the
+    rest) run `tokens` within `days` days at run_hours' expected hours: time only (memory is
+    calc.devices_needed's). Counts go in steps of r = tp·pp·cp·ep, k·r devices. k starts at 1 and
+    is raised DEADLINE_BOUNDS times by deadline_bound (no smaller count can meet the deadline);
+    the answer is the first of DEADLINE_COUNTS counts from there that meets it, inf where none
+    does or the batch runs out of data-parallel ranks first. Scalars."""
+    limit = 24.0 * positive("days", days)
+    g = goodput or fit_goodput()
+    r = layout.tp * layout.pp * layout.cp * layout.ep
+    most = math.floor(layout.global_batch_tokens / layout.seq_len / (layout.ep * layout.micro_batch))
+    k0 = 1.0
+    for _ in range(DEADLINE_BOUNDS):
+        if k0 > most:
+            return math.inf
+        k0 = deadline_bound(step_time(shape, replace(layout, devices=k0 * r), hw), k0, layout, tokens, limit, g)
+    k = k0 + np.arange(DEADLINE_COUNTS, dtype=np.float64)
+    k = k[k <= most]
+    if not len(k):
+        return math.inf
+    hours = run_hours(shape, replace(layout, devices=k * r), hw, tokens, goodput=g).expected
+    met = k[hours <= limit]
+    return float(met[0] * r) if len(met) else math.inf
+
+
+def deadline_bound(st: Step, k: float, layout: Layout, tokens: float, limit: float, g: Goodput) -> float:
+    """The fewest k' >= k (k'·r devices) whose expected hours can meet `limit`, from the step `st`
+    at k: a rank's work (compute, TP, CP, EP) is its share of the batch, so it goes as 1 / k'; the
+    bubble is fixed by the batch; exposed DP never falls as k' grows (ZeRO-3's, paid every
+    micro-batch, never falls faster than 1 / k'); the optimizer goes as 1 / k' with ZeRO >= 1.
+    So hours(k') >= steps / (3600·goodput) x (per_k / k' + fixed) for k' >= k. inf when even
+    the fixed part exceeds the limit (no k' meets it)."""
+    parts = st.breakdown
+    zero3, sharded = layout.zero_stage >= 3, layout.zero_stage >= 1
+    per_k = k * (parts["compute"] + parts["tp"] + parts["cp"] + parts["ep"] + (parts["dp_exposed"] if zero3 else 0.0)
+                 + (parts["optimizer"] if sharded else 0.0))
+    fixed = parts["bubble"] + (0.0 if zero3 else parts["dp_exposed"]) + (0.0 if sharded else parts["optimizer"])
+    room = limit * 3600.0 * g.expected / (tokens / layout.global_batch_tokens) - fixed
+    if room <= 0:
+        return math.inf
+    return max(k, -math.floor(-per_k / room))

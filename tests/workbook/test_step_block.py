@@ -10,24 +10,29 @@ afresh: no number here is pinned).
 
 from __future__ import annotations
 
+import math
+
 import openpyxl
 import pytest
 
 from tests import xlsx_edit
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
-from trainbudget.addin.template import budget_sheet, model_block, step_block
+from trainbudget.addin.template import budget_sheet, model_block, step_block, step_deadline
 
 ARCH = {name: field for name, _, field, _ in model_block.ARCH_INPUTS}
 H100 = "H100 SXM, BF16 tensor core, dense"
 # (Budget inputs, layout (TP, PP, EP), architecture preset, step inputs)
+# (the Budget's tokens and the deadline's days set where the deadline should search past its first count,
+# or find none)
 CASES = [
-    ({}, (2, 1, 1), "Llama 3.1 8B", {}),
-    ({"device": "H100 SXM, FP8 tensor core, dense", "devices": 64, "zero_stage": 1}, (4, 2, 1), "Llama 3.1 70B",
-     {"Step_vpp": 2, "Step_batch": 256, "Step_recompute": "full"}),
-    ({"devices": 64, "zero_stage": 3}, (1, 1, 16), "Mixtral 8x7B", {"Step_seq_len": 4096, "Step_batch": 1024}),
-    ({"devices": 32, "zero_stage": 2}, (4, 1, 1), "Llama 3.1 8B",
-     {"Step_cp": 8, "Step_seq_len": 4096, "Step_batch": 64, "Step_recompute": "none"}),
+    ({"tokens": 1e12}, (2, 1, 1), "Llama 3.1 8B", {"Deadline_days": 7}),
+    ({"device": "H100 SXM, FP8 tensor core, dense", "devices": 64, "zero_stage": 1, "tokens": 1e11}, (4, 2, 1),
+     "Llama 3.1 70B", {"Step_vpp": 2, "Step_batch": 256, "Step_recompute": "full", "Deadline_days": 7}),
+    ({"devices": 64, "zero_stage": 3, "tokens": 1e12}, (1, 1, 16), "Mixtral 8x7B",
+     {"Step_seq_len": 4096, "Step_batch": 1024}),
+    ({"devices": 32, "zero_stage": 2, "tokens": 1e12}, (4, 1, 1), "Llama 3.1 8B",
+     {"Step_cp": 8, "Step_seq_len": 4096, "Step_batch": 64, "Step_recompute": "none", "Deadline_days": 1}),
     ({"device": "TPU v5p, BF16, dense", "devices": 256, "zero_stage": 3}, (8, 2, 1), "Llama 3.1 405B",
      {"Step_micro_batch": 2, "Step_batch": 512}),
 ]
@@ -109,6 +114,28 @@ def test_whole_run_rows_equal_calc(recalculated, i):
     assert got["Step_run_hours"] == pytest.approx(got["Step_steps"] * seconds / 3600 / got["Step_goodput"], rel=1e-12)
 
 
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_deadline_equals_calc(recalculated, i):
+    """The fewest devices for the deadline at the block's layout: the first count of the table that
+    meets it, equal to calc.deadline_devices (a count, or the words where none of them does)."""
+    names, sheets = recalculated
+    _, shape, lay, hw, tokens = _asked(*CASES[i])
+    want = calc.deadline_devices(shape, lay, hw, tokens, CASES[i][3].get("Deadline_days", 30.0))
+    got = sheets[i][names["Step_deadline_devices"]].value
+    assert got == (step_deadline.NONE if math.isinf(want) else want), CASES[i]
+
+
+def test_the_deadline_cases_search_and_miss():
+    """Among the cases: a deadline met past the first count, one met by more than one layout's
+    worth of devices, and one that no count meets."""
+    found = []
+    for case in CASES:
+        _, shape, lay, hw, tokens = _asked(*case)
+        found.append(calc.deadline_devices(shape, lay, hw, tokens, case[3].get("Deadline_days", 30.0))
+                     / (lay.tp * lay.pp * lay.cp * lay.ep))
+    assert any(math.isinf(k) for k in found) and sum(1 for k in found if 1 < k < math.inf) >= 3, found
+
+
 def test_the_cases_reach_every_part_of_the_step():
     for part in calc.STEP_PARTS:
         assert any(float(_want(*c).breakdown[part]) > 0 for c in CASES), part
@@ -117,9 +144,14 @@ def test_the_cases_reach_every_part_of_the_step():
 def test_formulas_a_person_reads_stay_short(built):
     ws = openpyxl.load_workbook(built.path)["Budget"]
     names = openpyxl.load_workbook(built.path).defined_names
-    for name in [*step_block.RESULTS, *step_block.RUN_RESULTS]:
+    for name in [*step_block.RESULTS, *step_block.RUN_RESULTS, "Step_deadline_devices"]:
         ref = names[name].attr_text.split("!")[-1].replace("$", "")
         assert len(ws[ref].value) < 200, name
+    first, last = names["Step_deadline_counts"].attr_text.split("!")[-1].replace("$", "").split(":")
+    table = ws[f"A{int(first[1:]) - calc.DEADLINE_BOUNDS}:P{last[1:]}"]
+    formulas = [c.value for row in table for c in row if isinstance(c.value, str) and c.value.startswith("=")]
+    assert len(formulas) == 16 * (calc.DEADLINE_BOUNDS + calc.DEADLINE_COUNTS)  # columns A to P, every row
+    assert max(len(f) for f in formulas) < 200
 
 
 def test_block_sits_below_the_layout_block_off_the_printed_detail(built):

@@ -1,0 +1,116 @@
+"""The step block's deadline: the fewest devices on which the block's layout (its TP, PP, CP, EP and
+batch; data parallel the rest) runs the Budget's tokens within Deadline_days at the whole run's
+expected hours, as calc.deadline_devices searches for it. Time only: the devices that hold the
+model states are the Results' "Devices needed to fit".
+
+Counts go in steps of r = TP x PP x CP x EP (k x r devices, data parallel k x EP). A table below
+the hardware table times the step at each count it tries, as native formulas over the step block's
+named rows: a rank's work (compute, TP, CP, EP) is its share of the batch, so it scales as 1 / k;
+the bubble is fixed by the batch; exposed DP and the optimizer are worked out at the count's own
+data parallel, on the step block's links. Its first rows raise a lower bound from k = 1
+(calc.deadline_bound: no smaller count can meet the deadline), DEADLINE_BOUNDS times; the next
+DEADLINE_COUNTS rows are the counts from that bound up, and the answer is the first that meets it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.worksheet import Worksheet
+
+from ... import calc
+from . import styles
+from .cached_cells import CachedCells, text
+from .row_formulas import evaluate
+
+NONE = f"none of the {calc.DEADLINE_COUNTS} counts tried"
+R = "Tensor_parallel*Pipeline_parallel*Step_cp*Expert_parallel"
+Z3, Z1 = "ZeRO_stage>=3", "ZeRO_stage>=1"
+# (column, header, formula over {column} placeholders for this row's cells and the step block's names)
+COLUMNS = (
+    ("A", "k (counts of TP x PP x CP x EP)", None),
+    ("B", "Devices", f"{{A}}*{R}"),
+    ("C", "Data parallel", "{A}*Expert_parallel"),
+    ("D", "Ok", "IF(Step_batch>={C}*Step_micro_batch,1,0)"),
+    ("E", "DP x CP ranks", "{C}*Step_cp"),
+    ("F", "Of them in one domain", "MIN(Step_inside,{E})"),
+    ("G", "DP traffic, one pass (s)", f"IF({{E}}>1,IF({Z3},3,2)*Step_held*2*(({{F}}-1)/{{F}}/Step_up"
+                                      "+({E}/{F}-1)/({E}/{F})/({F}*Step_out)),0)"),
+    ("H", "Micro-batches", "Step_batch/({C}*Step_micro_batch)"),
+    ("I", "DP left exposed (s)", "MAX({G}-{overlap}*Step_compute_s/Step_micro,0)"),
+    ("J", "Exposed DP (s)", f"IF({Z3},{{H}}*({{I}}+{{G}}/(3*MAX(Step_layers,1))),{{I}})"),
+    ("K", "Optimizer (s)", f"Step_held/IF({Z1},{{E}},1)*32/Step_mem_Bps"),
+    ("L", "Work per rank (s)", "Step_work*Step_dp/{C}"),
+    ("M", "Step (s)", "{L}+Step_bubble+{J}+{K}"),
+    ("N", "Whole run, hours (expected)", "Step_steps*{M}/3600/Step_goodput"),
+    # calc.deadline_bound's room: the step seconds the deadline allows, less the part that does not
+    # shrink as k grows (the bubble, exposed DP but ZeRO-3's, the optimizer without ZeRO)
+    ("O", "Seconds left past the fixed part",
+     f"24*Deadline_days*3600*Step_goodput/Step_steps-(Step_bubble+IF({Z3},0,{{J}})+IF({Z1},0,{{K}}))"),
+)
+MEETS = ("P", "", 'IF({D}=1,IF({N}<=24*Deadline_days,{B},""),"")')
+# calc.deadline_bound from a bound row's step: the fewest k >= its k that can meet the deadline
+# (past the batch's ranks when no k can)
+BOUND = ("P", "", f"IF({{O}}<=0,INT(Step_batch/(Expert_parallel*Step_micro_batch))+1,"
+                  f"MAX({{A}},-INT(-{{A}}*({{L}}+IF({Z3},{{J}},0)+IF({Z1},{{K}},0))/{{O}})))")
+HEADER_P = "Next bound on k (first rows); devices that meet the deadline"
+RESULT = f'IF(COUNT(Step_deadline_counts)=0,"{NONE}",MIN(Step_deadline_counts))'
+
+
+def write(ws: Worksheet, cached: CachedCells, values: dict[str, Any], result_row: int, top: int,
+          want: float) -> None:
+    """The result row at `result_row` of the step block and the table of counts from row `top`;
+    `values` the step block's rows (and inputs) by name, `want` calc.deadline_devices' answer,
+    which the table's own figures must give."""
+    found = [v for v in _table(ws, cached, values, top) if v != ""]
+    got = min(found) if found else math.inf
+    if got != want:
+        raise AssertionError(f"step deadline: the table gives {got!r} devices, calc.deadline_devices {want!r}")
+    text(ws, f"A{result_row}", "Devices for the deadline at this layout (time only)", styles.BOLD)
+    cached.formula(ws, f"B{result_row}", RESULT, NONE if math.isinf(want) else want, styles.COUNT, styles.BOLD)
+    ws.parent.defined_names["Step_deadline_devices"] = DefinedName(
+        "Step_deadline_devices", attr_text=f"'{ws.title}'!$B${result_row}")
+    text(ws, f"C{result_row}", "the first count tried (table below) whose expected hours meet Deadline_days "
+         "(calc.deadline_devices); to hold the model states: Devices needed to fit", styles.NOTE)
+
+
+def _table(ws: Worksheet, cached: CachedCells, values: dict[str, Any], top: int) -> list[Any]:
+    """The counts tried, from row `top` (a heading, the headers, the bound rows, the counts), each
+    cell's formula with its value worked out by the block's own evaluator; the counts' column O."""
+    text(ws, f"A{top}", "Step deadline: the counts tried (calc.deadline_devices), the step timed at each "
+         "(k = 1 and the lower bounds, then the counts from the last bound; Ok 1: the batch gives each "
+         "data-parallel rank a micro-batch)", styles.HEADING)
+    for col, header, _ in (*COLUMNS, ("P", HEADER_P, None)):
+        text(ws, f"{col}{top + 1}", header, styles.BOLD).alignment = styles.WRAP
+    ws.row_dimensions[top + 1].height = 66  # the wrapped headers of the narrow columns, in full
+    first = top + 2
+    k_formula, k = "1", 1.0
+    for j in range(calc.DEADLINE_BOUNDS):  # the bound rows
+        cells = _row(ws, cached, values, first + j, k_formula, k, BOUND)
+        k_formula, k = f"P{first + j}", cells["P"]
+    start = first + calc.DEADLINE_BOUNDS
+    counts = []
+    for i in range(calc.DEADLINE_COUNTS):
+        cells = _row(ws, cached, values, start + i, f"$P${start - 1}+{i}", k + i, MEETS)
+        counts.append(cells["P"])
+    ws.parent.defined_names["Step_deadline_counts"] = DefinedName(
+        "Step_deadline_counts", attr_text=f"'{ws.title}'!$P${start}:$P${start + calc.DEADLINE_COUNTS - 1}")
+    return counts
+
+
+def _row(ws: Worksheet, cached: CachedCells, values: dict[str, Any], r: int, k_formula: str, k: float,
+         last: tuple[str, str, str]) -> dict[str, Any]:
+    """Row `r`: k in A, the step at k in B to O, then `last` in P (the next bound, or the count
+    where it meets the deadline); their values by column."""
+    cached.formula(ws, f"A{r}", k_formula, k, "#,##0")
+    got: dict[str, Any] = {"A": k}
+    for col, _, formula in (*COLUMNS[1:], last):
+        template = formula.replace("{overlap}", repr(calc.STEP_CONSTANTS.overlap))
+        in_sheet = template.format(**{c: f"{c}{r}" for c, _, _ in COLUMNS})
+        value = evaluate(template.format(**{c: f"_col_{c}" for c, _, _ in COLUMNS}),
+                         {**values, **{f"_col_{c}": v for c, v in got.items()}})
+        got[col] = value
+        cached.formula(ws, f"{col}{r}", in_sheet, value, "0.000" if col in "GIJKLMO" else "#,##0.##")
+    return got

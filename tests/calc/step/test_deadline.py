@@ -1,0 +1,82 @@
+"""calc.deadline_devices: the fewest devices on which a layout runs the tokens within the days at
+run_hours' expected hours, against every count the batch allows, timed one by one."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from trainbudget import calc
+
+H100 = "H100 SXM, BF16 tensor core, dense"
+# (preset, device, layout without devices)
+LAYOUTS = [
+    ("Llama 3.1 8B", H100, dict(seq_len=8192, global_batch_tokens=512 * 8192, tp=2)),
+    ("Llama 3.1 8B", H100, dict(seq_len=4096, global_batch_tokens=2048 * 4096, zero_stage=3)),
+    ("Llama 3.1 70B", "H100 SXM, FP8 tensor core, dense",
+     dict(seq_len=8192, global_batch_tokens=256 * 8192, tp=4, pp=2, vpp=2, recompute="full")),
+    ("Mixtral 8x7B", H100, dict(seq_len=4096, global_batch_tokens=1024 * 4096, ep=8, zero_stage=1)),
+    ("Llama 3.1 405B", "TPU v5p, BF16, dense", dict(seq_len=8192, global_batch_tokens=512 * 8192, tp=8, pp=2,
+                                                    micro_batch=2, zero_stage=3)),
+]
+TOKENS, DAYS = (1e10, 1e12, 1e13), (0.5, 7.0, 90.0)
+
+
+def _layout(**layout) -> calc.StepLayout:
+    """The layout on one count of its degrees (tp·pp·cp·ep devices)."""
+    r = layout.get("tp", 1) * layout.get("pp", 1) * layout.get("cp", 1) * layout.get("ep", 1)
+    return calc.StepLayout(devices=float(r), **layout)
+
+
+def _every_count(shape, lay, hw, tokens, days) -> float:
+    """The first count of every one the batch allows (k·r, r = tp·pp·cp·ep) that meets the deadline."""
+    r = lay.tp * lay.pp * lay.cp * lay.ep
+    k = np.arange(1, int(lay.global_batch_tokens / lay.seq_len / (lay.ep * lay.micro_batch)) + 1, dtype=float)
+    hours = calc.run_hours(shape, dataclasses.replace(lay, devices=k * r), hw, tokens).expected
+    met = k[hours <= 24 * days]
+    return float(met[0] * r) if len(met) else math.inf
+
+
+@pytest.mark.parametrize("preset,device,layout", LAYOUTS)
+def test_the_first_count_that_meets_the_deadline(preset, device, layout):
+    shape, hw = calc.step_shape(calc.model_preset(preset)), calc.step_hardware(device)
+    lay = _layout(**layout)
+    answers = []
+    for tokens, days in itertools.product(TOKENS, DAYS):
+        got = calc.deadline_devices(shape, lay, hw, tokens, days)
+        assert got == _every_count(shape, lay, hw, tokens, days), (tokens, days)
+        answers.append(got)
+    assert len(set(answers)) >= 3  # the grid moves the answer
+
+
+def test_the_bound_is_never_above_a_count_that_meets():
+    """deadline_bound from any count k gives a k' with no count in [k, k') meeting the deadline."""
+    shape, hw = calc.step_shape(calc.model_preset("Llama 3.1 8B")), calc.step_hardware(H100)
+    lay = _layout(seq_len=8192, global_batch_tokens=1024 * 8192, tp=2)
+    g, limit, tokens = calc.fit_goodput(), 24 * 7.0, 1e12
+    for k in (1.0, 4.0, 40.0, 200.0):
+        bound = calc.deadline_bound(calc.step_time(shape, dataclasses.replace(lay, devices=2 * k), hw), k, lay,
+                                    tokens, limit, g)
+        assert bound >= k
+        below = np.arange(k, min(bound, 513.0))
+        if len(below):
+            hours = calc.run_hours(shape, dataclasses.replace(lay, devices=2 * below), hw, tokens).expected
+            assert np.all(hours > limit), k
+
+
+def test_a_deadline_no_count_meets_is_inf():
+    shape, hw = calc.step_shape(calc.model_preset("Llama 3.1 70B")), calc.step_hardware(H100)
+    lay = _layout(seq_len=8192, global_batch_tokens=64 * 8192, tp=8)
+    assert calc.deadline_devices(shape, lay, hw, 1e13, 1.0) == math.inf
+
+
+@pytest.mark.parametrize("days", [0.0, -1.0, math.nan])
+def test_days_must_be_positive(days):
+    shape, hw = calc.step_shape(calc.model_preset("Llama 3.1 8B")), calc.step_hardware(H100)
+    lay = _layout(seq_len=8192, global_batch_tokens=512 * 8192)
+    with pytest.raises(calc.TrainingBudgetError, match="days"):
+        calc.deadline_devices(shape, lay, hw, 1e12, days)
