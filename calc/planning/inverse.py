@@ -35,6 +35,7 @@ from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import devices_needed
 from ..physics.stages import busiest_params
 from ..prior.utilization import coefficients
+from ..step import DEADLINE_BOUNDS, deadline_bound
 
 CASES = ("low", "expected", "high")  # of the answer's hours: "high" is the slow case (most hours)
 HOURS_PER_DAY = 24.0
@@ -152,6 +153,12 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     else:
         with np.errstate(over="ignore"):
             n_time = np.ceil(one / limit * (1 - EXACT))
+    if ref.step is not None and np.ndim(one) == 0:  # the step model: a far closer bound, from the step itself
+        n_time = max(float(n_time), _step_bound(job, ref, step, limit, case))
+        if n_time == np.inf:  # as when the counts tried pass the batch's data-parallel ranks
+            raise TrainingBudgetError(f"no device count meets {show(float(days))} days: the part of each step that "
+                                      "more devices do not shorten (bubble, exposed DP) takes longer; the global "
+                                      "batch runs out of data-parallel ranks first", "global_batch_tokens")
     if not np.all(np.isfinite(n_time)):  # (inf for "never fits" comes from memory, never from time)
         raise ResultOverflowError(f"days (got {show(float(np.min(limit)) / HOURS_PER_DAY)}) out of range: the devices "
                                   "it needs overflow float64")
@@ -170,6 +177,23 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
                                                                       case, memory)
         n = np.where(fewer, n - step, n)
     return _out(np.where(ok, n, np.inf))
+
+
+def _step_bound(job: Job, ref: Any, step: Any, limit: Any, case: str | None) -> float:
+    """A job at utilization "step": the fewest devices whose hours can meet `limit`, raised
+    DEADLINE_BOUNDS times from the step at the last bound (calc.deadline_bound; `ref` the Budget at
+    `step` devices), inf where no count can. hours / step seconds is the same at every count (the
+    steps over goodput, and the case's band)."""
+    r = float(_replica(job))
+    n, b = float(step), ref
+    for _ in range(DEADLINE_BOUNDS):
+        per_second = float(pick(b.hours, case)) / float(b.step.step_seconds)
+        k = deadline_bound(b.step, n / r, job.layout.zero_stage, float(limit), per_second)
+        if k == np.inf:
+            return np.inf
+        n = k * r
+        b = budget(job.with_(devices=n))
+    return n
 
 
 def _bisect(job: Job, n: Any, ok: Any, bound: Any, step: Any, limit: Any, case: str | None,

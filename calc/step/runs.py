@@ -127,11 +127,13 @@ def deadline_devices(shape: Shape, layout: Layout, hw: Hardware, tokens: float, 
     g = goodput or fit_goodput()
     r = layout.tp * layout.pp * layout.cp * layout.ep
     most = math.floor(layout.global_batch_tokens / layout.seq_len / (layout.ep * layout.micro_batch))
+    per_second = tokens / layout.global_batch_tokens / (3600.0 * g.expected)  # expected hours per step second
     k0 = 1.0
     for _ in range(DEADLINE_BOUNDS):
         if k0 > most:
             return math.inf
-        k0 = deadline_bound(step_time(shape, replace(layout, devices=k0 * r), hw), k0, layout, tokens, limit, g)
+        k0 = deadline_bound(step_time(shape, replace(layout, devices=k0 * r), hw), k0, layout.zero_stage, limit,
+                            per_second)
     k = k0 + np.arange(DEADLINE_COUNTS, dtype=np.float64)
     k = k[k <= most]
     if not len(k):
@@ -141,19 +143,20 @@ def deadline_devices(shape: Shape, layout: Layout, hw: Hardware, tokens: float, 
     return float(met[0] * r) if len(met) else math.inf
 
 
-def deadline_bound(st: Step, k: float, layout: Layout, tokens: float, limit: float, g: Goodput) -> float:
-    """The fewest k' >= k (k'·r devices) whose expected hours can meet `limit`, from the step `st`
-    at k: a rank's work (compute, TP, CP, EP) is its share of the batch, so it goes as 1 / k'; the
-    bubble is fixed by the batch; exposed DP never falls as k' grows (ZeRO-3's, paid every
-    micro-batch, never falls faster than 1 / k'); the optimizer goes as 1 / k' with ZeRO >= 1.
-    So hours(k') >= steps / (3600·goodput) x (per_k / k' + fixed) for k' >= k. inf when even
-    the fixed part exceeds the limit (no k' meets it)."""
+def deadline_bound(st: Step, k: float, zero_stage: float, limit: float, per_second: float) -> float:
+    """The fewest k' >= k (k'·r devices, r = tp·pp·cp·ep) whose hours can meet `limit` hours, from
+    the step `st` at k, where a run's hours are `per_second` times the step's seconds (steps /
+    (3600·goodput) for run_hours' expected hours): a rank's work (compute, TP, CP, EP) is its share
+    of the batch, so it goes as 1 / k'; the bubble is fixed by the batch; exposed DP never falls as
+    k' grows (ZeRO-3's, paid every micro-batch, never falls faster than 1 / k'); the optimizer goes
+    as 1 / k' with ZeRO >= 1. So hours(k') >= per_second x (per_k / k' + fixed) for k' >= k. inf
+    when even the fixed part exceeds the limit (no k' meets it)."""
     parts = st.breakdown
-    zero3, sharded = layout.zero_stage >= 3, layout.zero_stage >= 1
+    zero3, sharded = zero_stage >= 3, zero_stage >= 1
     per_k = k * (parts["compute"] + parts["tp"] + parts["cp"] + parts["ep"] + (parts["dp_exposed"] if zero3 else 0.0)
                  + (parts["optimizer"] if sharded else 0.0))
     fixed = parts["bubble"] + (0.0 if zero3 else parts["dp_exposed"]) + (0.0 if sharded else parts["optimizer"])
-    room = limit * 3600.0 * g.expected / (tokens / layout.global_batch_tokens) - fixed
+    room = limit / per_second - fixed
     if room <= 0:
         return math.inf
     return max(k, -math.floor(-per_k / room))
