@@ -36,7 +36,7 @@ RUNS = [
                      micro_batch=2),
      "A100 SXM 80GB, BF16 tensor core, dense", 3.66e11, 1082990.0),
     ("DeepSeek-V3", calc.StepShape(params_active=3.7e10, params_total=6.71e11, n_layers=61, d_model=7168,
-                                   attn_dim=20480, kv_dim=576, vocab=129280, top_k=9),
+                                   attn_dim=20480, kv_dim=576, vocab=129280, top_k=8, params_expert=6.539e11),
      calc.StepLayout(devices=2048, seq_len=4096, global_batch_tokens=15360 * 4096, pp=16, ep=64, zero_stage=1),
      "H800 SXM, BF16 tensor core, dense", 1.48e13, 2.664e6),
 ]

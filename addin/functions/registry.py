@@ -9,9 +9,9 @@ formulas, the export rewriter, the README's function reference and the tests all
 from __future__ import annotations
 
 from ... import calc
-from . import native, plan_native
+from . import native, plan_native, step_calls
 from .entry import CATEGORY as CATEGORY, LITE_TABLE as LITE_TABLE, REQUIRED as REQUIRED, Arg, ExcelFunction
-from .step_registry import STEP_FUNCTIONS
+from .step_registry import BUDGET_LAYOUT, BUDGET_PARAMS, BUDGET_UTILIZATION, STEP_FUNCTIONS
 
 # Arguments, each written once and shared by the functions that take it.
 PARAMS = Arg("params", "parameters", "Model parameters, e.g. 7E9")
@@ -251,9 +251,10 @@ FUNCTIONS: tuple[ExcelFunction, ...] = (
                   calc.device_tflops, (DEVICE,), "{device:tflops}",
                   ('"H100 SXM, BF16 tensor core, dense"',)),
     ExcelFunction("TRAIN_BUDGET", "The whole budget as a two-column label/value table that spills (FLOPs "
-                  "per parameter-token by method: full 6, lora and qlora 4, inference 2, a forward pass)",
-                  "table", calc.budget_rows, (PARAMS, TOKENS, DEVICE, UTILIZATION, DEVICES, PRICE, PUE,
-                                         METHOD, OPTIMIZER, ZERO, ACTIVE),
+                  "per parameter-token by method: full 6, lora and qlora 4, inference 2, a forward pass); "
+                  'utilization "step" times a preset model\'s step on the layout and adds the step\'s rows',
+                  "table", step_calls.train_budget, (BUDGET_PARAMS, TOKENS, DEVICE, BUDGET_UTILIZATION, DEVICES,
+                                                     PRICE, PUE, METHOD, OPTIMIZER, ZERO, ACTIVE, *BUDGET_LAYOUT),
                   None, ("7E9", "1E12", '"H100 SXM, BF16 tensor core, dense"', "0.4", "64", "2.5")),
     # Owned-hardware price (calc/money/owned.py).
     ExcelFunction("OWNED_PRICE", "Owned hardware: USD per device-hour from capex, life and energy",

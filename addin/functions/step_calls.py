@@ -16,13 +16,8 @@ import numpy as np
 
 from ... import calc
 
-PART_WORDS = {"compute": "compute", "tp": "TP", "cp": "CP", "ep": "EP", "bubble": "bubble",
-              "dp_exposed": "exposed DP", "optimizer": "optimizer"}  # as calc.step_words names them
-# calc.step_row's keys as TRAIN_STEP's rows: (key, label with its unit)
-ROWS = (("step_seconds", "step seconds"), ("tokens_per_second_per_device", "tokens/s per device"),
-        ("mfu", "MFU (row's dense peak)"), ("mfu_16bit", "MFU (16-bit peak)"), ("hfu", "HFU"),
-        *((f"step_{p}_seconds", f"{PART_WORDS[p]} seconds") for p in calc.STEP_PARTS),
-        ("seq_len", "sequence length (tokens)"), ("global_batch_tokens", "global batch (tokens)"))
+ROWS = calc.STEP_ROWS  # calc.step_row's keys as TRAIN_STEP's rows: (key, label with its unit)
+_STEP_ONLY = ("vpp", "seq_len", "global_batch", "micro_batch", "recompute")  # what only the step model reads
 
 
 def _one(function: str, name: str, value: Any) -> Any:
@@ -137,3 +132,40 @@ def train_step_devices_for_days(model: Any, device: Any, tokens: Any, days: Any,
         raise calc.TrainingBudgetError(f"no count meets the deadline before the global batch of {batch / seq_len:,.0f} "
                                        "sequences runs out of data-parallel ranks: give more days or a larger "
                                        "global_batch", "days") from None
+
+
+# flat: one argument per TRAIN_BUDGET argument (Excel's flat call; each one cell)
+def train_budget(params: Any, tokens: Any, device: Any, utilization: Any = 1.0, devices: Any = 1,
+                 usd_per_device_hour: Any = None, pue: Any = 1.0, method: Any = "full", optimizer: Any = "adamw",
+                 zero_stage: Any = 0, active_params: Any = None, tp: Any = None, pp: Any = None, vpp: Any = None,
+                 cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
+                 micro_batch: Any = None, recompute: Any = None,
+                 table: calc.DeviceTable | None = None) -> list[list[Any]]:
+    """The whole budget as label/value rows (calc.budget_table of the one Budget). `params` a count,
+    or a preset's name (the model whose shape utilization "step" times); `utilization` a share in
+    (0, 1] or "step": the step model on the layout (tp, pp, vpp, cp, ep; seq_len, global_batch in
+    sequences, micro_batch, recompute), its expected figures, the hours' low and high and the step's
+    own rows. The layout's degrees set the memory per device at any utilization; the batch and
+    recompute are the step's, so they are refused beside a given share."""
+    name = "TRAIN_BUDGET"
+    given = {k: _one(name, k, v) for k, v in dict(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, seq_len=seq_len,
+                                                micro_batch=micro_batch, recompute=recompute).items()
+             if v is not None}
+    step = isinstance(utilization, str) and utilization.strip().lower() == "step"
+    if not step:
+        unused = [k for k in _STEP_ONLY if k in given or (k == "global_batch" and global_batch is not None)]
+        if unused:
+            raise calc.TrainingBudgetError(f"{unused[0]} sets the step model's batch: give utilization \"step\" "
+                                           f"(got utilization {calc.show_value(utilization)})", unused[0])
+    if global_batch is not None:  # sequences, as Megatron counts them
+        sequences = _whole("global_batch", _one(name, "global_batch", global_batch))
+        given["global_batch_tokens"] = sequences * given.get("seq_len", calc.DEFAULT_SEQ_LEN)
+    model = {"model": params} if isinstance(params, str) else {"params": params}
+    job = calc.job(**model, tokens=tokens, device=device, devices=devices, utilization="step" if step else utilization,
+                   price=usd_per_device_hour, pue=pue, method=method, optimizer=optimizer, zero_stage=zero_stage,
+                   active_params=active_params, table=table, **given)
+    if not step and (isinstance(utilization, str) or hasattr(utilization, "hour_factors")):
+        raise calc.TrainingBudgetError(f"utilization must be a number in (0, 1] or \"step\" (got "
+                                       f"{calc.show_value(utilization)}): the budget table holds points; for low / "
+                                       "expected / high use TRAIN_STEP's band or the Budget sheet", "utilization")
+    return calc.budget_table(calc.budget(job))

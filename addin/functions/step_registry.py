@@ -36,6 +36,13 @@ STEP_ZERO = Arg("zero_stage", "0-3", "ZeRO stage (3: FSDP)", default_text="0")
 STEP_ARGS = (MODEL, STEP_DEVICE, STEP_DEVICES, STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH,
              STEP_MICRO, STEP_RECOMPUTE, STEP_ZERO)
 _EXAMPLE = ('"Llama 3.1 8B"', '"H100 SXM, BF16 tensor core, dense"', "64", "2", "1", "1", "1", "1", "8192", "512")
+# TRAIN_BUDGET's arguments that reach the step model (registry): its model as `params` (a count, or
+# a preset's name), "step" as its utilization, and the layout and batch after its own arguments
+BUDGET_PARAMS = Arg("params", "parameters or preset name", 'Model parameters, e.g. 7E9, or a preset\'s name, e.g. '
+                    '"Llama 3.1 70B" (utilization "step" times a preset)')
+BUDGET_UTILIZATION = Arg("utilization", 'fraction, 0-1, or "step"', "Share of the device's rate reached (far below "
+                         '1), or "step": the step model on the layout and batch that follow')
+BUDGET_LAYOUT = (STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH, STEP_MICRO, STEP_RECOMPUTE)
 STEP_TOKENS = Arg("tokens", "tokens", "Training tokens, e.g. 1E12")
 STEP_DAYS = Arg("days", "days", "Deadline: days of wall-clock training")
 DEADLINE_ARGS = (MODEL, STEP_DEVICE, STEP_TOKENS, STEP_DAYS, *STEP_ARGS[3:])

@@ -14,6 +14,7 @@ rows show it. Cached values come from calc.plan.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from openpyxl.workbook.defined_name import DefinedName
@@ -22,11 +23,10 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import input_pieces, native, pieces, prior_native
 from ..functions.registry import BY_NAME
-from . import input_checks, ranges_block, styles
+from . import input_checks, ranges_block, step_block, step_deadline, styles
 from .cached_cells import CachedCells, style, text
+from .input_checks import DAYS_DEFAULT, USD_DEFAULT
 
-DAYS_DEFAULT = 30.0
-USD_DEFAULT = 1e6
 # (name, label, default, format, note)
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
@@ -78,6 +78,12 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     return first + len(rows) - 1
 
 
+def _step_devices(v: dict[str, Any], table: calc.DeviceTable) -> Any:
+    """The step block's deadline answer (step_block.deadline_devices), its words where none meets it."""
+    want = step_block.deadline_devices(v, table)
+    return step_deadline.NONE if math.isinf(want) else want
+
+
 def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, str, str, Any, str, str]]:
     """(name, label, formula, cached value, format, note) for each result row."""
     job = {"table": table, "active_params": v.get("active_params"), "method": v["method"]}
@@ -97,6 +103,8 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
         (None, "Devices for the deadline",
          f"MAX({_native('TRAIN_DEVICES_FOR_DAYS', 'Utilization', 'Rate_TFLOPS')},Deadline_states)",
          calc.devices_for(the_job, days), styles.COUNT, "at the utilization above; and enough to fit"),
+        (None, "Devices for the deadline, step model", "Step_deadline_devices", _step_devices(v, table),
+         styles.COUNT, "the step block's layout and batch below, time only (its architecture's model)"),
     ]
     three = calc.devices_for(the_job.with_(utilization="prior"), days, case=None)
     d = ranges_block._device_row(v["device"], table)

@@ -39,6 +39,8 @@ from .cached_cells import CachedCells, text
 # The methods that read no trainable share (calc.ADAPTER_METHODS read it, and refuse one <= 0)
 NO_ADAPTER = tuple(m for m in calc.METHODS if m not in calc.ADAPTER_METHODS)
 DEADLINE_ERROR = input_pieces.DEADLINE_ERROR
+DAYS_DEFAULT = 30.0  # the deadline block's inputs as the template ships them (Deadline_days, Budget_USD)
+USD_DEFAULT = 1e6
 FITS = "the model states fit (Devices needed to fit)"
 Rule = tuple[str, str, str, Any, "bool | str"]
 

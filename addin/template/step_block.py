@@ -31,7 +31,7 @@ from ... import calc
 from ..functions import native
 from . import model_block, step_deadline, styles
 from .cached_cells import CachedCells, style, text
-from .deadline_block import DAYS_DEFAULT
+from .input_checks import DAYS_DEFAULT
 from .row_formulas import evaluate
 
 # name, label, default, number format, note
@@ -137,8 +137,11 @@ def _compute_rows() -> list[Row]:
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
          "/Step_rate16)", _SECONDS),
         ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
-        ("Step_held", "Parameters a device holds before DP sharding", "(Arch_active_flops+(Arch_params"
-         "-Arch_active_flops)/Expert_parallel)/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
+        ("Step_dense", "Dense parameters a device holds (every EP rank's copy)", "(Arch_params-Arch_expert_params)"
+         "/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
+        ("Step_expert", "Routed-expert parameters a device holds", "Arch_expert_params/(Expert_parallel*"
+         "Tensor_parallel*Pipeline_parallel)", styles.COUNT),
+        ("Step_held", "Parameters a device holds before DP sharding", "Step_dense+Step_expert", styles.COUNT),
         ("Step_micro", "Micro-batches per step (m)", "Step_tokens*Step_cp/(Step_seq_len*Step_micro_batch)", "0.##"),
         ("Step_weights_s", "Weight reads from HBM, seconds",
          f"Step_micro*Step_held*2*IF({r}>=2,4,3)/Step_mem_Bps", _SECONDS),
@@ -182,13 +185,21 @@ def _total_rows() -> list[Row]:
         ("Step_bubble", "Pipeline bubble seconds", "Step_work*(Pipeline_parallel-1)/(Step_vpp*Step_micro)", _SECONDS),
         ("Step_group", "Ranks holding the same weights (DP x CP)", "Step_dp*Step_cp", "0"),
         ("Step_g_in", "Of them inside one domain", "MIN(Step_inside,Step_group)", "0"),
-        ("Step_dp_comm", "DP traffic seconds, one pass", "IF(Step_group>1,IF(ZeRO_stage>=3,3,2)*Step_held*2*((Step_g_in"
-         "-1)/Step_g_in/Step_up+(Step_group/Step_g_in-1)/(Step_group/Step_g_in)/(Step_g_in*Step_out)),0)", _SECONDS),
+        ("Step_dp_dense", "Dense weights' DP traffic seconds, one pass", "IF(ZeRO_stage>=3,3,2)*Step_dense*2*("
+         "(Step_g_in-1)/Step_g_in/Step_up+(Step_group/Step_g_in-1)/(Step_group/Step_g_in)/(Step_g_in*Step_out))",
+         _SECONDS),
+        ("Step_e_group", "Ranks holding the same experts (DP x CP / EP)", "Step_group/Expert_parallel", "0"),
+        ("Step_e_in", "Of them inside one domain (EP apart)", "MIN(MAX(INT(Step_inside/Expert_parallel),1),"
+         "Step_e_group)", "0"),
+        ("Step_dp_expert", "Experts' DP traffic seconds, one pass", "IF(ZeRO_stage>=3,3,2)*Step_expert*2*((Step_e_in"
+         "-1)/Step_e_in/Step_up+(Step_e_group/Step_e_in-1)/(Step_e_group/Step_e_in)/(Step_e_in*Step_out))", _SECONDS),
+        ("Step_dp_comm", "DP traffic seconds, one pass", "Step_dp_dense+Step_dp_expert", _SECONDS),
         ("Step_dp_hid", "DP seconds one micro-batch's compute leaves exposed",
          f"MAX(Step_dp_comm-{k.overlap!r}*Step_compute_s/Step_micro,0)", _SECONDS),
         ("Step_dp_s", "Exposed DP seconds (ZeRO-3: every micro-batch, plus a layer's gather)",
          "IF(ZeRO_stage>=3,Step_micro*(Step_dp_hid+Step_dp_comm/(3*MAX(Step_layers,1))),Step_dp_hid)", _SECONDS),
-        ("Step_opt_s", "Optimizer seconds", "Step_held/IF(ZeRO_stage>=1,Step_group,1)*32/Step_mem_Bps", _SECONDS),
+        ("Step_opt_s", "Optimizer seconds", "(Step_dense/IF(ZeRO_stage>=1,Step_group,1)+Step_expert/IF(ZeRO_stage"
+         ">=1,Step_e_group,1))*32/Step_mem_Bps", _SECONDS),
         ("Step_seconds", "Step seconds", "Step_work+Step_bubble+Step_dp_s+Step_opt_s", _SECONDS),
         ("Step_tps", "Tokens/s per device", "Step_batch*Step_seq_len/(Devices_count*Step_seconds)", styles.COUNT),
         ("Step_MFU", "MFU (the row's dense peak)", "Step_tps*Step_model_flops/(Rate_TFLOPS*1E12)", "0.0%"),
@@ -212,6 +223,13 @@ def _run_rows() -> list[Row]:
     ]
 
 
+def deadline_devices(v: dict[str, Any], table: calc.DeviceTable) -> Any:
+    """The step block's "Devices for the deadline at this layout" for the Budget's inputs `v` and
+    the block's default inputs (calc.deadline_devices at the deadline block's default days): the
+    deadline block's cached value for its reference to it; inf when no count meets it."""
+    return _values(v, table, {name: default for name, _, default, _, _ in STEP_INPUTS})[3]
+
+
 def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[Any, ...]:
     """Every row's value for the Budget's inputs `v` and the block's `inputs` (calc.step_time's for
     the results), calc's Step, calc's RunHours of the Budget's tokens and calc.deadline_devices at
@@ -228,6 +246,7 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
         "Arch_layers": shape["n_layers"], "Arch_width": shape["d_model"], "Arch_heads": shape["n_heads"],
         "Arch_kv_heads": shape["n_kv_heads"], "Arch_head_dim": head, "Arch_vocab": shape["vocab"],
         "Arch_experts": shape["n_experts"], "Arch_top_k": shape["top_k"], "Arch_params": float(p.total),
+        "Arch_expert_params": float(p.experts),
         "Arch_active_flops": float(p.active_with_embedding)}
     pieces = {"fp8": 1 if hw.fp8 else 0, "fraction": calc.STEP_CONSTANTS.matmul_fraction[hw.family],
               "peak16": hw.tflops_16bit, "memory_tbps": hw.memory_tbps, "up": hw.scale_up_GBps,
@@ -237,7 +256,7 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
     sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
                         n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
                         kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
-                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0)
+                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0, params_expert=float(p.experts))
     lay = calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
                           global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"],
                           tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],

@@ -36,26 +36,32 @@ COLUMNS = (
     ("D", "Ok", "IF(Step_batch>={C}*Step_micro_batch,1,0)"),
     ("E", "DP x CP ranks", "{C}*Step_cp"),
     ("F", "Of them in one domain", "MIN(Step_inside,{E})"),
-    ("G", "DP traffic, one pass (s)", f"IF({{E}}>1,IF({Z3},3,2)*Step_held*2*(({{F}}-1)/{{F}}/Step_up"
-                                      "+({E}/{F}-1)/({E}/{F})/({F}*Step_out)),0)"),
-    ("H", "Micro-batches", "Step_batch/({C}*Step_micro_batch)"),
-    ("I", "DP left exposed (s)", "MAX({G}-{overlap}*Step_compute_s/Step_micro,0)"),
-    ("J", "Exposed DP (s)", f"IF({Z3},{{H}}*({{I}}+{{G}}/(3*MAX(Step_layers,1))),{{I}})"),
-    ("K", "Optimizer (s)", f"Step_held/IF({Z1},{{E}},1)*32/Step_mem_Bps"),
-    ("L", "Work per rank (s)", "Step_work*Step_dp/{C}"),
-    ("M", "Step (s)", "{L}+Step_bubble+{J}+{K}"),
-    ("N", "Whole run, hours (expected)", "Step_steps*{M}/3600/Step_goodput"),
+    ("G", "Dense weights' DP traffic, one pass (s)", f"IF({{E}}>1,IF({Z3},3,2)*Step_dense*2*(({{F}}-1)/{{F}}/Step_up"
+                                                     "+({E}/{F}-1)/({E}/{F})/({F}*Step_out)),0)"),
+    # the experts' DP group: DP x CP / EP = k x CP ranks, EP apart
+    ("H", "Experts' DP ranks in one domain", "MIN(MAX(INT(Step_inside/Expert_parallel),1),{A}*Step_cp)"),
+    ("I", "Experts' DP traffic, one pass (s)", f"IF({Z3},3,2)*Step_expert*2*(({{H}}-1)/{{H}}/Step_up+({{A}}*Step_cp"
+                                               "/{H}-1)/({A}*Step_cp/{H})/({H}*Step_out))"),
+    ("J", "Micro-batches", "Step_batch/({C}*Step_micro_batch)"),
+    ("K", "DP left exposed (s)", "MAX({G}+{I}-{overlap}*Step_compute_s/Step_micro,0)"),
+    ("L", "Exposed DP (s)", f"IF({Z3},{{J}}*({{K}}+({{G}}+{{I}})/(3*MAX(Step_layers,1))),{{K}})"),
+    ("M", "Optimizer (s)", f"(Step_dense/IF({Z1},{{E}},1)+Step_expert/IF({Z1},{{A}}*Step_cp,1))*32/Step_mem_Bps"),
+    ("N", "Work per rank (s)", "Step_work*Step_dp/{C}"),
+    ("O", "Step (s)", "{N}+Step_bubble+{L}+{M}"),
+    ("P", "Whole run, hours (expected)", "Step_steps*{O}/3600/Step_goodput"),
     # calc.deadline_bound's room: the step seconds the deadline allows, less the part that does not
     # shrink as k grows (the bubble, exposed DP but ZeRO-3's, the optimizer without ZeRO)
-    ("O", "Seconds left past the fixed part",
-     f"24*Deadline_days*3600*Step_goodput/Step_steps-(Step_bubble+IF({Z3},0,{{J}})+IF({Z1},0,{{K}}))"),
+    ("Q", "Seconds left past the fixed part",
+     f"24*Deadline_days*3600*Step_goodput/Step_steps-(Step_bubble+IF({Z3},0,{{L}})+IF({Z1},0,{{M}}))"),
 )
-MEETS = ("P", "", 'IF({D}=1,IF({N}<=24*Deadline_days,{B},""),"")')
+SECONDS_COLUMNS = "GIKLMNQ"
+LAST = "R"  # the next bound (bound rows) or the devices that meet the deadline (count rows)
+MEETS = (LAST, "", 'IF({D}=1,IF({P}<=24*Deadline_days,{B},""),"")')
 # calc.deadline_bound from a bound row's step: the fewest k >= its k that can meet the deadline
 # (past the batch's ranks when no k can)
-BOUND = ("P", "", f"IF({{O}}<=0,INT(Step_batch/(Expert_parallel*Step_micro_batch))+1,"
-                  f"MAX({{A}},-INT(-{{A}}*({{L}}+IF({Z3},{{J}},0)+IF({Z1},{{K}},0))/{{O}})))")
-HEADER_P = "Next bound on k (first rows); devices that meet the deadline"
+BOUND = (LAST, "", f"IF({{Q}}<=0,INT(Step_batch/(Expert_parallel*Step_micro_batch))+1,"
+                   f"MAX({{A}},-INT(-{{A}}*({{N}}+IF({Z3},{{L}},0)+IF({Z1},{{M}},0))/{{Q}})))")
+HEADER_LAST = "Next bound on k (first rows); devices that meet the deadline"
 RESULT = f'IF(COUNT(Step_deadline_counts)=0,"{NONE}",MIN(Step_deadline_counts))'
 
 
@@ -78,31 +84,31 @@ def write(ws: Worksheet, cached: CachedCells, values: dict[str, Any], result_row
 
 def _table(ws: Worksheet, cached: CachedCells, values: dict[str, Any], top: int) -> list[Any]:
     """The counts tried, from row `top` (a heading, the headers, the bound rows, the counts), each
-    cell's formula with its value worked out by the block's own evaluator; the counts' column O."""
+    cell's formula with its value worked out by the block's own evaluator; the counts' column R."""
     text(ws, f"A{top}", "Step deadline: the counts tried (calc.deadline_devices), the step timed at each "
          "(k = 1 and the lower bounds, then the counts from the last bound; Ok 1: the batch gives each "
          "data-parallel rank a micro-batch)", styles.HEADING)
-    for col, header, _ in (*COLUMNS, ("P", HEADER_P, None)):
+    for col, header, _ in (*COLUMNS, (LAST, HEADER_LAST, None)):
         text(ws, f"{col}{top + 1}", header, styles.BOLD).alignment = styles.WRAP
     ws.row_dimensions[top + 1].height = 66  # the wrapped headers of the narrow columns, in full
     first = top + 2
     k_formula, k = "1", 1.0
     for j in range(calc.DEADLINE_BOUNDS):  # the bound rows
         cells = _row(ws, cached, values, first + j, k_formula, k, BOUND)
-        k_formula, k = f"P{first + j}", cells["P"]
+        k_formula, k = f"{LAST}{first + j}", cells[LAST]
     start = first + calc.DEADLINE_BOUNDS
     counts = []
     for i in range(calc.DEADLINE_COUNTS):
-        cells = _row(ws, cached, values, start + i, f"$P${start - 1}+{i}", k + i, MEETS)
-        counts.append(cells["P"])
+        cells = _row(ws, cached, values, start + i, f"${LAST}${start - 1}+{i}", k + i, MEETS)
+        counts.append(cells[LAST])
     ws.parent.defined_names["Step_deadline_counts"] = DefinedName(
-        "Step_deadline_counts", attr_text=f"'{ws.title}'!$P${start}:$P${start + calc.DEADLINE_COUNTS - 1}")
+        "Step_deadline_counts", attr_text=f"'{ws.title}'!${LAST}${start}:${LAST}${start + calc.DEADLINE_COUNTS - 1}")
     return counts
 
 
 def _row(ws: Worksheet, cached: CachedCells, values: dict[str, Any], r: int, k_formula: str, k: float,
          last: tuple[str, str, str]) -> dict[str, Any]:
-    """Row `r`: k in A, the step at k in B to O, then `last` in P (the next bound, or the count
+    """Row `r`: k in A, the step at k in B to Q, then `last` in R (the next bound, or the count
     where it meets the deadline); their values by column."""
     cached.formula(ws, f"A{r}", k_formula, k, "#,##0")
     got: dict[str, Any] = {"A": k}
@@ -112,5 +118,5 @@ def _row(ws: Worksheet, cached: CachedCells, values: dict[str, Any], r: int, k_f
         value = evaluate(template.format(**{c: f"_col_{c}" for c, _, _ in COLUMNS}),
                          {**values, **{f"_col_{c}": v for c, v in got.items()}})
         got[col] = value
-        cached.formula(ws, f"{col}{r}", in_sheet, value, "0.000" if col in "GIJKLMO" else "#,##0.##")
+        cached.formula(ws, f"{col}{r}", in_sheet, value, "0.000" if col in SECONDS_COLUMNS else "#,##0.##")
     return got

@@ -47,18 +47,37 @@ def budget_rows(params: float, tokens: float, device: Any, utilization: float = 
     if isinstance(utilization, str) or hasattr(utilization, "hour_factors"):
         raise TrainingBudgetError(f"utilization must be a number in (0, 1] (got {show(utilization)}): the budget "
                                   "table holds points; for low / expected / high use calc.train_range")
-    b = budget(job_of(params=params, tokens=tokens, device=device, devices=devices, utilization=utilization,
-                   price=usd_per_device_hour, pue=pue, method=method, optimizer=optimizer,
-                   zero_stage=zero_stage, active_params=active_params, table=table))
-    rows: list[list[Any]] = [[f"{part.capitalize()} (GB per device)", value / GB]
-                             for part, value in b.memory.as_dict().items() if part != "activations"]
-    rows += [["FLOPs", b.flops], ["Hours", b.hours], ["Days", b.days], ["Device-hours", b.device_hours]]
-    rows.append(["Cost (USD)", "n/a: no price; pass usd_per_device_hour" if b.cost_usd is None else b.cost_usd])
+    return budget_table(budget(job_of(params=params, tokens=tokens, device=device, devices=devices,
+                                      utilization=utilization, price=usd_per_device_hour, pue=pue, method=method,
+                                      optimizer=optimizer, zero_stage=zero_stage, active_params=active_params,
+                                      table=table)))
+
+
+def _mid(value: Any) -> Any:
+    """A range's expected figure; a point as it is."""
+    return value.expected if isinstance(value, Span) else value
+
+
+def budget_table(b: Budget) -> list[list[Any]]:
+    """[label, value] rows of one scalar `Budget` (TRAIN_BUDGET's table; budget_rows' docstring says
+    which). A Budget timed by the step model (utilization "step") gives its expected figures, then
+    the hours' low and high (calc.run_hours' band) and the step's own figures (STEP_ROWS)."""
+    rows: list[list[Any]] = [[f"{part.capitalize()} (GB per device)", value / GB]  # activations where the step
+                             for part, value in b.memory.as_dict().items()  # model counted them
+                             if part != "activations" or value > 0]
+    rows += [["FLOPs", b.flops], ["Hours", _mid(b.hours)], ["Days", _mid(b.days)],
+             ["Device-hours", _mid(b.device_hours)]]
+    if isinstance(b.hours, Span):
+        rows += [["Hours, low", b.hours.low], ["Hours, high", b.hours.high]]
+    rows.append(["Cost (USD)", "n/a: no price; pass usd_per_device_hour" if b.cost_usd is None else _mid(b.cost_usd)])
     rows.append(["Energy (kWh)", f"n/a: device {b.device!r} has no watts in its table row"
-                 if b.energy_kwh is None else b.energy_kwh])
+                 if b.energy_kwh is None else _mid(b.energy_kwh)])
     rows.append(["Fits in memory", "n/a: no memory in the device row" if b.fits is None else bool(b.fits)])
     rows.append(["Headroom (GiB per device)", "n/a" if b.headroom_bytes is None else b.headroom_bytes / GIB])
-    rows += [["Utilization", b.utilization], ["Goodput", b.goodput]]
+    rows += [["Utilization", _mid(b.utilization)], ["Goodput", b.goodput]]
+    if b.step is not None:
+        figures = step_row(b)
+        rows += [[label[0].upper() + label[1:], figures[key]] for key, label in STEP_ROWS]
     return rows
 
 
@@ -145,6 +164,13 @@ def budget_row(b: Budget) -> dict[str, Any]:
 
 
 STEP_PARTS = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")  # calc.Step's breakdown
+STEP_PART_WORDS = {"compute": "compute", "tp": "TP", "cp": "CP", "ep": "EP", "bubble": "bubble",
+                   "dp_exposed": "exposed DP", "optimizer": "optimizer"}
+# step_row's keys as a table's rows (TRAIN_STEP, TRAIN_BUDGET at "step"): (key, label with its unit)
+STEP_ROWS = (("step_seconds", "step seconds"), ("tokens_per_second_per_device", "tokens/s per device"),
+             ("mfu", "MFU (row's dense peak)"), ("mfu_16bit", "MFU (16-bit peak)"), ("hfu", "HFU"),
+             *((f"step_{p}_seconds", f"{STEP_PART_WORDS[p]} seconds") for p in STEP_PARTS),
+             ("seq_len", "sequence length (tokens)"), ("global_batch_tokens", "global batch (tokens)"))
 
 
 def step_row(b: Budget) -> dict[str, Any]:

@@ -11,7 +11,6 @@ residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours 
 
 from __future__ import annotations
 
-import math
 from dataclasses import fields
 from typing import Any
 
@@ -26,6 +25,7 @@ from ..physics.memory import trainable_share
 from ..prior.regression import UtilizationPrior
 from ..step import Layout, Shape, Step, fit_goodput, hardware, step_time
 from ..step.runs import STEP_RESIDUAL, STEP_RESIDUAL_ROWS
+from ..step.shape import preset_shape
 
 STEP_WORD = "step"
 # fit's switches for activation memory (calc.physics.fit_search.Search's defaults), so the step's
@@ -59,25 +59,12 @@ def trained_share(method: Any, preset: ModelPreset | None, trainable: Any = None
 
 
 def shape_of(preset: ModelPreset | None) -> Shape:
-    """The step model's view of a preset's shape (its counted parameters; attention and KV widths
-    from heads x head size); a job of parameters alone has no shape to time."""
+    """The step model's view of a preset's shape (calc.step.preset_shape); a job of parameters alone
+    has no shape to time."""
     if preset is None or not preset.has_shape:
         raise TrainingBudgetError("utilization 'step' needs the model's shape: give a model (a preset, e.g. "
                                   "'Llama 3.1 70B', or a config.json), not parameters alone", "model")
-    sh, counts = preset.shape, preset.params()
-    head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
-    moe = (sh.get("n_experts") or 1) > 1
-    active = _published(preset.published_active_params, counts.active_with_embedding)  # as calibrated
-    return Shape(params_active=active, params_total=_published(preset.published_total_params, counts.total),
-                 n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
-                 kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
-                 top_k=(sh.get("top_k") or 0) if moe else 0)
-
-
-def _published(published: Any, counted: Any) -> float:
-    """A preset's published count where it has one (the step model was calibrated on those), else its
-    count from the shape (a config.json gives none)."""
-    return float(published) if published is not None and math.isfinite(published) else float(counted)
+    return preset_shape(preset)
 
 
 def layout_of(job: Any, devices: Any) -> Layout:

@@ -69,7 +69,7 @@ def load_measured(text: str | None = None) -> MeasuredSet:
 
     shape = Shape(params_active=num("active_params"), params_total=num("params"), n_layers=num("n_layers"),
                   d_model=num("d_model"), attn_dim=num("attn_dim"), kv_dim=num("kv_dim"), vocab=num("vocab"),
-                  top_k=num("top_k"))
+                  top_k=num("top_k"), params_expert=num("expert_params"))
     layout = Layout(devices=num("devices"), seq_len=num("seq_len"), global_batch_tokens=num("global_batch_tokens"),
                     tp=num("tp"), pp=num("pp"), vpp=num("vpp"), cp=num("cp"), ep=num("ep"),
                     zero_stage=num("zero_stage"), micro_batch=num("micro_batch"),

@@ -8,17 +8,24 @@ the routed experts per token. `Shape.from_preset` reads them from calc.models' p
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..base.checks import non_negative, positive, whole
+from ..base.errors import TrainingBudgetError, show
 
 
 @dataclass(frozen=True)
 class Shape:
     """params_active, params_total: parameters (N_active counts one token's path, embedding included
     as in 6·N·D); n_layers; d_model, attn_dim (heads x head_dim), kv_dim (K or V width per token),
-    vocab; top_k: routed experts per token (0 for a dense model). Scalars or broadcasting arrays."""
+    vocab; top_k: routed experts per token (0 for a dense model); params_expert: the routed experts'
+    parameters, which expert parallelism splits and whose gradients are reduced over the expert
+    data-parallel group only (None: params_total - params_active, every active parameter taken as
+    dense). Scalars or broadcasting arrays."""
 
     params_active: Any
     n_layers: Any
@@ -28,6 +35,7 @@ class Shape:
     kv_dim: Any = None
     vocab: Any = 0.0
     top_k: Any = 0.0
+    params_expert: Any = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -40,17 +48,35 @@ class Shape:
         put(self, "kv_dim", whole("kv_dim", self.attn_dim if self.kv_dim is None else self.kv_dim))
         put(self, "vocab", non_negative("vocab", self.vocab))
         put(self, "top_k", non_negative("top_k", self.top_k))
+        expert = self.params_total - self.params_active if self.params_expert is None else self.params_expert
+        put(self, "params_expert", non_negative("params_expert", expert))
+        if np.any(np.asarray(self.params_expert) > np.asarray(self.params_total)):
+            raise TrainingBudgetError(f"params_expert must be at most params_total (got {show(self.params_expert)} "
+                                      f"and {show(self.params_total)})", "params_expert")
 
     @classmethod
     def from_preset(cls, name: str) -> Shape:
         """The shape of a calc.models preset (e.g. 'Llama 3.1 70B'), with its published parameter counts."""
         from ..model.shapes import model_preset
 
-        p = model_preset(name)
-        sh = p.shape
-        head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
-        moe = (sh.get("n_experts") or 1) > 1
-        return cls(params_active=p.published_active_params, params_total=p.published_total_params,
-                   n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
-                   kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
-                   top_k=(sh.get("top_k") or 0) if moe else 0)
+        return preset_shape(model_preset(name))
+
+
+def preset_shape(preset: Any) -> Shape:
+    """The step's view of a calc.models preset (a ModelPreset with a shape): its published parameter
+    counts where it has them (the step model was calibrated on those; a config.json gives none: the
+    counted ones), attention and KV widths from heads x head size, its routed experts' parameters
+    (at most the total) and routed experts per token."""
+    sh, counts = preset.shape, preset.params()
+    head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
+    moe = (sh.get("n_experts") or 1) > 1
+    total = _published(preset.published_total_params, counts.total)
+    return Shape(params_active=_published(preset.published_active_params, counts.active_with_embedding),
+                 params_total=total, n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
+                 kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
+                 top_k=(sh.get("top_k") or 0) if moe else 0, params_expert=min(float(counts.experts), total))
+
+
+def _published(published: Any, counted: Any) -> float:
+    """A preset's published count where it has one, else its count from the shape."""
+    return float(published) if published is not None and math.isfinite(published) else float(counted)

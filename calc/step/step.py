@@ -55,7 +55,8 @@ def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
     inside = most(floor(dom / lay.tp), 1.0)  # DP x CP (and EP) ranks per scale-up domain
     return {"up": up, "out": out, "tp": pick(lay.tp <= dom, up, out),
             "cp": pick(lay.tp * lay.cp <= dom, up, out), "inside": inside,
-            "ep_domains": lay.ep / least(lay.ep, inside)}
+            "ep_domains": lay.ep / least(lay.ep, inside),
+            "expert_inside": most(floor(inside / lay.ep), 1.0)}  # an expert's DP ranks, ep apart
 
 
 def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None,
@@ -83,7 +84,9 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     dev_tokens = tokens / (lay.tp * lay.pp)                         # a device's share of a stage's matmuls
     core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
     rate_attn = terms.attention_rate(rate16 * k.attention_ratio, lay.seq_len / lay.cp, k.attention_tile)
-    held = (sh.params_active + (sh.params_total - sh.params_active) / lay.ep) / (lay.tp * lay.pp)
+    dense = (sh.params_total - sh.params_expert) / (lay.tp * lay.pp)  # every EP rank's copy
+    expert = sh.params_expert / (lay.ep * lay.tp * lay.pp)            # this EP rank's experts
+    held = dense + expert
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
     attention = dev_tokens * core / rate_attn                       # the device's attention seconds
@@ -98,10 +101,13 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     work = compute + vector + tp + cp + ep
     bubble = work * (lay.pp - 1.0) / (lay.vpp * micro)
     group = dp * lay.cp                                             # ranks holding the same weights
-    dp_comm = when(group > 1, lambda: terms.dp_seconds(held, group, lay.zero_stage, link["inside"], link["up"],
-                                                           link["out"], trained))
+    dp_comm = when(group > 1, lambda: terms.dp_seconds(dense, group, lay.zero_stage, link["inside"], link["up"],
+                                                           link["out"], trained)
+                   + terms.dp_seconds(expert, group / lay.ep, lay.zero_stage, link["expert_inside"], link["up"],
+                                      link["out"], trained))
     dp_exposed = terms.dp_exposed_seconds(dp_comm, compute + vector, micro, layers, lay.zero_stage, k.overlap)
-    opt = terms.optimizer_seconds(held * trained, group, lay.zero_stage, mem)  # the trained weights' states
+    opt = (terms.optimizer_seconds(dense * trained, group, lay.zero_stage, mem)  # the trained weights' states
+           + terms.optimizer_seconds(expert * trained, group / lay.ep, lay.zero_stage, mem))
     step = work + bubble + dp_exposed + opt
     tps = lay.global_batch_tokens / (lay.devices * step)
     parts = {"compute": compute + vector, "tp": tp, "cp": cp, "ep": ep, "bubble": bubble,

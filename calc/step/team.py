@@ -12,7 +12,8 @@ rows are valid here):
 - required: device (a row of the device table), devices, seq_len (tokens), global_batch_tokens
   (tokens per optimizer step), recompute (none, selective, full), tokens_per_second_per_device;
 - the model: its shape in params, n_layers, d_model (and optionally active_params, attn_dim,
-  kv_dim, vocab, top_k), or else `model` naming a calc.models preset;
+  kv_dim, vocab, top_k, expert_params: the routed experts' parameters), or else `model` naming a
+  calc.models preset;
 - optional (calc.step.Layout's defaults when empty or absent): tp, pp, vpp, cp, ep (1 each),
   zero_stage (1), micro_batch (1 sequence); source, as_of, note are kept as words.
 """
@@ -37,18 +38,18 @@ from .step import step_time
 
 REQUIRED = ("device", "devices", "seq_len", "global_batch_tokens", "recompute", "tokens_per_second_per_device")
 SHAPE = ("params", "n_layers", "d_model")
-SHAPE_OPTIONAL = ("active_params", "attn_dim", "kv_dim", "vocab", "top_k")
+SHAPE_OPTIONAL = ("active_params", "attn_dim", "kv_dim", "vocab", "top_k", "expert_params")
 LAYOUT_OPTIONAL = ("tp", "pp", "vpp", "cp", "ep", "zero_stage", "micro_batch")
 FACTOR_RANGE = (0.25, 4.0)  # a team at a quarter to 4x the published runs' achievable rate; outside: a typo
 
 # Step time measured / predicted after a team's own factor, p10 and p90 over the packaged measured
 # layouts (calc/data/steptime_measured.csv, use=fit rows): each row predicted with the factor fitted
 # on the other rows of its team (the same first word of `source`, the same device; teams of 2 or
-# more rows: 46 rows), by team_residuals() on 2026-12-05 with the constants fitted that day. Against
-# STEP_RESIDUAL (0.843, 1.173), the published runs' leave-one-out band a prediction carries without a
+# more rows: 46 rows), by team_residuals() on 2026-12-06 with the constants fitted that day. Against
+# STEP_RESIDUAL (0.841, 1.173), the published runs' leave-one-out band a prediction carries without a
 # team's steps, it is narrower in log terms (0.28 vs 0.33); the median error with the team's factor from
 # its other rows is 6.2%.
-TEAM_RESIDUAL = (0.868, 1.146)
+TEAM_RESIDUAL = (0.870, 1.146)
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def _cell(rec: dict[str, str], col: str, where: str) -> float | None:
         value = float(raw.replace("_", ""))
     except ValueError:
         raise TrainingBudgetError(f"{where}: {col} must be a number (got {show(raw)})", col) from None
-    zero_ok = col in ("top_k", "vocab", "zero_stage")
+    zero_ok = col in ("top_k", "vocab", "zero_stage", "expert_params")
     if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
         raise TrainingBudgetError(f"{where}: {col} must be a finite number {'>=' if zero_ok else '>'} 0 "
                                   f"(got {show(raw)})", col)
@@ -122,7 +123,7 @@ def _shape(rec: dict[str, str], where: str) -> Shape:
         active = vals["active_params"] or vals["params"]
         return Shape(params_active=active, params_total=vals["params"], n_layers=vals["n_layers"],
                      d_model=vals["d_model"], attn_dim=vals["attn_dim"], kv_dim=vals["kv_dim"],
-                     vocab=vals["vocab"] or 0.0, top_k=vals["top_k"] or 0.0)
+                     vocab=vals["vocab"] or 0.0, top_k=vals["top_k"] or 0.0, params_expert=vals["expert_params"])
     name = (rec.get("model") or "").strip()
     if not name:
         raise TrainingBudgetError(f"{where}: give the model's shape ({', '.join(SHAPE)}) or a preset in `model`",

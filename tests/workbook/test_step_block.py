@@ -59,7 +59,7 @@ def _asked(budget: dict, layout: tuple, preset: str, step: dict) -> tuple:
     sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
                         n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
                         kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
-                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0)
+                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0, params_expert=float(p.experts))
     lay = calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
                           global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"], tp=tp, pp=pp,
                           vpp=inputs["Step_vpp"], cp=inputs["Step_cp"], ep=ep, zero_stage=v["zero_stage"],
@@ -148,9 +148,9 @@ def test_formulas_a_person_reads_stay_short(built):
         ref = names[name].attr_text.split("!")[-1].replace("$", "")
         assert len(ws[ref].value) < 200, name
     first, last = names["Step_deadline_counts"].attr_text.split("!")[-1].replace("$", "").split(":")
-    table = ws[f"A{int(first[1:]) - calc.DEADLINE_BOUNDS}:P{last[1:]}"]
+    table = ws[f"A{int(first[1:]) - calc.DEADLINE_BOUNDS}:{step_deadline.LAST}{last[1:]}"]
     formulas = [c.value for row in table for c in row if isinstance(c.value, str) and c.value.startswith("=")]
-    assert len(formulas) == 16 * (calc.DEADLINE_BOUNDS + calc.DEADLINE_COUNTS)  # columns A to P, every row
+    assert len(formulas) == 18 * (calc.DEADLINE_BOUNDS + calc.DEADLINE_COUNTS)  # columns A to R, every row
     assert max(len(f) for f in formulas) < 200
 
 

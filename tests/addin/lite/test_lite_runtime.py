@@ -69,6 +69,11 @@ def args(name: str, **given: Any) -> list[Any]:
     return [None if n not in given else (given[n] if isinstance(given[n], list) else [[given[n]]]) for n in order]
 
 
+# TRAIN_BUDGET at utilization "step": a preset as params, the layout and batch after its own arguments
+STEP_BUDGET = {"params": "Llama 3.1 8B", "tokens": 1e12, "device": H100, "utilization": "step", "devices": 64,
+               "zero_stage": 1, "tp": 2, "seq_len": 8192, "global_batch": 512}
+
+
 def cases() -> dict[str, dict[str, Any]]:
     """Every case by its id: one call each."""
     table = table_rows()
@@ -97,6 +102,7 @@ def cases() -> dict[str, dict[str, Any]]:
                                                                      devices_table=table)},
         "table, bad header": {"func": "TRAIN_HOURS", "args": args("TRAIN_HOURS", **hours, device=H100,
                                                                   devices_table=[["Name", "Watts"], ["x", 1]])},
+        "budget, step": {"func": "TRAIN_BUDGET", "args": args("TRAIN_BUDGET", **STEP_BUDGET)},
         "budget, a range": {"func": "TRAIN_BUDGET", "args": args("TRAIN_BUDGET", params=[[7e9], [13e9]], tokens=1e12,
                                                                  device=H100)},
     }
@@ -247,6 +253,13 @@ def test_the_templates_devices_table_with_its_empty_cells(ran, mode):
     want = budget.call({"params": 7e9, "tokens": 1e12, "device": LAB, "utilization": 0.4}, table=table)
     assert got(ran, "table, budget", mode=mode) == {"value": num(as_excel(want))}
     assert "no watts" in got(ran, "table, no watts", mode=mode)["error"]
+
+
+@pytest.mark.parametrize("mode", ["none", "jsnull"])
+def test_train_budget_times_the_step_in_the_runtime(ran, mode):
+    want = BY_NAME["TRAIN_BUDGET"].call(STEP_BUDGET)
+    assert any(label == "Step seconds" for label, _ in want)
+    assert got(ran, "budget, step", mode=mode) == {"value": num(as_excel(want))}
 
 
 def test_errors_name_the_argument(ran):

@@ -93,6 +93,52 @@ def test_bad_input_is_a_short_message_naming_the_argument(kwargs, needle):
         assert got.startswith("#VALUE! ") or got.startswith("#N/A ")
 
 
+# --- TRAIN_BUDGET at utilization "step": the whole budget of the same Budget -----------------------------
+
+def _budget_args(job: dict) -> dict:
+    """TRAIN_BUDGET's arguments for a random job: the preset as params, 1e9 tokens, "step"."""
+    rest = {k: v for k, v in job.items() if k not in ("model", "device", "devices")}
+    return {"params": job["model"], "tokens": 1e9, "device": job["device"], "utilization": "step",
+            "devices": job["devices"], **rest}
+
+
+@pytest.mark.parametrize("i", range(0, len(JOBS), 5))
+def test_train_budget_at_step_renders_the_same_budget(i):
+    job, want = JOBS[i]
+    table = dict((label, value) for label, value in udfs.TRAIN_BUDGET(**_budget_args(job)))
+    for key, label in step_calls.ROWS:
+        assert table[label[0].upper() + label[1:]] == pytest.approx(want[key], rel=1e-12), (key, job)
+    flat = {k: v for k, v in job.items() if k != "global_batch"}
+    b = calc.budget(calc.job(**flat, global_batch_tokens=job["global_batch"] * job["seq_len"], tokens=1e9,
+                             utilization="step"))
+    assert table["Hours"] == pytest.approx(b.hours.expected, rel=1e-12)
+    assert (table["Hours, low"], table["Hours, high"]) == pytest.approx((b.hours.low, b.hours.high), rel=1e-12)
+    assert table["Activations (GB per device)"] == pytest.approx(float(b.memory.activations) / calc.GB, rel=1e-12)
+    assert table["Fits in memory"] is bool(b.fits)
+
+
+def test_train_budget_takes_a_layout_at_a_given_utilization_too():
+    """The degrees split the memory at any utilization; a preset's name stands for its parameters."""
+    by_name = dict((k, v) for k, v in udfs.TRAIN_BUDGET("Llama 3.1 70B", 1e12, H100, 0.4, 64, tp=8, zero_stage=1))
+    b = calc.budget(calc.job(model="Llama 3.1 70B", tokens=1e12, device=H100, devices=64, utilization=0.4, tp=8,
+                             zero_stage=1))
+    assert by_name["Weights (GB per device)"] == pytest.approx(float(b.memory.weights) / calc.GB, rel=1e-12)
+    assert by_name["Hours"] == pytest.approx(float(b.hours), rel=1e-12)
+    assert "Step seconds" not in by_name
+
+
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"utilization": 0.4, "seq_len": 8192}, "seq_len sets the step model's batch"),
+    ({"utilization": 0.4, "global_batch": 512}, "global_batch sets the step model's batch"),
+    ({"params": 8e9}, "utilization 'step' needs the model's shape"),
+    ({"utilization": "prior"}, 'utilization must be a number in (0, 1] or "step"'),
+])
+def test_train_budget_refuses_what_it_cannot_time(kwargs, needle):
+    args = {"params": "Llama 3.1 8B", "tokens": 1e9, "device": H100, "utilization": "step", "devices": 64, **kwargs}
+    got = udfs.TRAIN_BUDGET(**args)
+    assert isinstance(got, str) and got.startswith("#VALUE! ") and needle in got and len(got) <= 255, got
+
+
 # --- TRAIN_STEP_DEVICES_FOR_DAYS: devices for a deadline on the step model ----------------------------
 
 DEADLINE_ORDER = [a.name for a in BY_NAME["TRAIN_STEP_DEVICES_FOR_DAYS"].args]

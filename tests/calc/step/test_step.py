@@ -178,3 +178,28 @@ def test_a_measured_row_with_more_cells_than_the_header_is_refused():
     bad = "\n".join([lines[0], lines[1] + ",a stray cell", *lines[2:]])
     with pytest.raises(calc.TrainingBudgetError, match=r"row 2: .* cells where the header names"):
         calc.load_measured_steps(bad)
+
+
+def test_routed_experts_are_reduced_over_the_expert_data_parallel_group():
+    """Megatron-Core reduces a routed expert's gradients over the ranks that hold that expert (data x
+    context parallel / EP), not over all of data parallel: with EP = DP every expert has one holder, so
+    only the dense weights move, and Adam's states spread over every device (ZeRO-1)."""
+    h = S.hardware("H100 SXM, BF16 tensor core, dense")
+    moe = S.Shape(params_active=3.7e10, params_total=6.71e11, params_expert=6.539e11, n_layers=61, d_model=7168,
+                  attn_dim=20480, kv_dim=576, vocab=129280, top_k=8)
+    lay = S.Layout(devices=256, seq_len=4096, global_batch_tokens=2048 * 4096, pp=4, ep=64, zero_stage=1)
+    no_overlap = replace(S.CONSTANTS, overlap=0.0)
+    st = S.step_time(moe, lay, h, no_overlap)
+    dense = (6.71e11 - 6.539e11) / 4
+    inside = 8.0  # DP ranks per 8-GPU node at TP1
+    want = terms.dp_seconds(dense, 64.0, 1.0, inside, h.scale_up_GBps * 0.5e9, h.scale_out_Gbps * 0.125e9)
+    assert float(st.breakdown["dp_exposed"]) == pytest.approx(want, rel=1e-12)
+    assert float(st.breakdown["optimizer"]) == pytest.approx(6.71e11 / 256 * 32 / (h.memory_tbps * 1e12), rel=1e-12)
+    # every active parameter taken as dense (the default split) moves more, over the whole DP group
+    coarse = S.step_time(replace(moe, params_expert=None), lay, h, no_overlap)
+    assert float(coarse.breakdown["dp_exposed"]) > 1.5 * want
+
+
+def test_expert_params_cannot_exceed_the_total():
+    with pytest.raises(TrainingBudgetError, match="params_expert"):
+        S.Shape(params_active=1e9, params_total=2e9, params_expert=3e9, n_layers=4, d_model=512)
