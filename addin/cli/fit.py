@@ -114,8 +114,9 @@ _OPTIONS = (
     click.option("--global-batch", type=WHOLE, default=calc.DEFAULT_GLOBAL_BATCH, show_default=True, help=BATCH_HELP),
     click.option("--micro-batch", type=WHOLE, default=None, help="Micro-batch per device (default: search 1, 2, 4)."),
     click.option("--recompute", default=None,
-                 help="none, selective, op (torchtitan's op-level selective checkpointing) or full "
-                      "(default: search none, op and full)."),
+                 help="none, selective, op (torchtitan's op-level selective checkpointing), full, or offload "
+                      "(full with each layer's input in host memory, MaxText's offload policy; timed as full) "
+                      "(default: search none, op, full and offload, offload only where full does not fit)."),
     click.option("--context-parallel", "--cp", "context_parallel", type=WHOLE, default=None,
                  help="Context-parallel size (default: search)."),
     click.option("--method", default="full", show_default=True, help="full, lora or qlora."),

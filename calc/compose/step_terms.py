@@ -11,6 +11,7 @@ residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 from typing import Any
 
@@ -84,10 +85,23 @@ def with_step_activations(job: Any) -> Any:
     if not (isinstance(job.training.activations, (int, float)) and job.training.activations == 0):
         return job
     lay = job.layout
-    o = {**ACTIVATION_SEARCH, "seq_len": lay.sizes()[0]}
-    act = stage_activations(job.model.preset.shape, (lay.tp, lay.pp, lay.cp, lay.vpp), lay.micro_batch,
-                            lay.recompute, o)
+    sizes = (lay.tp, lay.pp, lay.cp, lay.vpp, lay.micro_batch, lay.recompute, lay.sizes()[0])
+    if all(isinstance(x, (int, float, str)) for x in sizes):  # a scalar layout: counted once per shape and layout
+        act = _scalar_activations(tuple(sorted(job.model.preset.shape.items())), sizes)
+    else:
+        act = _activations(job.model.preset.shape, sizes)
     return job.with_(activations=float(act) if np.ndim(act) == 0 else act)
+
+
+def _activations(shape: dict[str, Any], sizes: tuple[Any, ...]) -> Any:
+    """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len) with fit's switches."""
+    *split, micro, recompute, seq_len = sizes
+    return stage_activations(shape, tuple(split), micro, recompute, {**ACTIVATION_SEARCH, "seq_len": seq_len})
+
+
+@functools.lru_cache(maxsize=1024)
+def _scalar_activations(shape: tuple[tuple[str, Any], ...], sizes: tuple[Any, ...]) -> float:
+    return float(_activations(dict(shape), sizes))
 
 
 def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,

@@ -131,11 +131,22 @@ class ModelPreset:
     def params(self) -> ParamBreakdown:
         """Counted from the shape; the published totals when the shape is not standard."""
         if self.has_shape:
-            return model_params(**self.shape)
+            return counted(self.shape)
         t, a = self.published_total_params, self.published_active_params
         return ParamBreakdown(total=t, active=a, embedding=np.nan, attention=np.nan, mlp=np.nan,
                               router=np.nan, norms=np.nan, experts=np.nan,
                               active_with_embedding=a)
+
+
+def counted(shape: dict[str, Any]) -> ParamBreakdown:
+    """model_params over a preset's shape (scalars), counted once per distinct shape: a preset is
+    read-only and every question on it asks for its counts."""
+    return _counted(tuple(sorted(shape.items())))
+
+
+@functools.lru_cache(maxsize=512)
+def _counted(shape: tuple[tuple[str, Any], ...]) -> ParamBreakdown:
+    return model_params(**dict(shape))
 
 
 def _preset(row: dict[str, str]) -> ModelPreset:

@@ -30,9 +30,9 @@ than the global batch; context-parallel ranks share one sequence and add none. T
 step are global_batch · seq_len.
 
 Ranking (stated, as in the CLI): fewest devices per model replica (tensor · pipeline ·
-context: less model-parallel communication), then least recompute (none, selective, op, full:
-fewer FLOPs), then the largest micro-batch, then the lowest ZeRO stage, then the fewest
-virtual stages, then the fewest bytes per device.
+context: less model-parallel communication), then least recompute (none, selective, op, full,
+offload: fewer FLOPs, then no host copies), then the largest micro-batch, then the lowest ZeRO
+stage, then the fewest virtual stages, then the fewest bytes per device.
 """
 
 from __future__ import annotations
@@ -212,16 +212,20 @@ def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], m
     T, P, C, V = sizes
     L = shape["n_layers"]
     opts = _activation_shape(shape)
+    offload = recompute == "offload"   # full recompute, layer inputs in host memory (fit_search.RECOMPUTE_ORDER)
 
     def at(layers: Any) -> Any:  # activation_bytes as if every stage held layers / P (P divides them)
         if shape.get("n_experts", 1) > 1:
             n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
             opts["moe_layers"] = np.minimum(np.ceil(n_moe * busiest_scale(L, P)), layers)
         return activation_bytes(layers, shape["d_model"], shape["n_heads"], o["seq_len"], micro_batch,
-                                recompute=recompute, tensor_parallel=T, sequence_parallel=o["sequence_parallel"],
-                                flash_attention=o["flash_attention"], pipeline_parallel=P, context_parallel=C,
-                                vocab=shape["vocab"], virtual_stages=V, loss=o["loss"], **opts)
+                                recompute="full" if offload else recompute, tensor_parallel=T,
+                                sequence_parallel=o["sequence_parallel"], flash_attention=o["flash_attention"],
+                                pipeline_parallel=P, context_parallel=C, vocab=shape["vocab"], virtual_stages=V,
+                                loss=o["loss"], micro_batches=1 if offload else None, **opts)
 
+    if offload:  # on the device: one layer's input in flight to or from the host (one layer a stage, one
+        return at(P)  # micro-batch), the layer being recomputed, the embedding and the loss
     high = -(-L // P) * P                              # ceil(L/p) layers on every stage
     whole_split = np.mod(L, P) == 0
     if np.all(whole_split):
@@ -328,7 +332,10 @@ def _search(preset: ModelPreset, n: int, s: Search,
     if s.batch is not None:  # data · micro-batch divides the global batch: whole accumulation >= 1
         allowed = s.batch % (cands[5][None, :] * np.asarray(batches)[:, None]) == 0   # (batches, K)
         real = real & allowed[None, None]
-    return cands, parts, real, real & (parts["sum"] <= cap)
+    fit = real & (parts["sum"] <= cap)
+    if "offload" in modes and "full" in modes:  # offload only where full recompute does not fit
+        fit[:, modes.index("offload")] &= ~fit[:, modes.index("full")]
+    return cands, parts, real, fit
 
 
 def _devices_to_fit(preset: ModelPreset, n: int, s: Search, cap: float) -> int | None:

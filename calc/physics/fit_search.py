@@ -14,7 +14,17 @@ from ..base.errors import TrainingBudgetError, show
 from .memory import METHODS, OPTIMIZERS, ZERO_STAGES
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
-RECOMPUTE_ORDER = ("none", "selective", "op", "full")  # fewest recomputed FLOPs first (calc.physics.flops)
+# fewest recomputed FLOPs first (calc.physics.flops), then "offload": full recompute with each layer's
+# checkpointed input kept in host memory, not the device's (MaxText's remat_policy=custom with
+# decoder_layer_input=offload, github.com/AI-Hypercomputer/maxtext src/MaxText/configs/base.yml, as its
+# tpu-recipes v6e Llama 3.1 70B recipe runs; Megatron-Core's TransformerConfig.cpu_offloading). fit lists
+# it only where full recompute does not fit: it moves every layer input over the host link each step.
+RECOMPUTE_ORDER = ("none", "selective", "op", "full", "offload")
+# what the step model (calc.step: none, selective, full) times a fit recompute as: op-level selective
+# checkpointing recomputes about what Korthikanti et al. 2022 s.5's selective does; the offloaded
+# inputs' copies overlap the compute (MaxText's tpu-recipes v6e Llama 3.1 70B, timed as full: within 4%
+# of its logged step, calc/data/steptime_measured.csv)
+TIMED_AS = {"none": "none", "selective": "selective", "op": "selective", "full": "full", "offload": "full"}
 MICRO_BATCHES = (1, 2, 4)
 MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
 # The default global batch of the fit and plan commands: 1,024 sequences of 4,096 tokens (4,194,304
@@ -60,11 +70,12 @@ class Search:
     """The options of one layout search (calc.fit_layouts), checked when made.
 
     `seq_len` tokens; `global_batch` sequences per optimizer step (None: not constrained).
-    Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (default none, op and full;
-    with FlashAttention "selective" stores the same bytes as "none", so it is searched only without
-    it or when asked), `context_parallel` (default: divisors of the devices up to 64 that leave >= 1,024
-    tokens per rank), `zero_stages` (default 0-3). `optimizer`, `grad_bytes` (4: fp32 main gradients,
-    Megatron/NeMo grad_reduce_in_fp32; 2 for bf16), `method` (full, lora, qlora), `trainable`
+    Searched unless fixed: `micro_batch` (default 1, 2, 4), `recompute` (default none, op, full and
+    offload, offload listed only where full does not fit; with FlashAttention "selective" stores the
+    same bytes as "none", so it is searched only without it or when asked), `context_parallel`
+    (default: divisors of the devices up to 64 that leave >= 1,024 tokens per rank), `zero_stages`
+    (default 0-3). `optimizer`, `grad_bytes` (4: fp32 main gradients, Megatron/NeMo
+    grad_reduce_in_fp32; 2 for bf16), `method` (full, lora, qlora), `trainable`
     (adapter parameters, a count or a share; checked against the model in fit_layouts), `loss`
     (calc.physics.activations), `sequence_parallel`, `flash_attention`, `zero3_buffers`. Memory: the
     device's (or `memory_gib` GiB) less `reserve_gib` (calc/hardware/capacity.py's rule when None).
@@ -100,7 +111,8 @@ class Search:
         choice("method", self.method, METHODS[:3])
         stages = options("zero_stages", self.zero_stages, ZERO_STAGES, ZERO_STAGES)
         # with FlashAttention "selective" stores what "none" does (no scores): search it only if asked
-        searched = ("none", "op", "full") if flag("flash_attention", self.flash_attention) else RECOMPUTE_ORDER
+        searched = (("none", "op", "full", "offload") if flag("flash_attention", self.flash_attention)
+                    else RECOMPUTE_ORDER)
         modes = options("recompute", self.recompute, searched, RECOMPUTE_ORDER)
         batches = options("micro_batch", self.micro_batch, MICRO_BATCHES)
         contexts = None if self.context_parallel is None else options("context_parallel", self.context_parallel, (1,))

@@ -106,6 +106,16 @@ def hardware(device: str | Device, table: DeviceTable | None = None,
     or a `Device`; `record` the row's raw cells when it may carry its own topology columns."""
     table = table or catalog()
     dev = table.get(device) if isinstance(device, str) else device
+    return _catalog_hardware(dev, table) if record is None else _hardware(dev, table, record)
+
+
+@functools.lru_cache(maxsize=256)
+def _catalog_hardware(dev: Device, table: DeviceTable) -> Hardware:
+    """hardware() of a row without its own cells, once per row and table (both read-only)."""
+    return _hardware(dev, table, None)
+
+
+def _hardware(dev: Device, table: DeviceTable, record: dict[str, Any] | None) -> Hardware:
     if dev.memory_tbps is None:
         raise TrainingBudgetError(f"device {dev.name!r} has no memory_tbps: the step's memory-bound terms need it",
                                   "memory_tbps")

@@ -8,6 +8,7 @@ the routed experts per token. `Shape.from_preset` reads them from calc.models' p
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..base.checks import non_negative, positive, whole
 from ..base.errors import TrainingBudgetError, show
+from ..model.shapes import counted
 
 
 @dataclass(frozen=True)
@@ -66,17 +68,27 @@ def preset_shape(preset: Any) -> Shape:
     """The step's view of a calc.models preset (a ModelPreset with a shape): its published parameter
     counts where it has them (the step model was calibrated on those; a config.json gives none: the
     counted ones), attention and KV widths from heads x head size, its routed experts' parameters
-    (at most the total) and routed experts per token."""
-    sh, counts = preset.shape, preset.params()
+    (at most the total) and routed experts per token. Built once per distinct preset (a Shape is frozen)."""
+    return _preset_shape(tuple(sorted(preset.shape.items())), _published(preset.published_total_params, None),
+                         _published(preset.published_active_params, None))
+
+
+@functools.lru_cache(maxsize=512)
+def _preset_shape(items: tuple[tuple[str, Any], ...], published_total: float | None,
+                  published_active: float | None) -> Shape:
+    sh = dict(items)
+    counts = counted(sh)
     head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
     moe = (sh.get("n_experts") or 1) > 1
-    total = _published(preset.published_total_params, counts.total)
-    return Shape(params_active=_published(preset.published_active_params, counts.active_with_embedding),
+    total = _published(published_total, counts.total)
+    return Shape(params_active=_published(published_active, counts.active_with_embedding),
                  params_total=total, n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
                  kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
                  top_k=(sh.get("top_k") or 0) if moe else 0, params_expert=min(float(counts.experts), total))
 
 
-def _published(published: Any, counted: Any) -> float:
-    """A preset's published count where it has one, else its count from the shape."""
-    return float(published) if published is not None and math.isfinite(published) else float(counted)
+def _published(published: Any, counted: Any) -> Any:
+    """A preset's published count where it has one, else its count from the shape (None: none)."""
+    if published is not None and math.isfinite(published):
+        return float(published)
+    return None if counted is None else float(counted)

@@ -76,11 +76,35 @@ def test_fit_equals_a_brute_force_loop(name, devices):
 
 def test_ranking_is_the_stated_rule():
     got = fit_layouts("Llama 3.1 70B", H100, 64, seq_len=8192)
-    cost = np.array([("none", "selective", "op", "full").index(r) for r in got.recompute])
-    assert set(got.recompute) == {"none", "op", "full"}  # searched with FlashAttention
+    cost = np.array([("none", "selective", "op", "full", "offload").index(r) for r in got.recompute])
+    assert {"none", "op", "full"} <= set(got.recompute) <= {"none", "op", "full", "offload"}  # with FlashAttention
     keys = list(zip(got.tp * got.pp * got.cp, cost, -got.micro_batch, got.zero_stage, got.vpp,
                     got.total_bytes, strict=True))
     assert keys == sorted(keys) and len(keys) > 100
+
+
+V6E = "TPU v6e (Trillium), BF16, dense"
+
+
+def test_offload_is_listed_only_where_full_recompute_does_not_fit():
+    """MaxText's v6e-256 Llama 3.1 70B recipe (FSDP over 256 chips, 8K, layer inputs offloaded to host):
+    at TP1 PP1 full recompute's stored layer inputs (80 x 2 x 8,192 x 8,192 B a sequence) overflow the
+    29 GiB a chip keeps; offloaded, the device holds one layer's input and fits. Every offload row is a
+    layout where full recompute does not fit, with fewer activation bytes than full's."""
+    got = fit_layouts("Llama 3.1 70B", V6E, 256, seq_len=8192, global_batch=1024)
+    rows = got.rows()
+    fsdp = [r for r in rows if (r["tp"], r["pp"], r["cp"]) == (1, 1, 1)]
+    assert fsdp and {r["recompute"] for r in fsdp} == {"offload"} and all(r["dp"] == 256 for r in fsdp)
+    key = ("tp", "pp", "vpp", "cp", "ep", "zero_stage", "micro_batch")
+    full = {tuple(r[k] for k in key) for r in rows if r["recompute"] == "full"}
+    offloaded = [r for r in rows if r["recompute"] == "offload"]
+    assert offloaded and not any(tuple(r[k] for k in key) in full for r in offloaded)
+    whole = fit_layouts("Llama 3.1 70B", V6E, 256, seq_len=8192, global_batch=1024, memory_gib=1e6, recompute=["full"])
+    by = {tuple(r[k] for k in key): r["activations_bytes"] for r in whole.rows()}
+    assert all(r["activations_bytes"] < by[tuple(r[k] for k in key)] for r in offloaded)
+    # offload's layer inputs (80 layers, 1 sequence of 8,192 x 8,192 x 2 B) are the difference, less one layer
+    one = min(fsdp, key=lambda r: r["micro_batch"])
+    assert by[tuple(one[k] for k in key)] - one["activations_bytes"] == pytest.approx(79 * 2 * 8192 * 8192)
 
 
 def test_nemo_llama3_70b_recipe_on_64_h100_is_listed():
