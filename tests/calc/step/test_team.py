@@ -57,15 +57,17 @@ def test_a_held_out_step_is_predicted_better_from_the_teams_other_steps():
     assert np.median(np.abs(loo - 1)) < np.median(np.abs(default - 1))
 
 
-def test_the_band_narrows_from_the_published_runs_to_a_teams():
+def test_a_teams_band_is_the_published_teams_spread_on_its_devices_only():
+    """A team's factor centers its predictions (the median test above); its band's fast end is tighter
+    than the published runs' leave-one-out band, and its slow end is not (calc.TEAM_RESIDUAL's comment:
+    two teams' MoE rows on one device miss by 1.5-2.4x apart, which one rate factor cannot carry)."""
     lo, hi = calc.TEAM_RESIDUAL
-    step_lo, step_hi = calc.STEP_RESIDUAL
+    step_lo = calc.STEP_RESIDUAL[0]
     assert lo < 1 < hi
-    assert np.log(hi / lo) < np.log(step_hi / step_lo)
+    assert step_lo < lo  # the fast end tightens
     cal = calc.calibrate_from_measured(_csv(_torchtitan()))
     band = cal.band_for(FP8_H100)
     assert band[0] <= lo and band[1] >= hi  # never narrower than the published teams' spread
-    assert np.log(band[1] / band[0]) < np.log(step_hi / step_lo)
     assert cal.band_for("A device the team did not measure") == calc.STEP_RESIDUAL
 
 
