@@ -19,7 +19,7 @@ import numpy as np
 
 from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import DeviceTable
-from ..model.shapes import ModelPreset
+from ..model.shapes import ModelPreset, shape_key
 from ..physics.fit import stage_activations
 from ..physics.fit_search import Search
 from ..physics.memory import trainable_share
@@ -86,8 +86,9 @@ def with_step_activations(job: Any) -> Any:
         return job
     lay = job.layout
     sizes = (lay.tp, lay.pp, lay.cp, lay.vpp, lay.micro_batch, lay.recompute, lay.sizes()[0])
-    if all(isinstance(x, (int, float, str)) for x in sizes):  # a scalar layout: counted once per shape and layout
-        act = _scalar_activations(tuple(sorted(job.model.preset.shape.items())), sizes)
+    key = shape_key(job.model.preset.shape)
+    if key is not None and all(type(x) in (int, float, str) for x in sizes):  # counted once per shape and layout
+        act = _scalar_activations(key, tuple((type(x), x) for x in sizes))
     else:
         act = _activations(job.model.preset.shape, sizes)
     return job.with_(activations=float(act) if np.ndim(act) == 0 else act)
@@ -100,8 +101,8 @@ def _activations(shape: dict[str, Any], sizes: tuple[Any, ...]) -> Any:
 
 
 @functools.lru_cache(maxsize=1024)
-def _scalar_activations(shape: tuple[tuple[str, Any], ...], sizes: tuple[Any, ...]) -> float:
-    return float(_activations(dict(shape), sizes))
+def _scalar_activations(key: tuple[tuple[str, type, Any], ...], sizes: tuple[tuple[type, Any], ...]) -> float:
+    return float(_activations({k: v for k, _, v in key}, tuple(x for _, x in sizes)))
 
 
 def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,

@@ -138,15 +138,28 @@ class ModelPreset:
                               active_with_embedding=a)
 
 
+def shape_key(shape: dict[str, Any]) -> tuple[tuple[str, type, Any], ...] | None:
+    """A hashable key of a preset's shape, each value with its type (True and 1 differ: a check that
+    refuses one must not be skipped because the other was counted); None when a value is not hashable
+    (an array of shapes), which is then counted every time."""
+    key = tuple(sorted((k, type(v), v) for k, v in shape.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def counted(shape: dict[str, Any]) -> ParamBreakdown:
-    """model_params over a preset's shape (scalars), counted once per distinct shape: a preset is
+    """model_params over a preset's shape, counted once per distinct shape of scalars: a preset is
     read-only and every question on it asks for its counts."""
-    return _counted(tuple(sorted(shape.items())))
+    key = shape_key(shape)
+    return model_params(**shape) if key is None else _counted(key)
 
 
 @functools.lru_cache(maxsize=512)
-def _counted(shape: tuple[tuple[str, Any], ...]) -> ParamBreakdown:
-    return model_params(**dict(shape))
+def _counted(key: tuple[tuple[str, type, Any], ...]) -> ParamBreakdown:
+    return model_params(**{k: v for k, _, v in key})
 
 
 def _preset(row: dict[str, str]) -> ModelPreset:

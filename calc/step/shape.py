@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base.checks import non_negative, positive, whole
 from ..base.errors import TrainingBudgetError, show
-from ..model.shapes import counted
+from ..model.shapes import counted, shape_key
 
 
 @dataclass(frozen=True)
@@ -69,14 +69,19 @@ def preset_shape(preset: Any) -> Shape:
     counts where it has them (the step model was calibrated on those; a config.json gives none: the
     counted ones), attention and KV widths from heads x head size, its routed experts' parameters
     (at most the total) and routed experts per token. Built once per distinct preset (a Shape is frozen)."""
-    return _preset_shape(tuple(sorted(preset.shape.items())), _published(preset.published_total_params, None),
-                         _published(preset.published_active_params, None))
+    total, active = (_published(preset.published_total_params, None),
+                     _published(preset.published_active_params, None))
+    key = shape_key(preset.shape)
+    return _shape_of(preset.shape, total, active) if key is None else _preset_shape(key, total, active)
 
 
 @functools.lru_cache(maxsize=512)
-def _preset_shape(items: tuple[tuple[str, Any], ...], published_total: float | None,
+def _preset_shape(key: tuple[tuple[str, type, Any], ...], published_total: float | None,
                   published_active: float | None) -> Shape:
-    sh = dict(items)
+    return _shape_of({k: v for k, _, v in key}, published_total, published_active)
+
+
+def _shape_of(sh: dict[str, Any], published_total: float | None, published_active: float | None) -> Shape:
     counts = counted(sh)
     head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
     moe = (sh.get("n_experts") or 1) > 1

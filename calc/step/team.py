@@ -4,8 +4,9 @@ The step model's achievable matmul rate is fitted per device family on published
 (calc.step.calibrate); a team's software, kernels and data loader reach more or less of it. A
 team's measured steps (each a device, a model shape, a layout and batch, and the tokens per
 second per device it measured) fit one factor per device on that rate, and the band of a
-prediction for that team narrows from the published runs' spread (calc.STEP_RESIDUAL) to the
-spread left once a team's own bias is removed (TEAM_RESIDUAL).
+prediction for that team goes from the published runs' spread (calc.STEP_RESIDUAL) to the spread
+left once a team's own bias is removed (TEAM_RESIDUAL: a smaller median error and a tighter fast
+end; its slow end is wider, as its comment says).
 
 The file (CSV, one measured step a row; column names as calc/data/steptime_measured.csv, whose
 rows are valid here):

@@ -298,3 +298,20 @@ def test_multimodal_gemma3_reads_its_text_config(tmp_path):
     p.write_text(json.dumps(wrapped))
     got = load_config(p)
     assert got.note == "gemma3_text" and calc.model_params(**got.shape).total == 999_885_952
+
+
+def test_a_presets_counts_are_cached_by_value_and_type_and_arrays_still_count():
+    """calc.model.shapes.counted keys its cache on each value with its type: a shape with gated_mlp=1 is
+    refused whether or not the same shape with True was counted first; a shape holding an array (not
+    hashable) is counted every time, as model_params broadcasts it."""
+    import dataclasses
+
+    import numpy as np
+
+    p = calc.model_preset("Llama 3.1 8B")
+    assert p.params().total == calc.model_params(**p.shape).total
+    bad = dataclasses.replace(p, shape={**p.shape, "gated_mlp": 1})
+    with pytest.raises(calc.TrainingBudgetError, match="gated_mlp"):
+        bad.params()
+    both = dataclasses.replace(p, shape={**p.shape, "n_layers": np.array([16, 32])})
+    assert np.allclose(both.params().total, [calc.model_params(**{**p.shape, "n_layers": n}).total for n in (16, 32)])

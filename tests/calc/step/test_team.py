@@ -1,4 +1,4 @@
-"""A team's measured steps calibrate the step model: one factor per device, and a narrower band.
+"""A team's measured steps calibrate the step model: one factor per device, and the team's band.
 
 The example team is torchtitan's published H100 FP8 runs (seven measured steps in the packaged
 calc/data/steptime_measured.csv, one framework on one device), read here as a team's own file.
