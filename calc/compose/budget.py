@@ -38,6 +38,7 @@ from ..base.errors import ResultOverflowError, TrainingBudgetError, show
 from ..base.fastinit import Later, defer
 from ..hardware.capacity import RESERVE_GIB, RESERVE_SHARE, usable_bytes_of
 from ..hardware.catalog import DeviceTable, catalog
+from ..model.shapes import preset_params
 from ..money.totals import hours_at, kwh
 from ..physics.flops import (
     FLOPS_PER_PARAM_TOKEN as _PER_TOKEN,
@@ -66,7 +67,7 @@ from .job import Budget, Job, Owned, Span
 from .ranges import checked_once, days_of, lazy_ranges, range_of
 from .step_terms import wants_step, with_step_activations
 from .terms import device_terms as _device, price_terms as _price, pue_terms as _pue, row_column as _column
-from .utilization_terms import _PRIOR_WORDS, _model_params, _step, _utilization
+from .utilization_terms import _PRIOR_WORDS, _step, _utilization
 
 __all__ = ["RESERVE_GIB", "RESERVE_SHARE", "Budget", "Job", "Owned", "Span", "budget", "usable_bytes"]
 
@@ -93,7 +94,7 @@ def _counts(job: Job) -> tuple[Any, Any, Any, Any]:
             raise TrainingBudgetError(f"give active_params with params, not with a model (model "
                                       f"{job.model.preset.name!r} gives its own active parameters; got "
                                       f"active_params={show(job.model.active_params)})")
-        b = _model_params(job.model.preset)
+        b = preset_params(job.model.preset)
         # FLOPs' N: embedding-inclusive by default (Kaplan's 6·N·D; calc.physics.flops), not the published `active`
         total, active = float(b.total), float(b.active_with_embedding)
         shape = job.model.preset.shape

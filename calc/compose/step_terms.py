@@ -11,7 +11,6 @@ residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import fields
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 
 from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import DeviceTable
-from ..model.shapes import ModelPreset, shape_key
+from ..model.shapes import ModelPreset, preset_memo
 from ..physics.fit import stage_activations
 from ..physics.fit_search import Search
 from ..physics.memory import trainable_share
@@ -86,23 +85,18 @@ def with_step_activations(job: Any) -> Any:
         return job
     lay = job.layout
     sizes = (lay.tp, lay.pp, lay.cp, lay.vpp, lay.micro_batch, lay.recompute, lay.sizes()[0])
-    key = shape_key(job.model.preset.shape)
-    if key is not None and all(type(x) in (int, float, str) for x in sizes):  # counted once per shape and layout
-        act = _scalar_activations(key, tuple((type(x), x) for x in sizes))
-    else:
-        act = _activations(job.model.preset.shape, sizes)
+    scalar = all(type(x) in (int, float, str) for x in sizes)  # a scalar layout: counted once per preset
+    act = (_scalar_activations if scalar else _activations)(job.model.preset, *sizes)
     return job.with_(activations=float(act) if np.ndim(act) == 0 else act)
 
 
-def _activations(shape: dict[str, Any], sizes: tuple[Any, ...]) -> Any:
+def _activations(preset: ModelPreset, *sizes: Any) -> Any:
     """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len) with fit's switches."""
     *split, micro, recompute, seq_len = sizes
-    return stage_activations(shape, tuple(split), micro, recompute, {**ACTIVATION_SEARCH, "seq_len": seq_len})
+    return stage_activations(preset.shape, tuple(split), micro, recompute, {**ACTIVATION_SEARCH, "seq_len": seq_len})
 
 
-@functools.lru_cache(maxsize=1024)
-def _scalar_activations(key: tuple[tuple[str, type, Any], ...], sizes: tuple[tuple[type, Any], ...]) -> float:
-    return float(_activations({k: v for k, _, v in key}, tuple(x for _, x in sizes)))
+_scalar_activations = preset_memo(_activations)
 
 
 def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,

@@ -13,7 +13,7 @@ import numpy as np
 from ..base.checks import fraction
 from ..base.errors import TrainingBudgetError, show
 from ..hardware.catalog import DeviceTable
-from ..model.shapes import ModelPreset
+from ..model.shapes import preset_params
 from ..prior.job_prior import scalar_job_prior
 from ..prior.utilization import GOODPUT, GOODPUT_BASIS, UtilizationPrior, job_prior
 from .job import Job, Span
@@ -22,7 +22,6 @@ from .step_terms import step_prior
 from .terms import device_terms as _device
 
 _tuple_new = tuple.__new__  # a Span in one C call (calc/compose/job.py)
-_PARAMS: dict[int, tuple[ModelPreset, Any]] = {}
 
 GOODPUT_SOURCE = GOODPUT_BASIS  # the prior's goodput (calc.GOODPUT): fitted on the runs
 _PRIOR_WORDS = ("prior", "prior:job")  # the common utilization texts: no further test for "step"
@@ -39,7 +38,7 @@ def _prior_for(job: Job, active: Any) -> UtilizationPrior:
     (addin/functions/prior_native.py) equal it at any input)."""
     if isinstance(job.utilization, UtilizationPrior):
         return job.utilization
-    total = float(_model_params(job.model.preset).total) if job.model.preset is not None else job.model.params
+    total = float(preset_params(job.model.preset).total) if job.model.preset is not None else job.model.params
     if type(active) is float and type(total) is float:  # the common scalar job: no numpy
         moe: Any = active < total
     else:
@@ -56,16 +55,6 @@ def _prior_terms(prior: UtilizationPrior, g: Any) -> tuple[Span, str, Any, float
     span, basis = _tuple_new(Span, (prior.low, prior.expected, prior.high)), f"prior: {prior.basis}"
     factors = prior.factors(g)
     return span, basis, factors, top_factor(factors)
-
-
-def _model_params(model: ModelPreset) -> Any:
-    """model.params(), counted once per preset object (presets are frozen)."""
-    hit = _PARAMS.get(id(model))
-    if hit is None or hit[0] is not model:
-        if len(_PARAMS) > 256:
-            _PARAMS.clear()
-        hit = _PARAMS[id(model)] = (model, model.params())
-    return hit[1]
 
 
 def _utilization(job: Job, active: Any, total: Any, tokens: Any, n: Any) -> _Terms:

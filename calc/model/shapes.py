@@ -50,6 +50,7 @@ from __future__ import annotations
 import csv
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -131,35 +132,35 @@ class ModelPreset:
     def params(self) -> ParamBreakdown:
         """Counted from the shape; the published totals when the shape is not standard."""
         if self.has_shape:
-            return counted(self.shape)
+            return model_params(**self.shape)
         t, a = self.published_total_params, self.published_active_params
         return ParamBreakdown(total=t, active=a, embedding=np.nan, attention=np.nan, mlp=np.nan,
                               router=np.nan, norms=np.nan, experts=np.nan,
                               active_with_embedding=a)
 
 
-def shape_key(shape: dict[str, Any]) -> tuple[tuple[str, type, Any], ...] | None:
-    """A hashable key of a preset's shape, each value with its type (True and 1 differ: a check that
-    refuses one must not be skipped because the other was counted); None when a value is not hashable
-    (an array of shapes), which is then counted every time."""
-    key = tuple(sorted((k, type(v), v) for k, v in shape.items()))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+def preset_memo(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn(preset, *rest)` worked out once per preset object and `rest` (presets are frozen; `rest` scalars,
+    keyed with their types so True and 1 stay apart): an id with an identity check, so a preset read
+    again, or one built with other values, is worked out afresh, whatever its shape holds."""
+    cache: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+    @functools.wraps(fn)
+    def memo(preset: Any, *rest: Any) -> Any:
+        key = (id(preset), *((type(x), x) for x in rest))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not preset:
+            if len(cache) > 1024:
+                cache.clear()
+            hit = cache[key] = (preset, fn(preset, *rest))
+        return hit[1]
+    return memo
 
 
-def counted(shape: dict[str, Any]) -> ParamBreakdown:
-    """model_params over a preset's shape, counted once per distinct shape of scalars: a preset is
-    read-only and every question on it asks for its counts."""
-    key = shape_key(shape)
-    return model_params(**shape) if key is None else _counted(key)
-
-
-@functools.lru_cache(maxsize=512)
-def _counted(key: tuple[tuple[str, type, Any], ...]) -> ParamBreakdown:
-    return model_params(**{k: v for k, _, v in key})
+@preset_memo
+def preset_params(preset: ModelPreset) -> ParamBreakdown:
+    """preset.params(), counted once per preset object."""
+    return preset.params()
 
 
 def _preset(row: dict[str, str]) -> ModelPreset:

@@ -8,7 +8,6 @@ the routed experts per token. `Shape.from_preset` reads them from calc.models' p
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +16,7 @@ import numpy as np
 
 from ..base.checks import non_negative, positive, whole
 from ..base.errors import TrainingBudgetError, show
-from ..model.shapes import counted, shape_key
+from ..model.shapes import preset_memo, preset_params
 
 
 @dataclass(frozen=True)
@@ -64,36 +63,22 @@ class Shape:
         return preset_shape(model_preset(name))
 
 
+@preset_memo
 def preset_shape(preset: Any) -> Shape:
     """The step's view of a calc.models preset (a ModelPreset with a shape): its published parameter
     counts where it has them (the step model was calibrated on those; a config.json gives none: the
     counted ones), attention and KV widths from heads x head size, its routed experts' parameters
-    (at most the total) and routed experts per token. Built once per distinct preset (a Shape is frozen)."""
-    total, active = (_published(preset.published_total_params, None),
-                     _published(preset.published_active_params, None))
-    key = shape_key(preset.shape)
-    return _shape_of(preset.shape, total, active) if key is None else _preset_shape(key, total, active)
-
-
-@functools.lru_cache(maxsize=512)
-def _preset_shape(key: tuple[tuple[str, type, Any], ...], published_total: float | None,
-                  published_active: float | None) -> Shape:
-    return _shape_of({k: v for k, _, v in key}, published_total, published_active)
-
-
-def _shape_of(sh: dict[str, Any], published_total: float | None, published_active: float | None) -> Shape:
-    counts = counted(sh)
+    (at most the total) and routed experts per token. Built once per preset object (a Shape is frozen)."""
+    sh, counts = preset.shape, preset_params(preset)
     head = sh.get("head_dim") or sh["d_model"] / sh["n_heads"]
     moe = (sh.get("n_experts") or 1) > 1
-    total = _published(published_total, counts.total)
-    return Shape(params_active=_published(published_active, counts.active_with_embedding),
+    total = _published(preset.published_total_params, counts.total)
+    return Shape(params_active=_published(preset.published_active_params, counts.active_with_embedding),
                  params_total=total, n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
                  kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
                  top_k=(sh.get("top_k") or 0) if moe else 0, params_expert=min(float(counts.experts), total))
 
 
-def _published(published: Any, counted: Any) -> Any:
-    """A preset's published count where it has one, else its count from the shape (None: none)."""
-    if published is not None and math.isfinite(published):
-        return float(published)
-    return None if counted is None else float(counted)
+def _published(published: Any, counted: Any) -> float:
+    """A preset's published count where it has one, else its count from the shape."""
+    return float(published) if published is not None and math.isfinite(published) else float(counted)

@@ -300,18 +300,22 @@ def test_multimodal_gemma3_reads_its_text_config(tmp_path):
     assert got.note == "gemma3_text" and calc.model_params(**got.shape).total == 999_885_952
 
 
-def test_a_presets_counts_are_cached_by_value_and_type_and_arrays_still_count():
-    """calc.model.shapes.counted keys its cache on each value with its type: a shape with gated_mlp=1 is
-    refused whether or not the same shape with True was counted first; a shape holding an array (not
-    hashable) is counted every time, as model_params broadcasts it."""
+def test_a_presets_counts_are_remembered_per_preset_object_and_arrays_still_count():
+    """calc.model.shapes.preset_params remembers each preset object's counts: a preset built with
+    gated_mlp=1 is refused even after the same shape with True was counted; a shape holding an array
+    (not hashable) counts as model_params broadcasts it."""
     import dataclasses
 
     import numpy as np
 
+    from trainbudget.calc.model.shapes import preset_params
+
     p = calc.model_preset("Llama 3.1 8B")
-    assert p.params().total == calc.model_params(**p.shape).total
+    assert preset_params(p).total == calc.model_params(**p.shape).total
+    assert preset_params(p) is preset_params(p)
     bad = dataclasses.replace(p, shape={**p.shape, "gated_mlp": 1})
     with pytest.raises(calc.TrainingBudgetError, match="gated_mlp"):
-        bad.params()
+        preset_params(bad)
     both = dataclasses.replace(p, shape={**p.shape, "n_layers": np.array([16, 32])})
-    assert np.allclose(both.params().total, [calc.model_params(**{**p.shape, "n_layers": n}).total for n in (16, 32)])
+    assert np.allclose(preset_params(both).total,
+                       [calc.model_params(**{**p.shape, "n_layers": n}).total for n in (16, 32)])
