@@ -30,7 +30,8 @@ STEP_SEQ = Arg("seq_len", "tokens", "Sequence length", default_text=f"{calc.DEFA
 STEP_BATCH = Arg("global_batch", "sequences", "Sequences per optimizer step",
                  default_text="1024 (Llama 2's pretraining batch, arXiv:2307.09288 s.2.2)")
 STEP_MICRO = Arg("micro_batch", "sequences", "Micro-batch size per device", default_text="1")
-STEP_RECOMPUTE = Arg("recompute", "none / selective / full", "Activation recomputation", kind="text",
+STEP_RECOMPUTE = Arg("recompute", " / ".join(calc.RECOMPUTE),
+                     "Activation recomputation (op timed as selective, offload as full)", kind="text",
                      default_text="selective")
 STEP_ZERO = Arg("zero_stage", "0-3", "ZeRO stage (3: FSDP)", default_text="0")
 STEP_ARGS = (MODEL, STEP_DEVICE, STEP_DEVICES, STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH,

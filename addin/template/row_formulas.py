@@ -1,5 +1,5 @@
 """The formula language of the Budget sheet's step block, evaluated in Python: names, numbers,
-+ - * /, comparisons, text in quotes and IF, MAX, MIN, INT, NA, POWER. The block's cached values
++ - * /, comparisons, text in quotes and IF, OR, MAX, MIN, INT, NA, POWER. The block's cached values
 are worked out with it and checked against calc, so a row's native formula and its cached value
 are one expression."""
 
@@ -9,7 +9,7 @@ import math
 import re
 from typing import Any
 
-_FUNCTIONS = {"IF": "_if", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na", "POWER": "pow"}
+_FUNCTIONS = {"IF": "_if", "OR": "_or", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na", "POWER": "pow"}
 
 
 def evaluate(formula: str, values: dict[str, Any]) -> Any:
@@ -22,5 +22,6 @@ def evaluate(formula: str, values: dict[str, Any]) -> Any:
         return _FUNCTIONS.get(token, f"_v[{token!r}]")
     py = re.sub(r'"[^"]*"|(?<![0-9.])[A-Za-z_][A-Za-z0-9_]*', word, formula)
     py = re.sub(r"(?<![<>])=", "==", py)
-    return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b, "max": max, "min": min, "pow": pow,
+    return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b,
+                     "_or": lambda *tests: any(tests), "max": max, "min": min, "pow": pow,
                      "math": math, "_na": lambda: math.nan, "_v": values})

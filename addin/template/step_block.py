@@ -102,6 +102,17 @@ def _rows() -> list[Row]:
     return _compute_rows() + _communication_rows() + _total_rows() + _run_rows()
 
 
+def _recompute_code() -> str:
+    """Step_recompute's timing code as nested IFs over calc.RECOMPUTE_CODES, highest code first (names
+    sharing a code under one OR; a name none of them: #N/A)."""
+    formula = "NA()"
+    for code in sorted(set(calc.RECOMPUTE_CODES.values())):
+        names = [f'Step_recompute="{n}"' for n, c in calc.RECOMPUTE_CODES.items() if c == code]
+        test = names[0] if len(names) == 1 else f"OR({','.join(names)})"
+        formula = f"IF({test},{code:g},{formula})"
+    return formula
+
+
 def _compute_rows() -> list[Row]:
     """The step's sizes, FLOPs and rates, and the compute seconds' parts (calc.step.terms)."""
     k = calc.STEP_CONSTANTS
@@ -109,8 +120,7 @@ def _compute_rows() -> list[Row]:
     return [
         ("Step_dp", "Data parallel (devices / (TP x PP x CP))",
          "Devices_count/(Tensor_parallel*Pipeline_parallel*Step_cp)", "0.##"),
-        (r, "Recompute code (0 none, 1 selective, 2 full)",
-         'IF(Step_recompute="full",2,IF(Step_recompute="selective",1,IF(Step_recompute="none",0,NA())))', "0"),
+        (r, "Recompute code (0 none, 1 selective or op, 2 full or offload)", _recompute_code(), "0"),
         ("Step_tokens", "Tokens per pipeline stage per step", "Step_batch*Step_seq_len/(Step_dp*Step_cp)",
          styles.COUNT),
         ("Step_dev_tokens", "Tokens of matmul work per device", "Step_tokens/(Tensor_parallel*Pipeline_parallel)",

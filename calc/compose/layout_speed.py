@@ -5,7 +5,8 @@ that merely fits with the fewest devices per replica.
 Each fitting layout's tensor, pipeline, virtual, context and expert sizes, ZeRO stage, micro-batch
 and recompute become a calc.step Layout at the job's sequence length and global batch; torchtitan's
 op-level selective recompute ("op") is timed as selective (it recomputes about what Korthikanti et
-al. 2022 §5's selective recompute does) and "offload" as full (calc.physics.fit_search.TIMED_AS).
+al. 2022 §5's selective recompute does) and "offload" as full (calc.physics.fit_search.TIMED_AS, which
+calc.step.Layout reads).
 Ties keep fit's memory order (a stable sort).
 """
 
@@ -18,7 +19,6 @@ import numpy as np
 from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
 from ..physics.fit import DEFAULT_GLOBAL_BATCH, Layouts
-from ..physics.fit_search import TIMED_AS
 from ..step import Layout, Step, hardware, step_time
 from .step_terms import shape_of
 
@@ -33,11 +33,10 @@ def layout_steps(found: Layouts, preset: ModelPreset, device: Any, seq_len: int,
     `trained` the share of the weights that train (calc.trained_share: 1 full, LoRA's adapters)."""
     devices = found.tp * found.pp * found.cp * found.dp
     batch = found.global_batch or DEFAULT_GLOBAL_BATCH
-    recompute = np.asarray([TIMED_AS[r] for r in found.recompute.tolist()], dtype=str)
     lay = Layout(devices=devices.astype(float), seq_len=float(seq_len), global_batch_tokens=float(batch * seq_len),
                  tp=found.tp.astype(float), pp=found.pp.astype(float), vpp=found.vpp.astype(float),
                  cp=found.cp.astype(float), ep=found.ep.astype(float), zero_stage=found.zero_stage.astype(float),
-                 micro_batch=found.micro_batch.astype(float), recompute=recompute)
+                 micro_batch=found.micro_batch.astype(float), recompute=found.recompute)
     return step_time(shape_of(preset), lay, hardware(device, table), None, trained)
 
 

@@ -35,7 +35,6 @@ from ..hardware.catalog import DeviceTable
 from ..model.shapes import ModelPreset
 from ..money.totals import GIB
 from ..physics.fit import Search, fit_layouts
-from ..physics.fit_search import TIMED_AS
 from ..physics.parallel import expert_fits
 from ..prior.runs import load_runs
 
@@ -131,16 +130,15 @@ def states_layout(n: float, batch: int) -> dict[str, Any] | None:
 
 def job_names(layouts: list[dict[str, Any]], counts: list[float], timed: bool) -> dict[str, Any]:
     """calc.job's flat names for the layouts at `counts` (arrays, one element per count; `timed`: with
-    the step model's schedule, micro-batch, virtual stages and recompute, torchtitan's op-level
-    selective recompute timed as selective and offload as full (fit_search.TIMED_AS), as
-    calc/compose/layout_speed.py does)."""
+    the step model's schedule, micro-batch, virtual stages and recompute: fit's names, which the step
+    times as calc.step.layout.CODES says)."""
     names: dict[str, Any] = {"devices": np.asarray(counts, dtype=np.float64)}
     for key in ("tp", "pp", "cp", "ep", "zero_stage", "activations"):
         names[key] = np.asarray([float(lay[key]) for lay in layouts])
     if timed:
         names["vpp"] = np.asarray([float(lay["vpp"]) for lay in layouts])
         names["micro_batch"] = np.asarray([float(lay["micro_batch"]) for lay in layouts])
-        names["recompute"] = np.asarray([TIMED_AS[lay["recompute"]] for lay in layouts])
+        names["recompute"] = np.asarray([lay["recompute"] for lay in layouts])
     if len(counts) == 1:
         names = {k: (v[0].item() if isinstance(v[0], np.generic) else v[0]) for k, v in names.items()}
     return names

@@ -16,7 +16,11 @@ from ..physics.fit import DEFAULT_SEQ_LEN
 from .calibrate import CONSTANTS, Constants, fit_constants, leave_one_out
 from .data import MeasuredSet, load_measured
 from .hardware import Hardware, hardware
-from .layout import RECOMPUTE, Layout
+from .layout import (
+    CODES as RECOMPUTE_CODES,
+    NAMES as RECOMPUTE,  # every recompute name a step layout takes
+    Layout,
+)
 from .runs import (
     DEADLINE_BOUNDS,
     DEADLINE_COUNTS,
@@ -32,7 +36,8 @@ from .shape import Shape
 from .step import Step, step_time
 from .team import TEAM_RESIDUAL, TeamCalibration, TeamSteps, calibrate_from_measured, load_team_steps
 
-__all__ = ["CONSTANTS", "DEADLINE_BOUNDS", "DEADLINE_COUNTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "STEP_RESIDUAL",
+__all__ = ["CONSTANTS", "DEADLINE_BOUNDS", "DEADLINE_COUNTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "RECOMPUTE_CODES",
+           "STEP_RESIDUAL",
            "Constants", "Goodput", "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "TEAM_RESIDUAL",
            "TeamCalibration", "TeamSteps", "calibrate_from_measured", "deadline_bound", "deadline_devices",
            "fit_constants", "fit_goodput", "hardware", "leave_one_out", "load_measured", "load_team_steps",

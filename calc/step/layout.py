@@ -16,29 +16,35 @@ import numpy as np
 
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
+from ..physics.fit_search import RECOMPUTE_ORDER, TIMED_AS
 
-RECOMPUTE = ("none", "selective", "full")  # activation recomputation, Korthikanti et al. 2022 s.5
+RECOMPUTE = ("none", "selective", "full")  # the step's timings (codes 0/1/2), Korthikanti et al. 2022 s.5
+# Every recompute name a layout takes (fit's, calc.physics.fit_search.RECOMPUTE_ORDER), each timed as
+# TIMED_AS says: torchtitan's op-level policy "op" as selective, host "offload" as full
+NAMES = RECOMPUTE_ORDER
+CODES = {name: float(RECOMPUTE.index(TIMED_AS[name])) for name in NAMES}  # name -> timing code
+
+
+def _refuse(value: Any, words: str = "") -> TrainingBudgetError:
+    return TrainingBudgetError(f"recompute must be one of {', '.join(NAMES)}{words} (got {show(value)})", "recompute")
 
 
 def _codes(value: Any) -> Any:
-    """Recompute as codes 0/1/2 (none/selective/full): a name, or an array of names or codes."""
+    """Recompute as codes 0/1/2 (timed as none/selective/full): a name, or an array of names or codes."""
     if isinstance(value, str):
-        key = value.strip().lower()
-        if key not in RECOMPUTE:
-            raise TrainingBudgetError(f"recompute must be one of {', '.join(RECOMPUTE)} (got {show(value)})",
-                                      "recompute")
-        return float(RECOMPUTE.index(key))
+        code = CODES.get(value.strip().lower())
+        if code is None:
+            raise _refuse(value)
+        return code
     arr = np.asarray(value)
     if arr.dtype.kind == "b":  # True is no recomputation mode (it read as code 1, selective)
-        raise TrainingBudgetError(f"recompute must be one of {', '.join(RECOMPUTE)}, not a boolean (got {show(value)})",
-                                  "recompute")
+        raise _refuse(value, ", not a boolean")
     if arr.dtype.kind in "USO":
         flat = [str(v).strip().lower() for v in arr.reshape(-1)]
-        bad = [v for v in flat if v not in RECOMPUTE]
+        bad = [v for v in flat if v not in CODES]
         if bad:
-            raise TrainingBudgetError(f"recompute must be one of {', '.join(RECOMPUTE)} (got {show(bad[0])})",
-                                      "recompute")
-        return np.array([RECOMPUTE.index(v) for v in flat], dtype=np.float64).reshape(arr.shape)
+            raise _refuse(bad[0])
+        return np.array([CODES[v] for v in flat], dtype=np.float64).reshape(arr.shape)
     return whole_in("recompute", value if arr.ndim else float(arr), (0, 1, 2))
 
 
@@ -49,7 +55,8 @@ class Layout:
     devices: all devices of the job; tp, pp, vpp, cp, ep: tensor, pipeline, virtual (interleaved)
     stages per device, context and expert parallel degrees; zero_stage 0-3 (3 = FSDP);
     micro_batch in sequences; seq_len in tokens; global_batch_tokens per optimizer step;
-    recompute 'none', 'selective' or 'full' (stored as codes 0/1/2). dp = devices / (tp x pp x cp).
+    recompute 'none', 'selective', 'op', 'full' or 'offload' (NAMES; stored as the codes 0/1/2 of
+    the timing each runs at, none/selective/full). dp = devices / (tp x pp x cp).
     """
 
     devices: Any
@@ -141,7 +148,7 @@ def _plain(d: dict[str, Any]) -> bool:
             return False
         if v < 1 and name != "zero_stage":
             return False
-    return d["zero_stage"] <= 3 and type(d["recompute"]) is str and d["recompute"] in RECOMPUTE
+    return d["zero_stage"] <= 3 and type(d["recompute"]) is str and d["recompute"] in CODES
 
 
 _SHAPE: tuple[int, ...] = ()  # the shape of the failing rule's broadcast, set just before its message

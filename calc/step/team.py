@@ -11,7 +11,7 @@ end; its slow end is wider, as its comment says).
 The file (CSV, one measured step a row; column names as calc/data/steptime_measured.csv, whose
 rows are valid here):
 - required: device (a row of the device table), devices, seq_len (tokens), global_batch_tokens
-  (tokens per optimizer step), recompute (none, selective, full), tokens_per_second_per_device;
+  (tokens per optimizer step), recompute (none, selective, op, full, offload), tokens_per_second_per_device;
 - the model: its shape in params, n_layers, d_model (and optionally active_params, attn_dim,
   kv_dim, vocab, top_k, expert_params: the routed experts' parameters), or else `model` naming a
   calc.models preset;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -32,6 +33,14 @@ def test_korthikanti_full_vs_selective_recompute():
     assert full == pytest.approx(18.13, rel=0.10)
     assert sel == pytest.approx(13.75, rel=0.10)
     assert full / sel == pytest.approx(18.13 / 13.75, rel=0.10)
+
+
+def test_fits_recompute_names_are_timed_as_the_step_it_runs():
+    """fit's "op" runs as selective and "offload" as full (calc.physics.fit_search.TIMED_AS), in any case;
+    a name outside them is refused with all five listed."""
+    assert _korthikanti("op") == _korthikanti("selective") < _korthikanti("full") == _korthikanti("Offload")
+    with pytest.raises(TrainingBudgetError, match=re.escape("none, selective, op, full, offload (got 'cpu')")):
+        _korthikanti("cpu")
 
 
 def test_bubble_formula():

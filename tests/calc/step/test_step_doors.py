@@ -26,7 +26,7 @@ def _jobs(n: int) -> list[dict]:
         dp = r.choice([1, 2, 8, 32])
         job = {"model": r.choice(MODELS), "device": r.choice(DEVICES), "devices": tp * pp * dp, "tp": tp, "pp": pp,
                "zero": r.choice([0, 1, 3]), "seq": r.choice([2048, 4096, 8192]), "batch": dp * r.choice([4, 16, 64]),
-               "recompute": r.choice(["none", "selective", "full"]), "vpp": r.choice([1, 2]) if pp > 1 else 1,
+               "recompute": r.choice(calc.RECOMPUTE), "vpp": r.choice([1, 2]) if pp > 1 else 1,
                "method": r.choice(["full", "full", "lora"])}
         if job["model"] == "Mixtral 8x7B" and tp > 8:
             continue
@@ -144,3 +144,20 @@ def test_the_step_counts_the_activations_fit_counts_for_its_layout(model, device
     row = next(r for r in found.rows()
                if r["vpp"] == 1 and all(r[k] == layout.get(k, 1) for k in ("tp", "pp", "cp", "ep")))
     assert b.memory.activations == pytest.approx(row["activations_bytes"], rel=1e-12)
+
+
+def test_a_layout_fit_lists_with_host_offload_can_be_estimated_as_listed() -> None:
+    """Llama 3.1 70B on 256 TPU v6e at 8K: fit's first "offload" row (full recompute, layer inputs in
+    host memory), given back to `estimate --step`, fits with the same activation bytes and takes the
+    step fit ranked it by."""
+    v6e = "TPU v6e (Trillium), BF16, dense"
+    rows = json.loads(invoke("fit", "--model", "Llama 3.1 70B", "--device", v6e, "--devices", "256", "--seq-len",
+                             "8192", "--global-batch", "256", "--json", check=True).stdout)["layouts"]
+    r = next(x for x in rows if x["recompute"] == "offload")
+    got = json.loads(invoke("estimate", "--step", "--model", "Llama 3.1 70B", "--device", v6e, "--devices", "256",
+                            *(a for k in ("tp", "pp", "cp", "ep", "vpp") for a in (f"--{k}", str(r[k]))),
+                            "--zero-stage", str(r["zero_stage"]), "--micro-batch", str(r["micro_batch"]),
+                            "--recompute", "offload", "--seq-len", "8192", "--global-batch", "256", "--tokens", "1T",
+                            "--json", check=True).stdout)["rows"][0]
+    assert got["fits"] and got["activations_gib"] * 2**30 == r["activations_bytes"]
+    assert got["step_seconds"] == pytest.approx(r["step_seconds"], rel=1e-12)
