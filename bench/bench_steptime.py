@@ -4,14 +4,20 @@ Run: .venv/bin/python bench/bench_steptime.py [--sweeps N]. Prints measured vs p
 device per row (in-sample with the shipped constants, and leave-one-out: constants refitted
 without the row), the median |error| and share within 15% (all rows, and fit rows), a per-source
 table, the comparison with Calculon on the rows it expresses (bench/data/steptime_calculon.csv),
-and timing: one scalar question and 1e6 jobs vectorized.
+and timing: one scalar step and 1e6 jobs vectorized; then the whole question at utilization "step"
+(calc.budget of a Job built in the call, as a door asks it: the layout's step, memory, hours, cost
+and their range) asked again (a workbook recalculating) and new each call (a device count not asked
+before), its bytecodes (sys.settrace: a count no load on the machine moves), and 1e6 such jobs in one
+call. `--timing` runs the timing alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import logging
+import sys
 import time
 import timeit
 from collections.abc import Callable
@@ -124,10 +130,46 @@ def timing() -> None:
           f"Layout built and checked (goal <= 300 ns)")
 
 
+def whole_question() -> None:
+    """calc.budget at utilization "step": Llama 3.1 70B on H100, TP8 PP4 VPP5 ZeRO-1, 8K sequences,
+    8,192 a step; scalar (the same question, and a new device count each call), and 1e6 jobs."""
+    sys.path.insert(0, str(HERE))
+    from bench_budget import bytecodes
+
+    h100 = "H100 SXM, BF16 tensor core, dense"
+    counts = itertools.count(1)
+
+    def ask(devices: float) -> calc.Budget:
+        return calc.budget(calc.job(model="Llama 3.1 70B", tokens=1e12, device=h100, devices=devices, tp=8, pp=4,
+                                    vpp=5, zero_stage=1, seq_len=8192, global_batch_tokens=8192 * 8192,
+                                    utilization="step", price=2.5))
+
+    def same() -> calc.Budget:
+        return ask(1024.0)
+
+    def new() -> calc.Budget:
+        return ask(32.0 * (next(counts) % 4096 + 1))
+
+    print(f"  one whole question, calc.budget at utilization \"step\" (goal <= 50 us): {best_us(same):.1f} us asked "
+          f"again, {best_us(new):.1f} us new each call; {bytecodes(same):,} and {bytecodes(new):,} bytecodes")
+    rng = np.random.default_rng(0)
+    devices = 32.0 * rng.integers(1, 257, 1_000_000)
+    job = calc.job(model="Llama 3.1 70B", tokens=1e12, device=h100, devices=devices, tp=8, pp=4, vpp=5,
+                   zero_stage=1, seq_len=8192, global_batch_tokens=8192 * 8192, utilization="step", price=2.5)
+    calc.budget(job)
+    per = min(timeit.repeat(lambda: calc.budget(job), number=1, repeat=3)) / devices.size * 1e9
+    print(f"  1e6 whole questions in one call (best of 3): {per:.0f} ns per job (goal <= 300 ns)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweeps", type=int, default=3)
+    ap.add_argument("--timing", action="store_true", help="the timing alone")
     args = ap.parse_args()
+    if args.timing:
+        timing()
+        whole_question()
+        return
     m = calc.load_measured_steps()
     fit = m.fit_mask
     meas = m.measured
@@ -169,6 +211,7 @@ def main() -> None:
     calculon(m, loo)
     print("\ntiming:")
     timing()
+    whole_question()
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ from ..physics.memory import (
 from ..physics.stages import busiest_params
 from .job import Budget, Job, Owned, Span
 from .ranges import checked_once, days_of, lazy_ranges, range_of
-from .step_terms import wants_step, with_step_activations
+from .step_terms import step_activations, wants_step
 from .terms import device_terms as _device, price_terms as _price, pue_terms as _pue, row_column as _column
 from .utilization_terms import _PRIOR_WORDS, _step, _utilization
 
@@ -117,7 +117,7 @@ def _check_layout(job: Job, shape: dict[str, Any]) -> None:
     divides("tensor_parallel", whole("tensor_parallel", job.layout.tp), "n_heads",
             float(shape["n_heads"]))
     stages = whole("pipeline_parallel", job.layout.pp)
-    if np.any(np.asarray(stages) > shape["n_layers"]):
+    if (stages > shape["n_layers"]) if type(stages) is float else np.any(stages > shape["n_layers"]):
         raise TrainingBudgetError("pipeline_parallel must be at most n_layers, every stage holding a layer (got "
                                   f"pipeline_parallel={show(job.layout.pp)}, n_layers={shape['n_layers']})")
     divides("expert_parallel", whole("expert_parallel", job.layout.ep), "n_experts",
@@ -152,7 +152,7 @@ def budget(job: Job) -> Budget:
     device, chosen, usable, rate, watts = _device(job.cluster.device, table, prior is not None)
     if prior is not None and step is None and k != TRAIN_FLOPS_PER_PARAM_TOKEN:  # full runs' range, another step
         u_basis += PRIOR_CAVEATS[k]
-    memory, dp = _memory(job if step is None else with_step_activations(job), total, experts, stage, n, plain)
+    memory, dp = _memory(job, total, experts, stage, n, plain, None if step is None else step_activations(job))
     headroom = None if usable is None else usable - memory.total
     fits = None if usable is None else (headroom >= 0 if isinstance(headroom, float) else np.asarray(headroom) >= 0)
     # Points in the order of the point functions (train_hours, gpu_hours, train_cost,
@@ -293,16 +293,17 @@ _LAYOUTS: dict[tuple[float, ...], tuple[Shards, float]] = {}  # a checked layout
 
 
 def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
-            plain: tuple[float, ...] | None = None) -> tuple[MemoryBreakdown, Any]:
+            plain: tuple[float, ...] | None = None, act: Any = None) -> tuple[MemoryBreakdown, Any]:
     """Bytes per device on the layout, and the data-parallel size: calc.physics.memory's formulas
     (memory_parts) on the job (`n` its checked device count), checked as train_memory checks them;
-    `plain` _plain's checked numbers (no experts, no first-stage parameters), else None."""
+    `plain` _plain's checked numbers (no experts, no first-stage parameters), else None; `act` the
+    activation bytes (None: the job's own)."""
     training = job.training
     trainable = training.trainable
     if trainable is not None:  # a share, or a whole count at most the model's parameters
         check_trainable(trainable, total)
     key = None
-    if plain is not None:
+    if plain is not None and act is None:
         kind, opt, act, stage_k = training.method, training.optimizer, plain[7], plain[6]
         if (trainable is None or type(trainable) is float) and (act != 0.0 or math.copysign(1.0, act) > 0.0):
             key = (kind, opt, trainable, plain[:8])  # not the tokens
@@ -321,7 +322,7 @@ def _memory(job: Job, total: Any, experts: Any, stage: Any, n: Any,
     else:
         kind = choice("method", training.method, METHODS)
         opt = choice("optimizer", training.optimizer, OPTIMIZERS)
-        act = non_negative("activations", training.activations)
+        act = non_negative("activations", training.activations if act is None else act)
         check_parts(experts, stage, total)
         _, t, p, c, e, dp = checked_layout(n, job.layout.tp, job.layout.pp, job.layout.cp,
                                            job.layout.ep, devices_checked=True)

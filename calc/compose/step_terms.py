@@ -11,6 +11,7 @@ residuals (calc.STEP_RESIDUAL, p10-p90) and goodput's spread, as calc.run_hours 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 from typing import Any
 
@@ -76,18 +77,24 @@ def layout_of(job: Any, devices: Any) -> Layout:
                   recompute=lay.recompute)
 
 
-def with_step_activations(job: Any) -> Any:
-    """`job` with its activation bytes counted from the step's layout and batch where it gives none
-    (0): the busiest device's in-flight micro-batches at the layout's micro-batch, sequence length
-    and recompute, with sequence parallelism and flash attention (fit's defaults), the bytes
-    calc.fit_layouts counts for the same layout (calc.physics.fit.stage_activations)."""
-    if not (isinstance(job.training.activations, (int, float)) and job.training.activations == 0):
-        return job
+_SCALARS = {int, float, str}
+
+
+def step_activations(job: Any) -> Any:
+    """The activation bytes a job at utilization "step" holds: its own where it gives them (not 0),
+    else counted from the step's layout and batch: the busiest device's in-flight micro-batches at
+    the layout's micro-batch, sequence length and recompute, with sequence parallelism and flash
+    attention (fit's defaults), the bytes calc.fit_layouts counts for the same layout
+    (calc.physics.fit.stage_activations)."""
+    given = job.training.activations
+    if not (isinstance(given, (int, float)) and given == 0):
+        return given
     lay = job.layout
     sizes = (lay.tp, lay.pp, lay.cp, lay.vpp, lay.micro_batch, lay.recompute, lay.sizes()[0])
-    scalar = all(type(x) in (int, float, str) for x in sizes)  # a scalar layout: counted once per preset
-    act = (_scalar_activations if scalar else _activations)(job.model.preset, *sizes)
-    return job.with_(activations=float(act) if np.ndim(act) == 0 else act)
+    if set(map(type, sizes)) <= _SCALARS:  # a scalar layout: counted once per preset
+        return float(_scalar_activations(job.model.preset, *sizes))
+    act = _activations(job.model.preset, *sizes)
+    return float(act) if np.ndim(act) == 0 else act
 
 
 def _activations(preset: ModelPreset, *sizes: Any) -> Any:
@@ -112,17 +119,25 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
     g = fit_goodput()
     fast, slow = cal.band_for(hw.name) if cal is not None else STEP_RESIDUAL
     defaults = job.layout.defaults_used()
-    band = (f"x{fast:.3g}-x{slow:.3g} of step time (the team's calibration)" if cal is not None and hw.name in
-            cal.factors else f"x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on "
-            f"{STEP_RESIDUAL_ROWS} measured layouts)")
-    basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; band "
-             f"{band} and goodput {g.low:.2f}-{g.high:.2f}" + (f"; {defaults}" if defaults else "")
-             + (f"; {cal.basis}" if cal is not None and hw.name in cal.factors else "")
+    team = cal is not None and hw.name in cal.factors
+    band = (f"band x{fast:.3g}-x{slow:.3g} of step time (the team's calibration) and goodput {g.low:.2f}-{g.high:.2f}"
+            if team else _published_band())
+    basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; "
+             f"{band}" + (f"; {defaults}" if defaults else "") + (f"; {cal.basis}" if team else "")
              + ("" if job.training.method == "full" else f"; LoRA: the base frozen (no weight gradients), "
                 f"{_percent(trained)} of the weights trained"))
     prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,
                              goodput=g.expected, n_runs=len(g.runs), basis=basis, method=METHOD)
     return prior, st, g.basis
+
+
+@functools.cache
+def _published_band() -> str:
+    """The band's words at the published constants (the same for every job: worded once)."""
+    g = fit_goodput()
+    fast, slow = STEP_RESIDUAL
+    return (f"band x{fast:g}-x{slow:g} of step time (p10-p90 of its leave-one-out residuals on {STEP_RESIDUAL_ROWS} "
+            f"measured layouts) and goodput {g.low:.2f}-{g.high:.2f}")
 
 
 def _seconds(value: Any) -> str:

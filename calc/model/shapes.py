@@ -147,7 +147,7 @@ def preset_memo(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def memo(preset: Any, *rest: Any) -> Any:
-        key = (id(preset), *((type(x), x) for x in rest))
+        key = (id(preset), rest, tuple(map(type, rest)))
         hit = cache.get(key)
         if hit is None or hit[0] is not preset:
             if len(cache) > 1024:

@@ -109,10 +109,18 @@ def hardware(device: str | Device, table: DeviceTable | None = None,
     return _catalog_hardware(dev, table) if record is None else _hardware(dev, table, record)
 
 
-@functools.lru_cache(maxsize=256)
+_BUILT: dict[tuple[int, int], tuple[Device, DeviceTable, Hardware]] = {}
+
+
 def _catalog_hardware(dev: Device, table: DeviceTable) -> Hardware:
-    """hardware() of a row without its own cells, once per row and table (both read-only)."""
-    return _hardware(dev, table, None)
+    """hardware() of a row without its own cells, once per row and table objects (both frozen): their
+    ids with an identity check (hashing a row hashes every field), as calc.model.shapes.preset_memo."""
+    hit = _BUILT.get((id(dev), id(table)))
+    if hit is None or hit[0] is not dev or hit[1] is not table:
+        if len(_BUILT) > 256:
+            _BUILT.clear()
+        hit = _BUILT[id(dev), id(table)] = (dev, table, _hardware(dev, table, None))
+    return hit[2]
 
 
 def _hardware(dev: Device, table: DeviceTable, record: dict[str, Any] | None) -> Hardware:

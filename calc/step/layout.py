@@ -16,6 +16,7 @@ import numpy as np
 
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
+from ..base.fastinit import fast_init
 from ..physics.fit_search import RECOMPUTE_ORDER, TIMED_AS
 
 RECOMPUTE = ("none", "selective", "full")  # the step's timings (codes 0/1/2), Korthikanti et al. 2022 s.5
@@ -48,6 +49,7 @@ def _codes(value: Any) -> Any:
     return whole_in("recompute", value if arr.ndim else float(arr), (0, 1, 2))
 
 
+@fast_init  # calc/base/fastinit.py: fields filled straight into __dict__, then __post_init__
 @dataclass(frozen=True)
 class Layout:
     """A parallel layout and its batch; every field a scalar or a broadcasting array.
@@ -74,11 +76,12 @@ class Layout:
     def __post_init__(self) -> None:
         put = object.__setattr__
         d = self.__dict__
-        if _plain(d) and self._scalar_ok():
-            for name in _FIELDS[:-1]:
-                put(self, name, float(d[name]))  # a whole number >= 1 (zero_stage 0-3) already
-            put(self, "recompute", _codes(self.recompute))
-            return  # one question in plain numbers, every rule met: no numpy call
+        plain = _plain(d)
+        if plain is not None:
+            d.update(zip(_NUMBERS, plain, strict=True))  # into __dict__, as fast_init fills it: set once, here
+            if self._scalar_ok():
+                d["recompute"] = CODES[d["recompute"]]
+                return  # one question in plain numbers, every rule met: no numpy call
         for name in ("devices", "seq_len", "tp", "pp", "vpp", "cp", "ep", "micro_batch"):
             put(self, name, whole(name, getattr(self, name)))
         put(self, "global_batch_tokens", whole("global_batch_tokens", self.global_batch_tokens))
@@ -139,16 +142,23 @@ _FIELDS = ("devices", "seq_len", "global_batch_tokens", "tp", "pp", "vpp", "cp",
            "recompute")
 
 
-def _plain(d: dict[str, Any]) -> bool:
-    """Every degree a plain whole number >= 1 (zero_stage 0-3) and recompute a known name: the scalar path."""
-    for name in _FIELDS[:-1]:
-        v = d[name]
-        t = type(v)
-        if not ((t is float and v.is_integer()) or t is int) or not (0 <= v < 2**53):
-            return False
-        if v < 1 and name != "zero_stage":
-            return False
-    return d["zero_stage"] <= 3 and type(d["recompute"]) is str and d["recompute"] in CODES
+_NUMBERS = _FIELDS[:-1]
+_PLAIN_TYPES = {float, int}
+_ZERO = _NUMBERS.index("zero_stage")
+
+
+def _plain(d: dict[str, Any]) -> tuple[float, ...] | None:
+    """The degrees as floats where every one is a plain whole number >= 1 (zero_stage 0-3) below 2^53
+    and recompute a known name: the scalar path; else None."""
+    values = tuple(map(d.__getitem__, _NUMBERS))
+    if not set(map(type, values)) <= _PLAIN_TYPES or not (type(d["recompute"]) is str and d["recompute"] in CODES):
+        return None
+    floats = tuple(map(float, values))  # (an int past 2^53 rounds: refused below by the bound)
+    if not all(map(float.is_integer, floats)) or max(floats) >= 2**53 or values[_ZERO] > 3:  # NaN, inf not whole
+        return None
+    if min(floats[:_ZERO] + floats[_ZERO + 1:]) < 1 or floats[_ZERO] < 0:
+        return None
+    return floats
 
 
 _SHAPE: tuple[int, ...] = ()  # the shape of the failing rule's broadcast, set just before its message
