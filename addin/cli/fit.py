@@ -151,7 +151,8 @@ def fit(as_json: bool, **given: Any) -> None:
     if as_json:
         rep.echo(json.dumps({"model": preset.name, "device": o.device, "devices": o.n_devices,
                              "memory_bytes": found.memory_bytes, "capacity_bytes": found.capacity_bytes,
-                             "reserve_bytes": found.reserve_bytes, "ranking": ranking, "seq_len": o.seq_len,
+                             "reserve_bytes": found.reserve_bytes, "ranking": ranking,
+                             "memory_basis": _bytes_words(o.grad_bytes), "seq_len": o.seq_len,
                              "global_batch": o.global_batch, "global_batch_tokens": o.global_batch * o.seq_len,
                              "layouts": rows, "nearest": found.nearest, "would_fit": list(found.would_fit),
                              "devices_to_fit": found.devices_to_fit}, indent=2))
@@ -160,6 +161,7 @@ def fit(as_json: bool, **given: Any) -> None:
              f"{_gib(found.reserve_bytes)} reserve = {_gib(found.memory_bytes)} GiB usable): "
              f"{len(rows)} layouts fit")
     rep.echo(ranking[0].upper() + ranking[1:] + "; " + batch_words(o.global_batch, o.seq_len))
+    rep.echo(_bytes_words(o.grad_bytes))
     if not rows:
         _miss(found)
         return
@@ -168,6 +170,13 @@ def fit(as_json: bool, **given: Any) -> None:
         rep.echo(_line(r))
     if len(rows) > o.limit:
         rep.echo(f"... {len(rows) - o.limit} more (--limit, or --json for all)")
+
+
+def _bytes_words(grad_bytes: float) -> str:
+    """How fit counts a layout's bytes, beside how `estimate` does (calc.physics.fit_search.Search)."""
+    return (f"Bytes as Megatron and DeepSpeed hold them: {grad_bytes:g}-byte gradients (--grad-bytes) and "
+            "ZeRO-3's working buffers (DeepSpeed's defaults); `estimate` counts ZeRO's 2-byte gradients and "
+            "no buffers, so it can find the same layout smaller")
 
 
 def _found(o: Options) -> tuple[Any, float | None, Any]:

@@ -274,7 +274,7 @@ def test_fit_json_lists_what_calc_lists():
 def test_fit_text_and_config():
     out = invoke("fit", "--config", QWEN, "--devices", "16", "--limit", "3", check=True).stdout
     assert out.startswith("Qwen3-30B-A3B on 16 x H100")
-    assert len(out.splitlines()) == 3 + 3 + 1  # title, ranking rule, column heads; 3 rows; "... more"
+    assert len(out.splitlines()) == 4 + 3 + 1  # title, ranking rule, bytes basis, column heads; 3 rows; "... more"
     assert out.splitlines()[1].startswith("Ranked by the step model's tokens/s per device")
 
 

@@ -151,8 +151,9 @@ def test_a_layout_fit_lists_with_host_offload_can_be_estimated_as_listed() -> No
     host memory), given back to `estimate --step`, fits with the same activation bytes and takes the
     step fit ranked it by."""
     v6e = "TPU v6e (Trillium), BF16, dense"
-    rows = json.loads(invoke("fit", "--model", "Llama 3.1 70B", "--device", v6e, "--devices", "256", "--seq-len",
-                             "8192", "--global-batch", "256", "--json", check=True).stdout)["layouts"]
+    out = json.loads(invoke("fit", "--model", "Llama 3.1 70B", "--device", v6e, "--devices", "256", "--seq-len",
+                            "8192", "--global-batch", "256", "--json", check=True).stdout)
+    rows, rows_words = out["layouts"], out["memory_basis"]
     r = next(x for x in rows if x["recompute"] == "offload")
     got = json.loads(invoke("estimate", "--step", "--model", "Llama 3.1 70B", "--device", v6e, "--devices", "256",
                             *(a for k in ("tp", "pp", "cp", "ep", "vpp") for a in (f"--{k}", str(r[k]))),
@@ -160,4 +161,8 @@ def test_a_layout_fit_lists_with_host_offload_can_be_estimated_as_listed() -> No
                             "--recompute", "offload", "--seq-len", "8192", "--global-batch", "256", "--tokens", "1T",
                             "--json", check=True).stdout)["rows"][0]
     assert got["fits"] and got["activations_gib"] * 2**30 == r["activations_bytes"]
+    # fit holds 4-byte gradients and ZeRO-3's buffers, estimate ZeRO's 2-byte gradients: fit's total is the larger,
+    # and fit says so
+    assert got["memory_per_device_gib"] * 2**30 < r["total_bytes"]
+    assert "estimate` counts ZeRO's 2-byte gradients" in rows_words
     assert got["step_seconds"] == pytest.approx(r["step_seconds"], rel=1e-12)
