@@ -10,12 +10,13 @@ beyond that step's block of attention. Below the step, the whole run of the Budg
 calc.run_hours gives it: steps x step seconds / goodput (fitted on the published whole runs), low
 and high from the step time's leave-one-out band (calc.STEP_RESIDUAL) and goodput's spread.
 
-The device's topology (scale-up GB/s and domain, scale-out Gb/s) and its generation's fitted
-matmul fraction come from a table of the catalog's hardware written below the block (calc.step_hardware,
-calc.STEP_CONSTANTS); a hardware not in it takes calc's stated fallback topology and Hopper's
-fraction (calc matches a family by name too: a user's "A100 ..." row gets Ampere's there). The
-model is the architecture block's counted parameters (calc takes a preset's published count; for
-Llama 3.1 8B they differ by 0.003%). Cached values come from calc.step_time on the same inputs.
+The device's topology (scale-up GB/s and domain, scale-out Gb/s, a TP/CP group's GB/s along one torus
+axis) and its generation's fitted matmul fraction come from a table of the catalog's hardware written
+below the block (calc.step_hardware, calc.STEP_CONSTANTS); a hardware not in it takes calc's stated
+fallback topology and Hopper's fraction (calc matches a family by name too: a user's "A100 ..." row gets
+Ampere's there). The model is the architecture block's counted parameters (calc takes a preset's
+published count; for Llama 3.1 8B they differ by 0.003%). Cached values come from calc.step_time on the
+same inputs.
 """
 
 from __future__ import annotations
@@ -45,13 +46,13 @@ STEP_INPUTS = (
 )
 TABLE_COLUMNS = (("Step_hw_names", "Hardware"), ("Step_hw_up", "Scale-up GB/s (both ways)"),
                  ("Step_hw_domain", "Scale-up domain (devices)"), ("Step_hw_out", "Scale-out Gb/s"),
-                 ("Step_hw_fraction", "Matmul fraction (fitted)"))
+                 ("Step_hw_fraction", "Matmul fraction (fitted)"), ("Step_hw_axis", "TP/CP GB/s, one torus axis"))
 _HOPPER = 1  # calc.step's FAMILIES index of the family borrowed by a hardware without one
 _SECONDS = '0.000 "s"'
 _RATE = "0.00E+00"
 
 
-def _hardware_rows(table: calc.DeviceTable) -> list[tuple[str, float, float, float, float]]:
+def _hardware_rows(table: calc.DeviceTable) -> list[tuple[str, float, float, float, float, float]]:
     """Each hardware of the catalog's rows (and the table's) once: its topology and matmul fraction."""
     k, seen, rows = calc.STEP_CONSTANTS, set(), []
     for d in table:
@@ -59,14 +60,14 @@ def _hardware_rows(table: calc.DeviceTable) -> list[tuple[str, float, float, flo
             seen.add(d.hardware.lower())
             h = calc.step_hardware(d, table)
             rows.append((d.hardware, h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps,
-                         k.matmul_fraction[h.family]))
+                         k.matmul_fraction[h.family], h.scale_up_axis_GBps))
     return rows
 
 
-def _fallback() -> tuple[float, float, float]:
+def _fallback() -> tuple[float, float, float, float]:
     """calc's stated topology for a row whose hardware has none (calc.step_hardware's FALLBACK)."""
     h = calc.step_hardware(calc.Device("no topology", 1.0, memory_tbps=1.0), calc.DeviceTable([]))
-    return h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps
+    return h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps, h.scale_up_axis_GBps
 
 
 def _found(column: str, fallback: float) -> str:
@@ -76,11 +77,12 @@ def _found(column: str, fallback: float) -> str:
 def _pieces() -> dict[str, str]:
     """The rows' looked-up figures as Excel expressions, by placeholder: the device's, its 16-bit
     row's (the ranges' Prior_device: the same hardware's BF16/FP16 row) and its hardware's."""
-    up, dom, out = _fallback()
+    up, dom, out, axis = _fallback()
     return {"fp8": 'IF(ISNUMBER(SEARCH("fp8",Precision_of_device)),1,0)',
             "fraction": _found("Step_hw_fraction", calc.STEP_CONSTANTS.matmul_fraction[_HOPPER]),
             "peak16": native.lookup("Prior_device", "tflops"), "memory_tbps": native.lookup("Device", "memory_tbps"),
             "up": _found("Step_hw_up", up), "domain": _found("Step_hw_domain", dom), "out": _found("Step_hw_out", out),
+            "axis": _found("Step_hw_axis", axis),
             **{k: repr(x) for k, x in _run_constants().items()}}
 
 
@@ -166,14 +168,15 @@ def _communication_rows() -> list[Row]:
     r = "Step_rec"
     return [
         ("Step_up", "Scale-up bytes/s, one way", "{up}*0.5E9", _RATE),
+        ("Step_axis", "TP/CP bytes/s along one torus axis, one way", "{axis}*0.5E9", _RATE),
         ("Step_domain", "Scale-up domain (devices)", "{domain}", "0"),
         ("Step_out", "Scale-out bytes/s", "{out}*0.125E9", _RATE),
         ("Step_inside", "DP x CP ranks per scale-up domain", "MAX(INT(Step_domain/Tensor_parallel),1)", "0"),
         ("Step_tp_s", "TP seconds", f"IF(Tensor_parallel>1,Step_tokens*Step_layers*IF({r}>=2,6,4)*4*"
-         "(Tensor_parallel-1)/Tensor_parallel*Arch_width/IF(Tensor_parallel<=Step_domain,Step_up,Step_out),0)",
+         "(Tensor_parallel-1)/Tensor_parallel*Arch_width/IF(Tensor_parallel<=Step_domain,Step_axis,Step_out),0)",
          _SECONDS),
         ("Step_cp_send", "CP send per ring step, seconds", f"Step_tokens*Step_layers*IF({r}>=1,4,3)*4*Arch_kv_heads"
-         "*Arch_head_dim/Tensor_parallel/IF(Tensor_parallel*Step_cp<=Step_domain,Step_up,Step_out)", _SECONDS),
+         "*Arch_head_dim/Tensor_parallel/IF(Tensor_parallel*Step_cp<=Step_domain,Step_axis,Step_out)", _SECONDS),
         ("Step_cp_s", "CP seconds, exposed", "IF(Step_cp>1,(Step_cp-1)*MAX(Step_cp_send-Step_attn_s/Step_cp,0),0)",
          _SECONDS),
         ("Step_ep_copy", "EP bytes per routed copy of the step's tokens",
@@ -260,6 +263,7 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
         "Arch_active_flops": float(p.active_with_embedding)}
     pieces = {"fp8": 1 if hw.fp8 else 0, "fraction": calc.STEP_CONSTANTS.matmul_fraction[hw.family],
               "peak16": hw.tflops_16bit, "memory_tbps": hw.memory_tbps, "up": hw.scale_up_GBps,
+              "axis": hw.scale_up_axis_GBps,
               "domain": hw.scale_up_domain, "out": hw.scale_out_Gbps, **_run_constants()}
     for name, _, formula, _ in _rows():
         vals[name] = evaluate(formula.format(**{k: repr(x) for k, x in pieces.items()}), vals)
@@ -376,7 +380,7 @@ def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> int:
                         f"calc.STEP_CONSTANTS; fp8_gain {k.fp8_gain:g}, vector bytes {k.vector_bytes:g}, "
                         f"overlap {k.overlap:g}, attention ratio {k.attention_ratio:g}, attention tile "
                         f"{k.attention_tile:g})", styles.HEADING)
-    cols = "ABCDE"
+    cols = "ABCDEF"
     for c, (_, header) in zip(cols, TABLE_COLUMNS, strict=True):
         text(ws, f"{c}{top + 1}", header, styles.BOLD)
     rows = _hardware_rows(table)

@@ -30,7 +30,9 @@ def stack(rows: list[Hardware]) -> Hardware:
     return Hardware(name="several", tflops=col("tflops"), tflops_16bit=col("tflops_16bit"), fp8=col("fp8"),
                     memory_tbps=col("memory_tbps"), scale_up_GBps=col("scale_up_GBps"),
                     scale_up_domain=col("scale_up_domain"), scale_out_Gbps=col("scale_out_Gbps"),
-                    family=col("family"), basis="; ".join(sorted({h.basis for h in rows})))
+                    family=col("family"), basis="; ".join(sorted({h.basis for h in rows})),
+                    scale_up_axis_GBps=np.array([h.scale_up_GBps if h.scale_up_axis_GBps is None else
+                                                 h.scale_up_axis_GBps for h in rows]))
 
 
 @dataclass(frozen=True)

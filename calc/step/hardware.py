@@ -3,7 +3,11 @@
 Topology lives in the catalog (calc/data/devices.csv) as optional columns on every row:
 `scale_up_GBps` (per device, both directions, the scaling book's convention), `scale_up_domain`
 (devices that share it: 8 for HGX, 72 for NVL72, the slice or pod for TPUs), `scale_out_Gbps` (the
-device's NIC, one direction, or its share of the host's DCN) and `topology_source`. The `Device`
+device's NIC, one direction, or its share of the host's DCN), optionally `scale_up_axis_GBps` (per device,
+both directions, what a tensor- or context-parallel group gets along one axis of a torus: a TPU's ICI
+sends a small group's collective over that axis's links only, jax-ml/scaling-book sharding.md "How is an
+AllGather actually performed?" and tpus.md's per-link table; blank: a switched fabric such as NVLink,
+where any group gets all of scale_up_GBps) and `topology_source`. The `Device`
 row type does not carry them, so a user's CSV or a workbook's Devices row works unchanged: a row
 without them takes the packaged catalog's figures for the same hardware, and failing that the
 stated FALLBACK, named in `Hardware.basis` (never silently).
@@ -21,6 +25,7 @@ from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import Device, DeviceTable, catalog
 
 TOPOLOGY = ("scale_up_GBps", "scale_up_domain", "scale_out_Gbps")
+AXIS = "scale_up_axis_GBps"  # optional: blank is a switched scale-up fabric (every group gets scale_up_GBps)
 # A row with no topology of its own or of its hardware: one PCIe Gen4 x16 device (32 GB/s each way,
 # PCI-SIG) per domain behind a 100 Gb/s NIC. Stated in the result's basis whenever it is used.
 FALLBACK = (64.0, 1.0, 100.0)
@@ -39,6 +44,7 @@ class Hardware:
     tflops_16bit: the same hardware's BF16/FP16 dense peak (MFU's usual basis, and the rate of
     work that stays 16-bit); fp8: the row runs matmuls at an FP8 rate; memory_tbps: HBM TB/s;
     scale_up_GBps (both directions), scale_up_domain (devices), scale_out_Gbps (one direction);
+    scale_up_axis_GBps (both directions, a TP or CP group's share on a torus; scale_up_GBps when switched);
     family: index into FAMILIES for the fitted matmul fraction; basis: where each figure came from."""
 
     name: str
@@ -51,6 +57,7 @@ class Hardware:
     scale_out_Gbps: float  # noqa: N815 (the catalog column, units in the name)
     family: int
     basis: str
+    scale_up_axis_GBps: Any = None  # noqa: N815 (the catalog column; None: scale_up_GBps, a switched fabric)
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,21 +79,24 @@ def _family(hw: str) -> tuple[int, str]:
     return FAMILIES.index("hopper"), f"no fitted matmul fraction for {hw or 'this device'}: Hopper's used"
 
 
-def _topology(dev: Device, record: dict[str, Any] | None) -> tuple[tuple[float, float, float], str]:
-    """(scale-up GB/s, domain, scale-out Gb/s) and their basis: the row's own, its hardware's, or FALLBACK."""
+def _topology(dev: Device, record: dict[str, Any] | None) -> tuple[tuple[float, float, float, float], str]:
+    """(scale-up GB/s, domain, scale-out Gb/s, a TP/CP group's GB/s along one axis) and their basis: the
+    row's own, its hardware's, or FALLBACK (the axis: scale-up GB/s where the row gives none)."""
     if record and all(record.get(c) not in (None, "") for c in TOPOLOGY):
+        names = (*TOPOLOGY, AXIS) if record.get(AXIS) not in (None, "") else TOPOLOGY
         try:
-            vals = tuple(float(record[c]) for c in TOPOLOGY)
+            vals = tuple(float(record[c]) for c in names)
         except (TypeError, ValueError):
-            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(TOPOLOGY)} must be numbers") from None
-        if min(vals) <= 0:
-            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(TOPOLOGY)} must be > 0 (got {vals})")
-        return vals, "topology from the row itself"
+            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(names)} must be numbers") from None
+        if not min(vals) > 0:
+            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(names)} must be > 0 (got {vals})")
+        return (*vals[:3], vals[3] if len(vals) > 3 else vals[0]), "topology from the row itself"
     row = _catalog_topology().get(dev.hardware.strip().lower())
     if row is not None:
-        vals = tuple(float(row[c]) for c in TOPOLOGY)
-        return vals, f"topology from the catalog's {dev.hardware} rows ({row['topology_source'][:60]}...)"
-    return FALLBACK, f"no topology for {dev.name!r}: assumed {FALLBACK_WORDS}"
+        up, dom, out = (float(row[c]) for c in TOPOLOGY)
+        return ((up, dom, out, float(row[AXIS]) if row.get(AXIS) else up),
+                f"topology from the catalog's {dev.hardware} rows ({row['topology_source'][:60]}...)")
+    return (*FALLBACK, FALLBACK[0]), f"no topology for {dev.name!r}: assumed {FALLBACK_WORDS}"
 
 
 def _rate_16bit(dev: Device, table: DeviceTable) -> tuple[float, str]:
@@ -127,10 +137,11 @@ def _hardware(dev: Device, table: DeviceTable, record: dict[str, Any] | None) ->
     if dev.memory_tbps is None:
         raise TrainingBudgetError(f"device {dev.name!r} has no memory_tbps: the step's memory-bound terms need it",
                                   "memory_tbps")
-    (up, dom, out), topo = _topology(dev, record)
+    (up, dom, out, axis), topo = _topology(dev, record)
     r16, r16_words = _rate_16bit(dev, table)
     fam, fam_words = _family(dev.hardware or dev.name)
     fp8 = "fp8" in dev.precision.lower()
     basis = "; ".join(w for w in (topo, r16_words, fam_words) if w)
     return Hardware(name=dev.name, tflops=dev.tflops, tflops_16bit=r16, fp8=fp8, memory_tbps=dev.memory_tbps,
-                    scale_up_GBps=up, scale_up_domain=dom, scale_out_Gbps=out, family=fam, basis=basis)
+                    scale_up_GBps=up, scale_up_domain=dom, scale_out_Gbps=out, family=fam, basis=basis,
+                    scale_up_axis_GBps=axis)

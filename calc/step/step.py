@@ -50,13 +50,15 @@ class Step:
 
 def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
     """Bandwidths (bytes/s, one direction) and how each group meets the scale-up domain. Ranks are
-    placed TP innermost, then CP, then DP (EP inside DP x CP), then PP: Megatron's order."""
+    placed TP innermost, then CP, then DP (EP inside DP x CP), then PP: Megatron's order. TP and CP
+    groups run along one axis of a torus (scale_up_axis_GBps: a TPU's ICI), the rest over all of it."""
     up = hw.scale_up_GBps * 0.5e9
+    axis = up if hw.scale_up_axis_GBps is None else hw.scale_up_axis_GBps * 0.5e9
     out = hw.scale_out_Gbps * 0.125e9
     dom = hw.scale_up_domain
     inside = most(floor(dom / lay.tp), 1.0)  # DP x CP (and EP) ranks per scale-up domain
-    return {"up": up, "out": out, "tp": pick(lay.tp <= dom, up, out),
-            "cp": pick(lay.tp * lay.cp <= dom, up, out), "inside": inside,
+    return {"up": up, "out": out, "tp": pick(lay.tp <= dom, axis, out),
+            "cp": pick(lay.tp * lay.cp <= dom, axis, out), "inside": inside,
             "ep_domains": lay.ep / least(lay.ep, inside),
             "expert_inside": most(floor(inside / lay.ep), 1.0)}  # an expert's DP ranks, ep apart
 

@@ -98,13 +98,11 @@ def _published_count_or_nearest(plans: list[calc.Plan], devices: int) -> calc.Pl
     return min(feasible, key=lambda p: (abs(p.devices - devices), p.paid()))
 
 
-# Which layouts the step model ranks first today: the checks it does not yet meet are expected to fail,
-# with what it proposes instead (strict: a pass is reported, so the marker goes when the model gets there).
-# DeepSeek-V3 (PP8 EP16 CP2 at 4,096 H800) and the 8B pretraining (data parallel 128) pass.
-STEP_RANKING = {
-    "llama-70b-v6e": "the step model ranks TP4 PP8 CP2 first on v6e (512 chips, the count planned nearest 256), "
-                     "where MaxText runs FSDP (TP1 PP1)",
-}
+# Which layouts the step model ranks first today: a check it does not yet meet is expected to fail, with
+# what it proposes instead (strict: a pass is reported, so the marker goes when the model gets there).
+# None today: DeepSeek-V3 (PP8 EP16 CP2 at 4,096 H800), Llama 3.1 70B on v6e (FSDP over 256 chips once a
+# TP group's collectives run over one ICI axis, calc.step.hardware's scale_up_axis_GBps) and the rest pass.
+STEP_RANKING: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=STEP_RANKING[n], strict=True))

@@ -110,6 +110,26 @@ def test_topology_comes_from_the_catalog_or_a_stated_fallback():
     assert "assumed" in S.hardware(odd).basis
 
 
+def test_a_torus_sends_tensor_and_context_parallel_over_one_axis():
+    """On TPU v6e's 2D torus a TP group shorter than the 16-chip axis sends over one ICI link each way
+    (scale_up_axis_GBps 180 of the chip's 800, jax-ml/scaling-book sharding.md); FSDP's gathers run
+    over the whole torus as before; NVLink, a switch, gives a TP group all of it."""
+    v6e = S.hardware("TPU v6e (Trillium), BF16, dense")
+    assert (v6e.scale_up_GBps, v6e.scale_up_axis_GBps) == (800.0, 180.0)
+    switched = replace(v6e, scale_up_axis_GBps=None)
+    sh = S.Shape(params_active=70.6e9, n_layers=80, d_model=8192, kv_dim=1024, vocab=128256)
+    lay = S.Layout(devices=256, seq_len=8192, global_batch_tokens=256 * 8192, tp=4, cp=2, zero_stage=3)
+    torus, switch = S.step_time(sh, lay, v6e).breakdown, S.step_time(sh, lay, switched).breakdown
+    assert float(torus["tp"]) == pytest.approx(float(switch["tp"]) * 800 / 180, rel=1e-12)
+    assert float(torus["dp_exposed"]) == float(switch["dp_exposed"])
+    h100 = S.hardware(A100)
+    assert h100.scale_up_axis_GBps == h100.scale_up_GBps  # blank in the catalog: a switched fabric
+    own = S.hardware(calc.Device("Lab torus", 100.0, memory_tbps=1.0, source="bench"),
+                     record={"scale_up_GBps": "400", "scale_up_domain": "64", "scale_out_Gbps": "100",
+                             "scale_up_axis_GBps": "100"})
+    assert own.scale_up_axis_GBps == 100.0 and "row itself" in own.basis
+
+
 @pytest.mark.parametrize(("kwargs", "field"), [
     ({"tp": 3}, "devices"), ({"tp": 0}, "tp"), ({"recompute": "some"}, "recompute"),
     ({"vpp": 2}, "vpp"), ({"zero_stage": 4}, "zero_stage"), ({"global_batch_tokens": 4 * 2048}, "global_batch_tokens"),
