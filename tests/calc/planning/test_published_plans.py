@@ -100,7 +100,7 @@ def _published_count_or_nearest(plans: list[calc.Plan], devices: int) -> calc.Pl
 
 # Which layouts the step model ranks first today: a check it does not yet meet is expected to fail, with
 # what it proposes instead (strict: a pass is reported, so the marker goes when the model gets there).
-# None today: DeepSeek-V3 (PP8 EP16 CP2 at 4,096 H800), Llama 3.1 70B on v6e (FSDP over 256 chips once a
+# None today: DeepSeek-V3 (PP16 EP16 CP2 at 4,096 H800), Llama 3.1 70B on v6e (FSDP over 256 chips once a
 # TP group's collectives run over one ICI axis, calc.step.hardware's scale_up_axis_GBps) and the rest pass.
 STEP_RANKING: dict[str, str] = {}
 
