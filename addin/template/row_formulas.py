@@ -1,7 +1,7 @@
 """The formula language of the Budget sheet's step block, evaluated in Python: names, numbers,
-+ - * /, comparisons, text in quotes and IF, OR, MAX, MIN, INT, NA, POWER. The block's cached values
-are worked out with it and checked against calc, so a row's native formula and its cached value
-are one expression."""
++ - * /, comparisons, text in quotes and IF, OR, MAX, MIN, INT, ROUNDUP (to whole numbers), NA,
+POWER. The block's cached values are worked out with it and checked against calc, so a row's
+native formula and its cached value are one expression."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ import math
 import re
 from typing import Any
 
-_FUNCTIONS = {"IF": "_if", "OR": "_or", "MAX": "max", "MIN": "min", "INT": "math.floor", "NA": "_na", "POWER": "pow"}
+_FUNCTIONS = {"IF": "_if", "OR": "_or", "MAX": "max", "MIN": "min", "INT": "math.floor", "ROUNDUP": "_roundup",
+              "NA": "_na", "POWER": "pow"}
+
+
+def _roundup(x: float, digits: int) -> float:
+    """Excel's ROUNDUP to whole numbers (digits 0), away from zero."""
+    if digits != 0:
+        raise ValueError("ROUNDUP here rounds to whole numbers only")
+    return float(math.ceil(x) if x >= 0 else math.floor(x))
 
 
 def evaluate(formula: str, values: dict[str, Any]) -> Any:
@@ -23,5 +31,5 @@ def evaluate(formula: str, values: dict[str, Any]) -> Any:
     py = re.sub(r'"[^"]*"|(?<![0-9.])[A-Za-z_][A-Za-z0-9_]*', word, formula)
     py = re.sub(r"(?<![<>])=", "==", py)
     return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b,
-                     "_or": lambda *tests: any(tests), "max": max, "min": min, "pow": pow,
+                     "_or": lambda *tests: any(tests), "_roundup": _roundup, "max": max, "min": min, "pow": pow,
                      "math": math, "_na": lambda: math.nan, "_v": values})

@@ -49,14 +49,15 @@ class Constants:
 
 # Fitted by fit_constants() on calc/data/steptime_measured.csv (57 use=fit rows) on 2026-12-06, with
 # attention's rate falling on short tiles (ATTENTION_TILE), context parallel's per-step ring send and
-# the routed experts' gradients reduced over the expert data-parallel group and a TPU's TP and CP
-# groups on one torus axis (calc.step.hardware's scale_up_axis_GBps);
+# the routed experts' gradients reduced over the expert data-parallel group, a TPU's TP and CP
+# groups on one torus axis (calc.step.hardware's scale_up_axis_GBps) and the pipeline at its busiest
+# stage's pace;
 # bench/bench_steptime.py refits and prints them with leave-one-out figures. fp8_gain and
 # vector_bytes sit at their bounds (an FP8 GEMM cannot beat 2x; 200 bytes is about Korthikanti et
 # al. 2022 s.4's 34 bytes of activations per element and layer, written and read in the forward,
 # the backward and the recompute).
-CONSTANTS = Constants(matmul_fraction=(0.646, 0.665, 0.666, 0.910), fp8_gain=1.0, vector_bytes=200.0, overlap=0.100,
-                      attention_ratio=0.263, attention_tile=ATTENTION_TILE)
+CONSTANTS = Constants(matmul_fraction=(0.647, 0.671, 0.684, 0.911), fp8_gain=1.0, vector_bytes=200.0, overlap=0.100,
+                      attention_ratio=0.261, attention_tile=ATTENTION_TILE)
 
 _BOUNDS = {"fp8_gain": (0.3, 1.0), "vector_bytes": (0.0, 200.0), "overlap": (0.0, 1.0),
            "attention_ratio": (0.1, 1.5)}

@@ -55,6 +55,13 @@ def floor(x: Any) -> Any:
     return np.floor(x)
 
 
+def ceil(x: Any) -> Any:
+    """The least whole number >= x (numpy.ceil's value), a float for a float."""
+    if type(x) is float:
+        return float(math.ceil(x))
+    return np.ceil(x)
+
+
 def take(values: tuple[float, ...], index: Any) -> Any:
     """values[index] for a whole-number index, or an array of them."""
     if type(index) in _SCALAR:

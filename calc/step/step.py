@@ -21,7 +21,7 @@ from . import terms
 from .calibrate import CONSTANTS, Constants
 from .hardware import Hardware
 from .layout import Layout
-from .ops import floor, least, most, pick, take, when
+from .ops import ceil, floor, least, most, pick, take, when
 from .shape import Shape
 
 BREAKDOWN = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")
@@ -63,6 +63,11 @@ def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
             "expert_inside": most(floor(inside / lay.ep), 1.0)}  # an expert's DP ranks, ep apart
 
 
+# _BUSIEST: the stages run in lockstep, so a step takes the busiest stage's time (Narayanan et al. 2021
+# s.2.2): ceil(L/p) layers where p does not divide L (Megatron-Core splits the layers evenly or by
+# hand; Llama 3 drew one layer from the first and last of 16 stages, arXiv:2407.21783 s.3.3.2).
+
+
 def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants | None = None,
               trained: Any = 1.0) -> Step:
     """One training step of `shape` on `layout` over devices `hw` (each part's fields may be
@@ -76,7 +81,8 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     dp = lay.dp                                                     # once: each use of the property is a pass
     link = _links(lay, hw)
     tokens = lay.global_batch_tokens / (dp * lay.cp)               # a stage's tokens per step
-    layers = sh.n_layers / lay.pp
+    layers = ceil(sh.n_layers / lay.pp)  # the busiest stage's, whose pace the pipeline runs at (_BUSIEST)
+    share = layers * lay.pp / sh.n_layers  # its work over the average stage's (1 when p divides L)
     rec = lay.recompute
     done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, rec, trained)
     frac = take(k.matmul_fraction, hw.family)
@@ -85,7 +91,7 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     lm_head = sh.vocab * sh.d_model                                 # stays 16-bit in FP8 recipes (TE)
     linear = most(sh.params_active - 2.0 * lm_head, 0.0)           # input embedding: a lookup, lm head: 16-bit
     low = hw.fp8 * (pick(rec >= 2, 6.0, 4.0) + 2.0 * trained) * linear  # FLOPs/token at the FP8 rate
-    dev_tokens = tokens / (lay.tp * lay.pp)                         # a device's share of a stage's matmuls
+    dev_tokens = tokens / (lay.tp * lay.pp) * share                 # the busiest device's matmul tokens
     core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
     rate_attn = terms.attention_rate(rate16 * k.attention_ratio, lay.seq_len / lay.cp, k.attention_tile)
     dense = (sh.params_total - sh.params_expert) / (lay.tp * lay.pp)  # every EP rank's copy
@@ -94,7 +100,7 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
     attention = dev_tokens * core / rate_attn                       # the device's attention seconds
-    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12, trained) + attention
+    compute = gemm + terms.weight_read_seconds(held * share, micro, rec, hw.memory_tbps * 1e12, trained) + attention
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
     tp = when(lay.tp > 1, lambda: terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, rec, link["tp"]))

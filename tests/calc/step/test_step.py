@@ -110,6 +110,18 @@ def test_topology_comes_from_the_catalog_or_a_stated_fallback():
     assert "assumed" in S.hardware(odd).basis
 
 
+def test_the_pipeline_runs_at_its_busiest_stages_pace():
+    """120 layers on 16 stages put 8 on the busiest (ceil(120/16)), as 128 layers do: the same compute
+    a step, where one stage of each differs by its layers."""
+    def compute(layers: int, pp: int) -> float:
+        sh = S.Shape(params_active=layers * 1e9, n_layers=layers, d_model=8192, kv_dim=1024, vocab=0)
+        lay = S.Layout(devices=16 * 8, seq_len=4096, global_batch_tokens=512 * 4096, pp=pp, zero_stage=1)
+        return float(S.step_time(sh, lay, S.hardware(A100)).breakdown["compute"])
+    assert compute(120, 16) == pytest.approx(compute(128, 16), rel=1e-12)
+    assert compute(120, 1) < compute(128, 1)
+    assert compute(128, 16) == pytest.approx(compute(128, 1), rel=1e-9)  # 16 divides 128: a device's even share
+
+
 def test_a_torus_sends_tensor_and_context_parallel_over_one_axis():
     """On TPU v6e's 2D torus a TP group shorter than the 16-chip axis sends over one ICI link each way
     (scale_up_axis_GBps 180 of the chip's 800, jax-ml/scaling-book sharding.md); FSDP's gathers run
