@@ -98,9 +98,17 @@ def step_activations(job: Any) -> Any:
 
 
 def _activations(preset: ModelPreset, *sizes: Any) -> Any:
-    """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len) with fit's switches."""
+    """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len) with fit's switches; an
+    array of recompute names counted name by name (each a different set of stored tensors)."""
     *split, micro, recompute, seq_len = sizes
-    return stage_activations(preset.shape, tuple(split), micro, recompute, {**ACTIVATION_SEARCH, "seq_len": seq_len})
+    o = {**ACTIVATION_SEARCH, "seq_len": seq_len}
+    if isinstance(recompute, str) or np.ndim(recompute) == 0:
+        return stage_activations(preset.shape, tuple(split), micro, recompute, o)
+    names = np.char.lower(np.char.strip(np.asarray(recompute, dtype=str)))
+    out: Any = 0.0
+    for name in np.unique(names):
+        out = np.where(names == name, stage_activations(preset.shape, tuple(split), micro, str(name), o), out)
+    return out
 
 
 _scalar_activations = preset_memo(_activations)

@@ -212,7 +212,9 @@ def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], m
     T, P, C, V = sizes
     L = shape["n_layers"]
     opts = _activation_shape(shape)
-    offload = recompute == "offload"   # full recompute, layer inputs in host memory (fit_search.RECOMPUTE_ORDER)
+    # full recompute, layer inputs in host memory (fit_search.RECOMPUTE_ORDER); other names are checked
+    # by activation_bytes, any case
+    offload = isinstance(recompute, str) and recompute.strip().lower() == "offload"
 
     def at(layers: Any) -> Any:  # activation_bytes as if every stage held layers / P (P divides them)
         if shape.get("n_experts", 1) > 1:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import math
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -82,15 +83,19 @@ def _family(hw: str) -> tuple[int, str]:
 def _topology(dev: Device, record: dict[str, Any] | None) -> tuple[tuple[float, float, float, float], str]:
     """(scale-up GB/s, domain, scale-out Gb/s, a TP/CP group's GB/s along one axis) and their basis: the
     row's own, its hardware's, or FALLBACK (the axis: scale-up GB/s where the row gives none)."""
+    own_axis = bool(record) and record.get(AXIS) not in (None, "")
     if record and all(record.get(c) not in (None, "") for c in TOPOLOGY):
-        names = (*TOPOLOGY, AXIS) if record.get(AXIS) not in (None, "") else TOPOLOGY
+        names = (*TOPOLOGY, AXIS) if own_axis else TOPOLOGY
         try:
             vals = tuple(float(record[c]) for c in names)
         except (TypeError, ValueError):
             raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(names)} must be numbers") from None
-        if not min(vals) > 0:
-            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(names)} must be > 0 (got {vals})")
+        if not all(0 < v < math.inf for v in vals):  # NaN fails both
+            raise TrainingBudgetError(f"device {dev.name!r}: {', '.join(names)} must be finite numbers > 0 "
+                                      f"(got {vals})")
         return (*vals[:3], vals[3] if len(vals) > 3 else vals[0]), "topology from the row itself"
+    if own_axis:  # an axis without the fabric it is an axis of
+        raise TrainingBudgetError(f"device {dev.name!r}: {AXIS} needs {', '.join(TOPOLOGY)} beside it")
     row = _catalog_topology().get(dev.hardware.strip().lower())
     if row is not None:
         up, dom, out = (float(row[c]) for c in TOPOLOGY)

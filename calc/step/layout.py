@@ -41,7 +41,11 @@ def _codes(value: Any) -> Any:
     if arr.dtype.kind == "b":  # True is no recomputation mode (it read as code 1, selective)
         raise _refuse(value, ", not a boolean")
     if arr.dtype.kind in "USO":
-        flat = [str(v).strip().lower() for v in arr.reshape(-1)]
+        texts = arr.reshape(-1)
+        odd = [v for v in texts if not isinstance(v, (str, np.str_))]
+        if odd:  # None or a number among names: no name
+            raise _refuse(odd[0])
+        flat = [str(v).strip().lower() for v in texts]
         bad = [v for v in flat if v not in CODES]
         if bad:
             raise _refuse(bad[0])
@@ -153,7 +157,10 @@ def _plain(d: dict[str, Any]) -> tuple[float, ...] | None:
     values = tuple(map(d.__getitem__, _NUMBERS))
     if not set(map(type, values)) <= _PLAIN_TYPES or not (type(d["recompute"]) is str and d["recompute"] in CODES):
         return None
-    floats = tuple(map(float, values))  # (an int past 2^53 rounds: refused below by the bound)
+    try:
+        floats = tuple(map(float, values))  # (an int past 2^53 rounds: refused below by the bound)
+    except OverflowError:  # an int past a float's range: the array path words it
+        return None
     if not all(map(float.is_integer, floats)) or max(floats) >= 2**53 or values[_ZERO] > 3:  # NaN, inf not whole
         return None
     if min(floats[:_ZERO] + floats[_ZERO + 1:]) < 1 or floats[_ZERO] < 0:

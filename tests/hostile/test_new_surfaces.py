@@ -235,3 +235,39 @@ def test_lite_bad_out(tmp_path: Path, out: str) -> None:
     proc = invoke("lite", "--out", out)
     _sound(proc, "--out")
     assert proc.returncode == 2
+
+
+H100_ROW = "H100 SXM, BF16 tensor core, dense"
+
+
+@pytest.mark.parametrize("kwargs", [{"tp": 10**400}, {"micro_batch": 10**400}, {"recompute": None},
+                                    {"recompute": np.array(["full", None], dtype=object)}])
+def test_layouts_past_a_float_or_without_a_name_are_refused_by_name(kwargs: dict) -> None:
+    base = {"devices": 64, "seq_len": 8192, "global_batch_tokens": 4194304}
+    field = next(iter(kwargs))
+    with pytest.raises(calc.TrainingBudgetError, match=field):
+        calc.StepLayout(**{**base, **kwargs})
+
+
+def test_recompute_names_in_any_case_and_as_arrays_count_memory_as_each_alone() -> None:
+    """"OFFLOAD" is "offload" on the memory side too; an array of names is each name's Budget."""
+    def ask(recompute: object) -> calc.Budget:
+        return calc.budget(calc.job(model="Llama 3.1 70B", device=H100_ROW, devices=64, tp=8, tokens=1e12,
+                                    utilization="step", recompute=recompute))
+    assert ask(" OFFLOAD").memory.total == ask("offload").memory.total < ask("full").memory.total
+    both = ask(np.array(["offload", "full"]))
+    assert list(both.memory.total) == [ask("offload").memory.total, ask("full").memory.total]
+    with pytest.raises(calc.TrainingBudgetError, match="recompute"):
+        ask(np.array(["offload", "cpu"]))
+
+
+@pytest.mark.parametrize("record", [
+    {"scale_up_GBps": "800", "scale_up_domain": "256", "scale_out_Gbps": "25", "scale_up_axis_GBps": "nan"},
+    {"scale_up_GBps": "800", "scale_up_domain": "256", "scale_out_Gbps": "25", "scale_up_axis_GBps": "inf"},
+    {"scale_up_GBps": "800", "scale_up_domain": "nan", "scale_out_Gbps": "25"},
+    {"scale_up_axis_GBps": "90"},
+])
+def test_a_rows_own_topology_is_finite_and_whole(record: dict) -> None:
+    dev = calc.catalog().get("TPU v6e (Trillium), BF16, dense")
+    with pytest.raises(calc.TrainingBudgetError, match="scale_up"):
+        calc.step_hardware(dev, record=record)
