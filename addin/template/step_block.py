@@ -152,14 +152,14 @@ def _compute_rows() -> list[Row]:
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
          "/Step_rate16)", _SECONDS),
         ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
-        ("Step_dense", "Dense parameters a device holds (every EP rank's copy)", "(Arch_params-Arch_expert_params)"
-         "/(Tensor_parallel*Pipeline_parallel)", styles.COUNT),
-        ("Step_expert", "Routed-expert parameters a device holds", "Arch_expert_params/(Expert_parallel*"
-         "Tensor_parallel*Pipeline_parallel)", styles.COUNT),
+        ("Step_dense", "Dense parameters the busiest device holds (every EP rank's copy)",
+         "(Arch_params-Arch_expert_params)/(Tensor_parallel*Pipeline_parallel)*Step_share", styles.COUNT),
+        ("Step_expert", "Routed-expert parameters the busiest device holds", "Arch_expert_params/(Expert_parallel*"
+         "Tensor_parallel*Pipeline_parallel)*Step_share", styles.COUNT),
         ("Step_held", "Parameters a device holds before DP sharding", "Step_dense+Step_expert", styles.COUNT),
         ("Step_micro", "Micro-batches per step (m)", "Step_tokens*Step_cp/(Step_seq_len*Step_micro_batch)", "0.##"),
         ("Step_weights_s", "Weight reads from HBM, seconds",
-         f"Step_micro*Step_held*Step_share*2*IF({r}>=2,4,3)/Step_mem_Bps", _SECONDS),
+         f"Step_micro*Step_held*2*IF({r}>=2,4,3)/Step_mem_Bps", _SECONDS),
         ("Step_vector", "Memory-bound vector seconds",
          f"Step_tokens*Step_layers*Arch_width/Tensor_parallel*{k.vector_bytes!r}*IF({r}>=2,4/3,1)/Step_mem_Bps",
          _SECONDS),

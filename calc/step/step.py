@@ -94,13 +94,13 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     dev_tokens = tokens / (lay.tp * lay.pp) * share                 # the busiest device's matmul tokens
     core = terms.attention_flops(sh.n_layers, sh.attn_dim, lay.seq_len, rec)  # flash-attention kernels
     rate_attn = terms.attention_rate(rate16 * k.attention_ratio, lay.seq_len / lay.cp, k.attention_tile)
-    dense = (sh.params_total - sh.params_expert) / (lay.tp * lay.pp)  # every EP rank's copy
-    expert = sh.params_expert / (lay.ep * lay.tp * lay.pp)            # this EP rank's experts
+    dense = (sh.params_total - sh.params_expert) / (lay.tp * lay.pp) * share  # every EP rank's copy, busiest stage
+    expert = sh.params_expert / (lay.ep * lay.tp * lay.pp) * share            # this EP rank's experts
     held = dense + expert
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
     attention = dev_tokens * core / rate_attn                       # the device's attention seconds
-    compute = gemm + terms.weight_read_seconds(held * share, micro, rec, hw.memory_tbps * 1e12, trained) + attention
+    compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12, trained) + attention
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
     tp = when(lay.tp > 1, lambda: terms.tp_seconds(tokens, layers, sh.d_model, lay.tp, rec, link["tp"]))

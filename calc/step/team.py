@@ -47,7 +47,7 @@ FACTOR_RANGE = (0.25, 4.0)  # a team at a quarter to 4x the published runs' achi
 # layouts (calc/data/steptime_measured.csv, use=fit rows): each row predicted with the factor fitted
 # on the other rows of its team (the same first word of `source`, the same device; teams of 2 or
 # more rows: 46 rows), by team_residuals() on 2026-12-06 with the constants fitted that day. The
-# median error with the team's factor from its other rows is 5.8% (7.3% without, leave-one-out); the
+# median error with the team's factor from its other rows is 5.8% (7.2% without, leave-one-out); the
 # fast end is tighter than STEP_RESIDUAL (0.839, 1.164), the slow end is not: two teams measured two
 # MoE models each (AutoModel's DeepSeek-V3 and GPT-OSS on H100, Megatron-Bridge's on GB200) whose
 # misses differ by 1.5-2.4x, which one rate factor cannot carry from one model to the other.
