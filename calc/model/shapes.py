@@ -50,7 +50,6 @@ from __future__ import annotations
 import csv
 import functools
 import inspect
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -58,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from ..base.errors import TrainingBudgetError, broadcasts
+from ..base.memo import identity_memo
 from .arch import DEFAULT_VOCAB, Arch, ParamBreakdown, params_of
 
 
@@ -139,22 +139,8 @@ class ModelPreset:
                               active_with_embedding=a)
 
 
-def preset_memo(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn(preset, *rest)` worked out once per preset object and `rest` (presets are frozen; `rest` scalars,
-    keyed with their types so True and 1 stay apart): an id with an identity check, so a preset read
-    again, or one built with other values, is worked out afresh, whatever its shape holds."""
-    cache: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-
-    @functools.wraps(fn)
-    def memo(preset: Any, *rest: Any) -> Any:
-        key = (id(preset), rest, tuple(map(type, rest)))
-        hit = cache.get(key)
-        if hit is None or hit[0] is not preset:
-            if len(cache) > 1024:
-                cache.clear()
-            hit = cache[key] = (preset, fn(preset, *rest))
-        return hit[1]
-    return memo
+# `fn(preset, *rest)` worked out once per preset object and `rest` (calc/base/memo.py)
+preset_memo = identity_memo()
 
 
 @preset_memo

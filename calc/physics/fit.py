@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import positive
+from ..base.checks import choice, positive
 from ..base.errors import TrainingBudgetError, show
 from ..hardware.capacity import GIB, reserve_bytes
 from ..hardware.catalog import DeviceTable, catalog
@@ -212,9 +212,8 @@ def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], m
     T, P, C, V = sizes
     L = shape["n_layers"]
     opts = _activation_shape(shape)
-    # full recompute, layer inputs in host memory (fit_search.RECOMPUTE_ORDER); other names are checked
-    # by activation_bytes, any case
-    offload = isinstance(recompute, str) and recompute.strip().lower() == "offload"
+    # full recompute, layer inputs in host memory (fit_search.RECOMPUTE_ORDER), in any case
+    offload = choice("recompute", recompute, RECOMPUTE_ORDER) == "offload"
 
     def at(layers: Any) -> Any:  # activation_bytes as if every stage held layers / P (P divides them)
         if shape.get("n_experts", 1) > 1:

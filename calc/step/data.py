@@ -31,8 +31,7 @@ def stack(rows: list[Hardware]) -> Hardware:
                     memory_tbps=col("memory_tbps"), scale_up_GBps=col("scale_up_GBps"),
                     scale_up_domain=col("scale_up_domain"), scale_out_Gbps=col("scale_out_Gbps"),
                     family=col("family"), basis="; ".join(sorted({h.basis for h in rows})),
-                    scale_up_axis_GBps=np.array([h.scale_up_GBps if h.scale_up_axis_GBps is None else
-                                                 h.scale_up_axis_GBps for h in rows]))
+                    scale_up_axis_GBps=col("axis_GBps"))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from ..base.errors import TrainingBudgetError
+from ..base.memo import identity_memo
 from ..hardware.catalog import Device, DeviceTable, catalog
 
 TOPOLOGY = ("scale_up_GBps", "scale_up_domain", "scale_out_Gbps")
@@ -59,6 +60,12 @@ class Hardware:
     family: int
     basis: str
     scale_up_axis_GBps: Any = None  # noqa: N815 (the catalog column; None: scale_up_GBps, a switched fabric)
+
+    @property
+    def axis_GBps(self) -> Any:  # noqa: N802 (units in the name, as the columns)
+        """What a TP or CP group gets, GB/s both directions: scale_up_axis_GBps, or on a switched fabric
+        (None) all of scale_up_GBps."""
+        return self.scale_up_GBps if self.scale_up_axis_GBps is None else self.scale_up_axis_GBps
 
 
 @functools.lru_cache(maxsize=1)
@@ -124,18 +131,11 @@ def hardware(device: str | Device, table: DeviceTable | None = None,
     return _catalog_hardware(dev, table) if record is None else _hardware(dev, table, record)
 
 
-_BUILT: dict[tuple[int, int], tuple[Device, DeviceTable, Hardware]] = {}
-
-
+@identity_memo(objects=2, size=256)
 def _catalog_hardware(dev: Device, table: DeviceTable) -> Hardware:
-    """hardware() of a row without its own cells, once per row and table objects (both frozen): their
-    ids with an identity check (hashing a row hashes every field), as calc.model.shapes.preset_memo."""
-    hit = _BUILT.get((id(dev), id(table)))
-    if hit is None or hit[0] is not dev or hit[1] is not table:
-        if len(_BUILT) > 256:
-            _BUILT.clear()
-        hit = _BUILT[id(dev), id(table)] = (dev, table, _hardware(dev, table, None))
-    return hit[2]
+    """hardware() of a row without its own cells, once per row and table objects (both frozen;
+    calc/base/memo.py)."""
+    return _hardware(dev, table, None)
 
 
 def _hardware(dev: Device, table: DeviceTable, record: dict[str, Any] | None) -> Hardware:

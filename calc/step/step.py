@@ -53,7 +53,7 @@ def _links(lay: Layout, hw: Hardware) -> dict[str, Any]:
     placed TP innermost, then CP, then DP (EP inside DP x CP), then PP: Megatron's order. TP and CP
     groups run along one axis of a torus (scale_up_axis_GBps: a TPU's ICI), the rest over all of it."""
     up = hw.scale_up_GBps * 0.5e9
-    axis = up if hw.scale_up_axis_GBps is None else hw.scale_up_axis_GBps * 0.5e9
+    axis = hw.axis_GBps * 0.5e9
     out = hw.scale_out_Gbps * 0.125e9
     dom = hw.scale_up_domain
     inside = most(floor(dom / lay.tp), 1.0)  # DP x CP (and EP) ranks per scale-up domain
