@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.fastinit import fast_init
+from ..base.fastinit import Later, fast_init
 from . import terms
 from .calibrate import CONSTANTS, Constants
 from .hardware import Hardware
@@ -27,7 +27,7 @@ from .shape import Shape
 BREAKDOWN = ("compute", "tp", "cp", "ep", "bubble", "dp_exposed", "optimizer")
 
 
-@fast_init  # calc/base/fastinit.py: fields filled straight into __dict__ (one per question)
+@fast_init(lazy=("limits",))  # calc/base/fastinit.py: fields filled into __dict__; limits worded when read
 @dataclass(frozen=True)
 class Step:
     """One step: step_seconds; tokens_per_second_per_device; mfu (6·N_active + attention FLOPs per
@@ -122,7 +122,7 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     tps = lay.global_batch_tokens / (lay.devices * step)
     parts = {"compute": compute + vector, "tp": tp, "cp": cp, "ep": ep, "bubble": bubble,
              "dp_exposed": dp_exposed, "optimizer": opt}
-    limits = _limits(lay, hw, parts, step) if type(step) is float or np.ndim(step) == 0 else ()
+    limits = Later(_limits, lay, hw, parts, step) if type(step) is float or np.ndim(step) == 0 else ()
     return Step(step_seconds=step, tokens_per_second_per_device=tps, mfu=tps * model / (hw.tflops * 1e12),
                 mfu_16bit=tps * model / (hw.tflops_16bit * 1e12), hfu=tps * done / (hw.tflops * 1e12),
                 breakdown=parts, low_precision_share=low / done, limits=limits, basis=hw.basis)
