@@ -37,7 +37,12 @@ TRAINABLE = Arg("trainable", "count, or fraction <= 1", "LoRA/QLoRA adapter para
 ACTIVE = Arg("active_params", "parameters", "Parameters one token runs through (MoE: the active ones), "
              "e.g. 12.9E9 of Mixtral's 46.7E9", native_default="{params}", default_text="params (dense)")
 ACTIVATIONS = Arg("activations", "bytes per device", "Activation memory (see TRAIN_ACTIVATION_BYTES)")
-RECOMPUTE = Arg("recompute", "none / selective / op / full", "Activation recomputation", kind="text")
+RECOMPUTE = Arg("recompute", " / ".join(calc.RECOMPUTE), "Activation recomputation (offload: full, with each layer's "
+                "input in host memory)", kind="text")
+# "offload" recomputes the whole forward as "full" does (calc.physics.flops, calc.physics.activations)
+_FULL_NAMES = '{recompute}="full",{recompute}="offload"'
+_FULL_FORWARD = "OR(" + _FULL_NAMES + ")"
+
 _NO_SHAPE = "none (no attention term)"
 N_LAYERS = Arg("n_layers", "layers", "Transformer layers", native_default="0", default_text=_NO_SHAPE)
 D_MODEL = Arg("d_model", "width", "Hidden size", native_default="0", default_text=_NO_SHAPE)
@@ -61,7 +66,7 @@ OCCUPANCY = Arg("occupancy", "fraction, 0-1", "Share of the year's hours the dev
 # these functions, which take no method; a sheet that knows its job's method gives its own row
 # (the Budget's FLOPs_per_token: 2 for inference), so its FLOPs, hours, cost and energy follow it.
 _K = native.FLOPS_PER_PARAM_TOKEN
-_FLOPS = ('(IF({recompute}="full",8,IF({recompute}="op",7,' + _K + '))*{active_params}'
+_FLOPS = ("(IF(" + _FULL_FORWARD + ',8,IF({recompute}="op",7,' + _K + '))*{active_params}'
           '+IF(OR({recompute}="none",{recompute}="op"),12,16)*{n_layers}*{d_model}*{seq_len})*{tokens}')
 # 6*params*tokens FLOPs at TFLOP/s*1E12*utilization per device, 3600 s an hour: written so that
 # the known factors fold into one number.
@@ -73,7 +78,11 @@ _SB = "{seq_len}*{micro_batch}*{d_model}"
 
 # TRAIN_ACTIVATION_BYTES (calc.activation_bytes, Korthikanti et al. 2022 Table 2 and §4.2.3/§4.3):
 # s = seq_len / context_parallel; the 1F1B first stage holds M = MIN(micro_batches, p) micro-batches
-# of L/p layers; with vocab, the first stage adds the embedding mask and the last the logits.
+# of L/p layers; with vocab, the first stage adds the embedding mask and the last the logits. Recompute
+# "offload" counts as "full" with one layer a stage and one micro-batch in flight (the layer inputs are in
+# host memory; calc.physics.activations).
+_ACT_OFFLOAD = '{recompute}="offload"'
+_ACT_STAGE_LAYERS = "IF(" + _ACT_OFFLOAD + ",1,{n_layers}/{pipeline_parallel})"
 _ACT_SBH = "{seq_len}/{context_parallel}*{micro_batch}*{d_model}"
 _ACT_TS = "IF({sequence_parallel},{tensor_parallel},1)"
 _ACT_BASE = "IF({sequence_parallel},34/{tensor_parallel},10+24/{tensor_parallel})"
@@ -84,13 +93,13 @@ _ACT_SCORES = "5*{n_heads}*{seq_len}/({context_parallel}*{d_model}*{tensor_paral
 _ACT_OP_OVERLAP = "2/" + _ACT_TS + "+14/{tensor_parallel}"
 _ACT_OP = (_ACT_OP_OVERLAP + "+4*{n_heads}/({d_model}*{tensor_parallel})"
            "+IF(AND({sequence_parallel},{tensor_parallel}>1),4/{tensor_parallel},0)")
-_ACT_LAYER = ('IF({recompute}="full",2*' + _ACT_SBH + "/" + _ACT_TS + "," + _ACT_SBH
+_ACT_LAYER = ("IF(" + _FULL_FORWARD + ",2*" + _ACT_SBH + "/" + _ACT_TS + "," + _ACT_SBH
               + '*IF({recompute}="op",' + _ACT_OP + "," + _ACT_BASE
               + '+IF(OR({recompute}="selective",{flash_attention}),0,' + _ACT_SCORES + ")))")
-_ACT_M = "MIN({micro_batches},{pipeline_parallel})"
-# full and op recompute: the rest of one layer's working set while it is recomputed, its attention
+_ACT_M = "IF(" + _ACT_OFFLOAD + ",1,MIN({micro_batches},{pipeline_parallel}))"
+# full (offload too) and op recompute: the rest of one layer's working set while it is recomputed, its attention
 # and MLP inputs all-gathered whole under sequence parallelism (calc.physics.activations)
-_ACT_WORK = ('IF(OR({recompute}="full",{recompute}="op"),' + _ACT_SBH + "*(" + _ACT_BASE
+_ACT_WORK = ("IF(OR(" + _FULL_NAMES + ',{recompute}="op"),' + _ACT_SBH + "*(" + _ACT_BASE
              + '-IF({recompute}="op",' + _ACT_OP_OVERLAP + ",0)"
              "+IF({flash_attention},0," + _ACT_SCORES + ")+IF({sequence_parallel},4-4/{tensor_parallel},0)),0)")
 # the loss: 12 B per logit element (fp32 log-probabilities, their gradient and the input gradient;
@@ -98,9 +107,9 @@ _ACT_WORK = ('IF(OR({recompute}="full",{recompute}="op"),' + _ACT_SBH + "*(" + _
 _ACT_LOGITS = ("IF({vocab}>0,4*" + _ACT_SBH + "/" + _ACT_TS
                + f"+{calc.LOSS_BYTES_PER_LOGIT['standard']!r}*" + _ACT_SBH
                + "*{vocab}/({d_model}*{tensor_parallel}),0)")
-_ACTIVATIONS = ("MAX({n_layers}/{pipeline_parallel}*" + _ACT_M + "*" + _ACT_LAYER + "+" + _ACT_WORK
+_ACTIVATIONS = ("MAX(" + _ACT_STAGE_LAYERS + "*" + _ACT_M + "*" + _ACT_LAYER + "+" + _ACT_WORK
                 + "+IF({vocab}>0," + _ACT_SBH + "*" + _ACT_M + "/" + _ACT_TS + ",0)+IF({pipeline_parallel}=1,"
-                + _ACT_LOGITS + ",0),{n_layers}/{pipeline_parallel}*" + _ACT_LAYER + "+" + _ACT_WORK
+                + _ACT_LOGITS + ",0)," + _ACT_STAGE_LAYERS + "*" + _ACT_LAYER + "+" + _ACT_WORK
                 + "+" + _ACT_LOGITS + ")")
 
 # --- parameters from a shape, memory on a tensor/pipeline/expert layout ------------

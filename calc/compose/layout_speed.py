@@ -5,7 +5,7 @@ that merely fits with the fewest devices per replica.
 Each fitting layout's tensor, pipeline, virtual, context and expert sizes, ZeRO stage, micro-batch
 and recompute become a calc.step Layout at the job's sequence length and global batch; torchtitan's
 op-level selective recompute ("op") is timed as selective (it recomputes about what Korthikanti et
-al. 2022 §5's selective recompute does) and "offload" as full (calc.physics.fit_search.TIMED_AS, which
+al. 2022 §5's selective recompute does) and "offload" as full (calc.physics.recompute.TIMED_AS, which
 calc.step.Layout reads).
 Ties keep fit's memory order (a stable sort).
 """

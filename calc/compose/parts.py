@@ -73,7 +73,7 @@ class Parallel:
     """The layout, in Megatron-LM's words: tp, pp, cp, ep (tensor, pipeline, context, expert
     parallel degrees; data parallel is the rest of the devices, calc.layout_data_parallel), vpp
     (virtual pipeline stages per device), zero_stage 0-3, micro_batch (sequences), seq_len and
-    global_batch_tokens (tokens; None: the stated default, `sizes`), recompute none | selective | full.
+    global_batch_tokens (tokens; None: the stated default, `sizes`), recompute none | selective | op | full | offload.
     The batch fields are the step model's (utilization "step")."""
 
     tp: Any = 1

@@ -25,6 +25,12 @@ Recompute: "selective" drops the scores (Korthikanti §5); "full" stores each la
 2h and, while one layer is being recomputed in backward, that layer's whole working set
 (Chen et al. 2016, "Training Deep Nets with Sublinear Memory Cost", arXiv:1604.06174, §3:
 checkpointed memory = the segment inputs plus one segment's recomputed activations).
+"offload" is full recompute with each layer's checkpointed input kept in host memory (MaxText's
+remat_policy=custom with decoder_layer_input=offload, github.com/AI-Hypercomputer/maxtext
+src/MaxText/configs/base.yml; Megatron-Core's TransformerConfig.cpu_offloading): on the device only
+one layer's input is in flight to or from the host, beside the layer being recomputed, the embedding
+and the loss. It is counted as "full" with one layer a stage (n_layers = pipeline_parallel, at most
+that many of them MoE) and one micro-batch in flight, what calc.fit counts for it.
 "op" is torchtitan's op-level selective checkpointing (github.com/pytorch/torchtitan
 torchtitan/parallelisms/parallelize_llama.py @ 9dec370, the commit docs/performance.md was
 measured with: `_save_list` lines 213-223, `_custom_policy` lines 250-266): per layer it
@@ -76,7 +82,7 @@ not divided by t. Context parallelism splits s.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -84,16 +90,17 @@ import numpy as np
 from ..base.checks import choice, divides, flag, whole
 from ..base.errors import agree, broadcasts, out, pick
 from ..model.arch import Arch
+from .recompute import RECOMPUTE_ORDER
 
 LOSS_BYTES_PER_LOGIT = {"standard": 12.0, "parallel": 16.0, "fused": 2.0}  # sources: module doc
 LOSSES = tuple(LOSS_BYTES_PER_LOGIT)
-RECOMPUTE = ("none", "selective", "op", "full")
+RECOMPUTE = RECOMPUTE_ORDER  # none, selective, op, full, offload (calc.physics.recompute)
 
 
 @dataclass(frozen=True)
 class Microbatch:
     """How one micro-batch passes through the layout (the kernel's second part, beside the model's
-    Arch): `seq_len` tokens and `micro_batch` sequences; `recompute` none | selective | op | full;
+    Arch): `seq_len` tokens and `micro_batch` sequences; `recompute` none | selective | op | full | offload;
     `tensor_parallel`, `pipeline_parallel`, `context_parallel` degrees, `virtual_stages` (interleaved
     stages per device), `micro_batches` in flight (None: the pipeline depth); `sequence_parallel`,
     `flash_attention`, `dropout` switches; `loss` standard | parallel | fused; `moe_layers` how many
@@ -179,7 +186,8 @@ def activation_bytes(n_layers: Any, d_model: Any, n_heads: Any, seq_len: Any, mi
     `ffn_dim`, `gated_mlp`, `dropout=False`, and for a mixture of experts `n_experts`, `top_k`,
     `moe_ffn_dim`, `n_shared_experts`, `moe_layers` (how many layers are MoE; default all) for
     a modern model (with n_experts 1 those four are checked, not used). `recompute`: "none",
-    "selective" (Korthikanti §5), "op" (torchtitan's op-level policy) or "full". `loss`
+    "selective" (Korthikanti §5), "op" (torchtitan's op-level policy), "full" or "offload" (full
+    recompute, layer inputs in host memory: "full" at n_layers = pipeline_parallel, micro_batches 1). `loss`
     "standard" (12 B per logit element), "parallel" (16 B, PyTorch's loss_parallel) or "fused" (2 B).
     `virtual_stages`: interleaved pipeline stages per device (1: plain 1F1B).
     """
@@ -200,6 +208,8 @@ def activations_of(arch: Arch, run: Microbatch) -> np.ndarray | float:
     mode = choice("recompute", run.recompute, RECOMPUTE)
     lossk = choice("loss", run.loss, LOSSES)
     z, L, p, v_st = _sizes(arch, run)
+    if mode == "offload":  # "full" with one layer a stage and one micro-batch on the device (module doc)
+        mode, L, run = "full", p, _offloaded(run, p)
     base, kept, overlap = _stack(arch, run, z, L)
     scores = 0.0 if flag("flash_attention", run.flash_attention) else (5.0 if z.drop else 2.0) * z.a * z.s / z.t * z.sb
     gathered = 4.0 * z.sb * z.h * (1.0 - 1.0 / z.t) if z.sp else 0.0   # attention and MLP inputs, whole
@@ -222,6 +232,15 @@ def activations_of(arch: Arch, run: Microbatch) -> np.ndarray | float:
     logits = 4.0 * z.sb * z.h / z.t_s + LOSS_BYTES_PER_LOGIT[lossk] * z.sb * V / z.t
     last = (L / p) * per_layer + working + logits
     return out(pick(p == 1, first + embedding + logits, np.maximum(first + embedding, last)))
+
+
+def _offloaded(run: Microbatch, p: Any) -> Microbatch:
+    """`run` as "offload" counts it on a stack of `p` layers (one a stage): one micro-batch in flight,
+    at most p of the layers MoE; the given micro_batches and moe_layers are checked first."""
+    if run.micro_batches is not None:
+        whole("micro_batches", run.micro_batches)
+    moe = None if run.moe_layers is None else np.minimum(whole("moe_layers", run.moe_layers, minimum=0), p)
+    return replace(run, micro_batches=1.0, moe_layers=moe)
 
 
 def _sizes(arch: Arch, run: Microbatch) -> tuple[_Sizes, Any, Any, Any]:

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.checks import choice, positive
+from ..base.checks import positive
 from ..base.errors import TrainingBudgetError, show
 from ..hardware.capacity import GIB, reserve_bytes
 from ..hardware.catalog import DeviceTable, catalog
@@ -55,12 +55,12 @@ from .fit_search import (
     DEFAULT_SEQ_LEN as DEFAULT_SEQ_LEN,
     MAX_FIT_DEVICES as MAX_FIT_DEVICES,
     MIN_CONTEXT_CHUNK,
-    RECOMPUTE_ORDER,
     Search,
     count,
 )
 from .memory import check_trainable, train_memory
 from .parallel import expert_fits
+from .recompute import RECOMPUTE_ORDER
 from .stages import activation_layers, busiest_scale
 
 # Megatron's names, as estimate and plan print them; bytes per device named with their unit
@@ -212,21 +212,18 @@ def stage_activations(shape: dict[str, Any], sizes: tuple[Any, Any, Any, Any], m
     T, P, C, V = sizes
     L = shape["n_layers"]
     opts = _activation_shape(shape)
-    # full recompute, layer inputs in host memory (fit_search.RECOMPUTE_ORDER), in any case
-    offload = choice("recompute", recompute, RECOMPUTE_ORDER) == "offload"
 
     def at(layers: Any) -> Any:  # activation_bytes as if every stage held layers / P (P divides them)
         if shape.get("n_experts", 1) > 1:
             n_moe = np.floor((L - shape.get("dense_layers", 0)) / shape.get("moe_every", 1))
             opts["moe_layers"] = np.minimum(np.ceil(n_moe * busiest_scale(L, P)), layers)
         return activation_bytes(layers, shape["d_model"], shape["n_heads"], o["seq_len"], micro_batch,
-                                recompute="full" if offload else recompute, tensor_parallel=T,
+                                recompute=recompute, tensor_parallel=T,
                                 sequence_parallel=o["sequence_parallel"], flash_attention=o["flash_attention"],
                                 pipeline_parallel=P, context_parallel=C, vocab=shape["vocab"], virtual_stages=V,
-                                loss=o["loss"], micro_batches=1 if offload else None, **opts)
+                                loss=o["loss"], **opts)
 
-    if offload:  # on the device: one layer's input in flight to or from the host (one layer a stage, one
-        return at(P)  # micro-batch), the layer being recomputed, the embedding and the loss
+    # "offload" counts one layer a stage whatever the layers (calc.physics.activations): at(high) = at(low)
     high = -(-L // P) * P                              # ceil(L/p) layers on every stage
     whole_split = np.mod(L, P) == 0
     if np.all(whole_split):

@@ -12,19 +12,9 @@ import numpy as np
 from ..base.checks import choice, flag, positive, whole
 from ..base.errors import TrainingBudgetError, show
 from .memory import METHODS, OPTIMIZERS, ZERO_STAGES
+from .recompute import RECOMPUTE_ORDER
 
 MAX_FIT_DEVICES = 2 ** 22   # 4.2M devices: above any job; keeps the divisor search bounded
-# fewest recomputed FLOPs first (calc.physics.flops), then "offload": full recompute with each layer's
-# checkpointed input kept in host memory, not the device's (MaxText's remat_policy=custom with
-# decoder_layer_input=offload, github.com/AI-Hypercomputer/maxtext src/MaxText/configs/base.yml, as its
-# tpu-recipes v6e Llama 3.1 70B recipe runs; Megatron-Core's TransformerConfig.cpu_offloading). fit lists
-# it only where full recompute does not fit: it moves every layer input over the host link each step.
-RECOMPUTE_ORDER = ("none", "selective", "op", "full", "offload")
-# what the step model (calc.step: none, selective, full) times a fit recompute as: op-level selective
-# checkpointing recomputes about what Korthikanti et al. 2022 s.5's selective does; the offloaded
-# inputs' copies overlap the compute (MaxText's tpu-recipes v6e Llama 3.1 70B, timed as full: within 4%
-# of its logged step, calc/data/steptime_measured.csv)
-TIMED_AS = {"none": "none", "selective": "selective", "op": "selective", "full": "full", "offload": "full"}
 MICRO_BATCHES = (1, 2, 4)
 MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parallel is searched
 # The default global batch of the fit and plan commands: 1,024 sequences of 4,096 tokens (4,194,304

@@ -23,6 +23,10 @@ Sources:
   matmul output, so backward re-runs the other half of the matmuls and no attention: 7N and
   12·L·d·T per token. Half is exact when alternate matrices are the same size; for Llama 3.1 8B
   (K, O and up recomputed) it is 37% of the layer's matmul FLOPs, so 7N is 4% high there.
+- "offload" (calc.physics.recompute) is full recompute with each layer's input kept in host memory
+  (MaxText's remat_policy=custom with decoder_layer_input=offload, src/MaxText/configs/base.yml;
+  Megatron-Core's TransformerConfig.cpu_offloading): where the input is kept changes no FLOPs, so it
+  counts full's 8N and 16·L·d·T.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ import numpy as np
 from ..base.arith import times
 from ..base.checks import choice, non_negative, positive, whole
 from ..base.errors import TrainingBudgetError, broadcasts, out, out_positive, show
+from .recompute import RECOMPUTE_ORDER
 
-RECOMPUTE = ("none", "selective", "op", "full")
+RECOMPUTE = RECOMPUTE_ORDER  # none, selective, op, full, offload (calc.physics.recompute)
 
 # FLOPs per parameter per token, by what a token goes through (Kaplan et al. 2020, arXiv:2001.08361,
 # §2.1 Table 1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn per token; a training step, forward and
@@ -72,6 +77,10 @@ def flops_per_param_token(method: str) -> float:
 _DENSE_PER_TOKEN = {"none": TRAIN_FLOPS_PER_PARAM_TOKEN, "selective": TRAIN_FLOPS_PER_PARAM_TOKEN, "op": 7.0,
                     "full": 8.0}
 _ATTENTION_PER_TOKEN = {"none": 12.0, "selective": 16.0, "op": 12.0, "full": 16.0}
+# The recompute whose rows a name counts: "offload" re-runs the whole forward as "full" does, its layer
+# inputs fetched from host memory rather than kept on the device (MaxText's decoder_layer_input=offload
+# remat policy; module doc), so it reads full's rows; every other name reads its own.
+_FLOPS_AS = {"offload": "full"}
 
 
 # flat: one numpy-broadcasting argument per TRAIN_FLOPS argument (Excel's flat call)
@@ -86,7 +95,8 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
     together, adds PaLM's attention term 12·n_layers·d_model·seq_len per token.
     `recompute`: "none"; "selective" (the attention forward again: 16·L·d·T); "op" (half the
     matmuls again, no attention: 7N + 12·L·d·T); "full"
-    (the whole forward again: 8N + 16·L·d·T per token). These are hardware FLOPs; MFU counts
+    (the whole forward again: 8N + 16·L·d·T per token); "offload" (full recompute, layer inputs in
+    host memory: full's FLOPs). These are hardware FLOPs; MFU counts
     the "none" figure (PaLM App. B). `active_params`: for a mixture-of-experts model, the
     parameters one token runs through (default `params`); FLOPs follow them, not the total
     (Fedus et al. 2022, "Switch Transformers", arXiv:2101.03961, §2: experts add parameters
@@ -97,6 +107,7 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
     the input table to leave out of the 6N part (MFU convention; module doc), default 0.
     """
     mode = choice("recompute", recompute, RECOMPUTE)
+    mode = _FLOPS_AS.get(mode, mode)
     n = positive("params", params)
     if active_params is not None:
         act = positive("active_params", active_params)
@@ -128,11 +139,12 @@ def train_flops(params: Any, tokens: Any, *, n_layers: Any = None, d_model: Any 
 
 
 def dense_flops(params: Any, tokens: Any, recompute: str = "none", per_param_token: float | None = None) -> Any:
-    """The dense part on checked numbers: 6 · params · tokens FLOPs (8 under full recompute;
+    """The dense part on checked numbers: 6 · params · tokens FLOPs (8 under full recompute or offload;
     Kaplan et al. 2020, see the module doc), the formula train_flops and calc.budget share;
     `per_param_token` in place of recompute's factor (calc.budget: flops_per_param_token of the
     job's method, 2 for inference)."""
-    per_token = (_DENSE_PER_TOKEN[recompute] if per_param_token is None else per_param_token) * params
+    k = _DENSE_PER_TOKEN[_FLOPS_AS.get(recompute, recompute)] if per_param_token is None else per_param_token
+    per_token = k * params
     return out_positive(times(per_token, tokens, True), "FLOPs figure")  # per_token is a new array (or a float)
 
 

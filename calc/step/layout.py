@@ -17,10 +17,10 @@ import numpy as np
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
 from ..base.fastinit import fast_init
-from ..physics.fit_search import RECOMPUTE_ORDER, TIMED_AS
+from ..physics.recompute import RECOMPUTE_ORDER, TIMED_AS
 
 RECOMPUTE = ("none", "selective", "full")  # the step's timings (codes 0/1/2), Korthikanti et al. 2022 s.5
-# Every recompute name a layout takes (fit's, calc.physics.fit_search.RECOMPUTE_ORDER), each timed as
+# Every recompute name a layout takes (fit's, calc.physics.recompute.RECOMPUTE_ORDER), each timed as
 # TIMED_AS says: torchtitan's op-level policy "op" as selective, host "offload" as full
 NAMES = RECOMPUTE_ORDER
 CODES = {name: float(RECOMPUTE.index(TIMED_AS[name])) for name in NAMES}  # name -> timing code

@@ -57,6 +57,9 @@ ACTIVATION_CASES = [
     (32, 4096, 32, 4096, 1, {"tensor_parallel": 2, "vocab": 32000}),
     (126, 16384, 128, 8192, 1, {"recompute": "none", "flash_attention": True, "tensor_parallel": 8,
                                 "pipeline_parallel": 1, "context_parallel": 4, "vocab": 128256}),
+    (80, 8192, 64, 4096, 2, {"recompute": "offload", "tensor_parallel": 8, "sequence_parallel": True,
+                             "pipeline_parallel": 4, "vocab": 128256, "micro_batches": 8}),
+    (32, 4096, 32, 4096, 1, {"recompute": "offload", "flash_attention": True}),
 ]
 
 

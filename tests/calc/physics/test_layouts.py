@@ -328,12 +328,17 @@ def _native_cases():
         layout["stage_params"] = layout["params"] * 0.02
         act = {"n_layers": 32, "d_model": 4096, "n_heads": 32, "seq_len": int(rng.choice([2048, 8192])),
                "micro_batch": int(rng.integers(1, 4)),
-               "recompute": str(rng.choice(["none", "selective", "op", "full"])),
+               "recompute": str(rng.choice(calc.RECOMPUTE)),
                "tensor_parallel": int(rng.choice([1, 2, 8])), "sequence_parallel": bool(rng.random() < 0.5),
-               "flash_attention": bool(rng.random() < 0.5)}
-        cases += [("MODEL_PARAMS", shape), ("MODEL_ACTIVE_PARAMS", shape),
-                  ("TRAIN_LAYOUT_BYTES", layout), ("TRAIN_ACTIVATION_BYTES", act)]
-    return cases
+               "flash_attention": bool(rng.random() < 0.5), "pipeline_parallel": int(rng.choice([1, 2, 4])),
+               "vocab": int(rng.choice([32000, 128256])), "micro_batches": int(rng.choice([1, 3, 8]))}
+        flops = {"params": layout["params"], "tokens": float(10 ** rng.uniform(9, 13)), "n_layers": 32,
+                 "d_model": 4096, "seq_len": act["seq_len"], "recompute": str(rng.choice(calc.RECOMPUTE))}
+        cases += [("MODEL_PARAMS", shape), ("MODEL_ACTIVE_PARAMS", shape), ("TRAIN_LAYOUT_BYTES", layout),
+                  ("TRAIN_ACTIVATION_BYTES", act), ("TRAIN_FLOPS", flops)]
+    first = dict(reversed(cases))  # each function's first case, again with every recompute name
+    return cases + [(f, {**first[f], "recompute": r}) for f in ("TRAIN_ACTIVATION_BYTES", "TRAIN_FLOPS")
+                    for r in calc.RECOMPUTE]
 
 
 def test_native_forms_equal_calc_in_libreoffice(soffice, tmp_path):

@@ -87,7 +87,7 @@ def test_maxtext_70b_fsdp_on_v6e_against_fits_rows():
                  .tokens_per_second_per_device)
     assert ours == pytest.approx(948.1, rel=0.10)
     assert 1 + int(np.sum(tps > ours)) <= 60
-    # fit's offload row is timed as full recompute (calc.physics.fit_search.TIMED_AS)
+    # fit's offload row is timed as full recompute (calc.physics.recompute.TIMED_AS)
     i = int(np.flatnonzero(fsdp)[0])
     at = S.Layout(devices=256, seq_len=8192, global_batch_tokens=1024 * 8192, zero_stage=float(found.zero_stage[i]),
                   micro_batch=float(found.micro_batch[i]), recompute="full")

@@ -36,7 +36,7 @@ def test_korthikanti_full_vs_selective_recompute():
 
 
 def test_fits_recompute_names_are_timed_as_the_step_it_runs():
-    """fit's "op" runs as selective and "offload" as full (calc.physics.fit_search.TIMED_AS), in any case;
+    """fit's "op" runs as selective and "offload" as full (calc.physics.recompute.TIMED_AS), in any case;
     a name outside them is refused with all five listed."""
     assert _korthikanti("op") == _korthikanti("selective") < _korthikanti("full") == _korthikanti("Offload")
     with pytest.raises(TrainingBudgetError, match=re.escape("none, selective, op, full, offload (got 'cpu')")):
