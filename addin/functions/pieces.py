@@ -332,8 +332,47 @@ GOODPUT_NOTE = "goodput not counted here (restarts, failures): the ranges count 
 
 
 def band_note(utilization: str, low: str, high: str) -> str:
-    """Beside the Results: where the typed `utilization` lies outside the prior's `low`-`high` band
-    (the published runs like this job), that it does; else blank."""
+    """Beside the Results: where the typed `utilization` lies outside the ranges' `low`-`high` band
+    (the published runs like this job, or the step model's), that it does; else blank."""
     band = f'TEXT({low},"0%")&"-"&TEXT({high},"0%")'
-    outside = f'TEXT({utilization},"0%")&" is outside the runs\' "&{band}&" (ranges below)"'
+    outside = f'TEXT({utilization},"0%")&" is outside the ranges\' "&{band}&" (below)"'
     return or_blank(f'IF(OR({utilization}<{low},{utilization}>{high}),{outside},"")')
+
+
+def is_text(ref: str, words: str) -> str:
+    """TRUE where `ref` holds `words` (Excel compares text without case)."""
+    return f'{ref}="{words}"'
+
+
+def either(test: str, if_true: str, otherwise: str) -> str:
+    """`if_true` where `test` holds, else `otherwise` (two named cells or texts: the Budget's ranges basis)."""
+    return f"IF({test},{if_true},{otherwise})"
+
+
+def quoted(words: str) -> str:
+    """`words` as a formula's text constant."""
+    return '"' + words.replace('"', '""') + '"'
+
+
+def share_of_run(hours_100: str, run_hours: str, goodput: str) -> str:
+    """The utilization whose hours are a whole run's: hours at 100% / (run hours x goodput)."""
+    return f"{hours_100}/({run_hours}*{goodput})"
+
+
+def step_words(seconds: str, mfu: str, head: str, tail: str) -> str:
+    """'<head>: step 72.90 s, 40% MFU<tail>': a step's seconds and MFU in the ranges' basis line."""
+    return f'"{head}: step "&TEXT({seconds},"0.00")&" s, "&TEXT({mfu},"0%")&{quoted(tail)}'
+
+
+def step_applies(choice: str, method: str, arch: tuple[str, str], params: tuple[str, str], run_hours: str) -> str:
+    """The ranges come from the step model: `choice` holds, the job trains all its weights (`method` full:
+    the step block times a full training step), the architecture is the job's model (its total and active
+    parameters, `arch`, within the 0.5% params_note calls a match of `params`, the job's) and its whole run
+    is a number (the step block's layout is taken)."""
+    same = ",".join(f"ABS({a}-{p})<=0.005*{p}" for a, p in zip(arch, params, strict=True))
+    return f'AND({choice},{method}="full",{same},ISNUMBER({run_hours}))'
+
+
+def unused_words(chosen: str, words: str, why: str) -> str:
+    """`words`, and `why` where the step model was `chosen` but does not apply."""
+    return f'"{words}"&IF({chosen},"{why}","")'

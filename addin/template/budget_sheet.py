@@ -17,7 +17,17 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import input_pieces, native, pieces
 from ..functions.registry import BY_NAME
-from . import deadline_block, input_checks, model_block, prior_tables, ranges_block, sheets, step_block, styles
+from . import (
+    deadline_block,
+    input_checks,
+    model_block,
+    prior_tables,
+    range_basis,
+    ranges_block,
+    sheets,
+    step_block,
+    styles,
+)
 from .cached_cells import CachedCells, note_cell, style, text, widths
 
 GB = calc.GB
@@ -256,9 +266,9 @@ def _results(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
                 input_pieces.DEVICES_NEEDED, attr_text=f"'{ws.title}'!$B${i}")
         if label == "Wall-clock hours":  # what the headline leaves out, and a utilization the runs do not show
             note_cell(ws, f"C{i}", pieces.GOODPUT_NOTE)
-            u, p = v["utilization"], ranges_block.budget(v, table, utilization="prior").prior
-            cached.formula(ws, f"C{i + 1}", pieces.band_note("Utilization", "Util_low", "Util_high"),
-                           f"{u:.0%} is outside the runs' {p.low:.0%}-{p.high:.0%} (ranges below)"
+            u, p = v["utilization"], range_basis.ranged(v, table).prior
+            cached.formula(ws, f"C{i + 1}", pieces.band_note("Utilization", "Range_u_low", "Range_u_high"),
+                           f"{u:.0%} is outside the ranges' {p.low:.0%}-{p.high:.0%} (below)"
                            if not p.low <= u <= p.high else "", font=styles.NOTE, fill=None)
         if label == TYPED_COST + " (USD)":  # money in the chosen currency (Currency, USD_rate: ranges_block)
             cached.formula(ws, f"A{i}", pieces.with_currency(TYPED_COST), label, font=styles.BOLD, fill=None)

@@ -23,7 +23,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import calc
 from ..functions import input_pieces, native, pieces, prior_native
 from ..functions.registry import BY_NAME
-from . import input_checks, ranges_block, step_block, step_deadline, styles
+from . import input_checks, ranges_block, sheet_job, step_block, step_deadline, styles
 from .cached_cells import CachedCells, style, text
 from .input_checks import DAYS_DEFAULT, USD_DEFAULT
 
@@ -79,8 +79,8 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
 
 
 def _step_devices(v: dict[str, Any], table: calc.DeviceTable) -> Any:
-    """The step block's deadline answer (step_block.deadline_devices), its words where none meets it."""
-    want = step_block.deadline_devices(v, table)
+    """The step block's deadline answer (step_block.at_defaults), its words where none meets it."""
+    want = step_block.at_defaults(v, table)[3]
     return step_deadline.NONE if math.isinf(want) else want
 
 
@@ -91,7 +91,7 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
     prior_rate = "Prior_TFLOPS"
     # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc.devices_for
     # counts the devices that hold its model states as the Results' "Devices needed to fit" does
-    the_job = ranges_block.job(v, table)
+    the_job = sheet_job.job(v, table)
     states = calc.devices_needed(v["params"], v["device"], method=v["method"], optimizer=v["optimizer"],
                                  zero_stage=v["zero_stage"], trainable=v["trainable"],
                                  activations=v["activations"] * calc.GB, table=table)
@@ -107,7 +107,7 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
          styles.COUNT, "the step block's layout and batch below, time only (its architecture's model)"),
     ]
     three = calc.devices_for(the_job.with_(utilization="prior"), days, case=None)
-    d = ranges_block._device_row(v["device"], table)
+    d = sheet_job.device_row(v["device"], table)
     at_100 = float(ranges_block.budget(v, table, device=d.name, utilization=1.0).device_hours)
     goodput = ranges_block.budget(v, table, utilization="prior").prior.goodput  # the Goodput cell's value
     price = ranges_block.price(v, table)[0]

@@ -261,3 +261,10 @@ def _params_note(ws: Worksheet, cached: CachedCells, params_ref: str, total: flo
     same = abs(total - params) <= 0.005 * params
     value = f"from the architecture below: {total:,.0f}" + (" (matches)" if same else " (copy it here to use it)")
     cached.formula(ws, ref, formula, value, font=styles.NOTE, fill=None)
+
+
+def arch_params() -> calc.ParamBreakdown:
+    """The architecture block's parameters at its defaults (PRESET's shape, counted as the block counts it)."""
+    shape = calc.model_preset(PRESET).shape
+    head_dim = shape["d_model"] // shape["n_heads"]
+    return calc.model_params(**{f: shape[f] for _, _, f, _ in ARCH_INPUTS}, head_dim=head_dim)

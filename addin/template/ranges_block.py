@@ -4,25 +4,34 @@ Util_high, Goodput) and low / expected / high hours, device-hours, cost and ener
 
 Ranges follow calc.train_range: hours at 100% on the device's 16-bit row (calc.prior_device:
 the prior's utilizations are shares of BF16/FP16 peaks) divided by utilization x goodput; low hours
-come from the prior's HIGH utilization. Cached values come from calc.budget.
+come from the HIGH utilization. Ranges_from picks whose utilization and goodput: the step model's
+(the default: the step block's whole run, as calc.budget at utilization "step" gives it; its utilization
+is the one whose hours are the step block's, hours at 100% / (whole-run hours x its goodput)) or the
+published runs' (the job's own prior, calc.budget at utilization "prior"). Cached values come from
+calc.budget (`ranged`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from typing import Any
 
-from openpyxl.workbook.defined_name import DefinedName
-from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ...calc import PRIOR_CAVEATS
 from ..functions import input_pieces, pieces, price_pieces, prior_native
 from ..functions.registry import BY_NAME
-from . import prices_sheet, prior_tables, styles
+from . import prices_sheet, prior_tables, range_basis, styles
 from .cached_cells import CachedCells, note_cell, style, text
+from .sheet_job import (
+    budget,
+    device_row as _device_row,
+    input_cell as _input,
+    job as job,  # the sheet's inputs as a calc.Job (read by name beside budget)
+    list_cell as _list,
+    name_cell as _name,
+)
 
 CURRENCY_FORMAT = '#,##0'   # money in the chosen currency: the label names it
 SIXTEEN_BIT = calc.SIXTEEN_BIT
@@ -41,33 +50,6 @@ def prior_row(hardware: str, kind: str) -> str:
 def prior_name(device: str, kind: str, precision: str, row: str) -> str:
     """The device row the prior applies to (calc.prior_device)."""
     return pieces.prior_name(device, kind, precision, row, SIXTEEN_BIT)
-
-
-def job(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Job:
-    """The Budget sheet's inputs `v` as a calc.Job (a provider given as v["provider"], v["plan"] and
-    v["offering"] is the price "provider:plan[:offering]"; else the typed price; blank: the device row's own)."""
-    if v.get("provider"):
-        named = f":{v['offering']}" if v.get("offering") else ""
-        spec: Any = f"{v['provider']}:{v.get('plan') or 'on_demand'}{named}"
-    else:
-        spec = v.get("usd_per_device_hour") if isinstance(v.get("usd_per_device_hour"), (int, float)) else None
-    return calc.job(params=v["params"], active_params=v.get("active_params"), tokens=v["tokens"],
-                    device=v["device"], devices=v["devices"],
-                    method=v["method"], optimizer=v["optimizer"], zero_stage=v["zero_stage"],
-                    trainable=v["trainable"], activations=v["activations"] * calc.GB,
-                    utilization=v["utilization"], price=spec, pue=v["pue"], table=table).with_(**changes)
-
-
-def budget(v: dict[str, Any], table: calc.DeviceTable, **changes: Any) -> calc.Budget:
-    """calc.budget of the sheet's job; a provider with no price for the hardware: no cost, the other
-    figures as they are (cached values only: the sheet's results show calc's refusal, input_checks)."""
-    j = job(v, table, **changes)
-    try:
-        return calc.budget(j)
-    except calc.TrainingBudgetError:
-        if not isinstance(j.pricing.price, str):
-            raise
-        return dataclasses.replace(calc.budget(j.with_(price=0.0)), cost_usd=None, usd_per_device_hour=None)
 
 
 def price(v: dict[str, Any], table: calc.DeviceTable) -> tuple[float | None, str]:
@@ -89,33 +71,12 @@ def money(value: Any, usd_rate: float = 1.0) -> Any:
     return pieces.NO_PRICE if value is None else float(value) * usd_rate
 
 
-def _device_row(device: str, table: calc.DeviceTable) -> calc.Device:
-    return table.get(calc.prior_device(device, table))
-
-
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], last: int) -> int:
     """The block from row last + 2; returns its last row."""
     r = last + 2
     r = _price_and_currency(ws, cached, table, v, r)
     r = _prior(ws, cached, r + 1, v, table)
     return _ranges(ws, cached, table, v, r + 1)
-
-
-def _input(ws: Worksheet, ref: str, value: Any, fmt: str | None = None) -> None:
-    cell = style(ws[ref], fmt, styles.INPUT_FONT, styles.INPUT_FILL)
-    cell.value, cell.protection, cell.border = value, styles.UNLOCKED, styles.BOX
-    if isinstance(value, str):
-        cell.data_type = "s"
-
-
-def _name(ws: Worksheet, name: str, ref: str) -> None:
-    ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!${ref[0]}${ref[1:]}")
-
-
-def _list(ws: Worksheet, ref: str, options: tuple[str, ...] | list[str]) -> None:
-    dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=True)
-    ws.add_data_validation(dv)
-    dv.add(ref)
 
 
 PRICE_ROWS = ("Provider", "Plan", "Offering", "Price_spec", "Hardware", "Plan_col", "Price_date")  # the block's first
@@ -270,8 +231,8 @@ def _basis_rows(p: calc.UtilizationPrior, caveat: str) -> list[tuple[str, str, s
 def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[str, Any], r: int) -> int:
     """Low / expected / high hours, device-hours, cost and energy (columns B, C, D of the header)."""
     d = _device_row(v["device"], table)
-    ranged = budget(v, table, utilization="prior")
-    text(ws, f"A{r}", "Ranges (published runs' utilization)", styles.HEADING)
+    chosen = range_basis.ranged(v, table)
+    text(ws, f"A{r}", "Ranges (published runs' utilization or the step model's)", styles.HEADING)
     helpers = (
         ("Kind_of_device", "Device kind", field("Device", "kind"), table.get(v["device"]).kind, None),
         ("Precision_of_device", "Device precision", field("Device", "precision"), table.get(v["device"]).precision,
@@ -290,7 +251,7 @@ def _ranges(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict
         text(ws, f"A{i}", label)
         cached.formula(ws, f"B{i}", formula, value, fmt)
         _name(ws, name, f"B{i}")
-    return _range_rows(ws, cached, ranged, r + len(helpers) + 1)
+    return _range_rows(ws, cached, chosen, range_basis.write(ws, cached, chosen, v, r + len(helpers) + 1) + 1)
 
 
 def position(d: calc.Device, table: calc.DeviceTable) -> float:
@@ -317,7 +278,7 @@ def range_name(key: str, case: str) -> str:
 
 def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) -> int:
     """Three rows (low, expected, high) for each of hours, device-hours, cost and energy."""
-    utilization = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low hours: high u
+    utilization = {"low": "Range_u_high", "expected": "Range_u_expected", "high": "Range_u_low"}  # low hours: high u
     figures = (("hours", "Hours", styles.HOURS), ("device_hours", "Device-hours", styles.DEVICE_HOURS),
                ("usd", "Cost", CURRENCY_FORMAT), ("kwh", "Energy", styles.KWH))
     rows = {}
@@ -326,7 +287,7 @@ def _range_rows(ws: Worksheet, cached: CachedCells, b: calc.Budget, first: int) 
             i = first + 3 * k + j
             rows[key, case] = i
             dh = f"B{rows.get(('device_hours', case))}"
-            formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Goodput")),
+            formula = {"hours": pieces.at_utilization("Hours_at_100", pieces.times(utilization[case], "Range_goodput")),
                        "device_hours": pieces.times(f"B{rows.get(('hours', case))}", "Devices_count"),
                        "usd": pieces.money(pieces.cost(dh, "Price_used")),
                        "kwh": pieces.with_watts("Board_watts", pieces.energy_kwh("Board_watts", dh, "PUE_ratio"))}[key]

@@ -239,11 +239,10 @@ def _run_rows() -> list[Row]:
     ]
 
 
-def deadline_devices(v: dict[str, Any], table: calc.DeviceTable) -> Any:
-    """The step block's "Devices for the deadline at this layout" for the Budget's inputs `v` and
-    the block's default inputs (calc.deadline_devices at the deadline block's default days): the
-    deadline block's cached value for its reference to it; inf when no count meets it."""
-    return _values(v, table, {name: default for name, _, default, _, _ in STEP_INPUTS})[3]
+def at_defaults(v: dict[str, Any], table: calc.DeviceTable) -> tuple[Any, ...]:
+    """_values at the block's default inputs for the Budget's inputs `v`: (rows, Step, RunHours, the
+    deadline's devices: calc.deadline_devices at the deadline block's default days, inf where none)."""
+    return _values(v, table, {name: default for name, _, default, _, _ in STEP_INPUTS})
 
 
 def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[Any, ...]:
@@ -251,8 +250,7 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
     the results), calc's Step, calc's RunHours of the Budget's tokens and calc.deadline_devices at
     the deadline block's default days."""
     shape = calc.model_preset(model_block.PRESET).shape
-    p = calc.model_params(**{f: shape[f] for _, _, f, _ in model_block.ARCH_INPUTS},
-                          head_dim=shape["d_model"] // shape["n_heads"])
+    p = model_block.arch_params()
     layout = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
     hw = calc.step_hardware(v["device"], table)
     head = shape["d_model"] / shape["n_heads"]

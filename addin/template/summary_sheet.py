@@ -17,7 +17,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ..functions import input_pieces, native, pieces
-from . import budget_sheet, prices_sheet, ranges_block, styles
+from . import budget_sheet, prices_sheet, range_basis, ranges_block, styles
 from .cached_cells import CachedCells, style, text, widths
 
 TITLE = "Training budget: summary for sign-off"
@@ -31,9 +31,11 @@ TABLE = (("Hours", "Wall-clock hours", styles.HOURS), ("Days", "Days", '#,##0.0 
          ("Fleet_hours", "Device-hours", styles.DEVICE_HOURS), ("Energy", "Energy (kWh)", styles.KWH))
 BAND_NOTE = ("Budget the expected cost. Low and high: the fast and slow edges of what published runs like "
              "this job reached (the runs' utilization band, below); hours and cost scale with 1 / utilization.")
+STEP_BAND_NOTE = ("Budget the expected cost. Low and high: the step time's band (p10-p90 of the step model's errors "
+                  "on measured layouts) and goodput's spread over published whole runs (below).")
 TYPED_NOTE = "the Budget's Results at the utilization typed there: a what-if, not the cost to budget"
 # calc.GOODPUT_BASIS in two lines (the Budget's Goodput row carries it whole)
-GOODPUT_NOTE = "published runs' whole-run against steady-state hours (calc.prior; Llama 3 states above 0.90)"
+GOODPUT_NOTE = "published runs' whole-run against steady-state hours (the Budget sheet's Ranges)"
 SPACER = 8  # points: the gap before a heading
 SIGN = ("Approved by (name, role)", "Signature", "Date")
 WIDTHS = {"A": 38, "B": 15, "C": 15, "D": 15}
@@ -116,7 +118,7 @@ def _note(ws: Worksheet, row: int, value: str, cached: CachedCells | None = None
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     """The summary from the Budget's defaults (cached values from calc), one portrait page."""
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
-    ranged = ranges_block.budget(v, table, utilization="prior")
+    ranged = range_basis.ranged(v, table)
     typed = ranges_block.budget(v, table)
     widths(ws, **WIDTHS)
     text(ws, "A1", TITLE, styles.TITLE)
@@ -158,7 +160,9 @@ def _figures(ws: Worksheet, cached: CachedCells, b: calc.Budget, typed: calc.Bud
     for k, (_, label, _) in enumerate(TABLE, start=cost + 1):
         text(ws, f"A{k}", label)
     r = cost + len(TABLE) + 1
-    _note(ws, r, BAND_NOTE, lines=2)
+    step = range_basis.step_applies(v)
+    _note(ws, r, STEP_BAND_NOTE if step else BAND_NOTE, cached,
+          pieces.either(range_basis.STEP_CHOSEN, pieces.quoted(STEP_BAND_NOTE), pieces.quoted(BAND_NOTE)), lines=2)
     typed_label = f'"{budget_sheet.TYPED_COST} ("&TEXT(Utilization,"0%")&"), "&Currency'
     cached.formula(ws, f"A{r + 2}", typed_label, f"{budget_sheet.TYPED_COST} ({v['utilization']:.0%}), USD",
                    fill=None).alignment = styles.TOP
@@ -193,14 +197,20 @@ def _assumptions(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str
     """Utilization (expected, low, high) and its basis, goodput, the typed utilization, price, PUE."""
     p = b.prior
     text(ws, f"A{r}", "What it assumes", styles.HEADING)
-    text(ws, f"A{r + 1}", "Utilization from published runs, each case")
+    words = ("Utilization from the step model, each case", "Utilization from published runs, each case")
+    step = range_basis.step_applies(v)
+    label = pieces.either(range_basis.STEP_CHOSEN, *map(pieces.quoted, words))
+    cached.formula(ws, f"A{r + 1}", label, words[not step], fill=None)
     # the low cost is the fast case (the band's high utilization), the high cost the slow one
-    for col, name, value in (("B", "Util_expected", p.expected), ("C", "Util_high", p.high), ("D", "Util_low", p.low)):
-        cached.formula(ws, f"{col}{r + 1}", name, value, "0.0%", fill=None).alignment = styles.RIGHT
-    _note(ws, r + 2, p.basis + _caveat(v), cached, "Prior_basis", lines=3)
-    rows = (("Goodput (share of wall-clock time training)", "Goodput", float(b.goodput), "0%", GOODPUT_NOTE),
+    for col, case in (("B", "expected"), ("C", "high"), ("D", "low")):
+        cell = cached.formula(ws, f"{col}{r + 1}", f"Range_u_{case}", getattr(p, case), "0.0%", fill=None)
+        cell.alignment = styles.RIGHT
+    prior_words = ranges_block.budget(v, table, utilization="prior").prior.basis + _caveat(v)
+    _note(ws, r + 2, range_basis.range_basis_text(v, table, prior_words), cached, range_basis.range_basis(),
+          lines=3)
+    rows = (("Goodput (share of wall-clock time training)", "Range_goodput", float(b.goodput), "0%", GOODPUT_NOTE),
             ("Utilization typed on the Budget (what-if)", "Utilization", v["utilization"], "0%",
-             "for the what-if cost above; the cost to budget uses the published runs'"),
+             "for the what-if cost above; the cost to budget uses the ranges' (Budget: Ranges from)"),
             ('Price per device-hour (USD)', "Price_used", ranges_block.price(v, table)[0], styles.USD_RATE, None),
             ("PUE (energy)", "PUE_ratio", v["pue"], styles.RATIO, "data-centre overhead on device power"))
     k = r + 3
@@ -230,7 +240,7 @@ def _signature(ws: Worksheet, r: int) -> None:
         for col in "BCD":
             ws[f"{col}{i}"].border = line
     _note(ws, r + len(SIGN) + 1, "Every figure is a native formula over the Budget sheet, whose pages follow "
-                                 "(inputs, results, price, the published runs' utilization, ranges, deadline).",
+                                 "(inputs, results, price, the ranges' utilization, ranges, deadline).",
           lines=2)
     ws.print_area = f"A1:D{r + len(SIGN) + 1}"
 

@@ -15,7 +15,7 @@ import numpy as np
 import openpyxl
 import pytest
 
-from tests.sheet_cases import recalculated_copies
+from tests.sheet_cases import recalculated_copies, set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import native
@@ -229,6 +229,7 @@ def fp8_priced(soffice, built, tmp_path_factory):
     budget = wb["Budget"]
     budget[budget_sheet.REF["device"].replace("$", "")] = FP8
     budget[budget_sheet.REF["usd_per_device_hour"].replace("$", "")] = None
+    set_named(wb, "Ranges_from", "published runs")  # the ranges on the published runs' prior, as below
     plans = wb["Scenarios"]
     plan = ("FP8, row price", 7e9, None, 1.4e11, FP8, 64, "prior", None, 1.0)  # dense: active blank
     for (name, *_), value in zip(scenarios.INPUTS, plan, strict=True):

@@ -24,7 +24,7 @@ from tests.sheet_cases import name_ref, set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import fold, input_pieces, pieces
-from trainbudget.addin.template import budget_sheet, prices_sheet, ranges_block, scenarios
+from trainbudget.addin.template import budget_sheet, prices_sheet, range_basis, ranges_block, scenarios
 from trainbudget.addin.verify import check as verify
 from trainbudget.calc.money import prices
 from trainbudget.calc.planning import scenarios as plans
@@ -93,6 +93,7 @@ def lo(soffice, built, tmp_path_factory):
     set_named(wb, "Provider", "gcp")
     set_named(wb, "Plan", "1yr")
     wb["Budget"][budget_sheet.REF["device"].replace("$", "")] = FP8_DEVICE
+    set_named(wb, "Ranges_from", "published runs")  # the published runs' prior (the template: the step model)
     wb.save(random)
     out = engine.convert([template, half, random], "xlsx", tmp / "out")
     return {"template": openpyxl.load_workbook(out[0], data_only=True),
@@ -180,12 +181,18 @@ def _labels(ws) -> dict[str, int]:
 
 
 def test_budget_ranges_equal_calc(lo):
+    """The template's ranges are the step model's (its whole run on the step block's layout, as calc.budget
+    composes it at that utilization), the random book's the published runs' prior (calc.train_range)."""
     v = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
     ws = lo["template"]["Budget"]
     rows = _labels(ws)
-    want = calc.train_range(v["params"], v["tokens"], v["device"], devices=v["devices"],
-                            usd_per_device_hour=v["usd_per_device_hour"], pue=v["pue"])
+    assert ws[name_ref(lo["formulas"], "Ranges_from")[1]].value == "step model"
+    b = range_basis.ranged(v, calc.catalog())
+    want = {"hours": b.hours.as_tuple(), "device_hours": b.device_hours.as_tuple(), "usd": b.cost_usd.as_tuple(),
+            "kwh": b.energy_kwh.as_tuple()}
     _check_ranges(ws, rows, want)
+    run = [ws[name_ref(lo["formulas"], n)[1]].value for n in ("Step_run_low", "Step_run_hours", "Step_run_high")]
+    assert all(_same(got, w) for got, w in zip(run, want["hours"], strict=True)), (run, want["hours"])
     # provider and plan on an FP8 row: price from Prices (gcp 1-year), ranges on the BF16 row
     ws = lo["random"]["Budget"]
     price = prices.usd_per_device_hour("gcp:1yr", FP8_DEVICE)
@@ -193,6 +200,13 @@ def test_budget_ranges_equal_calc(lo):
     want = calc.train_range(v["params"], v["tokens"], FP8_DEVICE, devices=v["devices"], usd_per_device_hour=price,
                             pue=v["pue"])
     _check_ranges(ws, rows, want)
+    chosen = name_ref(lo["formulas"], range_basis.STEP_CHOSEN)[1]
+    assert ws[chosen].value is False and ws["C" + chosen[1:]].value == "published runs"
+    assert lo["template"]["Budget"][chosen].value is True
+    said = {book: [c.value for c in lo[book]["Summary"]["A"] if str(c.value).startswith("Utilization from")]
+            for book in ("template", "random")}
+    assert said == {"template": ["Utilization from the step model, each case"],
+                    "random": ["Utilization from published runs, each case"]}
     hours = calc.train_hours(v["params"], v["tokens"], FP8_DEVICE, utilization=v["utilization"],
                              devices=v["devices"])
     assert _same(ws[f"B{rows[f'{budget_sheet.TYPED_COST} (USD)']}"].value, hours * v["devices"] * price)

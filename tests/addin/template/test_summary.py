@@ -11,7 +11,15 @@ import pytest
 
 from tests.conftest import run_cli
 from trainbudget import calc
-from trainbudget.addin.template import budget_sheet, build as template, ranges_block, summary_sheet
+from trainbudget.addin.template import (
+    budget_sheet,
+    build as template,
+    model_block,
+    range_basis,
+    ranges_block,
+    step_block,
+    summary_sheet,
+)
 
 V = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
 
@@ -45,12 +53,13 @@ def test_summary_reads_the_budget_by_name_only(book):
                 assert "!" not in c.value, c.coordinate
                 seen |= {n for n in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", c.value) if n in names}
     for wanted in ("Cost_expected", "Cost_low", "Cost_high", "Cost_typed", "Hours_expected", "Energy_high",
-                   "Util_expected", "Goodput", "Price_used", "Price_date", "Prior_basis"):
+                   "Range_u_expected", "Range_goodput", "Range_is_step", "Step_seconds", "Price_used", "Price_date",
+                   "Prior_basis"):
         assert wanted in seen, wanted
 
 
 def test_one_cost_to_budget_equals_calc(built):
-    ranged = ranges_block.budget(V, calc.catalog(), utilization="prior")
+    ranged = range_basis.ranged(V, calc.catalog())
     typed = ranges_block.budget(V, calc.catalog())
     summary = built.values["Summary"]
     row = _labels(built, "Summary")[f"{ranges_block.COST_TO_BUDGET}, USD"][1:]
@@ -64,6 +73,28 @@ def test_one_cost_to_budget_equals_calc(built):
     assert f"{budget_sheet.TYPED_COST} (USD)" in budget.values()  # the Results' row
     labels = {v for ref, v in budget.items() if ref.startswith("A")}
     assert "Cost (USD)" not in labels and "Cost, expected (USD)" not in labels
+
+
+def test_the_cost_to_budget_is_the_step_models():
+    """The template budgets from the step model: its expected cost is calc.budget at utilization "step" of the
+    same job (the preset, the model block's layout, the step block's batch), to the 0.003% between the
+    architecture's counted parameters and the preset's published count; the published runs' prior says
+    another figure, which Ranges_from can choose."""
+    short = {"tensor_parallel": "tp", "pipeline_parallel": "pp", "expert_parallel": "ep"}
+    layout = {short[field]: d for _, _, field, d, _ in model_block.LAYOUT_INPUTS}
+    step = {n: d for n, _, d, _, _ in step_block.STEP_INPUTS}
+    b = calc.budget(calc.job(model=model_block.PRESET, tokens=V["tokens"], device=V["device"], devices=V["devices"],
+                             zero_stage=V["zero_stage"], utilization="step", price=V["usd_per_device_hour"],
+                             seq_len=step["Step_seq_len"],
+                             global_batch_tokens=step["Step_batch"] * step["Step_seq_len"],
+                             micro_batch=step["Step_micro_batch"], vpp=step["Step_vpp"], cp=step["Step_cp"],
+                             recompute=step["Step_recompute"], **layout))
+    ranged = range_basis.ranged(V, calc.catalog())
+    assert range_basis.step_applies(V)
+    for got, want in zip(ranged.cost_usd.as_tuple(), b.cost_usd.as_tuple(), strict=True):
+        assert float(got) == pytest.approx(float(want), rel=1e-4)
+    prior = ranges_block.budget(V, calc.catalog(), utilization="prior")
+    assert float(prior.cost_usd.expected) > 2 * float(ranged.cost_usd.expected)  # the runs' 9%, the step's 35%
 
 
 def test_the_job_in_one_sentence():
