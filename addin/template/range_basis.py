@@ -24,6 +24,9 @@ UNUSED = ": the step block times another job (method, architecture) or refuses i
 # the step model's utilization in each case: the one whose hours are the step block's whole run
 # (hours at 100% on the ranges' row / (hours x goodput)); the low hours come from the high utilization
 STEP_RUN = {"expected": "Step_run_hours", "high": "Step_run_low", "low": "Step_run_high"}
+# whether calc's step model takes the step block's layout (its arithmetic gives a number on layouts calc
+# refuses): the layout splits the architecture (Range_split_ok), and its products divide (Range_layout_ok)
+SPLIT_OK, LAYOUT_OK = "Range_split_ok", "Range_layout_ok"
 
 
 def _band_words() -> str:
@@ -59,9 +62,16 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
     p, step = b.prior, step_applies(v)
     chosen = pieces.is_text("Ranges_from", STEP_MODEL)
     applies = pieces.step_applies(chosen, "Method", ("Arch_params", "Arch_active_flops"), ("Params", "Active_used"),
-                                  STEP_RUN["expected"])
+                                  STEP_RUN["expected"], LAYOUT_OK)
     goodput = pieces.either(STEP_CHOSEN, "Step_goodput", "Goodput")
-    rows = [(STEP_CHOSEN, "Step model used (TRUE / FALSE)", applies, step, None),
+    split = pieces.step_split_taken("Tensor_parallel", "Pipeline_parallel", "Expert_parallel", "Arch_heads",
+                                    "Arch_layers", "Arch_experts")
+    taken = pieces.step_layout_taken(SPLIT_OK, "Step_dp", "Step_cp", "Expert_parallel", "Step_seq_len", "Step_batch",
+                                     "Step_micro_batch", "Pipeline_parallel", "Step_vpp")
+    split_ok, layout_ok = layout_taken(v["devices"])
+    rows = [(SPLIT_OK, "Step layout splits the architecture (TRUE / FALSE)", split, split_ok, None),
+            (LAYOUT_OK, "Step layout taken (TRUE / FALSE)", taken, layout_ok, None),
+            (STEP_CHOSEN, "Step model used (TRUE / FALSE)", applies, step, None),
             ("Range_goodput", "Goodput the ranges use", goodput, float(b.goodput), "0.0%")]
     rows += [(f"Range_u_{case}", f"Utilization the ranges use, {case}",
               pieces.either(STEP_CHOSEN, pieces.share_of_run("Hours_at_100", STEP_RUN[case], "Step_goodput"),
@@ -73,8 +83,10 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
         name_cell(ws, name, f"B{i}")
     said = pieces.either(STEP_CHOSEN, pieces.quoted("the step model"),
                          pieces.unused_words(chosen, "published runs", UNUSED))
-    cached.formula(ws, f"C{r + 1}", said, "the step model" if step else "published runs", font=styles.NOTE,
+    cached.formula(ws, f"C{r + 3}", said, "the step model" if step else "published runs", font=styles.NOTE,
                    fill=None)
+    note_cell(ws, f"C{r + 2}", "as calc's step model takes it: devices whole replicas of TP x PP x CP, CP divides the "
+                               "sequence, each replica a micro-batch, VPP only with PP")
     return r + len(rows)
 
 
@@ -98,7 +110,21 @@ def step_applies(v: dict[str, Any]) -> bool:
     arch = step_block.model_block.arch_params()
     active = v.get("active_params") or v["params"]
     pairs = ((float(arch.total), v["params"]), (float(arch.active_with_embedding), active))
-    return RANGES_FROM[0] == STEP_MODEL and v["method"] == "full" and all(abs(a - p) <= 0.005 * p for a, p in pairs)
+    return (RANGES_FROM[0] == STEP_MODEL and v["method"] == "full" and all(abs(a - p) <= 0.005 * p for a, p in pairs)
+            and layout_taken(v["devices"])[1])
+
+
+def layout_taken(devices: float) -> tuple[bool, bool]:
+    """(Range_split_ok, Range_layout_ok) at the blocks' default layout and architecture on `devices`
+    (pieces.step_split_taken, pieces.step_layout_taken)."""
+    shape = calc.model_preset(step_block.model_block.PRESET).shape
+    lay = {n: d for n, _, _, d, _ in step_block.model_block.LAYOUT_INPUTS}
+    s = {n: d for n, _, d, _, _ in step_block.STEP_INPUTS}
+    tp, pp, ep, cp = lay["Tensor_parallel"], lay["Pipeline_parallel"], lay["Expert_parallel"], s["Step_cp"]
+    dp = devices / (tp * pp * cp)
+    split = shape["n_heads"] % tp == 0 and pp <= shape["n_layers"] and shape["n_experts"] % ep == 0
+    return split, (split and dp == int(dp) and (dp * cp) % ep == 0 and s["Step_seq_len"] % cp == 0
+                   and s["Step_batch"] >= dp * s["Step_micro_batch"] and (pp > 1 or s["Step_vpp"] == 1))
 
 
 def ranged(v: dict[str, Any], table: calc.DeviceTable) -> calc.Budget:

@@ -1,0 +1,72 @@
+"""The Budget's ranges take the step model only on a layout calc's step model takes.
+
+Copies of the built template whose step block's layout calc refuses (a tensor-parallel degree on more
+devices than the Budget has, TP not dividing the heads, CP not dividing the sequence, VPP without a
+pipeline, EP on a dense model, more stages than layers, a micro-batch the global batch cannot give every
+replica) and one it takes, recalculated in one LibreOffice run. Each range basis (Range_is_step) must
+be the step model exactly where calc.budget at utilization "step" times the same job, and the Summary's
+cost to budget calc's figure on that basis: the prior's where calc refuses the layout (the step block's
+arithmetic goes on to give a number there, which the ranges must not take), with no spreadsheet error.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.sheet_cases import named_value, recalculated_copies, set_named
+from trainbudget import calc
+from trainbudget.addin.template import budget_sheet, model_block, range_basis, ranges_block, step_block
+
+V = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
+LAYOUT = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
+STEP = {n: d for n, _, d, _, _ in step_block.STEP_INPUTS}
+CASES = (  # edits of the Budget's, the layout block's and the step block's inputs
+    {"Devices_count": 1},  # TP 2 on one device
+    {"Tensor_parallel": 3},  # 32 heads
+    {"Step_cp": 2, "Step_seq_len": 8191},
+    {"Step_vpp": 2},  # PP 1
+    {"Expert_parallel": 2, "Devices_count": 16},  # a dense model
+    {"Pipeline_parallel": 64, "Tensor_parallel": 1, "Devices_count": 128},  # 32 layers
+    {"Step_micro_batch": 200},  # 512 sequences over 4 replicas
+    {"Devices_count": 6},  # taken: 3 replicas of TP 2
+)
+
+
+def _calc_step(edits: dict) -> calc.Budget | None:
+    """calc.budget of the template's job on the edited layout at utilization "step"; None where calc refuses it."""
+    s, lay = {**STEP, **edits}, {**LAYOUT, **edits}
+    try:
+        return calc.budget(calc.job(model=model_block.PRESET, tokens=V["tokens"], device=V["device"],
+                                    devices=edits.get("Devices_count", V["devices"]), zero_stage=V["zero_stage"],
+                                    utilization="step", price=V["usd_per_device_hour"], seq_len=s["Step_seq_len"],
+                                    global_batch_tokens=s["Step_batch"] * s["Step_seq_len"],
+                                    micro_batch=s["Step_micro_batch"], vpp=s["Step_vpp"], cp=s["Step_cp"],
+                                    recompute=s["Step_recompute"], tp=lay["Tensor_parallel"],
+                                    pp=lay["Pipeline_parallel"], ep=lay["Expert_parallel"]))
+    except calc.TrainingBudgetError:
+        return None
+
+
+@pytest.fixture(scope="module")
+def books(soffice, built, tmp_path_factory):
+    def edit(inputs: dict):
+        def apply(wb) -> None:
+            for name, value in inputs.items():
+                set_named(wb, name, value)
+        return apply
+    return recalculated_copies(built.path, tmp_path_factory.mktemp("range_basis"), [edit(e) for e in CASES])
+
+
+@pytest.mark.parametrize("k", range(len(CASES)))
+def test_the_ranges_take_the_step_model_only_on_a_layout_calc_takes(books, k):
+    edits, wb = CASES[k], books[k]
+    want = _calc_step(edits)
+    assert named_value(wb, range_basis.STEP_CHOSEN) is (want is not None), (edits, named_value(wb, "Step_seconds"))
+    if want is None:
+        v = {**V, "devices": edits.get("Devices_count", V["devices"])}
+        want = ranges_block.budget(v, calc.catalog(), utilization="prior")
+    got = [named_value(wb, f"Cost_{case}") for case in ("low", "expected", "high")]
+    assert got == pytest.approx([float(x) for x in want.cost_usd.as_tuple()], rel=1e-3), edits
+    errors = [c.coordinate for row in wb["Summary"].iter_rows() for c in row
+              if isinstance(c.value, str) and c.value.startswith("#")]
+    assert not errors, (edits, errors)
