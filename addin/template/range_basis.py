@@ -12,7 +12,7 @@ from typing import Any
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import pieces
+from ..functions import native, pieces
 from . import step_block, styles
 from .cached_cells import CachedCells, note_cell, text
 from .sheet_job import budget, device_row, input_cell, list_cell, name_cell
@@ -24,6 +24,10 @@ UNUSED = ": the step block times another job (method, architecture) or refuses i
 # the step model's utilization in each case: the one whose hours are the step block's whole run
 # (hours at 100% on the ranges' row / (hours x goodput)); the low hours come from the high utilization
 STEP_RUN = {"expected": "Step_run_hours", "high": "Step_run_low", "low": "Step_run_high"}
+# the step's MFU in the basis line: of the 16-bit peak of the row the ranges use (Prior_device, the step block's
+# 16-bit rate), as calc.budget's basis says it (Step_MFU is of the Device row's own peak: 586% on an FP32 row)
+MFU_16BIT = f"Step_tps*Step_model_flops/({native.lookup('Prior_device', 'tflops')}*1E12)"
+MFU_WORDS = "MFU of the 16-bit peak on the Budget's layout"
 # whether calc's step model takes the step block's layout (its arithmetic gives a number on layouts calc
 # refuses): the layout splits the architecture (Range_split_ok), and its products divide (Range_layout_ok)
 SPLIT_OK, LAYOUT_OK = "Range_split_ok", "Range_layout_ok"
@@ -38,7 +42,7 @@ def _band_words() -> str:
 def range_basis() -> str:
     """Where the ranges' utilization comes from, in words: the prior's basis line (Prior_basis), or the
     step's seconds and MFU on the step block's layout and the band calc.budget states at "step"."""
-    step = pieces.step_words("Step_seconds", "Step_MFU", STEP_MODEL, f" MFU on the Budget's layout{_band_words()}")
+    step = pieces.step_words("Step_seconds", MFU_16BIT, STEP_MODEL, f" {MFU_WORDS}{_band_words()}")
     return pieces.either(STEP_CHOSEN, step, "Prior_basis")
 
 
@@ -46,9 +50,8 @@ def range_basis_text(v: dict[str, Any], table: calc.DeviceTable, prior_words: st
     """range_basis()'s value at the default basis (`prior_words` the Prior_basis line's)."""
     if not step_applies(v):
         return prior_words
-    run = step_block.at_defaults(v, table)[2]
-    return (f"{STEP_MODEL}: step {float(run.step_seconds):.2f} s, {float(run.mfu):.0%} MFU on the Budget's "
-            f"layout{_band_words()}")
+    st = step_block.at_defaults(v, table)[1]
+    return f"{STEP_MODEL}: step {float(st.step_seconds):.2f} s, {float(st.mfu_16bit):.0%} {MFU_WORDS}{_band_words()}"
 
 
 def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any], r: int) -> int:

@@ -6,7 +6,8 @@ pipeline, EP on a dense model, more stages than layers, a micro-batch the global
 replica) and one it takes, recalculated in one LibreOffice run. Each range basis (Range_is_step) must
 be the step model exactly where calc.budget at utilization "step" times the same job, and the Summary's
 cost to budget calc's figure on that basis: the prior's where calc refuses the layout (the step block's
-arithmetic goes on to give a number there, which the ranges must not take), with no spreadsheet error.
+arithmetic goes on to give a number there, which the ranges must not take), with no spreadsheet error; and
+the Summary words the step's MFU as calc does, of the 16-bit peak.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ CASES = (  # edits of the Budget's, the layout block's and the step block's inpu
     {"Pipeline_parallel": 64, "Tensor_parallel": 1, "Devices_count": 128},  # 32 layers
     {"Step_micro_batch": 200},  # 512 sequences over 4 replicas
     {"Devices_count": 6},  # taken: 3 replicas of TP 2
+    {"Device": "H100 SXM, FP32"},  # taken; the ranges on the BF16 row, the step's MFU of the 16-bit peak
+    {"Device": "H100 SXM, FP8 tensor core, dense"},
 )
 
 
@@ -36,7 +39,8 @@ def _calc_step(edits: dict) -> calc.Budget | None:
     """calc.budget of the template's job on the edited layout at utilization "step"; None where calc refuses it."""
     s, lay = {**STEP, **edits}, {**LAYOUT, **edits}
     try:
-        return calc.budget(calc.job(model=model_block.PRESET, tokens=V["tokens"], device=V["device"],
+        return calc.budget(calc.job(model=model_block.PRESET, tokens=V["tokens"],
+                                    device=edits.get("Device", V["device"]),
                                     devices=edits.get("Devices_count", V["devices"]), zero_stage=V["zero_stage"],
                                     utilization="step", price=V["usd_per_device_hour"], seq_len=s["Step_seq_len"],
                                     global_batch_tokens=s["Step_batch"] * s["Step_seq_len"],
@@ -63,10 +67,20 @@ def test_the_ranges_take_the_step_model_only_on_a_layout_calc_takes(books, k):
     want = _calc_step(edits)
     assert named_value(wb, range_basis.STEP_CHOSEN) is (want is not None), (edits, named_value(wb, "Step_seconds"))
     if want is None:
-        v = {**V, "devices": edits.get("Devices_count", V["devices"])}
+        v = {**V, "devices": edits.get("Devices_count", V["devices"]), "device": edits.get("Device", V["device"])}
         want = ranges_block.budget(v, calc.catalog(), utilization="prior")
     got = [named_value(wb, f"Cost_{case}") for case in ("low", "expected", "high")]
     assert got == pytest.approx([float(x) for x in want.cost_usd.as_tuple()], rel=1e-3), edits
     errors = [c.coordinate for row in wb["Summary"].iter_rows() for c in row
               if isinstance(c.value, str) and c.value.startswith("#")]
     assert not errors, (edits, errors)
+
+
+@pytest.mark.parametrize("k", [k for k, e in enumerate(CASES) if _calc_step(e) is not None])
+def test_the_summary_words_the_steps_mfu_as_calc_does(books, k):
+    """The Summary's basis line gives the step's MFU of the 16-bit peak, as calc.budget's basis does (the
+    ranges' utilization is a share of that row too): on an FP32 row not 586%, on FP8 not the FP8 peak's."""
+    want = _calc_step(CASES[k])
+    line = next(c.value for c in books[k]["Summary"]["A"] if str(c.value).startswith(range_basis.STEP_MODEL + ":"))
+    assert f", {float(want.step.mfu_16bit):.0%} MFU of the 16-bit peak" in line, (CASES[k], line)
+    assert "MFU of the 16-bit peak; band" in want.utilization_basis
