@@ -393,6 +393,7 @@ def step_layout_taken(split: str, dp: str, cp: str, ep: str, seq_len: str, batch
     return f"IFERROR(AND({','.join(rules)}),FALSE)"
 
 
-def unused_words(chosen: str, words: str, why: str) -> str:
-    """`words`, and `why` where the step model was `chosen` but does not apply."""
-    return f'"{words}"&IF({chosen},"{why}","")'
+def unused_words(chosen: str, other: str, words: str, why: str) -> str:
+    """`words`, and `why` where the step model was `chosen` but does not apply; where neither it nor
+    `other` (the published runs' choice) was chosen, that the choice is not one of the two."""
+    return f'"{words}"&IF({chosen},"{why}",IF({other},"",": Ranges from not a choice"))'

@@ -20,7 +20,7 @@ from .sheet_job import budget, device_row, input_cell, list_cell, name_cell
 STEP_MODEL = "step model"
 RANGES_FROM = (STEP_MODEL, "published runs")  # the Ranges_from input: its first is the default
 STEP_CHOSEN = "Range_is_step"  # Ranges_from says the step model, and the step block times Params' model
-UNUSED = ": the step block times another job (method, architecture) or refuses its layout"
+UNUSED = ": not the step block's job or layout"
 # the step model's utilization in each case: the one whose hours are the step block's whole run
 # (hours at 100% on the ranges' row / (hours x goodput)); the low hours come from the high utilization
 STEP_RUN = {"expected": "Step_run_hours", "high": "Step_run_low", "low": "Step_run_high"}
@@ -61,7 +61,7 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
     input_cell(ws, f"B{r}", RANGES_FROM[0])
     note_cell(ws, f"C{r}", f"{' | '.join(RANGES_FROM)} (the step block below, or the prior above)")
     name_cell(ws, "Ranges_from", f"B{r}")
-    list_cell(ws, f"B{r}", RANGES_FROM)
+    list_cell(ws, f"B{r}", RANGES_FROM, strict=True)
     p, step = b.prior, step_applies(v)
     chosen = pieces.is_text("Ranges_from", STEP_MODEL)
     applies = pieces.step_applies(chosen, "Method", ("Arch_params", "Arch_active_flops"), ("Params", "Active_used"),
@@ -85,7 +85,8 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
         cached.formula(ws, f"B{i}", formula, value, fmt)
         name_cell(ws, name, f"B{i}")
     said = pieces.either(STEP_CHOSEN, pieces.quoted("the step model"),
-                         pieces.unused_words(chosen, "published runs", UNUSED))
+                         pieces.unused_words(chosen, pieces.is_text("Ranges_from", RANGES_FROM[1]), "published runs",
+                                             UNUSED))
     cached.formula(ws, f"C{r + 3}", said, "the step model" if step else "published runs", font=styles.NOTE,
                    fill=None)
     note_cell(ws, f"C{r + 2}", "as calc's step model takes it: devices whole replicas of TP x PP x CP, CP divides the "

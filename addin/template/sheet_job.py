@@ -57,7 +57,9 @@ def name_cell(ws: Worksheet, name: str, ref: str) -> None:
     ws.parent.defined_names[name] = DefinedName(name, attr_text=f"'{ws.title}'!${ref[0]}${ref[1:]}")
 
 
-def list_cell(ws: Worksheet, ref: str, options: tuple[str, ...] | list[str]) -> None:
-    dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=True)
+def list_cell(ws: Worksheet, ref: str, options: tuple[str, ...] | list[str], strict: bool = False) -> None:
+    """A drop-down of `options` on `ref`; `strict`: Excel refuses any other text typed there."""
+    dv = DataValidation(type="list", formula1='"' + ",".join(options) + '"', allow_blank=True,
+                        showErrorMessage=strict, error=f"one of: {', '.join(options)}" if strict else None)
     ws.add_data_validation(dv)
     dv.add(ref)

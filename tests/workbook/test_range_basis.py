@@ -32,12 +32,15 @@ CASES = (  # edits of the Budget's, the layout block's and the step block's inpu
     {"Devices_count": 6},  # taken: 3 replicas of TP 2
     {"Device": "H100 SXM, FP32"},  # taken; the ranges on the BF16 row, the step's MFU of the 16-bit peak
     {"Device": "H100 SXM, FP8 tensor core, dense"},
+    {"Ranges_from": "step"},  # neither choice: the published runs, and the sheet says why
 )
 
 
 def _calc_step(edits: dict) -> calc.Budget | None:
     """calc.budget of the template's job on the edited layout at utilization "step"; None where calc refuses it."""
     s, lay = {**STEP, **edits}, {**LAYOUT, **edits}
+    if edits.get("Ranges_from", range_basis.STEP_MODEL) != range_basis.STEP_MODEL:
+        return None
     try:
         return calc.budget(calc.job(model=model_block.PRESET, tokens=V["tokens"],
                                     device=edits.get("Device", V["device"]),
@@ -84,3 +87,12 @@ def test_the_summary_words_the_steps_mfu_as_calc_does(books, k):
     line = next(c.value for c in books[k]["Summary"]["A"] if str(c.value).startswith(range_basis.STEP_MODEL + ":"))
     assert f", {float(want.step.mfu_16bit):.0%} MFU of the 16-bit peak" in line, (CASES[k], line)
     assert "MFU of the 16-bit peak; band" in want.utilization_basis
+
+
+def test_a_choice_that_is_neither_says_so(books):
+    """Ranges from typed as neither choice: the published runs' prior, and the note beside the choice says
+    why (the drop-down refuses other text in Excel; a file written by another tool may still hold it)."""
+    k = CASES.index({"Ranges_from": "step"})
+    wb = books[k]
+    ref = wb.defined_names[range_basis.STEP_CHOSEN].attr_text.split("!")[-1].replace("$", "")
+    assert wb["Budget"]["C" + ref[1:]].value == "published runs: Ranges from not a choice"
