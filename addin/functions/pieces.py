@@ -341,17 +341,12 @@ def band_note(utilization: str, low: str, high: str) -> str:
 
 def is_text(ref: str, words: str) -> str:
     """TRUE where `ref` holds `words` (Excel compares text without case)."""
-    return f'{ref}="{words}"'
+    return f"{ref}={native.fold.literal(words)}"
 
 
 def either(test: str, if_true: str, otherwise: str) -> str:
     """`if_true` where `test` holds, else `otherwise` (two named cells or texts: the Budget's ranges basis)."""
     return f"IF({test},{if_true},{otherwise})"
-
-
-def quoted(words: str) -> str:
-    """`words` as a formula's text constant."""
-    return '"' + words.replace('"', '""') + '"'
 
 
 def share_of_run(hours_100: str, run_hours: str, goodput: str) -> str:
@@ -361,7 +356,8 @@ def share_of_run(hours_100: str, run_hours: str, goodput: str) -> str:
 
 def step_words(seconds: str, mfu: str, head: str, tail: str) -> str:
     """'<head>: step 72.90 s, 40% MFU<tail>': a step's seconds and MFU in the ranges' basis line."""
-    return f'"{head}: step "&TEXT({seconds},"0.00")&" s, "&TEXT({mfu},"0%")&{quoted(tail)}'
+    text = native.fold.literal
+    return f'{text(head + ": step ")}&TEXT({seconds},"0.00")&" s, "&TEXT({mfu},"0%")&{text(tail)}'
 
 
 def step_applies(choice: str, method: str, arch: tuple[str, str], params: tuple[str, str], run_hours: str,
@@ -396,4 +392,5 @@ def step_layout_taken(split: str, dp: str, cp: str, ep: str, seq_len: str, batch
 def unused_words(chosen: str, other: str, words: str, why: str) -> str:
     """`words`, and `why` where the step model was `chosen` but does not apply; where neither it nor
     `other` (the published runs' choice) was chosen, that the choice is not one of the two."""
-    return f'"{words}"&IF({chosen},"{why}",IF({other},"",": Ranges from not a choice"))'
+    return (f'{native.fold.literal(words)}&IF({chosen},{native.fold.literal(why)},'
+            f'IF({other},"",": Ranges from not a choice"))')

@@ -13,7 +13,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ..functions import native, pieces
-from . import step_block, styles
+from . import model_block, step_block, styles
 from .cached_cells import CachedCells, note_cell, text
 from .sheet_job import budget, device_row, input_cell, list_cell, name_cell
 
@@ -84,7 +84,7 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
         text(ws, f"A{i}", label)
         cached.formula(ws, f"B{i}", formula, value, fmt)
         name_cell(ws, name, f"B{i}")
-    said = pieces.either(STEP_CHOSEN, pieces.quoted("the step model"),
+    said = pieces.either(STEP_CHOSEN, native.fold.literal("the step model"),
                          pieces.unused_words(chosen, pieces.is_text("Ranges_from", RANGES_FROM[1]), "published runs",
                                              UNUSED))
     cached.formula(ws, f"C{r + 3}", said, "the step model" if step else "published runs", font=styles.NOTE,
@@ -111,7 +111,7 @@ def step_applies(v: dict[str, Any]) -> bool:
     """Range_is_step's value at the default basis: the step model chosen and the architecture (the model
     block's preset) the job's model, its total and active parameters within the 0.5% the Params note
     calls a match, trained in full (the step block times a full training step)."""
-    arch = step_block.model_block.arch_params()
+    arch = model_block.arch_params()
     active = v.get("active_params") or v["params"]
     pairs = ((float(arch.total), v["params"]), (float(arch.active_with_embedding), active))
     return (RANGES_FROM[0] == STEP_MODEL and v["method"] == "full" and all(abs(a - p) <= 0.005 * p for a, p in pairs)
@@ -119,16 +119,21 @@ def step_applies(v: dict[str, Any]) -> bool:
 
 
 def layout_taken(devices: float) -> tuple[bool, bool]:
-    """(Range_split_ok, Range_layout_ok) at the blocks' default layout and architecture on `devices`
-    (pieces.step_split_taken, pieces.step_layout_taken)."""
-    shape = calc.model_preset(step_block.model_block.PRESET).shape
-    lay = {n: d for n, _, _, d, _ in step_block.model_block.LAYOUT_INPUTS}
+    """(Range_split_ok, Range_layout_ok) at the blocks' default layout and architecture on `devices`: the
+    split as calc.budget checks a preset's layout (TP divides the heads, PP at most the layers, EP the
+    experts), and the products as calc.step.Layout itself checks them (it refuses what does not divide)."""
+    shape = calc.model_preset(model_block.PRESET).shape
+    lay = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
     s = {n: d for n, _, d, _, _ in step_block.STEP_INPUTS}
-    tp, pp, ep, cp = lay["Tensor_parallel"], lay["Pipeline_parallel"], lay["Expert_parallel"], s["Step_cp"]
-    dp = devices / (tp * pp * cp)
+    tp, pp, ep = lay["Tensor_parallel"], lay["Pipeline_parallel"], lay["Expert_parallel"]
     split = shape["n_heads"] % tp == 0 and pp <= shape["n_layers"] and shape["n_experts"] % ep == 0
-    return split, (split and dp == int(dp) and (dp * cp) % ep == 0 and s["Step_seq_len"] % cp == 0
-                   and s["Step_batch"] >= dp * s["Step_micro_batch"] and (pp > 1 or s["Step_vpp"] == 1))
+    try:
+        calc.StepLayout(devices=devices, seq_len=s["Step_seq_len"],
+                        global_batch_tokens=s["Step_batch"] * s["Step_seq_len"], tp=tp, pp=pp, vpp=s["Step_vpp"],
+                        cp=s["Step_cp"], ep=ep, micro_batch=s["Step_micro_batch"], recompute=s["Step_recompute"])
+    except calc.TrainingBudgetError:
+        return split, False
+    return split, split
 
 
 def ranged(v: dict[str, Any], table: calc.DeviceTable) -> calc.Budget:

@@ -162,7 +162,7 @@ def _figures(ws: Worksheet, cached: CachedCells, b: calc.Budget, typed: calc.Bud
     r = cost + len(TABLE) + 1
     step = range_basis.step_applies(v)
     _note(ws, r, STEP_BAND_NOTE if step else BAND_NOTE, cached,
-          pieces.either(range_basis.STEP_CHOSEN, pieces.quoted(STEP_BAND_NOTE), pieces.quoted(BAND_NOTE)), lines=2)
+          pieces.either(range_basis.STEP_CHOSEN, *map(native.fold.literal, (STEP_BAND_NOTE, BAND_NOTE))), lines=2)
     typed_label = f'"{budget_sheet.TYPED_COST} ("&TEXT(Utilization,"0%")&"), "&Currency'
     cached.formula(ws, f"A{r + 2}", typed_label, f"{budget_sheet.TYPED_COST} ({v['utilization']:.0%}), USD",
                    fill=None).alignment = styles.TOP
@@ -199,7 +199,7 @@ def _assumptions(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str
     text(ws, f"A{r}", "What it assumes", styles.HEADING)
     words = ("Utilization from the step model, each case", "Utilization from published runs, each case")
     step = range_basis.step_applies(v)
-    label = pieces.either(range_basis.STEP_CHOSEN, *map(pieces.quoted, words))
+    label = pieces.either(range_basis.STEP_CHOSEN, *map(native.fold.literal, words))
     cached.formula(ws, f"A{r + 1}", label, words[not step], fill=None)
     # the low cost is the fast case (the band's high utilization), the high cost the slow one
     for col, case in (("B", "expected"), ("C", "high"), ("D", "low")):
