@@ -33,7 +33,7 @@ from .compose.budget import PRIOR_CAVEATS, Budget, Job, Owned, budget, usable_by
 from .compose.job import FLAT as JOB_FIELDS, Span, job
 from .compose.layout_speed import RANKING as LAYOUT_RANKING, by_speed as layouts_by_speed, layout_steps
 from .compose.parts import Cluster, Model, Parallel, Pricing, Training
-from .compose.ranges import LABELS as RANGE_LABELS, SIXTEEN_BIT, prior_device, train_range
+from .compose.ranges import LABELS as RANGE_LABELS, prior_device, train_range
 from .compose.report import (
     SEED_DEVICES,
     SEED_PARAMS,
@@ -53,6 +53,7 @@ from .compose.report import (
 from .compose.step_terms import STEP_METHODS, shape_of as step_shape, step_words, trained_share
 from .hardware.capacity import GIB, RESERVE_GIB, RESERVE_SHARE, usable_bytes_of, words as reserve_words
 from .hardware.catalog import (
+    SIXTEEN_BIT,
     Device,
     DeviceTable,
     catalog,

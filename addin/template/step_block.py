@@ -142,8 +142,8 @@ def _compute_rows() -> list[Row]:
          f"Step_fp8*IF({r}>=2,8,6)*MAX(Arch_active_flops-2*Arch_vocab*Arch_width,0)", _RATE),
         ("Step_fraction", "Achievable share of the peak (device generation)",
          "{fraction}", "0.000"),
-        ("Step_rate16", "Achievable 16-bit FLOP/s", "{peak16}*1E12*Step_fraction",
-         _RATE),
+        ("Step_rate16", "Achievable FLOP/s (16-bit on FP8 rows)", "IF(Step_fp8=1,{peak16},Rate_TFLOPS)*1E12"
+         "*Step_fraction", _RATE),
         ("Step_rate_low", "Achievable FP8 FLOP/s", f"IF(Step_fp8=1,Rate_TFLOPS*1E12*Step_fraction*{k.fp8_gain!r},"
          "Step_rate16)", _RATE),
         ("Step_rate_attn", "Attention FLOP/s (tile s/CP)", f"Step_rate16*{k.attention_ratio!r}*(Step_seq_len/Step_cp)"

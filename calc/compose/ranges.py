@@ -25,7 +25,7 @@ from ..base.arith import SAFE, finite_below, times
 from ..base.checks import at_least, positive, whole
 from ..base.errors import ResultOverflowError, TrainingBudgetError, broadcasts, out, show
 from ..base.fastinit import Later
-from ..hardware.catalog import DeviceTable, catalog
+from ..hardware.catalog import DeviceTable, catalog, sixteen_bit_row
 from ..money.totals import kwh, price_per_device_hour, train_hours
 from ..prior.utilization import KEYED, UtilizationPrior, job_prior
 from .job import Span
@@ -57,21 +57,17 @@ def _factors(prior: UtilizationPrior) -> np.ndarray:
     return np.moveaxis(np.asarray(prior.hour_factors()), 0, -1)
 
 
-SIXTEEN_BIT = ("bf16", "fp16")
-
-
 def prior_device(device: Any, table: DeviceTable | None = None) -> Any:
-    """The row the prior applies to: for a named FP8 (or other non-16-bit) peak row, the same
-    hardware's BF16/FP16 row, since the prior's utilizations are shares of 16-bit peaks; anything
-    else unchanged (numbers, arrays, measured rows, hardware without a 16-bit row)."""
+    """The row the prior applies to (calc.hardware.catalog.sixteen_bit_row, as the step's MFU basis):
+    for a named vendor FP8, TF32 or FP32 peak row, the same hardware's BF16/FP16 row, since the prior's
+    utilizations are shares of 16-bit peaks; anything else unchanged (numbers, arrays, measured rows,
+    hardware without a 16-bit row)."""
     if not isinstance(device, str):
         return device
     t = catalog() if table is None else table
     d = t.get(device)
-    if d.kind == "measured" or d.precision in SIXTEEN_BIT:
-        return device
-    same = [r for r in t if r.hardware == d.hardware and r.kind == d.kind and r.precision in SIXTEEN_BIT]
-    return same[0].name if same else device
+    row = sixteen_bit_row(d, t)
+    return device if row is d else row.name
 
 
 # flat: one numpy-broadcasting argument per cell, as train_hours (the sheets' ranged figures' flat call)

@@ -183,6 +183,19 @@ class DeviceTable:
         return v
 
 
+SIXTEEN_BIT = ("bf16", "fp16")
+
+
+def sixteen_bit_row(dev: Device, table: DeviceTable) -> Device:
+    """The row whose rate published utilizations and MFU are shares of: a 16-bit or measured row
+    itself (a team's measurement stands for its own framework and precision); for a vendor FP8, TF32
+    or FP32 peak, the same hardware's BF16/FP16 row of the same kind; the row itself where there is none."""
+    if dev.kind == "measured" or dev.precision in SIXTEEN_BIT:
+        return dev
+    same = [r for r in table if r.hardware == dev.hardware and r.kind == dev.kind and r.precision in SIXTEEN_BIT]
+    return same[0] if same else dev
+
+
 def load_devices(path: str | Path | None = None) -> DeviceTable:
     """The packaged catalog, or a user's CSV with the same column names (name, tflops, source required)."""
     if path is None:

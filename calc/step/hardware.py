@@ -24,7 +24,7 @@ from typing import Any
 
 from ..base.errors import TrainingBudgetError
 from ..base.memo import identity_memo
-from ..hardware.catalog import Device, DeviceTable, catalog
+from ..hardware.catalog import SIXTEEN_BIT, Device, DeviceTable, catalog, sixteen_bit_row
 
 TOPOLOGY = ("scale_up_GBps", "scale_up_domain", "scale_out_Gbps")
 AXIS = "scale_up_axis_GBps"  # optional: blank is a switched scale-up fabric (every group gets scale_up_GBps)
@@ -43,8 +43,9 @@ _FAMILY_KEYS = (("tpu", "tpu"), ("gb200", "blackwell"), ("gb300", "blackwell"), 
 @dataclass(frozen=True)
 class Hardware:
     """One device as the step sees it. tflops: the row's dense peak (TFLOP/s) at its precision;
-    tflops_16bit: the same hardware's BF16/FP16 dense peak (MFU's usual basis, and the rate of
-    work that stays 16-bit); fp8: the row runs matmuls at an FP8 rate; memory_tbps: HBM TB/s;
+    tflops_16bit: the same hardware's BF16/FP16 dense peak (MFU's usual basis, and on an FP8 row the
+    rate of work that stays 16-bit; every other row runs all its work at its own tflops); fp8: the row
+    runs matmuls at an FP8 rate; memory_tbps: HBM TB/s;
     scale_up_GBps (both directions), scale_up_domain (devices), scale_out_Gbps (one direction);
     scale_up_axis_GBps (both directions, a TP or CP group's share on a torus; scale_up_GBps when switched);
     family: index into FAMILIES for the fitted matmul fraction; basis: where each figure came from."""
@@ -112,14 +113,12 @@ def _topology(dev: Device, record: dict[str, Any] | None) -> tuple[tuple[float, 
 
 
 def _rate_16bit(dev: Device, table: DeviceTable) -> tuple[float, str]:
-    """The hardware's 16-bit dense peak: the row's own unless it is an FP8 (or other) row."""
-    prec = dev.precision.strip().lower()
-    if prec in ("bf16", "fp16"):
-        return dev.tflops, ""
-    for d in table:
-        if d.hardware == dev.hardware and d.precision.strip().lower() in ("bf16", "fp16") and d.kind == dev.kind:
-            return d.tflops, ""
-    return dev.tflops, f"no 16-bit row for {dev.hardware or dev.name}: its {dev.precision or 'row'} rate used"
+    """The hardware's 16-bit dense peak, MFU's usual basis and on an FP8 row the rate of the work that
+    stays 16-bit: the row the prior's utilizations are shares of (sixteen_bit_row, one rule)."""
+    row = sixteen_bit_row(dev, table)
+    if row is dev and dev.kind != "measured" and dev.precision.strip().lower() not in SIXTEEN_BIT:
+        return dev.tflops, f"no 16-bit row for {dev.hardware or dev.name}: its {dev.precision or 'row'} rate used"
+    return row.tflops, ""
 
 
 def hardware(device: str | Device, table: DeviceTable | None = None,

@@ -86,7 +86,7 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     rec = lay.recompute
     done, model = terms.flops_per_token(sh.params_active, sh.n_layers, sh.attn_dim, lay.seq_len, rec, trained)
     frac = take(k.matmul_fraction, hw.family)
-    rate16 = hw.tflops_16bit * 1e12 * frac
+    rate16 = pick(hw.fp8, hw.tflops_16bit, hw.tflops) * 1e12 * frac  # work not at FP8: an FP32 row's at FP32
     rate_low = pick(hw.fp8, hw.tflops * 1e12 * frac * k.fp8_gain, rate16)
     lm_head = sh.vocab * sh.d_model                                 # stays 16-bit in FP8 recipes (TE)
     linear = most(sh.params_active - 2.0 * lm_head, 0.0)           # input embedding: a lookup, lm head: 16-bit

@@ -3,7 +3,8 @@
 Copies of the built template with the step, layout, architecture and Budget inputs edited (lxml,
 tests/xlsx_edit.py): an FP8 row, a mixture of experts with EP over the network, a pipeline with
 virtual stages, context parallelism over the network on 512-token chunks (its ring send exposed),
-host offload (timed as full recompute) and ZeRO-3, op-level recompute, a TPU's domain; all recalculated
+host offload (timed as full recompute) and ZeRO-3, op-level recompute, a TPU's domain, an FP32 row (its
+matmuls at its own rate); all recalculated
 in one LibreOffice run. Every breakdown figure, the step seconds, tokens/s, MFU and HFU must equal calc's
 to 1e-9 relative (calc is asked afresh: no number here is pinned).
 """
@@ -35,6 +36,7 @@ CASES = [
      {"Step_cp": 8, "Step_seq_len": 4096, "Step_batch": 64, "Step_recompute": "none", "Deadline_days": 1}),
     ({"device": "TPU v5p, BF16, dense", "devices": 256, "zero_stage": 3}, (8, 2, 1), "Llama 3.1 405B",
      {"Step_micro_batch": 2, "Step_batch": 512}),
+    ({"device": "H100 SXM, FP32", "tokens": 1e10}, (1, 1, 1), "Mistral 7B", {"Step_batch": 64}),
 ]
 
 

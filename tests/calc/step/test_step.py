@@ -70,6 +70,24 @@ def test_fp8_faster_than_bf16_on_the_same_layout():
     assert 0.5 < fp8.low_precision_share < 1.0 and bf16.low_precision_share == 0.0
 
 
+def test_a_row_wider_than_16_bit_runs_its_matmuls_at_its_own_rate():
+    """An FP32 or TF32 row trains at that precision: its compute is the BF16 row's times the ratio of
+    the peaks, less the memory-bound part that does not scale (the MFU basis stays the 16-bit row), and a measured FP32 row is its own basis, not the
+    same machine's measured BF16 row from another framework."""
+    sh = S.Shape(params_active=1.3e9, n_layers=24, d_model=2048, vocab=50304)
+    lay = S.Layout(devices=1, seq_len=2048, global_batch_tokens=8 * 2048, zero_stage=0)
+    bf16 = S.step_time(sh, lay, S.hardware("H100 SXM, BF16 tensor core, dense"))
+    for row in ("H100 SXM, FP32", "H100 SXM, TF32 tensor core, dense"):
+        hw = S.hardware(row)
+        wide = S.step_time(sh, lay, hw)
+        matmul = bf16.breakdown["compute"] * hw.tflops_16bit / hw.tflops
+        assert 0.7 * matmul < wide.breakdown["compute"] < matmul, row
+        assert wide.mfu_16bit == pytest.approx(wide.mfu * hw.tflops / hw.tflops_16bit), row
+    mlx = S.hardware("M3 Ultra, MLX fp32 matmul (measured)")
+    assert mlx.tflops_16bit == mlx.tflops == calc.catalog().get(mlx.name).tflops
+    assert calc.prior_device(mlx.name) == mlx.name
+
+
 def test_scaling_out_at_a_fixed_model_and_batch_lowers_mfu():
     sh = S.Shape(params_active=7.06e10, n_layers=80, d_model=8192, kv_dim=1024, vocab=128256)
     h = S.hardware("H100 SXM, BF16 tensor core, dense")
