@@ -25,9 +25,10 @@ UNUSED = ": not the step block's job or layout"
 # (hours at 100% on the ranges' row / (hours x goodput)); the low hours come from the high utilization
 STEP_RUN = {"expected": "Step_run_hours", "high": "Step_run_low", "low": "Step_run_high"}
 # the step's MFU in the basis line: of the 16-bit peak of the row the ranges use (Prior_device, the step block's
-# 16-bit rate), as calc.budget's basis says it (Step_MFU is of the Device row's own peak: 586% on an FP32 row)
+# 16-bit rate), as calc.budget's basis says it (Step_MFU is of the Device row's own peak: half on an FP8 row)
 MFU_16BIT = f"Step_tps*Step_model_flops/({native.lookup('Prior_device', 'tflops')}*1E12)"
-MFU_WORDS = "MFU of the 16-bit peak on the Budget's layout"
+# MFU counts attention's FLOPs (Step_model_flops); the utilization rows above are of the Budget's 6N alone
+MFU_WORDS = "MFU of the 16-bit peak (6N + attention FLOPs) on the Budget's layout"
 # whether calc's step model takes the step block's layout (its arithmetic gives a number on layouts calc
 # refuses): the layout splits the architecture (Range_split_ok), and its products divide (Range_layout_ok)
 SPLIT_OK, LAYOUT_OK = "Range_split_ok", "Range_layout_ok"

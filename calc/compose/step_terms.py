@@ -130,8 +130,9 @@ def step_prior(job: Any, devices: Any, per_token: Any, rate_tflops: Any,
     team = cal is not None and hw.name in cal.factors
     band = (f"band x{fast:.3g}-x{slow:.3g} of step time (the team's calibration) and goodput {g.low:.2f}-{g.high:.2f}"
             if team else _published_band())
-    basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak; "
-             f"{band}" + (f"; {defaults}" if defaults else "") + (f"; {cal.basis}" if team else "")
+    basis = (f"{METHOD}: step {_seconds(st.step_seconds)}, {_share(st.mfu_16bit)} MFU of the 16-bit peak "
+             f"(6N + attention FLOPs); {band}"
+             + (f"; {defaults}" if defaults else "") + (f"; {cal.basis}" if team else "")
              + ("" if job.training.method == "full" else f"; LoRA: the base frozen (no weight gradients), "
                 f"{_percent(trained)} of the weights trained"))
     prior = UtilizationPrior(low=u / slow * g.low / g.expected, expected=u, high=u / fast * g.high / g.expected,

@@ -86,7 +86,7 @@ def test_the_summary_words_the_steps_mfu_as_calc_does(books, k):
     want = _calc_step(CASES[k])
     line = next(c.value for c in books[k]["Summary"]["A"] if str(c.value).startswith(range_basis.STEP_MODEL + ":"))
     assert f", {float(want.step.mfu_16bit):.0%} MFU of the 16-bit peak" in line, (CASES[k], line)
-    assert "MFU of the 16-bit peak; band" in want.utilization_basis
+    assert "MFU of the 16-bit peak (6N + attention FLOPs" in want.utilization_basis
 
 
 def test_a_choice_that_is_neither_says_so(books):

@@ -72,8 +72,9 @@ def test_fp8_faster_than_bf16_on_the_same_layout():
 
 def test_a_row_wider_than_16_bit_runs_its_matmuls_at_its_own_rate():
     """An FP32 or TF32 row trains at that precision: its compute is the BF16 row's times the ratio of
-    the peaks, less the memory-bound part that does not scale (the MFU basis stays the 16-bit row), and a measured FP32 row is its own basis, not the
-    same machine's measured BF16 row from another framework."""
+    the peaks, less the memory-bound part that does not scale (the MFU basis stays the 16-bit row),
+    and a measured FP32 row is its own basis, not the same machine's measured BF16 row from another
+    framework."""
     sh = S.Shape(params_active=1.3e9, n_layers=24, d_model=2048, vocab=50304)
     lay = S.Layout(devices=1, seq_len=2048, global_batch_tokens=8 * 2048, zero_stage=0)
     bf16 = S.step_time(sh, lay, S.hardware("H100 SXM, BF16 tensor core, dense"))
