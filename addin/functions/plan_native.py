@@ -39,3 +39,9 @@ def tokens_for_budget(gpu_hours_per_token: str) -> str:
     # INT, not ROUNDDOWN: LibreOffice's ROUNDDOWN keeps about 12 significant digits (13570285714285.7
     # gives 13570285714300), INT floors exactly; the two agree in Excel for a positive figure.
     return f"INT({{usd}}/({{usd_per_device_hour}}*{gpu_hours_per_token}))"
+
+
+def tokens_at_cost(usd: str, tokens: str, cost: str) -> str:
+    """Most whole tokens `usd` buys where `tokens` tokens cost `cost` and the cost grows linearly with the
+    tokens (the step model's: its utilization does not move with them), as calc.tokens_for's floor."""
+    return f"INT({usd}*{tokens}/{cost})"

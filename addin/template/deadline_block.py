@@ -1,15 +1,19 @@
 """The Budget's "Deadline and budget" block, after the ranges: a deadline in days and money in USD
 in, the devices that finish by the deadline and the tokens the money buys out, each at the Budget's
-utilization and as low / expected / high from the job's own prior (Util_high, Util_expected,
-Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device); that prior moves
-with the devices and the tokens (calc.Coefficients), so those rows are prior_native's closed forms.
+utilization and as low / expected / high at the ranges' basis (Ranges from). Where the step model
+gives the ranges (Range_is_step), the devices are the step block's tables' (step_deadline: the
+layout timed at each count, calc.deadline_devices per case) and the tokens the step's costs (its
+utilization does not move with the tokens); else the job's own prior's (Util_high, Util_expected,
+Util_low and Goodput of ranges_block, on the device's 16-bit row, Prior_device), which moves with
+the devices and the tokens (calc.Coefficients): prior_native's closed forms, in helper rows
+(Prior_devices_<case>, Prior_tokens_<case>) so each shown row's formula stays short.
 
 Formulas are the registry's TRAIN_DEVICES_FOR_DAYS and TRAIN_TOKENS_FOR_BUDGET native forms over
 the named inputs; the devices that hold the model states are the Results' "Devices needed to fit"
 (Devices_needed: the job's method, optimizer, ZeRO stage, LoRA share and activations, in usable
 memory), and each deadline row takes the larger of the two, as calc.devices_for does for the
 Budget's job. Where the states fit on no count, Deadline_error says so (input_checks.FITS) and the
-rows show it. Cached values come from calc.plan.
+rows show it. Cached values come from calc.plan and calc.deadline_devices.
 """
 
 from __future__ import annotations
@@ -21,15 +25,16 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import input_pieces, native, pieces, prior_native
+from ..functions import input_pieces, native, pieces, plan_native, prior_native
 from ..functions.registry import BY_NAME
-from . import input_checks, ranges_block, sheet_job, step_block, step_deadline, styles
+from . import input_checks, range_basis, ranges_block, sheet_job, step_block, step_deadline, styles
 from .cached_cells import CachedCells, style, text
 from .input_checks import DAYS_DEFAULT, USD_DEFAULT
 
 # (name, label, default, format, note)
 INPUTS = (("Deadline_days", "Deadline (days)", DAYS_DEFAULT, "#,##0.0", "days of wall-clock training"),
           ("Budget_USD", "Budget (USD)", USD_DEFAULT, styles.USD, "money for device-hours, in USD"))
+FLIP = {"low": "high", "high": "low"}  # the fewest tokens come from the highest cost
 BY_CASE = {"low": "Util_high", "expected": "Util_expected", "high": "Util_low"}  # low devices: high utilization
 DEADLINE_CHECK = "Deadline check (blank: all pass)"
 ONE_DEVICE_HOURS = "Fleet_hours_at_100"  # device-hours at 100% on the prior's row (a helper row below)
@@ -78,16 +83,32 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     return first + len(rows) - 1
 
 
+def _ranged_tokens(job: calc.Job, v: dict[str, Any], table: calc.DeviceTable, usd: float, prior: Any) -> Any:
+    """calc.tokens_for at the ranges' basis: the step model's utilization range (range_basis.step_prior)
+    where it applies, else `prior` (the job's own prior's); low / expected / high."""
+    if range_basis.step_applies(v):
+        return calc.tokens_for(job.with_(utilization=range_basis.step_prior(v, table)), usd)
+    return prior
+
+
+def _ranged_devices(prior: Any, v: dict[str, Any], table: calc.DeviceTable, states: float) -> list[Any]:
+    """The deadline's low / expected / high devices at the ranges' basis: the step block's tables
+    (calc.deadline_devices per case, at least `states`) where the step model applies, else `prior`'s."""
+    if not range_basis.step_applies(v):
+        return [float(n) for n in prior]
+    want = step_block.at_defaults(v, table)[3]
+    return [step_deadline.NONE if math.isinf(want[c]) else max(want[c], states) for c in calc.RANGE_LABELS]
+
+
 def _step_devices(v: dict[str, Any], table: calc.DeviceTable) -> Any:
     """The step block's deadline answer (step_block.at_defaults), its words where none meets it."""
-    want = step_block.at_defaults(v, table)[3]
+    want = step_block.at_defaults(v, table)[3]["expected"]
     return step_deadline.NONE if math.isinf(want) else want
 
 
 def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, str, str, Any, str, str]]:
     """(name, label, formula, cached value, format, note) for each result row."""
-    job = {"table": table, "active_params": v.get("active_params"), "method": v["method"]}
-    days, usd = DAYS_DEFAULT, USD_DEFAULT
+    days = DAYS_DEFAULT
     prior_rate = "Prior_TFLOPS"
     # the Budget's job (its method, optimizer, ZeRO stage, LoRA share, activations): calc.devices_for
     # counts the devices that hold its model states as the Results' "Devices needed to fit" does
@@ -118,26 +139,49 @@ def _rows(table: calc.DeviceTable, v: dict[str, Any]) -> list[tuple[str | None, 
              ("Cost_at_100", "Cost at 100% on that row (USD)",
               pieces.priced("Price_used", f"Price_used*{ONE_DEVICE_HOURS}/Goodput"),
               pieces.NO_PRICE if price is None else price * at_100 / goodput, styles.USD, "goodput counted")]
-    for j, case in enumerate(calc.RANGE_LABELS):  # the job's own prior moves with the device count: closed form
-        n = prior_native.devices_for_days("Devices_at_100", BY_CASE[case], "Devices_count",
-                                          prior_native.cap(BY_CASE[case]), "Deadline_states")
-        rows.append((None, f"Devices for the deadline, {case}", n,
-                     float(three[j]), styles.COUNT,
-                     "the job's own prior x goodput, its utilization moving with the devices" if case == "expected"
-                     else ""))
-    rows.append((None, "Tokens for the budget",
-                 pieces.priced("Price_used", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS")),
-                 calc.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
-                                        utilization=v["utilization"], devices=v["devices"], **job),
-                 styles.COUNT, "at the utilization above and the price used"))
-    tokens = calc.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
-                                    utilization="prior", devices=v["devices"], **job)
+    return rows + _ranged_rows(v, table, the_job, three, states)
+
+
+def _ranged_rows(v: dict[str, Any], table: calc.DeviceTable, the_job: calc.Job, three: Any,
+                 states: float) -> list[tuple[str | None, str, str, Any, str, str]]:
+    """The deadline's and the budget's low / expected / high rows at the ranges' basis (Range_is_step: the
+    step block's tables and the step's costs, else the job's own prior, whose closed forms sit in the
+    helper rows above them, named Prior_devices_<case> and Prior_tokens_<case>)."""
+    usd = USD_DEFAULT
+    tokens_prior = calc.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
+                                          utilization="prior", devices=v["devices"], table=table,
+                                          active_params=v.get("active_params"), method=v["method"])
     by_tokens = {"low": "Util_low", "expected": "Util_expected", "high": "Util_high"}  # most tokens: high u
+    helpers, chosen = [], []
+    devices, tokens = _ranged_devices(three, v, table, states), _ranged_tokens(the_job, v, table, usd, tokens_prior)
+    for j, case in enumerate(calc.RANGE_LABELS):  # the job's own prior moves with the device count: closed form
+        helpers.append((f"Prior_devices_{case}", f"Devices, {case} (published runs)",
+                        prior_native.devices_for_days("Devices_at_100", BY_CASE[case], "Devices_count",
+                                                      prior_native.cap(BY_CASE[case]), "Deadline_states"),
+                        float(three[j]), styles.COUNT,
+                        "the job's own prior x goodput, its utilization moving with the devices" if j == 0 else ""))
+        chosen.append((None, f"Devices for the deadline, {case}",
+                       pieces.either(range_basis.STEP_CHOSEN, step_deadline.at_least(case, "Deadline_states"),
+                                     f"Prior_devices_{case}"), devices[j], styles.COUNT,
+                       "at the ranges' basis (Ranges from): the step block's tables at each count, or the published "
+                       "runs' rows above" if j == 0 else ""))
     for j, case in enumerate(calc.RANGE_LABELS):  # and with the tokens per parameter: closed form
-        rows.append((None, f"Tokens for the budget, {case}",
-                     pieces.priced("Price_used", prior_native.tokens_for_budget(
-                         "Budget_USD", "Cost_at_100", by_tokens[case], "Tokens", prior_native.cap(by_tokens[case]))),
-                     float(tokens[j]), styles.COUNT,
-                     "the job's own prior x goodput, its utilization moving with the tokens" if case == "expected"
-                     else ""))
-    return rows
+        helpers.append((f"Prior_tokens_{case}", f"Tokens, {case} (published runs)",
+                        pieces.priced("Price_used", prior_native.tokens_for_budget(
+                            "Budget_USD", "Cost_at_100", by_tokens[case], "Tokens", prior_native.cap(by_tokens[case]))),
+                        float(tokens_prior[j]), styles.COUNT,
+                        "the job's own prior x goodput, its utilization moving with the tokens" if j == 0 else ""))
+    typed = (None, "Tokens for the budget",
+             pieces.priced("Price_used", _native("TRAIN_TOKENS_FOR_BUDGET", "Utilization", "Rate_TFLOPS")),
+             calc.tokens_for_budget(v["params"], v["device"], usd, usd_per_device_hour=v["usd_per_device_hour"],
+                                    utilization=v["utilization"], devices=v["devices"], table=table,
+                                    active_params=v.get("active_params"), method=v["method"]),
+             styles.COUNT, "at the utilization above and the price used")
+    for j, case in enumerate(calc.RANGE_LABELS):
+        cost = ranges_block.range_name("usd", FLIP.get(case, case))  # the fewest tokens: the highest cost
+        chosen.append((None, f"Tokens for the budget, {case}",
+                       pieces.priced("Price_used", pieces.either(range_basis.STEP_CHOSEN, plan_native.tokens_at_cost(
+                           "Budget_USD", "Tokens", cost), f"Prior_tokens_{case}")), float(tokens[j]), styles.COUNT,
+                       "at the ranges' basis (Ranges from): the step model's costs, or the published runs' rows "
+                       "above" if j == 0 else ""))
+    return helpers + chosen[:3] + [typed] + chosen[3:]

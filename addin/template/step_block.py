@@ -241,14 +241,14 @@ def _run_rows() -> list[Row]:
 
 def at_defaults(v: dict[str, Any], table: calc.DeviceTable) -> tuple[Any, ...]:
     """_values at the block's default inputs for the Budget's inputs `v`: (rows, Step, RunHours, the
-    deadline's devices: calc.deadline_devices at the deadline block's default days, inf where none)."""
+    deadline's devices by case: calc.deadline_devices at the deadline block's default days, inf where none)."""
     return _values(v, table, {name: default for name, _, default, _, _ in STEP_INPUTS})
 
 
 def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) -> tuple[Any, ...]:
     """Every row's value for the Budget's inputs `v` and the block's `inputs` (calc.step_time's for
     the results), calc's Step, calc's RunHours of the Budget's tokens and calc.deadline_devices at
-    the deadline block's default days."""
+    the deadline block's default days, by case."""
     shape = calc.model_preset(model_block.PRESET).shape
     p = model_block.arch_params()
     layout = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
@@ -277,7 +277,7 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
                           tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],
                           cp=inputs["Step_cp"], ep=layout["Expert_parallel"], zero_stage=v["zero_stage"],
                           micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"])
-    want = calc.deadline_devices(sh, lay, hw, v["tokens"], DAYS_DEFAULT)
+    want = {c: calc.deadline_devices(sh, lay, hw, v["tokens"], DAYS_DEFAULT, case=c) for c in step_deadline.CASES}
     return vals, calc.step_time(sh, lay, hw), calc.run_hours(sh, lay, hw, v["tokens"]), want
 
 

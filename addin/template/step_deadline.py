@@ -1,6 +1,7 @@
 """The step block's deadline: the fewest devices on which the block's layout (its TP, PP, CP, EP and
 batch; data parallel the rest) runs the Budget's tokens within Deadline_days at the whole run's
-expected hours, as calc.deadline_devices searches for it. Time only: the devices that hold the
+expected hours, as calc.deadline_devices searches for it; and at its low and high hours (a table
+each, which the Budget's deadline rows read when the ranges come from the step). Time only: the devices that hold the
 model states are the Results' "Devices needed to fit".
 
 Counts go in steps of r = TP x PP x CP x EP (k x r devices, data parallel k x EP). A table below
@@ -48,13 +49,29 @@ COLUMNS = (
     ("M", "Optimizer (s)", f"(Step_dense/IF({Z1},{{E}},1)+Step_expert/IF({Z1},{{A}}*Step_cp,1))*32/Step_mem_Bps"),
     ("N", "Work per rank (s)", "Step_work*Step_dp/{C}"),
     ("O", "Step (s)", "{N}+Step_bubble+{L}+{M}"),
-    ("P", "Whole run, hours (expected)", "Step_steps*{O}/3600/Step_goodput"),
-    # calc.deadline_bound's room: the step seconds the deadline allows, less the part that does not
-    # shrink as k grows (the bubble, exposed DP but ZeRO-3's, the optimizer without ZeRO)
-    ("Q", "Seconds left past the fixed part",
-     f"24*Deadline_days*3600*Step_goodput/Step_steps-(Step_bubble+IF({Z3},0,{{L}})+IF({Z1},0,{{M}}))"),
 )
+CASES = ("expected", "low", "high")  # a table each: the Budget's deadline rows read low and high (Range_is_step)
 SECONDS_COLUMNS = "GIKLMNQ"
+
+
+def _factor(case: str) -> str:
+    """Run hours = steps x step seconds / 3600 x this, in calc.run_hours' `case` (calc.step_case_factor):
+    the same at every count, the literals calc's."""
+    g, (fast, slow) = calc.fit_goodput(), calc.STEP_RESIDUAL
+    return {"expected": "/Step_goodput", "low": f"*{fast!r}/{g.high!r}", "high": f"*{slow!r}/{g.low!r}"}[case]
+
+
+def run_columns(case: str) -> tuple[tuple[str, str, str], ...]:
+    """Columns P and Q for `case`: the whole run's hours at each count, and calc.deadline_bound's room
+    (the step seconds the deadline allows, less the part that does not shrink as k grows: the
+    bubble, exposed DP but ZeRO-3's, the optimizer without ZeRO)."""
+    fixed = f"(Step_bubble+IF({Z3},0,{{L}})+IF({Z1},0,{{M}}))"
+    room = ("24*Deadline_days*3600*Step_goodput/Step_steps" if case == "expected"  # as calc's hours per step second
+            else f"24*Deadline_days/(Step_steps/3600*{calc.step_case_factor(case)!r})")
+    return (("P", f"Whole run, hours ({case})", f"Step_steps*{{O}}/3600{_factor(case)}"),
+            ("Q", "Seconds left past the fixed part", f"{room}-{fixed}"))
+
+
 LAST = "R"  # the next bound (bound rows) or the devices that meet the deadline (count rows)
 MEETS = (LAST, "", 'IF({D}=1,IF({P}<=24*Deadline_days,{B},""),"")')
 # calc.deadline_bound from a bound row's step: the fewest k >= its k that can meet the deadline
@@ -62,60 +79,84 @@ MEETS = (LAST, "", 'IF({D}=1,IF({P}<=24*Deadline_days,{B},""),"")')
 BOUND = (LAST, "", f"IF({{Q}}<=0,INT(Step_batch/(Expert_parallel*Step_micro_batch))+1,"
                    f"MAX({{A}},-INT(-{{A}}*({{N}}+IF({Z3},{{L}},0)+IF({Z1},{{M}},0))/{{Q}})))")
 HEADER_LAST = "Next bound on k (first rows); devices that meet the deadline"
-RESULT = f'IF(COUNT(Step_deadline_counts)=0,"{NONE}",MIN(Step_deadline_counts))'
+
+
+def counts_name(case: str) -> str:
+    """The defined name of a case's counts column (Step_deadline_counts: the expected case's)."""
+    return "Step_deadline_counts" + ("" if case == "expected" else f"_{case}")
+
+
+def result(case: str) -> str:
+    """The fewest devices of `case`'s table that meet Deadline_days, or the words where none does."""
+    counts = counts_name(case)
+    return f'IF(COUNT({counts})=0,"{NONE}",MIN({counts}))'
+
+
+def at_least(case: str, floor: str) -> str:
+    """result(case), raised to `floor` devices (those that hold the model states) where it is a count."""
+    counts = counts_name(case)
+    return f'IF(COUNT({counts})=0,"{NONE}",MAX(MIN({counts}),{floor}))'
 
 
 def write(ws: Worksheet, cached: CachedCells, values: dict[str, Any], result_row: int, top: int,
-          want: float) -> None:
-    """The result row at `result_row` of the step block and the table of counts from row `top`;
-    `values` the step block's rows (and inputs) by name, `want` calc.deadline_devices' answer,
-    which the table's own figures must give."""
-    found = [v for v in _table(ws, cached, values, top) if v != ""]
-    got = min(found) if found else math.inf
-    if got != want:
-        raise AssertionError(f"step deadline: the table gives {got!r} devices, calc.deadline_devices {want!r}")
+          wants: dict[str, float]) -> None:
+    """The result row at `result_row` of the step block (the expected case) and a table of counts per
+    case from row `top`; `values` the step block's rows (and inputs) by name, `wants` calc.deadline_devices'
+    answer per case, which each table's own figures must give."""
+    for case in CASES:
+        found = [v for v in _table(ws, cached, values, top, case) if v != ""]
+        got = min(found) if found else math.inf
+        if got != wants[case]:
+            raise AssertionError(f"step deadline ({case}): the table gives {got!r} devices, "
+                                 f"calc.deadline_devices {wants[case]!r}")
+        top += 3 + calc.DEADLINE_BOUNDS + calc.DEADLINE_COUNTS
+    want = wants["expected"]
     text(ws, f"A{result_row}", "Devices for the deadline at this layout (time only)", styles.BOLD)
-    cached.formula(ws, f"B{result_row}", RESULT, NONE if math.isinf(want) else want, styles.COUNT, styles.BOLD)
+    cached.formula(ws, f"B{result_row}", result("expected"), NONE if math.isinf(want) else want, styles.COUNT,
+                   styles.BOLD)
     ws.parent.defined_names["Step_deadline_devices"] = DefinedName(
         "Step_deadline_devices", attr_text=f"'{ws.title}'!$B${result_row}")
     text(ws, f"C{result_row}", "the first count tried (table below) whose expected hours meet Deadline_days "
          "(calc.deadline_devices); to hold the model states: Devices needed to fit", styles.NOTE)
 
 
-def _table(ws: Worksheet, cached: CachedCells, values: dict[str, Any], top: int) -> list[Any]:
-    """The counts tried, from row `top` (a heading, the headers, the bound rows, the counts), each
+def _table(ws: Worksheet, cached: CachedCells, values: dict[str, Any], top: int, case: str) -> list[Any]:
+    """`case`'s counts tried, from row `top` (a heading, the headers, the bound rows, the counts), each
     cell's formula with its value worked out by the block's own evaluator; the counts' column R."""
-    text(ws, f"A{top}", "Step deadline: the counts tried (calc.deadline_devices), the step timed at each "
-         "(k = 1 and the lower bounds, then the counts from the last bound; Ok 1: the batch gives each "
+    text(ws, f"A{top}", f"Step deadline, {case} hours: the counts tried (calc.deadline_devices), the step timed at "
+         "each (k = 1 and the lower bounds, then the counts from the last bound; Ok 1: the batch gives each "
          "data-parallel rank a micro-batch)", styles.HEADING)
-    for col, header, _ in (*COLUMNS, (LAST, HEADER_LAST, None)):
+    columns = (*COLUMNS, *run_columns(case))
+    for col, header, _ in (*columns, (LAST, HEADER_LAST, None)):
         text(ws, f"{col}{top + 1}", header, styles.BOLD).alignment = styles.WRAP
     ws.row_dimensions[top + 1].height = 66  # the wrapped headers of the narrow columns, in full
     first = top + 2
     k_formula, k = "1", 1.0
     for j in range(calc.DEADLINE_BOUNDS):  # the bound rows
-        cells = _row(ws, cached, values, first + j, k_formula, k, BOUND)
+        cells = _row(ws, cached, values, first + j, (k_formula, k), (*columns[1:], BOUND))
         k_formula, k = f"{LAST}{first + j}", cells[LAST]
     start = first + calc.DEADLINE_BOUNDS
     counts = []
     for i in range(calc.DEADLINE_COUNTS):
-        cells = _row(ws, cached, values, start + i, f"${LAST}${start - 1}+{i}", k + i, MEETS)
+        cells = _row(ws, cached, values, start + i, (f"${LAST}${start - 1}+{i}", k + i), (*columns[1:], MEETS))
         counts.append(cells[LAST])
-    ws.parent.defined_names["Step_deadline_counts"] = DefinedName(
-        "Step_deadline_counts", attr_text=f"'{ws.title}'!${LAST}${start}:${LAST}${start + calc.DEADLINE_COUNTS - 1}")
+    name = counts_name(case)
+    ws.parent.defined_names[name] = DefinedName(
+        name, attr_text=f"'{ws.title}'!${LAST}${start}:${LAST}${start + calc.DEADLINE_COUNTS - 1}")
     return counts
 
 
-def _row(ws: Worksheet, cached: CachedCells, values: dict[str, Any], r: int, k_formula: str, k: float,
-         last: tuple[str, str, str]) -> dict[str, Any]:
-    """Row `r`: k in A, the step at k in B to Q, then `last` in R (the next bound, or the count
-    where it meets the deadline); their values by column."""
-    cached.formula(ws, f"A{r}", k_formula, k, "#,##0")
-    got: dict[str, Any] = {"A": k}
-    for col, _, formula in (*COLUMNS[1:], last):
+def _row(ws: Worksheet, cached: CachedCells, values: dict[str, Any], r: int, k: tuple[str, float],
+         columns: tuple[tuple[str, str, str], ...]) -> dict[str, Any]:
+    """Row `r`: k (its formula and value) in A, then `columns` in B to R (the step at k, then the next
+    bound or the count where it meets the deadline); their values by column."""
+    cached.formula(ws, f"A{r}", k[0], k[1], "#,##0")
+    got: dict[str, Any] = {"A": k[1]}
+    cols = "ABCDEFGHIJKLMNOPQ"
+    for col, _, formula in columns:
         template = formula.replace("{overlap}", repr(calc.STEP_CONSTANTS.overlap))
-        in_sheet = template.format(**{c: f"{c}{r}" for c, _, _ in COLUMNS})
-        value = evaluate(template.format(**{c: f"_col_{c}" for c, _, _ in COLUMNS}),
+        in_sheet = template.format(**{c: f"{c}{r}" for c in cols})
+        value = evaluate(template.format(**{c: f"_col_{c}" for c in cols}),
                          {**values, **{f"_col_{c}": v for c, v in got.items()}})
         got[col] = value
         cached.formula(ws, f"{col}{r}", in_sheet, value, "0.000" if col in SECONDS_COLUMNS else "#,##0.##")

@@ -192,7 +192,10 @@ def _step_bound(job: Job, ref: Any, step: Any, limit: Any, case: str | None) -> 
         if k == np.inf:
             return np.inf
         n = k * r
-        b = budget(job.with_(devices=n))
+        try:
+            b = budget(job.with_(devices=n))
+        except TrainingBudgetError:  # the count passes the batch's data-parallel ranks (ref's count took it)
+            return np.inf
     return n
 
 

@@ -27,6 +27,7 @@ from .runs import (
     STEP_RESIDUAL,
     Goodput,
     RunHours,
+    case_factor,
     deadline_bound,
     deadline_devices,
     fit_goodput,
@@ -39,6 +40,6 @@ from .team import TEAM_RESIDUAL, TeamCalibration, TeamSteps, calibrate_from_meas
 __all__ = ["CONSTANTS", "DEADLINE_BOUNDS", "DEADLINE_COUNTS", "DEFAULT_SEQ_LEN", "RECOMPUTE", "RECOMPUTE_CODES",
            "STEP_RESIDUAL",
            "Constants", "Goodput", "Hardware", "Layout", "MeasuredSet", "RunHours", "Shape", "Step", "TEAM_RESIDUAL",
-           "TeamCalibration", "TeamSteps", "calibrate_from_measured", "deadline_bound", "deadline_devices",
-           "fit_constants", "fit_goodput", "hardware", "leave_one_out", "load_measured", "load_team_steps",
-           "run_hours", "step_time"]
+           "TeamCalibration", "TeamSteps", "calibrate_from_measured", "case_factor", "deadline_bound",
+           "deadline_devices", "fit_constants", "fit_goodput", "hardware", "leave_one_out", "load_measured",
+           "load_team_steps", "run_hours", "step_time"]

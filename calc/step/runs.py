@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..base.checks import positive
+from ..base.errors import TrainingBudgetError
 from ..hardware.catalog import catalog
 from .calibrate import Constants
 from .hardware import Hardware
@@ -115,19 +116,31 @@ DEADLINE_COUNTS = 16
 DEADLINE_BOUNDS = 3
 
 
+def case_factor(case: str, goodput: Goodput | None = None) -> float:
+    """Run hours / (steps x step seconds / 3600) in run_hours' `case` (low, expected, high): the
+    same at every device count, so a case's deadline is the expected one's at another factor."""
+    g = goodput or fit_goodput()
+    lo, hi = STEP_RESIDUAL
+    factors = {"low": lo / g.high, "expected": 1.0 / g.expected, "high": hi / g.low}
+    if case not in factors:
+        raise TrainingBudgetError(f"case must be one of {', '.join(factors)} (got {case!r})", "case")
+    return factors[case]
+
+
 def deadline_devices(shape: Shape, layout: Layout, hw: Hardware, tokens: float, days: float,
-                     goodput: Goodput | None = None) -> float:
+                     goodput: Goodput | None = None, case: str = "expected") -> float:
     """Fewest devices on which `layout`'s degrees (its tp, pp, cp, ep and batch; data parallel the
-    rest) run `tokens` within `days` days at run_hours' expected hours: time only (memory is
-    calc.devices_needed's). Counts go in steps of r = tp·pp·cp·ep, k·r devices. k starts at 1 and
-    is raised DEADLINE_BOUNDS times by deadline_bound (no smaller count can meet the deadline);
-    the answer is the first of DEADLINE_COUNTS counts from there that meets it, inf where none
-    does or the batch runs out of data-parallel ranks first. Scalars."""
+    rest) run `tokens` within `days` days at run_hours' `case` hours (expected by default): time only
+    (memory is calc.devices_needed's). Counts go in steps of r = tp·pp·cp·ep, k·r devices. k starts
+    at 1 and is raised DEADLINE_BOUNDS times by deadline_bound (no smaller count can meet the
+    deadline); the answer is the first of DEADLINE_COUNTS counts from there that meets it, inf where
+    none does or the batch runs out of data-parallel ranks first. Scalars."""
     limit = 24.0 * positive("days", days)
     g = goodput or fit_goodput()
     r = layout.tp * layout.pp * layout.cp * layout.ep
     most = math.floor(layout.global_batch_tokens / layout.seq_len / (layout.ep * layout.micro_batch))
-    per_second = tokens / layout.global_batch_tokens / (3600.0 * g.expected)  # expected hours per step second
+    per_second = (tokens / layout.global_batch_tokens / (3600.0 * g.expected) if case == "expected"  # hours per
+                  else tokens / layout.global_batch_tokens / 3600.0 * case_factor(case, g))  # step second
     k0 = 1.0
     for _ in range(DEADLINE_BOUNDS):
         if k0 > most:
@@ -138,7 +151,7 @@ def deadline_devices(shape: Shape, layout: Layout, hw: Hardware, tokens: float, 
     k = k[k <= most]
     if not len(k):
         return math.inf
-    hours = run_hours(shape, replace(layout, devices=k * r), hw, tokens, goodput=g).expected
+    hours = getattr(run_hours(shape, replace(layout, devices=k * r), hw, tokens, goodput=g), case)
     met = k[hours <= limit]
     return float(met[0] * r) if len(met) else math.inf
 

@@ -223,6 +223,7 @@ VARIANTS = [  # Budget inputs changed in a copy of the template (the template as
      "usd_per_device_hour": 3.1, "Deadline_days": 90.0, "Budget_USD": 2e7},
     {"params": 405e9, "tokens": 2e12, "device": "H100 SXM, FP8 tensor core, dense", "utilization": 0.2,
      "devices": 4096, "usd_per_device_hour": 2.2, "Deadline_days": 45.0, "Budget_USD": 3e6},
+    {"tokens": 2e12, "Deadline_days": 20.0},  # the template's model: the ranges from the step, the deadline by time
 ]
 NATIVE = ("TRAIN_DEVICES_FOR_DAYS", "TRAIN_TOKENS_FOR_BUDGET")
 NATIVE_ARGS = ("params", "tokens", "device", "days", "utilization", "usd", "usd_per_device_hour", "devices",
@@ -286,8 +287,9 @@ def _close(got, want):
 
 
 def test_deadline_block_equals_calc_in_libreoffice(recalculated):
-    from trainbudget.addin.template import budget_sheet, deadline_block
+    from trainbudget.addin.template import budget_sheet, deadline_block, range_basis, sheet_job
 
+    bases = set()
     defaults = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
     defaults.update({name: default for name, _, default, *_ in deadline_block.INPUTS})
     for wb, inputs in zip(recalculated, [{}, *VARIANTS], strict=True):
@@ -295,12 +297,22 @@ def test_deadline_block_equals_calc_in_libreoffice(recalculated):
         p, t, d, u, days, usd = (v[k] for k in ("params", "tokens", "device", "utilization", "Deadline_days",
                                                   "Budget_USD"))
         price, n = v["usd_per_device_hour"], v["devices"]
-        want = {"Devices that hold the model states": inverse.devices_for_days(p, 1.0, d, 1e9, zero_stage=3),
+        want_states = inverse.devices_for_days(p, 1.0, d, 1e9, zero_stage=3)
+        want = {"Devices that hold the model states": want_states,
                 "Devices for the deadline": inverse.devices_for_days(p, t, d, days, utilization=u, zero_stage=3),
                 "Tokens for the budget": inverse.tokens_for_budget(p, d, usd, usd_per_device_hour=price,
                                                                 utilization=u, devices=n)}
         three = inverse.devices_for_days(p, t, d, days, utilization="prior", case=None, zero_stage=3)
+        if range_basis.step_applies(v):  # the step block's layout at each count (calc.devices_for at "step")
+            three = [max(inverse.devices_for(_step_job(v), days, case=c, memory=False), want_states)
+                     for c in ("low", "expected", "high")]
         tokens = inverse.tokens_for_budget(p, d, usd, usd_per_device_hour=price, utilization="prior", devices=n)
+        if range_basis.step_applies(v):  # the ranges from the step model (the template's job): its tokens too
+            job = sheet_job.job(v, calc.catalog()).with_(utilization=range_basis.step_prior(v, calc.catalog()))
+            tokens = inverse.tokens_for(job, usd)
+            bases.add("step")
+        else:
+            bases.add("prior")
         for j, case in enumerate(("low", "expected", "high")):
             want[f"Devices for the deadline, {case}"] = three[j]
             want[f"Tokens for the budget, {case}"] = tokens[j]
@@ -309,6 +321,20 @@ def test_deadline_block_equals_calc_in_libreoffice(recalculated):
         for label, value in want.items():
             assert _close(got[label], float(value)), (inputs.get("device"), label, got[label], value)
     assert len({float(v) for v in want.values()}) > 4  # the variant's figures are not all one number
+    assert bases == {"step", "prior"}  # the tokens at both of the ranges' bases
+    assert len(set(three)) == 3 and min(three) > want_states  # the last: three answers, each from time
+
+
+def _step_job(v):
+    """The Budget's job as calc times it at "step": the step block's preset, layout and batch."""
+    from trainbudget.addin.template import model_block, sheet_job, step_block
+
+    lay = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
+    s = {n: d for n, _, d, _, _ in step_block.STEP_INPUTS}
+    return sheet_job.job(v, calc.catalog(), params=None, model=model_block.PRESET, tp=lay["Tensor_parallel"],
+                         pp=lay["Pipeline_parallel"], ep=lay["Expert_parallel"], seq_len=s["Step_seq_len"],
+                         global_batch_tokens=s["Step_batch"] * s["Step_seq_len"], micro_batch=s["Step_micro_batch"],
+                         vpp=s["Step_vpp"], cp=s["Step_cp"], recompute=s["Step_recompute"], utilization="step")
 
 
 def test_native_forms_equal_calc_at_random_inputs_in_libreoffice(recalculated):

@@ -94,3 +94,34 @@ def test_the_step_deadline_of_a_job_is_the_same_search(zero_stage, days):
     lay = _layout(seq_len=8192, global_batch_tokens=512 * 8192, tp=2, zero_stage=zero_stage)
     want = calc.deadline_devices(calc.step_shape(preset), lay, calc.step_hardware(H100), 3e12, days)
     assert math.isfinite(want) and calc.devices_for(job, days) == want
+
+
+@pytest.mark.parametrize("case", ["low", "high"])
+def test_a_case_deadline_is_the_first_count_whose_case_hours_meet_it(case):
+    """deadline_devices at run_hours' low or high hours: the first count of every one the batch allows
+    whose case hours meet the deadline, and what calc.devices_for at "step" gives for that case."""
+    preset = calc.model_preset("Llama 3.1 8B")
+    shape, hw = calc.step_shape(preset), calc.step_hardware(H100)
+    lay = _layout(seq_len=8192, global_batch_tokens=512 * 8192, tp=2, zero_stage=1)
+    r, tokens = 2, 2e12
+    k = np.arange(1, 513, dtype=float)
+    hours = getattr(calc.run_hours(shape, dataclasses.replace(lay, devices=k * r), hw, tokens), case)
+    job = calc.job(model=preset, tokens=tokens, device=H100, devices=2, tp=2, utilization="step", seq_len=8192,
+                   global_batch_tokens=512 * 8192, zero_stage=1)
+    answers = []
+    for days in (7.0, 20.0, 60.0):
+        want = float(k[hours <= 24 * days][0] * r)
+        got = calc.deadline_devices(shape, lay, hw, tokens, days, case=case)
+        assert got == want == calc.devices_for(job, days, case=case, memory=False), (case, days)
+        answers.append((got, calc.deadline_devices(shape, lay, hw, tokens, days)))
+    assert all((a < e) if case == "low" else (a > e) for a, e in answers)  # the case moves the answer
+
+
+def test_a_step_deadline_past_the_batchs_ranks_says_so():
+    """calc.devices_for at "step" where every count that could meet the deadline passes the batch's
+    data-parallel ranks: the planner's words, not the layout's refusal at a count it tried."""
+    job = calc.job(model=calc.model_preset("Llama 3.1 8B"), tokens=2e12, device=H100, devices=8, tp=2,
+                   utilization="step", seq_len=8192, global_batch_tokens=512 * 8192, zero_stage=3)
+    for case, days in (("expected", 4.0), ("high", 5.0)):  # the search tries a count past the ranks
+        with pytest.raises(calc.TrainingBudgetError, match=f"no device count meets {days:g} days"):
+            calc.devices_for(job, days, case=case, memory=False)
