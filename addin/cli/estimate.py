@@ -153,6 +153,10 @@ _OPTIONS = (
                  help="With --step: virtual pipeline stages per device (interleaved schedule)."),
     click.option("--recompute", type=click.Choice(calc.RECOMPUTE, case_sensitive=False), default=None,
                  show_default="selective", help="With --step: activation recomputation."),
+    click.option("--flash-attention/--no-flash-attention", "flash_attention", default=None, show_default="flash",
+                 help="With --step: attention in a fused kernel (FlashAttention, cuDNN), or not: its scores "
+                      "written to memory, timed and held (Megatron's unfused or local backend, Hugging Face's "
+                      "eager; Transformer Engine's only one for GPT-OSS's softmax sinks)."),
     click.option("--price", "price", default=None,
                  help="Price per device-hour: a number of USD for every device (2.5), or PROVIDER:PLAN from "
                       "`trainbudget prices` (aws:on_demand, gcp:3yr, lambda); default: each device row's own price. "

@@ -52,6 +52,7 @@ class Options:
     micro_batch: float | None
     vpp: float | None
     recompute: str | None
+    flash_attention: bool | None
     price: str | None
     own: str | None
     usd_per_kwh: float | None
@@ -111,7 +112,8 @@ def check(o: Options) -> None:
                         "params (or a model column), active_params, tokens, device and devices")
 
 
-STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute", "--measured-steps")
+STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute", "--measured-steps",
+                "--no-flash-attention")
 # fit's and plan's bounds on the same sizes (calc/physics/fit.py, calc.planning.scenarios.SIZE_LIMITS)
 STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 
@@ -119,7 +121,8 @@ STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 def _check_step(o: Options) -> None:
     """--step times the layout's step: it replaces --utilization and --range; the batch options
     apply to it alone."""
-    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute, o.measured_steps)
+    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute, o.measured_steps,
+              None if o.flash_attention is not False else False)
     if not o.as_step:
         given = [opt for opt, v in zip(STEP_OPTIONS, values, strict=True) if v is not None]
         if given:
@@ -145,7 +148,7 @@ def batch(o: Options) -> dict[str, Any]:
     seq_len = calc.DEFAULT_SEQ_LEN if o.seq_len is None else o.seq_len
     given = {"seq_len": o.seq_len, "global_batch_tokens": None if o.global_batch is None else o.global_batch * seq_len,
              "micro_batch": o.micro_batch, "vpp": o.vpp,
-             "recompute": None if o.recompute is None else o.recompute.lower()}
+             "recompute": None if o.recompute is None else o.recompute.lower(), "flash_attention": o.flash_attention}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -200,6 +203,7 @@ OPTION_OF = {"params": "--params", "active_params": "--active-params", "tokens":
              "context_parallel": "--cp", "tp": "--tp", "pp": "--pp", "ep": "--ep", "cp": "--cp",
              "zero_stage": "--zero-stage", "utilization": "--utilization", "goodput": "--goodput", "pue": "--pue",
              "seq_len": "--seq-len", "micro_batch": "--micro-batch", "vpp": "--vpp", "recompute": "--recompute",
+             "flash_attention": "--flash-attention",
              "global_batch": "--global-batch", "method": "--method", "optimizer": "--optimizer",
              "trainable": "--trainable", "grad_bytes": "--grad-bytes", "memory_gib": "--memory-gib",
              "reserve_gib": "--reserve-gib", "loss": "--loss", "days": "--days", "budget_usd": "--budget",

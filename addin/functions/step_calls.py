@@ -17,7 +17,8 @@ import numpy as np
 from ... import calc
 
 ROWS = calc.STEP_ROWS  # calc.step_row's keys as TRAIN_STEP's rows: (key, label with its unit)
-_STEP_ONLY = ("vpp", "seq_len", "global_batch", "micro_batch", "recompute")  # what only the step model reads
+# what only the step model reads
+_STEP_ONLY = ("vpp", "seq_len", "global_batch", "micro_batch", "recompute", "flash_attention")
 
 
 def _one(function: str, name: str, value: Any) -> Any:
@@ -40,7 +41,7 @@ def _whole(name: str, value: Any) -> float:
 class StepArgs:
     """A step function's Excel arguments, as given (None: blank): the model, device and devices, the
     layout (tp, pp, vpp, cp, ep), the batch (seq_len, global_batch in sequences, micro_batch),
-    recompute and the ZeRO stage."""
+    recompute, the ZeRO stage and flash attention."""
 
     model: Any
     device: Any
@@ -55,6 +56,7 @@ class StepArgs:
     micro_batch: Any = None
     recompute: Any = None
     zero_stage: Any = None
+    flash_attention: Any = None
 
 
 def step_figures(function: str, args: StepArgs, table: calc.DeviceTable | None = None) -> dict[str, Any]:
@@ -83,11 +85,11 @@ def step_job(function: str, args: StepArgs, table: calc.DeviceTable | None = Non
 def train_step(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
                cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
                micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
-               table: calc.DeviceTable | None = None) -> list[list[Any]]:
+               flash_attention: Any = None, table: calc.DeviceTable | None = None) -> list[list[Any]]:
     """One training step as label/value rows (ROWS): seconds, tokens/s per device, MFU, HFU and
     seconds by part (compute, TP, CP, EP, bubble, exposed DP, optimizer), then the batch timed."""
     row = step_figures("TRAIN_STEP", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
-                                              micro_batch, recompute, zero_stage), table)
+                                              micro_batch, recompute, zero_stage, flash_attention), table)
     return [[label, row[key]] for key, label in ROWS]
 
 
@@ -95,34 +97,35 @@ def train_step(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = 
 def train_step_seconds(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
                        cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
                        micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
-                       table: calc.DeviceTable | None = None) -> float:
+                       flash_attention: Any = None, table: calc.DeviceTable | None = None) -> float:
     """Seconds per optimizer step (calc's step model)."""
     return step_figures("TRAIN_STEP_SECONDS", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len,
-                                                       global_batch, micro_batch, recompute, zero_stage),
-                        table)["step_seconds"]
+                                                       global_batch, micro_batch, recompute, zero_stage,
+                                                       flash_attention), table)["step_seconds"]
 
 
 # flat: one argument per TRAIN_MFU argument (Excel's flat call; each one cell)
 def train_mfu(model: Any, device: Any, devices: Any, tp: Any = None, pp: Any = None, vpp: Any = None,
               cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
               micro_batch: Any = None, recompute: Any = None, zero_stage: Any = None,
-              table: calc.DeviceTable | None = None) -> float:
+              flash_attention: Any = None, table: calc.DeviceTable | None = None) -> float:
     """Model FLOPs utilization (6·N_active and attention per token, against the row's dense peak), 0-1."""
     return step_figures("TRAIN_MFU", StepArgs(model, device, devices, tp, pp, vpp, cp, ep, seq_len, global_batch,
-                                              micro_batch, recompute, zero_stage), table)["mfu"]
+                                              micro_batch, recompute, zero_stage, flash_attention), table)["mfu"]
 
 
 # flat: one argument per TRAIN_STEP_DEVICES_FOR_DAYS argument (Excel's flat call; each one cell)
 def train_step_devices_for_days(model: Any, device: Any, tokens: Any, days: Any, tp: Any = None, pp: Any = None,
                                 vpp: Any = None, cp: Any = None, ep: Any = None, seq_len: Any = None,
                                 global_batch: Any = None, micro_batch: Any = None, recompute: Any = None,
-                                zero_stage: Any = None, table: calc.DeviceTable | None = None) -> float:
+                                zero_stage: Any = None, flash_attention: Any = None,
+                                table: calc.DeviceTable | None = None) -> float:
     """Fewest devices (a multiple of tp*pp*cp and of ep, within memory) on which the layout trains `tokens`
     within `days` days at the step model's expected hours, goodput included (calc.devices_for of the
     job at utilization "step": the step timed at each count, so the count carries its communication)."""
     name = "TRAIN_STEP_DEVICES_FOR_DAYS"
     job = step_job(name, StepArgs(model, device, None, tp, pp, vpp, cp, ep, seq_len, global_batch, micro_batch,
-                                  recompute, zero_stage), table, _one(name, "tokens", tokens))
+                                  recompute, zero_stage, flash_attention), table, _one(name, "tokens", tokens))
     try:
         return calc.devices_for(job, _one(name, "days", days))
     except calc.TrainingBudgetError as e:
@@ -139,23 +142,25 @@ def train_budget(params: Any, tokens: Any, device: Any, utilization: Any = 1.0, 
                  usd_per_device_hour: Any = None, pue: Any = 1.0, method: Any = "full", optimizer: Any = "adamw",
                  zero_stage: Any = 0, active_params: Any = None, tp: Any = None, pp: Any = None, vpp: Any = None,
                  cp: Any = None, ep: Any = None, seq_len: Any = None, global_batch: Any = None,
-                 micro_batch: Any = None, recompute: Any = None,
+                 micro_batch: Any = None, recompute: Any = None, flash_attention: Any = None,
                  table: calc.DeviceTable | None = None) -> list[list[Any]]:
     """The whole budget as label/value rows (calc.budget_table of the one Budget). `params` a count,
     or a preset's name (the model whose shape utilization "step" times); `utilization` a share in
     (0, 1] or "step": the step model on the layout (tp, pp, vpp, cp, ep; seq_len, global_batch in
-    sequences, micro_batch, recompute), its expected figures, the hours' low and high and the step's
-    own rows. The layout's degrees set the memory per device at any utilization; the batch and
-    recompute are the step's, so they are refused beside a given share."""
+    sequences, micro_batch, recompute, flash_attention), its expected figures, the hours' low and high
+    and the step's own rows. The layout's degrees set the memory per device at any utilization; the
+    batch, recompute and flash attention are the step's, so they are refused beside a given share."""
     name = "TRAIN_BUDGET"
     given = {k: _one(name, k, v) for k, v in dict(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, seq_len=seq_len,
-                                                micro_batch=micro_batch, recompute=recompute).items()
+                                                micro_batch=micro_batch, recompute=recompute,
+                                                flash_attention=flash_attention).items()
              if v is not None}
     step = isinstance(utilization, str) and utilization.strip().lower() == "step"
     if not step:
         unused = [k for k in _STEP_ONLY if k in given or (k == "global_batch" and global_batch is not None)]
         if unused:
-            raise calc.TrainingBudgetError(f"{unused[0]} sets the step model's batch: give utilization \"step\" "
+            what = "attention" if unused[0] == "flash_attention" else "batch"
+            raise calc.TrainingBudgetError(f"{unused[0]} sets the step model's {what}: give utilization \"step\" "
                                            f"(got utilization {calc.show_value(utilization)})", unused[0])
     if global_batch is not None:  # sequences, as Megatron counts them
         sequences = _whole("global_batch", _one(name, "global_batch", global_batch))

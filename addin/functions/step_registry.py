@@ -5,9 +5,10 @@ the devices that layout needs for a deadline (step_calls, through calc).
 Arguments in Megatron-LM's words (--tensor-model-parallel-size as tp, --pipeline-model-parallel-size
 as pp, --num-layers-per-virtual-pipeline-stage's virtual stages as vpp, --context-parallel-size as
 cp, --expert-model-parallel-size as ep, --seq-length, --global-batch-size and --micro-batch-size in
-sequences, --recompute-granularity). No native form: the model is a preset's name, whose shape a
-formula cannot read; the Budget sheet's step block gives the same step as native formulas over its
-architecture block (template.step_block, pieces in step_native).
+sequences, --recompute-granularity; flash_attention for --attention-backend flash or unfused). No native
+form: the model is a preset's name, whose shape a formula cannot read; the Budget sheet's step block
+gives the same step as native formulas over its architecture block (template.step_block, pieces in
+step_native).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ STEP_RECOMPUTE = Arg("recompute", " / ".join(calc.RECOMPUTE),
                      "Activation recomputation (op timed as selective, offload as full)", kind="text",
                      default_text="selective")
 STEP_ZERO = Arg("zero_stage", "0-3", "ZeRO stage (3: FSDP)", default_text="0")
+STEP_FLASH = Arg("flash_attention", "TRUE/FALSE", "Attention in a fused kernel (FALSE: unfused, its scores through "
+                 "memory: Megatron's unfused backend, Hugging Face's eager)", kind="flag", default_text="TRUE")
 STEP_ARGS = (MODEL, STEP_DEVICE, STEP_DEVICES, STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH,
-             STEP_MICRO, STEP_RECOMPUTE, STEP_ZERO)
+             STEP_MICRO, STEP_RECOMPUTE, STEP_ZERO, STEP_FLASH)
 _EXAMPLE = ('"Llama 3.1 8B"', '"H100 SXM, BF16 tensor core, dense"', "64", "2", "1", "1", "1", "1", "8192", "512")
 # TRAIN_BUDGET's arguments that reach the step model (registry): its model as `params` (a count, or
 # a preset's name), "step" as its utilization, and the layout and batch after its own arguments
@@ -43,7 +46,8 @@ BUDGET_PARAMS = Arg("params", "parameters or preset name", 'Model parameters, e.
                     '"Llama 3.1 70B" (utilization "step" times a preset)')
 BUDGET_UTILIZATION = Arg("utilization", 'fraction, 0-1, or "step"', "Share of the device's rate reached (far below "
                          '1), or "step": the step model on the layout and batch that follow')
-BUDGET_LAYOUT = (STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH, STEP_MICRO, STEP_RECOMPUTE)
+BUDGET_LAYOUT = (STEP_TP, STEP_PP, STEP_VPP, STEP_CP, STEP_EP, STEP_SEQ, STEP_BATCH, STEP_MICRO, STEP_RECOMPUTE,
+                 STEP_FLASH)
 STEP_TOKENS = Arg("tokens", "tokens", "Training tokens, e.g. 1E12")
 STEP_DAYS = Arg("days", "days", "Deadline: days of wall-clock training")
 DEADLINE_ARGS = (MODEL, STEP_DEVICE, STEP_TOKENS, STEP_DAYS, *STEP_ARGS[3:])

@@ -30,7 +30,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
 from ..functions import native
-from . import model_block, step_deadline, styles
+from . import model_block, step_deadline, step_hardware_table, styles
 from .cached_cells import CachedCells, style, text
 from .input_checks import DAYS_DEFAULT
 from .row_formulas import evaluate
@@ -43,31 +43,12 @@ STEP_INPUTS = (
     ("Step_vpp", "Virtual pipeline stages (VPP)", 1, styles.COUNT, "interleaved stages per device; 1 without PP"),
     ("Step_cp", "Context parallel (CP)", 1, styles.COUNT, "--context-parallel-size; must divide the sequence"),
     ("Step_recompute", "Recompute", "selective", None, " | ".join(calc.RECOMPUTE)),
+    ("Step_flash", "Flash attention (TRUE / FALSE)", True, None, "FALSE: unfused, its scores through memory "
+     "(Megatron's unfused backend, Hugging Face's eager)"),
 )
-TABLE_COLUMNS = (("Step_hw_names", "Hardware"), ("Step_hw_up", "Scale-up GB/s (both ways)"),
-                 ("Step_hw_domain", "Scale-up domain (devices)"), ("Step_hw_out", "Scale-out Gb/s"),
-                 ("Step_hw_fraction", "Matmul fraction (fitted)"), ("Step_hw_axis", "TP/CP GB/s, one torus axis"))
 _HOPPER = 1  # calc.step's FAMILIES index of the family borrowed by a hardware without one
 _SECONDS = '0.000 "s"'
 _RATE = "0.00E+00"
-
-
-def _hardware_rows(table: calc.DeviceTable) -> list[tuple[str, float, float, float, float, float]]:
-    """Each hardware of the catalog's rows (and the table's) once: its topology and matmul fraction."""
-    k, seen, rows = calc.STEP_CONSTANTS, set(), []
-    for d in table:
-        if d.hardware and d.memory_tbps and d.hardware.lower() not in seen:
-            seen.add(d.hardware.lower())
-            h = calc.step_hardware(d, table)
-            rows.append((d.hardware, h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps,
-                         k.matmul_fraction[h.family], h.scale_up_axis_GBps))
-    return rows
-
-
-def _fallback() -> tuple[float, float, float, float]:
-    """calc's stated topology for a row whose hardware has none (calc.step_hardware's FALLBACK)."""
-    h = calc.step_hardware(calc.Device("no topology", 1.0, memory_tbps=1.0), calc.DeviceTable([]))
-    return h.scale_up_GBps, h.scale_up_domain, h.scale_out_Gbps, h.scale_up_axis_GBps
 
 
 def _found(column: str, fallback: float) -> str:
@@ -77,7 +58,7 @@ def _found(column: str, fallback: float) -> str:
 def _pieces() -> dict[str, str]:
     """The rows' looked-up figures as Excel expressions, by placeholder: the device's, its 16-bit
     row's (the ranges' Prior_device: the same hardware's BF16/FP16 row) and its hardware's."""
-    up, dom, out, axis = _fallback()
+    up, dom, out, axis = step_hardware_table.fallback()
     return {"fp8": 'IF(ISNUMBER(SEARCH("fp8",Precision_of_device)),1,0)',
             "fraction": _found("Step_hw_fraction", calc.STEP_CONSTANTS.matmul_fraction[_HOPPER]),
             "peak16": native.lookup("Prior_device", "tflops"), "memory_tbps": native.lookup("Device", "memory_tbps"),
@@ -148,10 +129,14 @@ def _compute_rows() -> list[Row]:
          "Step_rate16)", _RATE),
         ("Step_rate_attn", "Attention FLOP/s (tile s/CP)", f"Step_rate16*{k.attention_ratio!r}*(Step_seq_len/Step_cp)"
          f"/(Step_seq_len/Step_cp+{k.attention_tile!r})", _RATE),
-        ("Step_attn_s", "Attention seconds", "Step_dev_tokens*Step_core/Step_rate_attn", _SECONDS),
+        ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
+        # unfused: each head's s x s scores through HBM, 2 bytes an access, 11 a pass and 4 more when the
+        # core is recomputed (calc.step.terms.unfused_attention_seconds)
+        ("Step_attn_s", "Attention seconds (flash; else its scores' traffic)",
+         f"IF(Step_flash,Step_dev_tokens*Step_core/Step_rate_attn,Step_dev_tokens*Arch_layers*Arch_heads*Step_seq_len"
+         f"*IF({r}>=1,15,11)*2/Step_mem_Bps)", _SECONDS),
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
          "/Step_rate16)", _SECONDS),
-        ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
         ("Step_dense", "Dense parameters the busiest device holds (every EP rank's copy)",
          "(Arch_params-Arch_expert_params)/(Tensor_parallel*Pipeline_parallel)*Step_share", styles.COUNT),
         ("Step_expert", "Routed-expert parameters the busiest device holds", "Arch_expert_params/(Expert_parallel*"
@@ -271,12 +256,14 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
     sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
                         n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
                         kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
-                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0, params_expert=float(p.experts))
+                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0, params_expert=float(p.experts),
+                        n_heads=shape["n_heads"])
     lay = calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
                           global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"],
                           tp=layout["Tensor_parallel"], pp=layout["Pipeline_parallel"], vpp=inputs["Step_vpp"],
                           cp=inputs["Step_cp"], ep=layout["Expert_parallel"], zero_stage=v["zero_stage"],
-                          micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"])
+                          micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"],
+                          flash_attention=inputs["Step_flash"])
     want = {c: calc.deadline_devices(sh, lay, hw, v["tokens"], DAYS_DEFAULT, case=c) for c in step_deadline.CASES}
     return vals, calc.step_time(sh, lay, hw), calc.run_hours(sh, lay, hw, v["tokens"]), want
 
@@ -324,7 +311,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
         text(ws, f"C{r}", note, styles.NOTE)
         _name(ws, name, f"B{r}")
     first = top + 1 + len(STEP_INPUTS)
-    _validations(ws, top + 1, first - 2, first - 1)
+    _validations(ws, top + 1, first - 3, first - 2)
     values, st, run, want = _values(v, table, inputs)
     pieces = _pieces()
     for r, (name, label, formula, fmt) in enumerate(_rows(), start=first):
@@ -341,7 +328,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     for name, note in _notes().items():
         text(ws, f"C{at[name]}", note, styles.NOTE)
     ws.print_area = f"{area}:K{end}"
-    hardware_end = _hardware_table(ws, end + 2, table)
+    hardware_end = step_hardware_table.write(ws, end + 2, table)
     step_deadline.write(ws, cached, {**values, "Deadline_days": DAYS_DEFAULT}, end, hardware_end + 2, want)
 
 
@@ -371,27 +358,9 @@ def _validations(ws: Worksheet, first: int, last_count: int, recompute_row: int)
                             showErrorMessage=True, errorStyle="information")
     ws.add_data_validation(listed)
     listed.add(f"B{recompute_row}")
-
-
-def _hardware_table(ws: Worksheet, top: int, table: calc.DeviceTable) -> int:
-    """The catalog's hardware with its topology and fitted matmul fraction, one row each, the
-    columns named for the step block's look-ups (A1 ranges: every engine reads them); its last row."""
-    k = calc.STEP_CONSTANTS
-    text(ws, f"A{top}", "Step model: each hardware's interconnect and fitted matmul fraction (calc.step_hardware, "
-                        f"calc.STEP_CONSTANTS; fp8_gain {k.fp8_gain:g}, vector bytes {k.vector_bytes:g}, "
-                        f"overlap {k.overlap:g}, attention ratio {k.attention_ratio:g}, attention tile "
-                        f"{k.attention_tile:g})", styles.HEADING)
-    cols = "ABCDEF"
-    for c, (_, header) in zip(cols, TABLE_COLUMNS, strict=True):
-        text(ws, f"{c}{top + 1}", header, styles.BOLD)
-    rows = _hardware_rows(table)
-    for r, row in enumerate(rows, start=top + 2):
-        for c, value in zip(cols, row, strict=True):
-            ws[f"{c}{r}"].value = value
-    for c, (name, _) in zip(cols, TABLE_COLUMNS, strict=True):
-        ws.parent.defined_names[name] = DefinedName(
-            name, attr_text=f"'{ws.title}'!${c}${top + 2}:${c}${top + 1 + len(rows)}")
-    return top + 1 + len(rows)
+    flag = DataValidation(type="list", formula1='"TRUE,FALSE"', allow_blank=False, showErrorMessage=True)
+    ws.add_data_validation(flag)
+    flag.add(f"B{recompute_row + 1}")
 
 
 def _name(ws: Worksheet, name: str, ref: str) -> None:

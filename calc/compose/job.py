@@ -124,7 +124,7 @@ FLAT: dict[str, tuple[str | None, str]] = {
     "method": ("training", "method"), "optimizer": ("training", "optimizer"),
     "trainable": ("training", "trainable"), "activations": ("training", "activations"),
     **{name: ("layout", name) for name in ("tp", "pp", "cp", "ep", "zero_stage", "vpp", "micro_batch", "seq_len",
-                                           "global_batch_tokens", "recompute")},
+                                           "global_batch_tokens", "recompute", "flash_attention")},
     "device": ("cluster", "device"), "devices": ("cluster", "devices"), "table": ("cluster", "table"),
     "calibration": ("cluster", "calibration"),
     "price": ("pricing", "price"), "pue": ("pricing", "pue"),

@@ -73,8 +73,9 @@ class Parallel:
     """The layout, in Megatron-LM's words: tp, pp, cp, ep (tensor, pipeline, context, expert
     parallel degrees; data parallel is the rest of the devices, calc.layout_data_parallel), vpp
     (virtual pipeline stages per device), zero_stage 0-3, micro_batch (sequences), seq_len and
-    global_batch_tokens (tokens; None: the stated default, `sizes`), recompute none | selective | op | full | offload.
-    The batch fields are the step model's (utilization "step")."""
+    global_batch_tokens (tokens; None: the stated default, `sizes`), recompute none | selective | op | full | offload,
+    flash_attention (attention in a fused kernel; False: its scores through memory, timed and held).
+    The batch fields and flash_attention are the step model's (utilization "step")."""
 
     tp: Any = 1
     pp: Any = 1
@@ -86,6 +87,7 @@ class Parallel:
     seq_len: Any = None
     global_batch_tokens: Any = None
     recompute: Any = "selective"
+    flash_attention: Any = True
 
     def sizes(self) -> tuple[Any, Any]:
         """(seq_len, global_batch_tokens) with the defaults filled in: DEFAULT_SEQ_LEN tokens, and

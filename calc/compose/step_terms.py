@@ -74,23 +74,23 @@ def layout_of(job: Any, devices: Any) -> Layout:
     seq_len, tokens = lay.sizes()
     return Layout(devices=devices, seq_len=seq_len, global_batch_tokens=tokens, tp=lay.tp, pp=lay.pp, vpp=lay.vpp,
                   cp=lay.cp, ep=lay.ep, zero_stage=lay.zero_stage, micro_batch=lay.micro_batch,
-                  recompute=lay.recompute)
+                  recompute=lay.recompute, flash_attention=lay.flash_attention)
 
 
-_SCALARS = {int, float, str}
+_SCALARS = {int, float, str, bool}
 
 
 def step_activations(job: Any) -> Any:
     """The activation bytes a job at utilization "step" holds: its own where it gives them (not 0),
     else counted from the step's layout and batch: the busiest device's in-flight micro-batches at
-    the layout's micro-batch, sequence length and recompute, with sequence parallelism and flash
-    attention (fit's defaults), the bytes calc.fit_layouts counts for the same layout
-    (calc.physics.fit.stage_activations)."""
+    the layout's micro-batch, sequence length, recompute and flash attention (its scores held
+    without it), with sequence parallelism (fit's default), the bytes calc.fit_layouts counts for the
+    same layout (calc.physics.fit.stage_activations)."""
     given = job.training.activations
     if not (isinstance(given, (int, float)) and given == 0):
         return given
     lay = job.layout
-    sizes = (lay.tp, lay.pp, lay.cp, lay.vpp, lay.micro_batch, lay.recompute, lay.sizes()[0])
+    sizes = (lay.tp, lay.pp, lay.cp, lay.vpp, lay.micro_batch, lay.recompute, lay.sizes()[0], lay.flash_attention)
     if set(map(type, sizes)) <= _SCALARS:  # a scalar layout: counted once per preset
         return float(_scalar_activations(job.model.preset, *sizes))
     act = _activations(job.model.preset, *sizes)
@@ -98,10 +98,10 @@ def step_activations(job: Any) -> Any:
 
 
 def _activations(preset: ModelPreset, *sizes: Any) -> Any:
-    """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len) with fit's switches; an
-    array of recompute names counted name by name (each a different set of stored tensors)."""
-    *split, micro, recompute, seq_len = sizes
-    o = {**ACTIVATION_SEARCH, "seq_len": seq_len}
+    """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len, flash_attention) with fit's
+    other switches; an array of recompute names counted name by name (each a different set of stored tensors)."""
+    *split, micro, recompute, seq_len, flash = sizes
+    o = {**ACTIVATION_SEARCH, "seq_len": seq_len, "flash_attention": flash}
     if isinstance(recompute, str) or np.ndim(recompute) == 0:
         return stage_activations(preset.shape, tuple(split), micro, recompute, o)
     names = np.char.lower(np.char.strip(np.asarray(recompute, dtype=str)))

@@ -68,13 +68,18 @@ def load_measured(text: str | None = None) -> MeasuredSet:
     def num(c: str) -> np.ndarray:
         return np.array([float(r[c]) for r in recs])
 
+    def optional(c: str, blank: float) -> np.ndarray:
+        return np.array([float(r.get(c) or blank) for r in recs])
+
     shape = Shape(params_active=num("active_params"), params_total=num("params"), n_layers=num("n_layers"),
                   d_model=num("d_model"), attn_dim=num("attn_dim"), kv_dim=num("kv_dim"), vocab=num("vocab"),
-                  top_k=num("top_k"), params_expert=num("expert_params"))
+                  top_k=num("top_k"), params_expert=num("expert_params"), n_heads=optional("n_heads", 0.0))
     layout = Layout(devices=num("devices"), seq_len=num("seq_len"), global_batch_tokens=num("global_batch_tokens"),
                     tp=num("tp"), pp=num("pp"), vpp=num("vpp"), cp=num("cp"), ep=num("ep"),
                     zero_stage=num("zero_stage"), micro_batch=num("micro_batch"),
-                    recompute=np.array([r["recompute"] for r in recs]))
+                    recompute=np.array([r["recompute"] for r in recs]),
+                    flash_attention=np.array([(r.get("flash_attention") or "TRUE").strip().upper() != "FALSE"
+                                              for r in recs]))
     hw = stack([hardware(r["device"]) for r in recs])
     return MeasuredSet(records=recs, measured=num("tokens_per_second_per_device"), shape=shape, layout=layout,
                        hardware=hw)

@@ -26,6 +26,17 @@ NAMES = RECOMPUTE_ORDER
 CODES = {name: float(RECOMPUTE.index(TIMED_AS[name])) for name in NAMES}  # name -> timing code
 
 
+def flag(value: Any) -> Any:
+    """flash_attention as a bool (or an array of them): True or False, 1 or 0, each element."""
+    if type(value) is bool:
+        return value
+    arr = np.asarray(value)
+    ok = arr.dtype.kind == "b" or (arr.dtype.kind in "iuf" and np.all((arr == 0) | (arr == 1)))
+    if not ok:
+        raise TrainingBudgetError(f"flash_attention must be TRUE or FALSE (got {show(value)})", "flash_attention")
+    return bool(arr) if arr.ndim == 0 else arr.astype(bool)
+
+
 def _refuse(value: Any, words: str = "") -> TrainingBudgetError:
     return TrainingBudgetError(f"recompute must be one of {', '.join(NAMES)}{words} (got {show(value)})", "recompute")
 
@@ -62,7 +73,8 @@ class Layout:
     stages per device, context and expert parallel degrees; zero_stage 0-3 (3 = FSDP);
     micro_batch in sequences; seq_len in tokens; global_batch_tokens per optimizer step;
     recompute 'none', 'selective', 'op', 'full' or 'offload' (NAMES; stored as the codes 0/1/2 of
-    the timing each runs at, none/selective/full). dp = devices / (tp x pp x cp).
+    the timing each runs at, none/selective/full); flash_attention: attention in a fused kernel
+    (FlashAttention, cuDNN) or, False, unfused (terms.unfused_attention_seconds). dp = devices / (tp x pp x cp).
     """
 
     devices: Any
@@ -76,12 +88,13 @@ class Layout:
     zero_stage: Any = 1.0
     micro_batch: Any = 1.0
     recompute: Any = "selective"
+    flash_attention: Any = True
 
     def __post_init__(self) -> None:
         put = object.__setattr__
         d = self.__dict__
         plain = _plain(d)
-        if plain is not None:
+        if plain is not None and type(d["flash_attention"]) is bool:
             d.update(zip(_NUMBERS, plain, strict=True))  # into __dict__, as fast_init fills it: set once, here
             if self._scalar_ok():
                 d["recompute"] = CODES[d["recompute"]]
@@ -91,6 +104,7 @@ class Layout:
         put(self, "global_batch_tokens", whole("global_batch_tokens", self.global_batch_tokens))
         put(self, "zero_stage", whole_in("zero_stage", self.zero_stage, (0, 1, 2, 3)))
         put(self, "recompute", _codes(self.recompute))
+        put(self, "flash_attention", flag(self.flash_attention))
         self._check_products()
 
     def _check_products(self) -> None:

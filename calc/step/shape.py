@@ -26,7 +26,8 @@ class Shape:
     vocab; top_k: routed experts per token (0 for a dense model); params_expert: the routed experts'
     parameters, which expert parallelism splits and whose gradients are reduced over the expert
     data-parallel group only (None: params_total - params_active, every active parameter taken as
-    dense). Scalars or broadcasting arrays."""
+    dense); n_heads: query heads (0 or None: not given; unfused attention's scores need them).
+    Scalars or broadcasting arrays."""
 
     params_active: Any
     n_layers: Any
@@ -37,6 +38,7 @@ class Shape:
     vocab: Any = 0.0
     top_k: Any = 0.0
     params_expert: Any = None
+    n_heads: Any = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -49,6 +51,7 @@ class Shape:
         put(self, "kv_dim", whole("kv_dim", self.attn_dim if self.kv_dim is None else self.kv_dim))
         put(self, "vocab", non_negative("vocab", self.vocab))
         put(self, "top_k", non_negative("top_k", self.top_k))
+        put(self, "n_heads", non_negative("n_heads", 0.0 if self.n_heads is None else self.n_heads))
         expert = self.params_total - self.params_active if self.params_expert is None else self.params_expert
         put(self, "params_expert", non_negative("params_expert", expert))
         if np.any(np.asarray(self.params_expert) > np.asarray(self.params_total)):
@@ -76,7 +79,8 @@ def preset_shape(preset: Any) -> Shape:
     return Shape(params_active=_published(preset.published_active_params, counts.active_with_embedding),
                  params_total=total, n_layers=sh["n_layers"], d_model=sh["d_model"], attn_dim=sh["n_heads"] * head,
                  kv_dim=(sh.get("n_kv_heads") or sh["n_heads"]) * head, vocab=sh.get("vocab") or 0,
-                 top_k=(sh.get("top_k") or 0) if moe else 0, params_expert=min(float(counts.experts), total))
+                 top_k=(sh.get("top_k") or 0) if moe else 0, params_expert=min(float(counts.experts), total),
+                 n_heads=sh["n_heads"])
 
 
 def _published(published: Any, counted: Any) -> float:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import TrainingBudgetError
 from ..base.fastinit import Later, fast_init
 from . import terms
 from .calibrate import CONSTANTS, Constants
@@ -100,6 +101,8 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
     attention = dev_tokens * core / rate_attn                       # the device's attention seconds
+    if lay.flash_attention is not True:                             # its scores through HBM instead
+        attention = pick(lay.flash_attention, attention, _unfused(sh, lay, dev_tokens, rec, hw))
     compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12, trained) + attention
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)
@@ -128,6 +131,15 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
                 breakdown=parts, low_precision_share=low / done, limits=limits, basis=hw.basis)
 
 
+def _unfused(sh: Shape, lay: Layout, dev_tokens: Any, rec: Any, hw: Hardware) -> Any:
+    """terms.unfused_attention_seconds of the device's tokens; the head count is needed where it applies."""
+    if np.any((np.asarray(sh.n_heads) <= 0) & ~np.asarray(lay.flash_attention, dtype=bool)):
+        raise TrainingBudgetError("flash_attention FALSE times the attention scores of each head: give the model's "
+                                  "head count (n_heads, or a preset)", "n_heads")
+    return terms.unfused_attention_seconds(dev_tokens, sh.n_layers, sh.n_heads, lay.seq_len, rec,
+                                           hw.memory_tbps * 1e12)
+
+
 def _limits(lay: Layout, hw: Hardware, parts: dict[str, Any], step: float) -> tuple[str, ...]:
     """What bounds this layout, in words (scalar questions)."""
     words = []
@@ -139,6 +151,8 @@ def _limits(lay: Layout, hw: Hardware, parts: dict[str, Any], step: float) -> tu
         words.append(f"TP {lay.tp:g} spans {int(np.ceil(lay.tp / dom))} scale-up domains of {dom}")
     if lay.ep > 1 and lay.ep * lay.tp * lay.cp > dom:
         words.append(f"EP {lay.ep:g} crosses the scale-out network (scale-up domain {dom})")
+    if lay.flash_attention is False:
+        words.append("attention unfused: its scores through memory")
     for name in ("bubble", "tp", "ep", "cp", "dp_exposed"):
         share = float(parts[name]) / step
         if share > 0.15:

@@ -5,8 +5,8 @@ The step model's achievable matmul rate is fitted per device family on published
 team's measured steps (each a device, a model shape, a layout and batch, and the tokens per
 second per device it measured) fit one factor per device on that rate, and the band of a
 prediction for that team goes from the published runs' spread (calc.STEP_RESIDUAL) to the spread
-left once a team's own bias is removed (TEAM_RESIDUAL: a smaller median error and a tighter fast
-end; its slow end is wider, as its comment says).
+left once a team's own bias is removed (TEAM_RESIDUAL: a smaller median error and both ends
+tighter).
 
 The file (CSV, one measured step a row; column names as calc/data/steptime_measured.csv, whose
 rows are valid here):
@@ -16,7 +16,8 @@ rows are valid here):
   kv_dim, vocab, top_k, expert_params: the routed experts' parameters), or else `model` naming a
   calc.models preset;
 - optional (calc.step.Layout's defaults when empty or absent): tp, pp, vpp, cp, ep (1 each),
-  zero_stage (1), micro_batch (1 sequence); source, as_of, note are kept as words.
+  zero_stage (1), micro_batch (1 sequence), flash_attention (TRUE; FALSE: unfused attention, which
+  needs n_heads with a shape of its own); source, as_of, note are kept as words.
 """
 
 from __future__ import annotations
@@ -39,19 +40,17 @@ from .step import step_time
 
 REQUIRED = ("device", "devices", "seq_len", "global_batch_tokens", "recompute", "tokens_per_second_per_device")
 SHAPE = ("params", "n_layers", "d_model")
-SHAPE_OPTIONAL = ("active_params", "attn_dim", "kv_dim", "vocab", "top_k", "expert_params")
+SHAPE_OPTIONAL = ("active_params", "attn_dim", "kv_dim", "vocab", "top_k", "expert_params", "n_heads")
 LAYOUT_OPTIONAL = ("tp", "pp", "vpp", "cp", "ep", "zero_stage", "micro_batch")
 FACTOR_RANGE = (0.25, 4.0)  # a team at a quarter to 4x the published runs' achievable rate; outside: a typo
 
 # Step time measured / predicted after a team's own factor, p10 and p90 over the packaged measured
 # layouts (calc/data/steptime_measured.csv, use=fit rows): each row predicted with the factor fitted
 # on the other rows of its team (the same first word of `source`, the same device; teams of 2 or
-# more rows: 46 rows), by team_residuals() on 2026-12-06 with the constants fitted that day. The
-# median error with the team's factor from its other rows is 5.8% (7.2% without, leave-one-out); the
-# fast end is tighter than STEP_RESIDUAL (0.839, 1.164), the slow end is not: two teams measured two
-# MoE models each (AutoModel's DeepSeek-V3 and GPT-OSS on H100, Megatron-Bridge's on GB200) whose
-# misses differ by 1.5-2.4x, which one rate factor cannot carry from one model to the other.
-TEAM_RESIDUAL = (0.870, 1.200)
+# more rows: 46 rows), by team_residuals() on 2026-12-07 with the constants fitted that day. The
+# median error with the team's factor from its other rows is 5.0%; both ends are tighter than
+# STEP_RESIDUAL (0.849, 1.157).
+TEAM_RESIDUAL = (0.872, 1.146)
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,8 @@ def _shape(rec: dict[str, str], where: str) -> Shape:
         active = vals["active_params"] or vals["params"]
         return Shape(params_active=active, params_total=vals["params"], n_layers=vals["n_layers"],
                      d_model=vals["d_model"], attn_dim=vals["attn_dim"], kv_dim=vals["kv_dim"],
-                     vocab=vals["vocab"] or 0.0, top_k=vals["top_k"] or 0.0, params_expert=vals["expert_params"])
+                     vocab=vals["vocab"] or 0.0, top_k=vals["top_k"] or 0.0, params_expert=vals["expert_params"],
+                     n_heads=vals["n_heads"])
     name = (rec.get("model") or "").strip()
     if not name:
         raise TrainingBudgetError(f"{where}: give the model's shape ({', '.join(SHAPE)}) or a preset in `model`",
@@ -159,7 +159,7 @@ def load_team_steps(text: str) -> TeamSteps:
         try:
             lay = Layout(devices=need["devices"], seq_len=need["seq_len"],
                          global_batch_tokens=need["global_batch_tokens"], recompute=rec.get("recompute") or "",
-                         **opt)
+                         flash_attention=_flash(rec, where), **opt)
             lay.dp  # noqa: B018 (checks devices = tp x pp x cp x dp)
         except TrainingBudgetError as e:
             raise TrainingBudgetError(f"{where}: {e}", getattr(e, "field", None)) from None
@@ -168,6 +168,15 @@ def load_team_steps(text: str) -> TeamSteps:
         layouts.append(lay)
         measured.append(need["tokens_per_second_per_device"])
     return TeamSteps(tuple(devices), tuple(shapes), tuple(layouts), tuple(measured), tuple(recs))
+
+
+def _flash(rec: dict[str, str], where: str) -> bool:
+    """The row's flash_attention cell: TRUE (or empty) or FALSE."""
+    raw = (rec.get("flash_attention") or "TRUE").strip().upper()
+    if raw not in ("TRUE", "FALSE"):
+        raise TrainingBudgetError(f"{where}: flash_attention must be TRUE or FALSE (got {show(raw)})",
+                                  "flash_attention")
+    return raw == "TRUE"
 
 
 def _predict(steps: TeamSteps, idx: list[int], hw: Hardware, constants: Constants) -> np.ndarray:

@@ -59,6 +59,22 @@ def attention_rate(rate: Any, chunk: Any, tile: Any) -> Any:
     return rate * chunk / (chunk + tile)
 
 
+def unfused_attention_seconds(tokens: Any, n_layers: Any, n_heads: Any, seq_len: Any, recompute: Any,
+                              memory_Bps: Any) -> Any:
+    """Attention without a fused kernel, its s x s scores through HBM: Megatron-Core's unfused and
+    local backends (--attention-backend), Transformer Engine's UnfusedDotProductAttention (its one
+    backend for learnable softmax sinks, GPT-OSS's, where cuDNN has no fused kernel for the shape: TE
+    2.17's support matrix, quoted in radixark/miles PR #1917; flash-attention with sinks, TE issue
+    #2070), Hugging Face's eager attention. Per score element of each head, 2 bytes an access:
+    forward S written, read by the softmax, P written, read by P·V (4); backward dP written, P and
+    dP read, dS written, P read for dV, dS read for dQ and dK (7); recomputing the core repeats the
+    forward (4 more). The mask applies to the whole square (a causal model saves nothing), and the QK^T and P·V
+    GEMMs (2·head_dim FLOPs per 2-byte score, under a GPU's ridge point) are bound by that traffic,
+    counted here. `tokens` the device's query tokens per step (its TP share of the heads in them)."""
+    accesses = pick(recompute >= 1, 15.0, 11.0)
+    return tokens * n_layers * n_heads * seq_len * accesses * BYTES_16BIT / memory_Bps
+
+
 def compute_seconds(tokens: Any, flops_low: Any, flops_16: Any, rate_low: Any, rate_16: Any) -> Any:
     """Matmul time: FLOPs that run at the low-precision (FP8) rate plus those at the 16-bit rate,
     each at its achievable rate (FLOP/s) per device; `tokens` the device's tokens per step."""

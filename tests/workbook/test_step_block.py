@@ -4,7 +4,7 @@ Copies of the built template with the step, layout, architecture and Budget inpu
 tests/xlsx_edit.py): an FP8 row, a mixture of experts with EP over the network, a pipeline with
 virtual stages, context parallelism over the network on 512-token chunks (its ring send exposed),
 host offload (timed as full recompute) and ZeRO-3, op-level recompute, a TPU's domain, an FP32 row (its
-matmuls at its own rate); all recalculated
+matmuls at its own rate), unfused attention with and without recomputing it; all recalculated
 in one LibreOffice run. Every breakdown figure, the step seconds, tokens/s, MFU and HFU must equal calc's
 to 1e-9 relative (calc is asked afresh: no number here is pinned).
 """
@@ -37,6 +37,9 @@ CASES = [
     ({"device": "TPU v5p, BF16, dense", "devices": 256, "zero_stage": 3}, (8, 2, 1), "Llama 3.1 405B",
      {"Step_micro_batch": 2, "Step_batch": 512}),
     ({"device": "H100 SXM, FP32", "tokens": 1e10}, (1, 1, 1), "Mistral 7B", {"Step_batch": 64}),
+    ({"devices": 16, "zero_stage": 1, "tokens": 1e11}, (2, 2, 1), "Llama 3.1 8B",
+     {"Step_flash": False, "Step_recompute": "none", "Step_batch": 64}),
+    ({"devices": 64, "zero_stage": 3}, (1, 1, 8), "Mixtral 8x7B", {"Step_flash": False, "Step_seq_len": 4096}),
 ]
 
 
@@ -61,11 +64,13 @@ def _asked(budget: dict, layout: tuple, preset: str, step: dict) -> tuple:
     sh = calc.StepShape(params_active=float(p.active_with_embedding), params_total=float(p.total),
                         n_layers=shape["n_layers"], d_model=shape["d_model"], attn_dim=shape["n_heads"] * head,
                         kv_dim=shape["n_kv_heads"] * head, vocab=shape["vocab"],
-                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0, params_expert=float(p.experts))
+                        top_k=shape["top_k"] if shape["n_experts"] > 1 else 0, params_expert=float(p.experts),
+                        n_heads=shape["n_heads"])
     lay = calc.StepLayout(devices=v["devices"], seq_len=inputs["Step_seq_len"],
                           global_batch_tokens=inputs["Step_batch"] * inputs["Step_seq_len"], tp=tp, pp=pp,
                           vpp=inputs["Step_vpp"], cp=inputs["Step_cp"], ep=ep, zero_stage=v["zero_stage"],
-                          micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"])
+                          micro_batch=inputs["Step_micro_batch"], recompute=inputs["Step_recompute"],
+                          flash_attention=inputs["Step_flash"])
     hw = calc.step_hardware(v["device"])
     return calc.step_time(sh, lay, hw), sh, lay, hw, v["tokens"]
 

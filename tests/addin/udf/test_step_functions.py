@@ -23,7 +23,8 @@ def _devices() -> list[str]:
 
 
 def _random_jobs(n: int, seed: int = 30) -> list[dict]:
-    """`n` valid jobs over models, devices, layouts, batches and recompute, drawn with a fixed seed."""
+    """`n` valid jobs over models, devices, layouts, batches, recompute and flash attention, drawn with a fixed
+    seed."""
     rng, devices, jobs = random.Random(seed), _devices(), []
     while len(jobs) < n:
         tp, pp, cp = rng.choice((1, 2, 4, 8)), rng.choice((1, 1, 2, 4)), rng.choice((1, 1, 2))
@@ -31,7 +32,8 @@ def _random_jobs(n: int, seed: int = 30) -> list[dict]:
         job = {"model": rng.choice(MODELS), "device": rng.choice(devices), "devices": tp * pp * cp * dp, "tp": tp,
                "pp": pp, "vpp": rng.choice((1, 2)) if pp > 1 else 1, "cp": cp, "ep": rng.choice((1, 2)) if dp % 2 == 0
                else 1, "seq_len": rng.choice((2048, 4096, 8192)), "micro_batch": rng.choice((1, 2)),
-               "recompute": rng.choice(calc.RECOMPUTE), "zero_stage": rng.choice((0, 1, 2, 3))}
+               "recompute": rng.choice(calc.RECOMPUTE), "zero_stage": rng.choice((0, 1, 2, 3)),
+               "flash_attention": rng.random() < 0.7}
         job["global_batch"] = dp * job["micro_batch"] * rng.choice((4, 16, 64))
         try:
             jobs.append((job, _calc(job)))
@@ -130,6 +132,7 @@ def test_train_budget_takes_a_layout_at_a_given_utilization_too():
 @pytest.mark.parametrize(("kwargs", "needle"), [
     ({"utilization": 0.4, "seq_len": 8192}, "seq_len sets the step model's batch"),
     ({"utilization": 0.4, "global_batch": 512}, "global_batch sets the step model's batch"),
+    ({"utilization": 0.4, "flash_attention": False}, "flash_attention sets the step model's attention"),
     ({"params": 8e9}, "utilization 'step' needs the model's shape"),
     ({"utilization": "prior"}, 'utilization must be a number in (0, 1] or "step"'),
 ])

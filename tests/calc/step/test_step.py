@@ -265,3 +265,34 @@ def test_routed_experts_are_reduced_over_the_expert_data_parallel_group():
 def test_expert_params_cannot_exceed_the_total():
     with pytest.raises(TrainingBudgetError, match="params_expert"):
         S.Shape(params_active=1e9, params_total=2e9, params_expert=3e9, n_layers=4, d_model=512)
+
+
+def test_unfused_attention_moves_its_scores_through_memory():
+    """flash_attention False: each head's s x s scores through HBM, 11 two-byte accesses a score (4 forward,
+    7 backward) and 4 more where the core is recomputed; slower than the fused kernel, more so at a longer
+    sequence, and the stored scores counted in memory without recompute."""
+    tokens, layers, heads, s, bw = 4096.0, 32.0, 32.0, 8192.0, 3.35e12
+    assert terms.unfused_attention_seconds(tokens, layers, heads, s, 0.0, bw) == tokens * layers * heads * s * 22 / bw
+    assert terms.unfused_attention_seconds(tokens, layers, heads, s, 1.0, bw) == tokens * layers * heads * s * 30 / bw
+    sh, hw = S.Shape.from_preset("Llama 3.1 8B"), S.hardware("H100 SXM, BF16 tensor core, dense")
+    slower = []
+    for seq in (2048, 8192):
+        steps = [S.step_time(sh, S.Layout(devices=8, seq_len=seq, global_batch_tokens=64 * 8192, zero_stage=3,
+                                          flash_attention=f), hw).step_seconds for f in (True, False)]
+        slower.append(steps[1] / steps[0])
+    assert 1.0 < slower[0] < slower[1]
+    held = [calc.budget(calc.job(model=calc.model_preset("Llama 3.1 8B"), device="H100 SXM, BF16 tensor core, dense",
+                                 devices=8, zero_stage=3, utilization="step", seq_len=8192, recompute="none",
+                                 global_batch_tokens=64 * 8192, flash_attention=f)).memory.activations
+            for f in (True, False)]
+    scores = 2 * 32 * 8192**2 * 32  # softmax output, 2 bytes a score, every layer of the one stage
+    assert held[1] - held[0] == pytest.approx(scores, rel=1e-9)
+
+
+def test_unfused_attention_needs_the_head_count_and_a_flag():
+    sh = S.Shape(params_active=8e9, n_layers=32, d_model=4096)
+    lay = S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention=False)
+    with pytest.raises(TrainingBudgetError, match="n_heads"):
+        S.step_time(sh, lay, S.hardware("H100 SXM, BF16 tensor core, dense"))
+    with pytest.raises(TrainingBudgetError, match="flash_attention must be TRUE or FALSE"):
+        S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention="yes")

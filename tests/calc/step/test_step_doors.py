@@ -27,7 +27,7 @@ def _jobs(n: int) -> list[dict]:
         job = {"model": r.choice(MODELS), "device": r.choice(DEVICES), "devices": tp * pp * dp, "tp": tp, "pp": pp,
                "zero": r.choice([0, 1, 3]), "seq": r.choice([2048, 4096, 8192]), "batch": dp * r.choice([4, 16, 64]),
                "recompute": r.choice(calc.RECOMPUTE), "vpp": r.choice([1, 2]) if pp > 1 else 1,
-               "method": r.choice(["full", "full", "lora"])}
+               "method": r.choice(["full", "full", "lora"]), "flash": r.random() < 0.7}
         if job["model"] == "Mixtral 8x7B" and tp > 8:
             continue
         jobs.append(job)
@@ -38,7 +38,8 @@ def _args(j: dict) -> list[str]:
     return ["estimate", "--step", "--model", j["model"], "--device", j["device"], "--devices", str(j["devices"]),
             "--tp", str(j["tp"]), "--pp", str(j["pp"]), "--zero-stage", str(j["zero"]), "--seq-len", str(j["seq"]),
             "--global-batch", str(j["batch"]), "--recompute", j["recompute"], "--vpp", str(j["vpp"]),
-            "--tokens", "1T", "--price", "2.5", "--method", j["method"]]
+            "--tokens", "1T", "--price", "2.5", "--method", j["method"],
+            "--flash-attention" if j.get("flash", True) else "--no-flash-attention"]
 
 
 def _budget(j: dict) -> calc.Budget:
@@ -46,7 +47,7 @@ def _budget(j: dict) -> calc.Budget:
                                 tp=j["tp"], pp=j["pp"], zero_stage=j["zero"],
                                 utilization="step", price=2.5, seq_len=j["seq"],
                                 global_batch_tokens=j["batch"] * j["seq"], recompute=j["recompute"], vpp=j["vpp"],
-                                method=j["method"]))
+                                method=j["method"], flash_attention=j.get("flash", True)))
 
 
 @pytest.mark.parametrize("j", _jobs(50), ids=lambda j: f"{j['model']}-{j['devices']}-tp{j['tp']}pp{j['pp']}")
@@ -86,6 +87,8 @@ def test_the_text_names_the_step_and_its_parts() -> None:
     (["--step", "--model", "Llama 3.1 8B", "--method", "qlora"], "method 'qlora' is not modelled"),
     (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16"], "fewer than --micro-batch"),
     (["--step", "--model", "Llama 3.1 8B", "--recompute", "some"], "--recompute"),
+    (["--model", "Llama 3.1 8B", "--no-flash-attention"], "--no-flash-attention applies to --step"),
+    (["--step", "--params", "8B", "--no-flash-attention"], "needs the model's shape"),
 ])
 def test_step_refusals_name_what_is_wrong(args: list[str], words: str) -> None:
     proc = invoke("estimate", "--device", H100, *args)
