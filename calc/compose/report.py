@@ -146,6 +146,8 @@ def budget_row(b: Budget) -> dict[str, Any]:
         "method": job.training.method,
         "optimizer": None if str(job.training.method).lower() == "inference" else job.training.optimizer,
         "zero_stage": _n(job.layout.zero_stage),  # (an inference job, a forward pass, has no optimizer)
+        "recompute": None if str(job.training.method).lower() == "inference" else str(job.layout.recompute),
+        "flash_attention": bool(job.layout.flash_attention),
         "memory_per_device_gib": float(b.memory.total) / GIB,
         **{f"{part}_gib": float(v) / GIB for part, v in b.memory.as_dict().items() if part != "total"},
         "usable_gib": None if b.usable_bytes is None else float(b.usable_bytes) / GIB,

@@ -62,6 +62,7 @@ def test_estimate_json_is_calc_budgets_step(j: dict) -> None:
     row = json.loads(proc.stdout)["rows"][0]
     assert row == json.loads(json.dumps(calc.budget_row(b)))
     assert row["step_seconds"] == b.step.step_seconds and row["mfu"] == b.step.mfu
+    assert row["recompute"] == j["recompute"] and row["flash_attention"] is j.get("flash", True)
     assert row["mfu_16bit"] == b.step.mfu_16bit and row["hfu"] == b.step.hfu
     parts = sum(row[f"step_{p}_seconds"] for p in calc.STEP_PARTS)
     assert parts == pytest.approx(row["step_seconds"], rel=0.35)  # the parts (the bubble scales the rest)
