@@ -18,6 +18,9 @@ from .jobs import as_typed
 H100 = "H100 SXM, BF16 tensor core, dense"
 GIB = 2 ** 30
 RANKING = calc.LAYOUT_RANKING
+FLASH_HELP = ("Attention in a fused kernel (FlashAttention, cuDNN), or not: its scores written to memory, held and "
+              "timed (Megatron's unfused backend, Hugging Face's eager; Transformer Engine's only one for GPT-OSS's "
+              "softmax sinks).")
 BATCH_HELP = ("Global batch in sequences per optimizer step (Megatron's --global-batch-size; tokens = this x "
               "--seq-len); only layouts with data parallel x micro-batch x accumulation = this, accumulation "
               "whole, are listed. Default 1,024 x 4,096 = 4M tokens: Llama 2's batch at every size "
@@ -101,6 +104,7 @@ class Options:
     memory_gib: float | None
     reserve_gib: float | None
     loss: str
+    flash_attention: bool
     limit: int
 
 
@@ -131,6 +135,8 @@ _OPTIONS = (
     click.option("--loss", default="standard", show_default=True,
                  help="standard (12 B per logit), parallel (PyTorch loss_parallel, 16 B) or fused "
                       "(a chunked/fused cross-entropy, 2 B)."),
+    click.option("--flash-attention/--no-flash-attention", "flash_attention", default=True, show_default=True,
+                 help=FLASH_HELP),
     click.option("--limit", type=CountType(whole=True, minimum=0), default=20, show_default=True,
                  help="Rows printed (text output)."),
     click.option("--json", "as_json", is_flag=True, help="Print every layout that fits as JSON."),
@@ -154,6 +160,7 @@ def fit(as_json: bool, **given: Any) -> None:
                              "reserve_bytes": found.reserve_bytes, "ranking": ranking,
                              "memory_basis": _bytes_words(o.grad_bytes), "seq_len": o.seq_len,
                              "global_batch": o.global_batch, "global_batch_tokens": o.global_batch * o.seq_len,
+                             "flash_attention": o.flash_attention,
                              "layouts": rows, "nearest": found.nearest, "would_fit": list(found.would_fit),
                              "devices_to_fit": found.devices_to_fit}, indent=2))
         return
@@ -162,6 +169,8 @@ def fit(as_json: bool, **given: Any) -> None:
              f"{len(rows)} layouts fit")
     rep.echo(ranking[0].upper() + ranking[1:] + "; " + batch_words(o.global_batch, o.seq_len))
     rep.echo(_bytes_words(o.grad_bytes))
+    if not o.flash_attention:
+        rep.echo("Attention unfused (--no-flash-attention): its scores held without recompute, timed through memory")
     if not rows:
         _miss(found)
         return
@@ -187,7 +196,8 @@ def _found(o: Options) -> tuple[Any, float | None, Any]:
     return preset, adapters, calc.fit_layouts(
         preset, o.device, o.n_devices, seq_len=o.seq_len, global_batch=o.global_batch, micro_batch=o.micro_batch,
         recompute=o.recompute, context_parallel=o.context_parallel, method=o.method, optimizer=o.optimizer,
-        trainable=adapters, grad_bytes=o.grad_bytes, memory_gib=o.memory_gib, reserve_gib=o.reserve_gib, loss=o.loss)
+        trainable=adapters, grad_bytes=o.grad_bytes, memory_gib=o.memory_gib, reserve_gib=o.reserve_gib, loss=o.loss,
+        flash_attention=o.flash_attention)
 
 
 def _by_speed(found: Any, preset: Any, adapters: float | None, o: Options) -> tuple[list[dict[str, Any]], str]:
@@ -201,7 +211,7 @@ def _by_speed(found: Any, preset: Any, adapters: float | None, o: Options) -> tu
     if not rows:
         return rows, RANKING
     trained = calc.trained_share(o.method, preset, adapters)
-    st = calc.layout_steps(found, preset, o.device, o.seq_len, trained=trained)
+    st = calc.layout_steps(found, preset, o.device, o.seq_len, trained=trained, flash_attention=o.flash_attention)
     for i, r in enumerate(rows):
         r.update(step_seconds=float(st.step_seconds[i]), tokens_per_second_per_device=float(
             st.tokens_per_second_per_device[i]), mfu=float(st.mfu[i]))

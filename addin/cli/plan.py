@@ -13,7 +13,7 @@ from ... import calc
 from ...calc import MAX_NODE, parse_number, parse_own, show_value as show
 from . import layout as model_layout, render as rep
 from .estimate import CountType, NumberType, UtilizationType, _table, with_options
-from .fit import BATCH_HELP
+from .fit import BATCH_HELP, FLASH_HELP
 from .jobs import as_typed
 
 
@@ -182,6 +182,7 @@ class Options:
     spot: bool
     committed: bool
     method: str
+    flash_attention: bool
     catalog_path: str | None
     limit: int
 
@@ -214,7 +215,7 @@ def question(o: Options) -> calc.PlanQuestion:
                              budget_usd=o.budget_usd, goodput=o.goodput,
                              table=None if o.catalog_path is None else _table(o.catalog_path),
                              global_batch=o.global_batch, seq_len=o.seq_len, spot=o.spot, committed=o.committed,
-                             method=o.method)
+                             method=o.method, flash_attention=o.flash_attention)
 
 
 WHOLE = CountType(whole=True)  # sequences and tokens: 4096, 4k, 4,096; 1.5 refused, naming the option
@@ -254,6 +255,8 @@ _OPTIONS = (
                  help="Training method: full, or a LoRA / QLoRA fine-tune (1% adapter parameters; utilization from "
                       "the prior: the step model times full training only)."),
     model_layout.CATALOG,
+    click.option("--flash-attention/--no-flash-attention", "flash_attention", default=True, show_default=True,
+                 help=FLASH_HELP),
     click.option("--limit", type=CountType(whole=True, minimum=0), default=20, show_default=True,
                  help="Rows printed (text output)."),
     click.option("--json", "as_json", is_flag=True, help="Print JSON."),
@@ -284,8 +287,8 @@ def plan(as_json: bool, as_csv: bool, **given: Any) -> None:
     if as_json:
         asked = {"model": None if q.model is None else q.model.name, "params": o.params, "tokens": o.tokens,
                  "days": o.days, "budget_usd": o.budget_usd, "goodput": o.goodput, "case": case, "node": o.node,
-                 "seq_len": o.seq_len, "global_batch": o.global_batch, "spot": o.spot, "committed": o.committed,
-                 "method": o.method, "utilization": q.utilization}
+                 "seq_len": o.seq_len, "global_batch": o.global_batch, "flash_attention": o.flash_attention,
+                 "spot": o.spot, "committed": o.committed, "method": o.method, "utilization": q.utilization}
         _echo_json(plans, top, asked, bought, o.budget_usd, case)
         return
     _echo_text(plans, top, bought, o.budget_usd, case, o.limit)

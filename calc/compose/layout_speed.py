@@ -27,16 +27,18 @@ RANKING = ("ranked by the step model's tokens/s per device (calc.step: compute, 
 
 
 def layout_steps(found: Layouts, preset: ModelPreset, device: Any, seq_len: int,
-                 table: DeviceTable | None = None, trained: Any = 1.0) -> Step:
+                 table: DeviceTable | None = None, trained: Any = 1.0, flash_attention: bool = True) -> Step:
     """The Step of every layout in `found` (arrays, in found's order) for `preset` on `device`, at
     `seq_len` tokens and found's global batch (sequences; fit's default when it was not given);
-    `trained` the share of the weights that train (calc.trained_share: 1 full, LoRA's adapters)."""
+    `trained` the share of the weights that train (calc.trained_share: 1 full, LoRA's adapters);
+    `flash_attention` the search's (False: unfused attention, calc.step.terms)."""
     devices = found.tp * found.pp * found.cp * found.dp
     batch = found.global_batch or DEFAULT_GLOBAL_BATCH
     lay = Layout(devices=devices.astype(float), seq_len=float(seq_len), global_batch_tokens=float(batch * seq_len),
                  tp=found.tp.astype(float), pp=found.pp.astype(float), vpp=found.vpp.astype(float),
                  cp=found.cp.astype(float), ep=found.ep.astype(float), zero_stage=found.zero_stage.astype(float),
-                 micro_batch=found.micro_batch.astype(float), recompute=found.recompute)
+                 micro_batch=found.micro_batch.astype(float), recompute=found.recompute,
+                 flash_attention=bool(flash_attention))
     return step_time(shape_of(preset), lay, hardware(device, table), None, trained)
 
 

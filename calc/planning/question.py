@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
-from ..base.checks import fraction, positive, whole
+from ..base.checks import flag, fraction, positive, whole
 from ..base.errors import TrainingBudgetError
 from ..compose.budget import Owned
 from ..compose.job import job as make_job
@@ -77,15 +77,19 @@ class PlanQuestion:
     committed: bool = False
     method: str = "full"
     trainable: Any = None
+    flash_attention: bool = True
     checked: Asked = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         table = catalog() if self.table is None else self.table
         node = None if self.node is None else int(node_size(self.node))
         batch, seq = int(whole("global_batch", self.global_batch)), int(whole("seq_len", self.seq_len))
-        search = Search(seq_len=seq, global_batch=batch, method=self.method, trainable=self.trainable)
+        flash = flag("flash_attention", self.flash_attention)
+        search = Search(seq_len=seq, global_batch=batch, method=self.method, trainable=self.trainable,
+                        flash_attention=flash)
         base = {"tokens": self.tokens, "goodput": self.goodput, "table": table, "method": self.method,
                 "trainable": self.trainable, "seq_len": float(seq), "global_batch_tokens": float(batch * seq),
+                "flash_attention": flash,
                 **({"model": self.model} if self.model is not None else {"params": self.params})}
         asked = Asked(base, self.model, float(positive("days", self.days)), _case(self.case) or "expected",
                       self.utilization, search,

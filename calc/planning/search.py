@@ -71,7 +71,8 @@ def _fastest(found: Any, preset: ModelPreset, device: str, search: Search, table
         return -1
     try:  # (a method the step does not time, qlora or inference, is refused: fit's memory order)
         trained = trained_share(search.method, preset, search.trainable)
-        order = np.asarray(by_speed(layout_steps(found, preset, device, search.seq, table, trained)))
+        order = np.asarray(by_speed(layout_steps(found, preset, device, search.seq, table, trained,
+                                                 search.flash_attention)))
     except TrainingBudgetError:
         return int(ok[0])
     return int(order[np.isin(order, ok)][0])

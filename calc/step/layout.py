@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import checks
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
 from ..base.fastinit import fast_init
@@ -27,14 +28,15 @@ CODES = {name: float(RECOMPUTE.index(TIMED_AS[name])) for name in NAMES}  # name
 
 
 def flag(value: Any) -> Any:
-    """flash_attention as a bool (or an array of them): True or False, 1 or 0, each element."""
-    if type(value) is bool:
-        return value
+    """flash_attention as a bool (calc.base.checks.flag's words for one), or an array of bools (True or
+    False, 1 or 0, each element)."""
     arr = np.asarray(value)
-    ok = arr.dtype.kind == "b" or (arr.dtype.kind in "iuf" and np.all((arr == 0) | (arr == 1)))
-    if not ok:
-        raise TrainingBudgetError(f"flash_attention must be TRUE or FALSE (got {show(value)})", "flash_attention")
-    return bool(arr) if arr.ndim == 0 else arr.astype(bool)
+    if arr.ndim == 0:
+        return checks.flag("flash_attention", value)
+    if not (arr.dtype.kind == "b" or (arr.dtype.kind in "iuf" and np.all((arr == 0) | (arr == 1)))):
+        raise TrainingBudgetError(f"flash_attention must be True or False, each element (got {show(value)})",
+                                  "flash_attention")
+    return arr.astype(bool)
 
 
 def _refuse(value: Any, words: str = "") -> TrainingBudgetError:

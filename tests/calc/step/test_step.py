@@ -294,5 +294,7 @@ def test_unfused_attention_needs_the_head_count_and_a_flag():
     lay = S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention=False)
     with pytest.raises(TrainingBudgetError, match="n_heads"):
         S.step_time(sh, lay, S.hardware("H100 SXM, BF16 tensor core, dense"))
-    with pytest.raises(TrainingBudgetError, match="flash_attention must be TRUE or FALSE"):
-        S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention="yes")
+    with pytest.raises(TrainingBudgetError, match="flash_attention must be True or False"):
+        S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention="perhaps")
+    with pytest.raises(TrainingBudgetError, match="flash_attention must be True or False"):
+        S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention=np.array([1, 2]))

@@ -170,3 +170,18 @@ def test_a_layout_fit_lists_with_host_offload_can_be_estimated_as_listed() -> No
     assert got["memory_per_device_gib"] * 2**30 < r["total_bytes"]
     assert "estimate` counts ZeRO's 2-byte gradients" in rows_words
     assert got["step_seconds"] == pytest.approx(r["step_seconds"], rel=1e-12)
+
+
+def test_fit_and_plan_take_unfused_attention() -> None:
+    """--no-flash-attention: fit searches selective recompute too (the scores are held without it) and
+    times each layout's attention unfused; plan needs more devices for the same deadline."""
+    fit = ["fit", "--model", "Llama 3.1 8B", "--devices", "8", "--seq-len", "8192", "--global-batch", "64", "--json"]
+    fused, unfused = (json.loads(invoke(*fit, *extra, check=True).stdout) for extra in ([], ["--no-flash-attention"]))
+    assert fused["flash_attention"] is True and unfused["flash_attention"] is False
+    assert "selective" in {r["recompute"] for r in unfused["layouts"]} - {r["recompute"] for r in fused["layouts"]}
+    assert unfused["layouts"][0]["step_seconds"] > fused["layouts"][0]["step_seconds"]
+    plan = ["plan", "--model", "Llama 3.1 8B", "--tokens", "1T", "--days", "30", "--device", H100, "--seq-len", "8192",
+            "--global-batch", "512", "--json"]
+    got = [json.loads(invoke(*plan, *extra, check=True).stdout)["plans"][0]["devices"]
+           for extra in ([], ["--no-flash-attention"])]
+    assert got[1] > got[0]
