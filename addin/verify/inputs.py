@@ -1,9 +1,10 @@
-"""verify reads the inputs: every Budget (its deadline and budget too), currency, Scenarios and Prices
+"""verify reads the inputs: every Budget (its step block, deadline and budget too), currency, Scenarios and Prices
 input cell checked for type, range and unit, named by cell, with calc's own rules (calc/base/checks.py: the
 contract every door keeps).
 
 Positions come from the template's builders, never retyped: the Budget's inputs from
-budget_sheet.INPUTS/REF, the deadline and budget by deadline_block.INPUTS' defined names, the
+budget_sheet.INPUTS/REF, the step block's by step_block.STEP_INPUTS' and the deadline and budget by
+deadline_block.INPUTS' defined names, the
 currency inputs from the defined names the builder gives them (Provider, Plan, Currency,
 USD_rate, Rate_date), the plans from scenarios.INPUTS/ROW/COLUMNS, the Prices table's columns by
 the headers prices_sheet.COLUMNS writes. Values are the cached ones (what the formulas read), so
@@ -20,7 +21,7 @@ from openpyxl.utils import range_boundaries
 from openpyxl.utils.cell import get_column_letter
 
 from ... import calc
-from ..template import budget_sheet, deadline_block, prices_sheet, scenarios
+from ..template import budget_sheet, deadline_block, prices_sheet, scenarios, step_block
 from .problems import Problem
 
 Rule = Callable[[str, Any], Any]  # raises calc.TrainingBudgetError naming the input and the value
@@ -32,6 +33,13 @@ def _text(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise calc.TrainingBudgetError(f"{name} must be a text (got {calc.show_value(value)})")
     return value
+
+
+def _boolean(name: str, value: Any) -> bool:
+    """TRUE or FALSE as Excel holds them (a text "FALSE" reads as an error in IF)."""
+    if isinstance(value, bool):
+        return value
+    raise calc.TrainingBudgetError(f"{name} must be TRUE or FALSE (got {calc.show_value(value)})")
 
 
 def _date(name: str, value: Any) -> Any:
@@ -48,6 +56,13 @@ BUDGET: dict[str, Rule] = {
     "optimizer": lambda n, v: calc.check_choice(n, v, calc.OPTIMIZERS),
     "zero_stage": lambda n, v: calc.check_whole_in(n, v, (0, 1, 2, 3)),
     "trainable": calc.check_fraction, "activations": calc.check_non_negative,
+}
+# the step block's inputs (step_block.STEP_INPUTS, by their defined names): calc.step.Layout's rules
+STEP: dict[str, Rule] = {
+    "Step_seq_len": calc.check_whole, "Step_batch": calc.check_whole, "Step_micro_batch": calc.check_whole,
+    "Step_vpp": calc.check_whole, "Step_cp": calc.check_whole,
+    "Step_recompute": lambda n, v: calc.check_choice(n, v, calc.RECOMPUTE),
+    "Step_flash": lambda n, v: _boolean(n, v),
 }
 CURRENCY: dict[str, Rule] = {
     "Plan": lambda n, v: calc.check_choice(n, v, prices_sheet.PLANS), "Currency": _text,
@@ -90,6 +105,11 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
                 problems += _active(f"Budget!{ref}", label, ws[ref].value, params, "the model parameters")
             continue
         problems += _check(f"Budget!{ref}", label, BUDGET[name], ws[ref].value)
+    for name, label, *_ in step_block.STEP_INPUTS:
+        if name in names:
+            sheet, ref = names[name].split("!")
+            if sheet in values.sheetnames:
+                problems += _check(f"{sheet}!{ref}", label, STEP[name], values[sheet][ref].value)
     for name, label, *_ in deadline_block.INPUTS:  # the Deadline and budget block: days and USD, > 0
         if name in names:
             sheet, ref = names[name].split("!")
