@@ -113,7 +113,7 @@ def check(o: Options) -> None:
 
 
 STEP_OPTIONS = ("--seq-len", "--global-batch", "--micro-batch", "--vpp", "--recompute", "--measured-steps",
-                "--no-flash-attention")
+                "--flash-attention")
 # fit's and plan's bounds on the same sizes (calc/physics/fit.py, calc.planning.scenarios.SIZE_LIMITS)
 STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 
@@ -121,10 +121,10 @@ STEP_LIMITS = {"--seq-len": 2 ** 30, "--global-batch": 2 ** 40}
 def _check_step(o: Options) -> None:
     """--step times the layout's step: it replaces --utilization and --range; the batch options
     apply to it alone."""
-    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute, o.measured_steps,
-              None if o.flash_attention is not False else False)
+    values = (o.seq_len, o.global_batch, o.micro_batch, o.vpp, o.recompute, o.measured_steps, o.flash_attention)
     if not o.as_step:
-        given = [opt for opt, v in zip(STEP_OPTIONS, values, strict=True) if v is not None]
+        names = (*STEP_OPTIONS[:-1], "--no-flash-attention" if o.flash_attention is False else "--flash-attention")
+        given = [opt for opt, v in zip(names, values, strict=True) if v is not None]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             raise Error(f"{', '.join(given)} {verb} to --step (the step model's inputs): give --step too")

@@ -130,11 +130,11 @@ def _compute_rows() -> list[Row]:
         ("Step_rate_attn", "Attention FLOP/s (tile s/CP)", f"Step_rate16*{k.attention_ratio!r}*(Step_seq_len/Step_cp)"
          f"/(Step_seq_len/Step_cp+{k.attention_tile!r})", _RATE),
         ("Step_mem_Bps", "HBM bytes/s", "{memory_tbps}*1E12", _RATE),
-        # unfused: each head's s x s scores through HBM, 2 bytes an access, 11 a pass and 4 more when the
-        # core is recomputed (calc.step.terms.unfused_attention_seconds)
-        ("Step_attn_s", "Attention seconds (flash; else its scores' traffic)",
-         f"IF(Step_flash,Step_dev_tokens*Step_core/Step_rate_attn,Step_dev_tokens*Arch_layers*Arch_heads*Step_seq_len"
-         f"*IF({r}>=1,15,11)*2/Step_mem_Bps)", _SECONDS),
+        # unfused: the fused kernels' math plus each head's s x s scores through HBM, 2 bytes an access, 11
+        # a pass and 4 more when the core is recomputed (calc.step.terms.unfused_attention_seconds)
+        ("Step_attn_s", "Attention seconds (unfused: plus its scores' traffic)",
+         f"Step_dev_tokens*Step_core/Step_rate_attn+IF(Step_flash,0,Step_dev_tokens*Arch_layers*Arch_heads"
+         f"*Step_seq_len*IF({r}>=1,15,11)*2/Step_mem_Bps)", _SECONDS),
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
          "/Step_rate16)", _SECONDS),
         ("Step_dense", "Dense parameters the busiest device holds (every EP rank's copy)",

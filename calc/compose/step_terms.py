@@ -25,6 +25,7 @@ from ..physics.fit_search import Search
 from ..physics.memory import trainable_share
 from ..prior.regression import UtilizationPrior
 from ..step import Layout, Shape, Step, fit_goodput, hardware, step_time
+from ..step.layout import flag as flash_flag
 from ..step.runs import STEP_RESIDUAL, STEP_RESIDUAL_ROWS
 from ..step.shape import preset_shape
 
@@ -101,6 +102,11 @@ def _activations(preset: ModelPreset, *sizes: Any) -> Any:
     """stage_activations at (tp, pp, cp, vpp, micro_batch, recompute, seq_len, flash_attention) with fit's
     other switches; an array of recompute names counted name by name (each a different set of stored tensors)."""
     *split, micro, recompute, seq_len, flash = sizes
+    if np.ndim(flash):  # an array of flags: each counted where it holds
+        f, out = flash_flag(flash), 0.0
+        for v in (True, False):
+            out = np.where(f == v, _activations(preset, *split, micro, recompute, seq_len, v), out)
+        return out
     o = {**ACTIVATION_SEARCH, "seq_len": seq_len, "flash_attention": flash}
     if isinstance(recompute, str) or np.ndim(recompute) == 0:
         return stage_activations(preset.shape, tuple(split), micro, recompute, o)

@@ -24,6 +24,13 @@ MIN_CONTEXT_CHUNK = 1024  # tokens per context-parallel rank when context_parall
 DEFAULT_GLOBAL_BATCH = 1024
 DEFAULT_SEQ_LEN = 4096
 
+# Context parallelism runs in fused attention kernels only: Transformer Engine's backend choice turns
+# UnfusedDotProductAttention off under it ("Disabling UnfusedDotProductAttention as it does not
+# support context parallelism", transformer_engine/pytorch/attention/dot_product_attention/utils.py,
+# get_attention_backend), and PyTorch's context_parallel takes SDPA's fused kernels (torchtitan).
+UNFUSED_CP = "no unfused attention backend runs context parallelism (Transformer Engine turns it off under CP)"
+
+
 
 def count(name: str, value: Any, limit: int = MAX_FIT_DEVICES) -> int:
     """`value` as one whole number >= 1 and <= limit; the message names `name`."""
@@ -106,6 +113,11 @@ class Search:
         modes = options("recompute", self.recompute, searched, RECOMPUTE_ORDER)
         batches = options("micro_batch", self.micro_batch, MICRO_BATCHES)
         contexts = None if self.context_parallel is None else options("context_parallel", self.context_parallel, (1,))
+        if not flag("flash_attention", self.flash_attention):  # unfused attention runs no context parallel
+            if contexts is not None and max(contexts) > 1:
+                raise TrainingBudgetError(f"context_parallel must be 1 with flash_attention False (got "
+                                          f"{show(self.context_parallel)}): {UNFUSED_CP}", "context_parallel")
+            contexts = (1,)
         object.__setattr__(self, "checked", {"seq": seq, "batch": batch, "stages": stages, "modes": modes,
                                              "batches": batches, "contexts": contexts})
 

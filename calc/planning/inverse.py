@@ -31,6 +31,7 @@ from ..base.errors import ResultOverflowError, ResultUnderflowError, TrainingBud
 from ..compose.budget import Job, Span, budget, usable_bytes
 from ..compose.job import job as job_of
 from ..compose.ranges import wants_prior
+from ..compose.step_terms import wants_step
 from ..hardware.catalog import DeviceTable, catalog
 from ..money.totals import devices_needed
 from ..physics.stages import busiest_params
@@ -138,7 +139,8 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     gives low / expected / high devices on a trailing axis. `memory` False: time only (any count
     fits). Broadcasts over the job's arrays.
     """
-    if case is None and wants_prior(job.utilization):
+    ranged = wants_prior(job.utilization) or (isinstance(job.utilization, str) and wants_step(job.utilization))
+    if case is None and ranged:
         return np.stack([np.asarray(devices_for(job, days, case=c, node=node, memory=memory), dtype=np.float64)
                          for c in CASES], axis=-1)  # low devices at the low (fast) case's hours
     table = catalog() if job.cluster.table is None else job.cluster.table

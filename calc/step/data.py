@@ -18,7 +18,7 @@ import numpy as np
 from ..base.errors import TrainingBudgetError
 from .calibrate import Constants
 from .hardware import Hardware, hardware
-from .layout import Layout
+from .layout import Layout, flag
 from .shape import Shape
 from .step import step_time
 
@@ -78,8 +78,7 @@ def load_measured(text: str | None = None) -> MeasuredSet:
                     tp=num("tp"), pp=num("pp"), vpp=num("vpp"), cp=num("cp"), ep=num("ep"),
                     zero_stage=num("zero_stage"), micro_batch=num("micro_batch"),
                     recompute=np.array([r["recompute"] for r in recs]),
-                    flash_attention=np.array([(r.get("flash_attention") or "TRUE").strip().upper() != "FALSE"
-                                              for r in recs]))
+                    flash_attention=np.array([flag(r.get("flash_attention") or "true") for r in recs]))
     hw = stack([hardware(r["device"]) for r in recs])
     return MeasuredSet(records=recs, measured=num("tokens_per_second_per_device"), shape=shape, layout=layout,
                        hardware=hw)

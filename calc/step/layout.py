@@ -18,6 +18,7 @@ from ..base import checks
 from ..base.checks import whole, whole_in
 from ..base.errors import TrainingBudgetError, show
 from ..base.fastinit import fast_init
+from ..physics.fit_search import UNFUSED_CP
 from ..physics.recompute import RECOMPUTE_ORDER, TIMED_AS
 
 RECOMPUTE = ("none", "selective", "full")  # the step's timings (codes 0/1/2), Korthikanti et al. 2022 s.5
@@ -32,7 +33,8 @@ def flag(value: Any) -> Any:
     False, 1 or 0, each element)."""
     arr = np.asarray(value)
     if arr.ndim == 0:
-        return checks.flag("flash_attention", value)
+        numeric = arr.dtype.kind in "iuf" and not isinstance(value, bool) and float(arr) in (0.0, 1.0)
+        return bool(float(arr)) if numeric else checks.flag("flash_attention", value)
     if not (arr.dtype.kind == "b" or (arr.dtype.kind in "iuf" and np.all((arr == 0) | (arr == 1)))):
         raise TrainingBudgetError(f"flash_attention must be True or False, each element (got {show(value)})",
                                   "flash_attention")
@@ -127,6 +129,8 @@ class Layout:
                        f"(got global_batch_tokens={_at(self.global_batch_tokens, i)})"),
             (self.seq_len % self.cp != 0, "cp",
              lambda i: f"cp must divide seq_len (got cp={_at(self.cp, i)}, seq_len={_at(self.seq_len, i)})"),
+            ((self.cp > 1) & ~np.asarray(self.flash_attention, dtype=bool), "cp",
+             lambda i: f"cp must be 1 with flash_attention False (got cp={_at(self.cp, i)}): {UNFUSED_CP}"),
             (sequences < dp * self.micro_batch, "global_batch_tokens",
              lambda i: f"global_batch_tokens={_at(self.global_batch_tokens, i)} gives each of the "
                        f"{_at(dp, i)} data-parallel ranks fewer than micro_batch={_at(self.micro_batch, i)} "
@@ -145,6 +149,7 @@ class Layout:
         dp = self.devices / group
         return (self.devices % group == 0 and not (self.pp == 1 and self.vpp > 1) and (dp * self.cp) % self.ep == 0
                 and self.global_batch_tokens % self.seq_len == 0 and self.seq_len % self.cp == 0
+                and (self.cp == 1 or self.flash_attention)
                 and self.global_batch_tokens / self.seq_len >= dp * self.micro_batch)
 
     @property

@@ -51,7 +51,7 @@ class Shape:
         put(self, "kv_dim", whole("kv_dim", self.attn_dim if self.kv_dim is None else self.kv_dim))
         put(self, "vocab", non_negative("vocab", self.vocab))
         put(self, "top_k", non_negative("top_k", self.top_k))
-        put(self, "n_heads", non_negative("n_heads", 0.0 if self.n_heads is None else self.n_heads))
+        put(self, "n_heads", whole("n_heads", 0.0 if self.n_heads is None else self.n_heads, minimum=0))
         expert = self.params_total - self.params_active if self.params_expert is None else self.params_expert
         put(self, "params_expert", non_negative("params_expert", expert))
         if np.any(np.asarray(self.params_expert) > np.asarray(self.params_total)):

@@ -101,8 +101,8 @@ def step_time(shape: Shape, layout: Layout, hw: Hardware, constants: Constants |
     micro = tokens * lay.cp / (lay.seq_len * lay.micro_batch)        # m, micro-batches per step
     gemm = terms.compute_seconds(dev_tokens, low, done - low - core, rate_low, rate16)
     attention = dev_tokens * core / rate_attn                       # the device's attention seconds
-    if lay.flash_attention is not True:                             # its scores through HBM instead
-        attention = pick(lay.flash_attention, attention, _unfused(sh, lay, dev_tokens, rec, hw))
+    if lay.flash_attention is not True:                             # and its scores through HBM, unfused
+        attention = pick(lay.flash_attention, attention, attention + _unfused(sh, lay, dev_tokens, rec, hw))
     compute = gemm + terms.weight_read_seconds(held, micro, rec, hw.memory_tbps * 1e12, trained) + attention
     mem = hw.memory_tbps * 1e12
     vector = terms.vector_seconds(tokens, layers, sh.d_model, lay.tp, rec, k.vector_bytes, mem)

@@ -61,16 +61,18 @@ def attention_rate(rate: Any, chunk: Any, tile: Any) -> Any:
 
 def unfused_attention_seconds(tokens: Any, n_layers: Any, n_heads: Any, seq_len: Any, recompute: Any,
                               memory_Bps: Any) -> Any:
-    """Attention without a fused kernel, its s x s scores through HBM: Megatron-Core's unfused and
-    local backends (--attention-backend), Transformer Engine's UnfusedDotProductAttention (its one
-    backend for learnable softmax sinks, GPT-OSS's, where cuDNN has no fused kernel for the shape: TE
-    2.17's support matrix, quoted in radixark/miles PR #1917; flash-attention with sinks, TE issue
-    #2070), Hugging Face's eager attention. Per score element of each head, 2 bytes an access:
-    forward S written, read by the softmax, P written, read by P·V (4); backward dP written, P and
-    dP read, dS written, P read for dV, dS read for dQ and dK (7); recomputing the core repeats the
-    forward (4 more). The mask applies to the whole square (a causal model saves nothing), and the QK^T and P·V
-    GEMMs (2·head_dim FLOPs per 2-byte score, under a GPU's ridge point) are bound by that traffic,
-    counted here. `tokens` the device's query tokens per step (its TP share of the heads in them)."""
+    """The score traffic of attention without a fused kernel, its s x s scores through HBM: Megatron-Core's
+    unfused and local backends (--attention-backend), Transformer Engine's UnfusedDotProductAttention (its one
+    backend for learnable softmax sinks, GPT-OSS's, where cuDNN has no fused kernel for the shape: TE 2.17's
+    support matrix, quoted in radixark/miles PR #1917; flash-attention with sinks, TE issue #2070), Hugging
+    Face's eager attention. Per score element of each head, 2 bytes an access: forward S written, read by the
+    softmax, P written, read by P·V (4); backward dP written, P and dP read, dS written, P read for dV, dS read
+    for dQ and dK (7); recomputing the core repeats the forward (4 more); the mask applies to the whole square
+    (a causal model saves nothing). The step adds this traffic to the attention's math at the fused kernels'
+    rate (the roofline's two costs summed, as weight_read_seconds does), so unfused is never the faster;
+    counting the math on the whole square too fits the measured rows worse (bench/bench_steptime.py, all 61 rows
+    leave-one-out: 8.8% and 45 within 15%, MoE 18.4%, against 8.3%, 48 and 7.5%). `tokens` the device's query
+    tokens per step (its TP share of the heads in them)."""
     accesses = pick(recompute >= 1, 15.0, 11.0)
     return tokens * n_layers * n_heads * seq_len * accesses * BYTES_16BIT / memory_Bps
 

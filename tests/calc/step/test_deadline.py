@@ -125,3 +125,12 @@ def test_a_step_deadline_past_the_batchs_ranks_says_so():
     for case, days in (("expected", 4.0), ("high", 5.0)):  # the search tries a count past the ranks
         with pytest.raises(calc.TrainingBudgetError, match=f"no device count meets {days:g} days"):
             calc.devices_for(job, days, case=case, memory=False)
+
+
+def test_the_step_deadline_in_every_case_at_once():
+    """case None at utilization "step": low / expected / high on a trailing axis, each the case's own answer."""
+    job = calc.job(model=calc.model_preset("Llama 3.1 8B"), device=H100, tokens=1e12, utilization="step",
+                   seq_len=8192, global_batch_tokens=512 * 8192, tp=2, zero_stage=1)
+    got = calc.devices_for(job, 7.0, case=None, memory=False)
+    want = [calc.devices_for(job, 7.0, case=c, memory=False) for c in ("low", "expected", "high")]
+    assert np.shape(got) == (3,) and list(got) == want and want[0] < want[1] < want[2]

@@ -298,3 +298,57 @@ def test_unfused_attention_needs_the_head_count_and_a_flag():
         S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention="perhaps")
     with pytest.raises(TrainingBudgetError, match="flash_attention must be True or False"):
         S.Layout(devices=8, seq_len=4096, global_batch_tokens=64 * 4096, flash_attention=np.array([1, 2]))
+
+
+@pytest.mark.parametrize(("device", "seq_len"), [("H100 SXM, BF16 tensor core, dense", 256),
+                                                 ("H100 SXM, BF16 tensor core, dense", 512),
+                                                 ("H100 SXM, TF32 tensor core, dense", 8192), ("H100 SXM, FP32", 8192)])
+def test_unfused_attention_is_never_the_faster(device, seq_len):
+    """The unfused path does the fused kernel's math and moves its scores besides, on every row and length
+    (a short sequence, a row whose matmuls are slow): never faster, MFU never above 1."""
+    sh, hw = S.Shape.from_preset("Llama 3.1 8B"), S.hardware(device)
+    lay = {"devices": 8, "seq_len": seq_len, "global_batch_tokens": 512 * 8192}
+    fused, unfused = (S.step_time(sh, S.Layout(**lay, flash_attention=f), hw) for f in (True, False))
+    assert unfused.step_seconds > fused.step_seconds
+    long = S.step_time(sh, S.Layout(devices=8, seq_len=262144, global_batch_tokens=8 * 262144,
+                                    recompute="none", flash_attention=False), hw)
+    assert long.mfu <= 1.0
+
+
+def test_flash_attention_reads_one_rule_scalar_or_array():
+    base = {"devices": 8, "seq_len": 8192, "global_batch_tokens": 512 * 8192}
+    for fused, unfused in ((True, False), (1, 0), ("true", "no")):
+        assert S.Layout(**base, flash_attention=fused).flash_attention is True
+        assert S.Layout(**base, flash_attention=unfused).flash_attention is False
+    assert S.Layout(**base, flash_attention=np.array([1, 0])).flash_attention.tolist() == [True, False]
+    with pytest.raises(TrainingBudgetError, match="n_heads"):
+        S.Shape(params_active=8e9, n_layers=32, d_model=4096, n_heads=1.5)
+
+
+def test_an_array_of_flags_is_timed_and_held_flag_by_flag():
+    """calc.budget of a job whose flash_attention is an array: each element the job with that flag."""
+    kw = {"model": calc.model_preset("Llama 3.1 8B"), "device": "H100 SXM, BF16 tensor core, dense", "devices": 16,
+          "seq_len": 8192, "recompute": "none", "utilization": "step"}
+    both = calc.budget(calc.job(**kw, flash_attention=np.array([True, False])))
+    for i, f in enumerate((True, False)):
+        one = calc.budget(calc.job(**kw, flash_attention=f))
+        assert both.step.step_seconds[i] == pytest.approx(one.step.step_seconds, rel=1e-12)
+        assert both.memory.activations[i] == pytest.approx(one.memory.activations, rel=1e-12)
+
+
+def test_context_parallel_needs_fused_attention():
+    """No unfused backend runs CP (Transformer Engine turns UnfusedDotProductAttention off under it):
+    the layout is refused naming cp, and fit's search keeps CP at 1 without flash attention."""
+    base = {"devices": 16, "seq_len": 8192, "global_batch_tokens": 64 * 8192}
+    with pytest.raises(TrainingBudgetError, match="cp must be 1 with flash_attention False") as e:
+        S.Layout(**base, cp=2, flash_attention=False)
+    assert e.value.field == "cp"
+    with pytest.raises(TrainingBudgetError, match=r"got cp=4\)"):
+        S.Layout(**base, cp=np.array([1, 4]), flash_attention=np.array([True, False]))
+    assert S.Layout(**base, cp=np.array([1, 4]), flash_attention=np.array([False, True])).cp.tolist() == [1, 4]
+    preset = calc.model_preset("Llama 3.1 8B")
+    fused = calc.fit_layouts(preset, "H100 SXM, BF16 tensor core, dense", 64, seq_len=32768)
+    unfused = calc.fit_layouts(preset, "H100 SXM, BF16 tensor core, dense", 64, seq_len=32768, flash_attention=False)
+    assert fused.cp.max() > 1 and unfused.cp.size and unfused.cp.max() == 1
+    with pytest.raises(TrainingBudgetError, match="context_parallel must be 1 with flash_attention False"):
+        calc.fit_layouts(preset, "H100 SXM, BF16 tensor core, dense", 64, context_parallel=2, flash_attention=False)
