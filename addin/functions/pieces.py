@@ -365,28 +365,10 @@ def step_applies(choice: str, method: str, arch: tuple[str, str], params: tuple[
     """The ranges come from the step model: `choice` holds, the job trains all its weights (`method` full:
     the step block times a full training step), the architecture is the job's model (its total and active
     parameters, `arch`, within the 0.5% params_note calls a match of `params`, the job's), its whole run
-    is a number and the step model takes its layout (`layout`: step_layout_taken; the step block's
+    is a number and the step model takes its layout (`layout`: layout_pieces.step_layout_taken; the step block's
     arithmetic gives a number on layouts calc refuses, so the number alone does not say it)."""
     same = ",".join(f"ABS({a}-{p})<=0.005*{p}" for a, p in zip(arch, params, strict=True))
     return f'AND({choice},{method}="full",{same},ISNUMBER({run_hours}),{layout})'
-
-
-def step_split_taken(tp: str, pp: str, ep: str, heads: str, layers: str, experts: str) -> str:
-    """TRUE where the layout splits the architecture as calc.budget takes it (TP dividing the heads, at most
-    one pipeline stage per layer, EP dividing the experts), else FALSE (an error in an input too)."""
-    return f"IFERROR(AND(MOD({heads},{tp})=0,{pp}<={layers},MOD({experts},{ep})=0),FALSE)"
-
-
-def step_layout_taken(split: str, dp: str, cp: str, ep: str, seq_len: str, batch: str, micro: str, pp: str,
-                      vpp: str) -> str:
-    """TRUE where calc's step model takes the layout, else FALSE (an error in an input too): it splits the
-    architecture (`split`: step_split_taken) and, as calc.step.Layout checks its products, the devices are
-    whole replicas of TP x PP x CP (`dp` = devices / (TP x PP x CP) whole), EP divides data x context
-    parallel, CP the sequence, the global batch (`batch` sequences) gives each replica a micro-batch, and
-    VPP is 1 without a pipeline."""
-    rules = (split, f"{dp}=INT({dp})", f"MOD({dp}*{cp},{ep})=0", f"MOD({seq_len},{cp})=0",
-             f"{batch}>={dp}*{micro}", f"OR({pp}>1,{vpp}=1)")
-    return f"IFERROR(AND({','.join(rules)}),FALSE)"
 
 
 def unused_words(chosen: str, other: str, words: str, why: str) -> str:

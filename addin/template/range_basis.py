@@ -12,7 +12,7 @@ from typing import Any
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import native, pieces
+from ..functions import layout_pieces, native, pieces
 from . import model_block, step_block, styles
 from .cached_cells import CachedCells, note_cell, text
 from .sheet_job import budget, device_row, input_cell, list_cell, name_cell
@@ -31,7 +31,7 @@ MFU_16BIT = f"Step_tps*Step_model_flops/({native.lookup('Prior_device', 'tflops'
 MFU_WORDS = "MFU of the 16-bit peak (6N + attention FLOPs) on the Budget's layout"
 # whether calc's step model takes the step block's layout (its arithmetic gives a number on layouts calc
 # refuses): the layout splits the architecture (Range_split_ok), and its products divide (Range_layout_ok)
-SPLIT_OK, LAYOUT_OK = "Range_split_ok", "Range_layout_ok"
+SPLIT_OK, CP_OK, LAYOUT_OK = "Range_split_ok", "Range_cp_ok", "Range_layout_ok"
 
 
 def _band_words() -> str:
@@ -68,12 +68,14 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
     applies = pieces.step_applies(chosen, "Method", ("Arch_params", "Arch_active_flops"), ("Params", "Active_used"),
                                   STEP_RUN["expected"], LAYOUT_OK)
     goodput = pieces.either(STEP_CHOSEN, "Step_goodput", "Goodput")
-    split = pieces.step_split_taken("Tensor_parallel", "Pipeline_parallel", "Expert_parallel", "Arch_heads",
+    split = layout_pieces.step_split_taken("Tensor_parallel", "Pipeline_parallel", "Expert_parallel", "Arch_heads",
                                     "Arch_layers", "Arch_experts")
-    taken = pieces.step_layout_taken(SPLIT_OK, "Step_dp", "Step_cp", "Expert_parallel", "Step_seq_len", "Step_batch",
+    cp = layout_pieces.step_cp_taken("Step_cp", "Step_seq_len", "Step_flash")
+    taken = layout_pieces.step_layout_taken(SPLIT_OK, CP_OK, "Step_dp", "Step_cp", "Expert_parallel", "Step_batch",
                                      "Step_micro_batch", "Pipeline_parallel", "Step_vpp")
-    split_ok, layout_ok = layout_taken(v["devices"])
+    split_ok, cp_ok, layout_ok = layout_taken(v["devices"])
     rows = [(SPLIT_OK, "Step layout splits the architecture (TRUE / FALSE)", split, split_ok, None),
+            (CP_OK, "Step CP taken (TRUE / FALSE)", cp, cp_ok, None),
             (LAYOUT_OK, "Step layout taken (TRUE / FALSE)", taken, layout_ok, None),
             (STEP_CHOSEN, "Step model used (TRUE / FALSE)", applies, step, None),
             ("Range_goodput", "Goodput the ranges use", goodput, float(b.goodput), "0.0%")]
@@ -88,10 +90,11 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
     said = pieces.either(STEP_CHOSEN, native.fold.literal("the step model"),
                          pieces.unused_words(chosen, pieces.is_text("Ranges_from", RANGES_FROM[1]), "published runs",
                                              UNUSED))
-    cached.formula(ws, f"C{r + 3}", said, "the step model" if step else "published runs", font=styles.NOTE,
+    cached.formula(ws, f"C{r + 4}", said, "the step model" if step else "published runs", font=styles.NOTE,
                    fill=None)
-    note_cell(ws, f"C{r + 2}", "as calc's step model takes it: devices whole replicas of TP x PP x CP, CP divides the "
-                               "sequence, each replica a micro-batch, VPP only with PP")
+    note_cell(ws, f"C{r + 2}", "CP divides the sequence; 1 without flash attention (no unfused backend runs CP)")
+    note_cell(ws, f"C{r + 3}", "as calc's step model takes it: devices whole replicas of TP x PP x CP, CP taken, "
+                               "each replica a micro-batch, VPP only with PP")
     return r + len(rows)
 
 
@@ -119,8 +122,8 @@ def step_applies(v: dict[str, Any]) -> bool:
             and layout_taken(v["devices"])[1])
 
 
-def layout_taken(devices: float) -> tuple[bool, bool]:
-    """(Range_split_ok, Range_layout_ok) at the blocks' default layout and architecture on `devices`: the
+def layout_taken(devices: float) -> tuple[bool, bool, bool]:
+    """(Range_split_ok, Range_cp_ok, Range_layout_ok) at the blocks' default layout and architecture on `devices`: the
     split as calc.budget checks a preset's layout (TP divides the heads, PP at most the layers, EP the
     experts), and the products as calc.step.Layout itself checks them (it refuses what does not divide)."""
     shape = calc.model_preset(model_block.PRESET).shape
@@ -128,13 +131,15 @@ def layout_taken(devices: float) -> tuple[bool, bool]:
     s = {n: d for n, _, d, _, _ in step_block.STEP_INPUTS}
     tp, pp, ep = lay["Tensor_parallel"], lay["Pipeline_parallel"], lay["Expert_parallel"]
     split = shape["n_heads"] % tp == 0 and pp <= shape["n_layers"] and shape["n_experts"] % ep == 0
+    cp_ok = s["Step_seq_len"] % s["Step_cp"] == 0 and (s["Step_cp"] == 1 or s["Step_flash"] is True)
     try:
         calc.StepLayout(devices=devices, seq_len=s["Step_seq_len"],
                         global_batch_tokens=s["Step_batch"] * s["Step_seq_len"], tp=tp, pp=pp, vpp=s["Step_vpp"],
-                        cp=s["Step_cp"], ep=ep, micro_batch=s["Step_micro_batch"], recompute=s["Step_recompute"])
+                        cp=s["Step_cp"], ep=ep, micro_batch=s["Step_micro_batch"], recompute=s["Step_recompute"],
+                        flash_attention=s["Step_flash"])
     except calc.TrainingBudgetError:
-        return split, False
-    return split, split
+        return split, cp_ok, False
+    return split, cp_ok, split
 
 
 def ranged(v: dict[str, Any], table: calc.DeviceTable) -> calc.Budget:

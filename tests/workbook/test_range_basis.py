@@ -3,11 +3,11 @@
 Copies of the built template whose step block's layout calc refuses (a tensor-parallel degree on more
 devices than the Budget has, TP not dividing the heads, CP not dividing the sequence, VPP without a
 pipeline, EP on a dense model, more stages than layers, a micro-batch the global batch cannot give every
-replica) and one it takes, recalculated in one LibreOffice run. Each range basis (Range_is_step) must
-be the step model exactly where calc.budget at utilization "step" times the same job, and the Summary's
-cost to budget calc's figure on that basis: the prior's where calc refuses the layout (the step block's
-arithmetic goes on to give a number there, which the ranges must not take), with no spreadsheet error; and
-the Summary words the step's MFU as calc does, of the 16-bit peak.
+replica, CP without flash attention) and ones it takes, recalculated in one LibreOffice run. Each range
+basis (Range_is_step) must be the step model exactly where calc.budget at utilization "step" times the
+same job, and the Summary's cost to budget calc's figure on that basis: the prior's where calc refuses
+the layout (the step block's arithmetic goes on to give a number there, which the ranges must not take),
+with no spreadsheet error; and the Summary words the step's MFU as calc does, of the 16-bit peak.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ CASES = (  # edits of the Budget's, the layout block's and the step block's inpu
     {"Device": "H100 SXM, FP32"},  # taken; the ranges on the BF16 row, the step's MFU of the 16-bit peak
     {"Device": "H100 SXM, FP8 tensor core, dense"},
     {"Ranges_from": "step"},  # neither choice: the published runs, and the sheet says why
+    {"Step_cp": 2, "Step_flash": False},  # no unfused backend runs CP
+    {"Step_flash": False},  # taken: unfused attention without CP
 )
 
 
@@ -48,7 +50,8 @@ def _calc_step(edits: dict) -> calc.Budget | None:
                                     utilization="step", price=V["usd_per_device_hour"], seq_len=s["Step_seq_len"],
                                     global_batch_tokens=s["Step_batch"] * s["Step_seq_len"],
                                     micro_batch=s["Step_micro_batch"], vpp=s["Step_vpp"], cp=s["Step_cp"],
-                                    recompute=s["Step_recompute"], tp=lay["Tensor_parallel"],
+                                    recompute=s["Step_recompute"], flash_attention=s["Step_flash"],
+                                    tp=lay["Tensor_parallel"],
                                     pp=lay["Pipeline_parallel"], ep=lay["Expert_parallel"]))
     except calc.TrainingBudgetError:
         return None

@@ -135,6 +135,7 @@ def test_train_budget_takes_a_layout_at_a_given_utilization_too():
     ({"utilization": 0.4, "flash_attention": False}, "flash_attention sets the step model's attention"),
     ({"params": 8e9}, "utilization 'step' needs the model's shape"),
     ({"utilization": "prior"}, 'utilization must be a number in (0, 1] or "step"'),
+    ({"cp": 2, "flash_attention": False}, "cp must be 1 with flash_attention False"),
 ])
 def test_train_budget_refuses_what_it_cannot_time(kwargs, needle):
     args = {"params": "Llama 3.1 8B", "tokens": 1e9, "device": H100, "utilization": "step", "devices": 64, **kwargs}
