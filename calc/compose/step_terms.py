@@ -38,8 +38,10 @@ METHOD = "step model"
 
 
 def wants_step(utilization: Any) -> bool:
-    """True for utilization="step" (any case and spacing)."""
-    return utilization == STEP_WORD or (isinstance(utilization, str) and utilization.strip().lower() == STEP_WORD)
+    """True for utilization="step" (any case and spacing); False for anything not text (a number, an array)."""
+    if not isinstance(utilization, str):
+        return False
+    return utilization == STEP_WORD or utilization.strip().lower() == STEP_WORD
 
 
 STEP_METHODS = ("full", "lora")  # what the step model times

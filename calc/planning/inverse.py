@@ -139,8 +139,7 @@ def devices_for(job: Job, days: Any, *, case: str | None = "expected", node: Any
     gives low / expected / high devices on a trailing axis. `memory` False: time only (any count
     fits). Broadcasts over the job's arrays.
     """
-    ranged = wants_prior(job.utilization) or (isinstance(job.utilization, str) and wants_step(job.utilization))
-    if case is None and ranged:
+    if case is None and (wants_prior(job.utilization) or wants_step(job.utilization)):
         return np.stack([np.asarray(devices_for(job, days, case=c, node=node, memory=memory), dtype=np.float64)
                          for c in CASES], axis=-1)  # low devices at the low (fast) case's hours
     table = catalog() if job.cluster.table is None else job.cluster.table
