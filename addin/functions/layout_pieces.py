@@ -4,6 +4,9 @@ calc takes the layout and FALSE where it refuses it or an input is an error."""
 
 from __future__ import annotations
 
+# the Budget's helper rows holding these checks (the ranges block writes them; the step block reads them)
+SPLIT_OK, CP_OK, LAYOUT_OK = "Range_split_ok", "Range_cp_ok", "Range_layout_ok"
+
 
 def step_split_taken(tp: str, pp: str, ep: str, heads: str, layers: str, experts: str) -> str:
     """TRUE where the layout splits the architecture as calc.budget takes it (TP dividing the heads, at most
@@ -11,10 +14,16 @@ def step_split_taken(tp: str, pp: str, ep: str, heads: str, layers: str, experts
     return f"IFERROR(AND(MOD({heads},{tp})=0,{pp}<={layers},MOD({experts},{ep})=0),FALSE)"
 
 
+def flash_on(flash: str) -> str:
+    """The flash attention input as the step reads it: blank is calc's default, TRUE (as an omitted
+    flash_attention argument of TRAIN_STEP is); TRUE or FALSE as typed; text is an error in IF."""
+    return f"IF(ISBLANK({flash}),TRUE,{flash})"
+
+
 def step_cp_taken(cp: str, seq_len: str, flash: str) -> str:
     """TRUE where calc's step model takes the context-parallel degree (it divides the sequence, and is 1
     without flash attention: `flash` FALSE), else FALSE (an error in an input too)."""
-    return f"IFERROR(AND(MOD({seq_len},{cp})=0,OR({cp}=1,{flash})),FALSE)"
+    return f"IFERROR(AND(MOD({seq_len},{cp})=0,OR({cp}=1,{flash_on(flash)})),FALSE)"
 
 
 def step_layout_taken(split: str, cp_ok: str, dp: str, cp: str, ep: str, batch: str, micro: str, pp: str,
@@ -27,3 +36,9 @@ def step_layout_taken(split: str, cp_ok: str, dp: str, cp: str, ep: str, batch: 
     rules = (split, cp_ok, f"{dp}=INT({dp})", f"MOD({dp}*{cp},{ep})=0", f"{batch}>={dp}*{micro}",
              f"OR({pp}>1,{vpp}=1)")
     return f"IFERROR(AND({','.join(rules)}),FALSE)"
+
+
+def step_count_free_taken(split: str, cp_ok: str, pp: str, vpp: str) -> str:
+    """TRUE where calc's step model takes the layout at some device count: the rules of step_layout_taken
+    that no count changes (the split, CP, VPP only with PP), as a deadline's search of counts needs them."""
+    return f"IFERROR(AND({split},{cp_ok},OR({pp}>1,{vpp}=1)),FALSE)"

@@ -29,9 +29,9 @@ STEP_RUN = {"expected": "Step_run_hours", "high": "Step_run_low", "low": "Step_r
 MFU_16BIT = f"Step_tps*Step_model_flops/({native.lookup('Prior_device', 'tflops')}*1E12)"
 # MFU counts attention's FLOPs (Step_model_flops); the utilization rows above are of the Budget's 6N alone
 MFU_WORDS = "MFU of the 16-bit peak (6N + attention FLOPs) on the Budget's layout"
-# whether calc's step model takes the step block's layout (its arithmetic gives a number on layouts calc
-# refuses): the layout splits the architecture (Range_split_ok), and its products divide (Range_layout_ok)
-SPLIT_OK, CP_OK, LAYOUT_OK = "Range_split_ok", "Range_cp_ok", "Range_layout_ok"
+# whether calc's step model takes the step block's layout: the layout splits the architecture
+# (Range_split_ok), takes its CP (Range_cp_ok) and its products divide (Range_layout_ok)
+SPLIT_OK, CP_OK, LAYOUT_OK = layout_pieces.SPLIT_OK, layout_pieces.CP_OK, layout_pieces.LAYOUT_OK
 
 
 def _band_words() -> str:

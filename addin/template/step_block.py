@@ -29,7 +29,7 @@ from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import native
+from ..functions import layout_pieces, native
 from . import model_block, step_deadline, step_hardware_table, styles
 from .cached_cells import CachedCells, style, text
 from .input_checks import DAYS_DEFAULT
@@ -44,7 +44,7 @@ STEP_INPUTS = (
     ("Step_cp", "Context parallel (CP)", 1, styles.COUNT, "--context-parallel-size; must divide the sequence"),
     ("Step_recompute", "Recompute", "selective", None, " | ".join(calc.RECOMPUTE)),
     ("Step_flash", "Flash attention (TRUE / FALSE)", True, None, "FALSE: unfused, its scores through memory "
-     "(Megatron's unfused backend, Hugging Face's eager)"),
+     "(Megatron's unfused backend, Hugging Face's eager); blank: TRUE"),
 )
 _HOPPER = 1  # calc.step's FAMILIES index of the family borrowed by a hardware without one
 _SECONDS = '0.000 "s"'
@@ -133,7 +133,8 @@ def _compute_rows() -> list[Row]:
         # unfused: the fused kernels' math plus each head's s x s scores through HBM, 2 bytes an access, 11
         # a pass and 4 more when the core is recomputed (calc.step.terms.unfused_attention_seconds)
         ("Step_attn_s", "Attention seconds (unfused: plus its scores' traffic)",
-         f"Step_dev_tokens*Step_core/Step_rate_attn+IF(Step_flash,0,Step_dev_tokens*Arch_layers*Arch_heads"
+         f"Step_dev_tokens*Step_core/Step_rate_attn+IF({layout_pieces.flash_on('Step_flash')},0,"
+         "Step_dev_tokens*Arch_layers*Arch_heads"
          f"*Step_seq_len*IF({r}>=1,15,11)*2/Step_mem_Bps)", _SECONDS),
         ("Step_matmul", "Matmul seconds", "Step_dev_tokens*(Step_low/Step_rate_low+(Step_done-Step_low-Step_core)"
          "/Step_rate16)", _SECONDS),
@@ -201,7 +202,9 @@ def _total_rows() -> list[Row]:
          "IF(ZeRO_stage>=3,Step_micro*(Step_dp_hid+Step_dp_comm/(3*MAX(Step_layers,1))),Step_dp_hid)", _SECONDS),
         ("Step_opt_s", "Optimizer seconds", "(Step_dense/IF(ZeRO_stage>=1,Step_group,1)+Step_expert/IF(ZeRO_stage"
          ">=1,Step_e_group,1))*32/Step_mem_Bps", _SECONDS),
-        ("Step_seconds", "Step seconds", "Step_work+Step_bubble+Step_dp_s+Step_opt_s", _SECONDS),
+        # #N/A where calc's step model refuses the layout (the ranges block's check), as calc.step_time raises
+        ("Step_seconds", "Step seconds", f"IF({layout_pieces.LAYOUT_OK},Step_work+Step_bubble+Step_dp_s+Step_opt_s,"
+         "NA())", _SECONDS),
         ("Step_tps", "Tokens/s per device", "Step_batch*Step_seq_len/(Devices_count*Step_seconds)", styles.COUNT),
         ("Step_MFU", "MFU (the row's dense peak)", "Step_tps*Step_model_flops/(Rate_TFLOPS*1E12)", "0.0%"),
         ("Step_HFU", "HFU", "Step_tps*Step_done/(Rate_TFLOPS*1E12)", "0.0%"),
@@ -247,6 +250,8 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
         "Arch_experts": shape["n_experts"], "Arch_top_k": shape["top_k"], "Arch_params": float(p.total),
         "Arch_expert_params": float(p.experts),
         "Arch_active_flops": float(p.active_with_embedding)}
+    # calc.step_time below takes the layout (it raises on one it refuses): the ranges block's checks hold
+    vals.update(dict.fromkeys((layout_pieces.SPLIT_OK, layout_pieces.CP_OK, layout_pieces.LAYOUT_OK), True))
     pieces = {"fp8": 1 if hw.fp8 else 0, "fraction": calc.STEP_CONSTANTS.matmul_fraction[hw.family],
               "peak16": hw.tflops_16bit, "memory_tbps": hw.memory_tbps, "up": hw.scale_up_GBps,
               "axis": hw.scale_up_axis_GBps,
@@ -267,6 +272,10 @@ def _values(v: dict[str, Any], table: calc.DeviceTable, inputs: dict[str, Any]) 
     want = {c: calc.deadline_devices(sh, lay, hw, v["tokens"], DAYS_DEFAULT, case=c) for c in step_deadline.CASES}
     return vals, calc.step_time(sh, lay, hw), calc.run_hours(sh, lay, hw, v["tokens"]), want
 
+
+# beside the step seconds: why the step's results are #N/A where calc's step model refuses the layout
+REFUSED = (f'IF({layout_pieces.LAYOUT_OK},"","calc\'s step model refuses this layout (Step layout taken, above, '
+           'is FALSE): no step time")')
 
 # The results' rows and calc.Step's figure for each (the cached value is calc's)
 RESULTS = {"Step_compute_s": ("breakdown", "compute"), "Step_tp_s": ("breakdown", "tp"),
@@ -327,6 +336,7 @@ def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dict[s
     at = {name: r for r, (name, *_) in enumerate(_rows(), start=first)}
     for name, note in _notes().items():
         text(ws, f"C{at[name]}", note, styles.NOTE)
+    cached.formula(ws, f"C{at['Step_seconds']}", REFUSED, "", font=styles.NOTE, fill=None)
     ws.print_area = f"{area}:K{end}"
     hardware_end = step_hardware_table.write(ws, end + 2, table)
     step_deadline.write(ws, cached, {**values, "Deadline_days": DAYS_DEFAULT}, end, hardware_end + 2, want)

@@ -22,6 +22,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
+from ..functions import layout_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 from .row_formulas import evaluate
@@ -92,6 +93,14 @@ def result(case: str) -> str:
     return f'IF(COUNT({counts})=0,"{NONE}",MIN({counts}))'
 
 
+def taken(formula: str) -> str:
+    """`formula`, or #N/A where calc's step model refuses the block's layout at every count (it does not
+    split the architecture, its CP is not taken, or it has VPP without a pipeline)."""
+    ok = layout_pieces.step_count_free_taken(layout_pieces.SPLIT_OK, layout_pieces.CP_OK, "Pipeline_parallel",
+                                             "Step_vpp")
+    return f"IF({ok},{formula},NA())"
+
+
 def at_least(case: str, floor: str) -> str:
     """result(case), raised to `floor` devices (those that hold the model states) where it is a count."""
     counts = counts_name(case)
@@ -112,8 +121,8 @@ def write(ws: Worksheet, cached: CachedCells, values: dict[str, Any], result_row
         top += 3 + calc.DEADLINE_BOUNDS + calc.DEADLINE_COUNTS
     want = wants["expected"]
     text(ws, f"A{result_row}", "Devices for the deadline at this layout (time only)", styles.BOLD)
-    cached.formula(ws, f"B{result_row}", result("expected"), NONE if math.isinf(want) else want, styles.COUNT,
-                   styles.BOLD)
+    cached.formula(ws, f"B{result_row}", taken(result("expected")), NONE if math.isinf(want) else want,
+                   styles.COUNT, styles.BOLD)
     ws.parent.defined_names["Step_deadline_devices"] = DefinedName(
         "Step_deadline_devices", attr_text=f"'{ws.title}'!$B${result_row}")
     text(ws, f"C{result_row}", "the first count tried (table below) whose expected hours meet Deadline_days "

@@ -64,6 +64,8 @@ STEP: dict[str, Rule] = {
     "Step_recompute": lambda n, v: calc.check_choice(n, v, calc.RECOMPUTE),
     "Step_flash": lambda n, v: _boolean(n, v),
 }
+# step inputs whose blank is calc's default (the step block reads a blank flash attention as TRUE)
+BLANK_DEFAULT = ("Step_flash",)
 CURRENCY: dict[str, Rule] = {
     "Plan": lambda n, v: calc.check_choice(n, v, prices_sheet.PLANS), "Currency": _text,
     "USD_rate": calc.check_positive, "Rate_date": _date,
@@ -108,7 +110,7 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
     for name, label, *_ in step_block.STEP_INPUTS:
         if name in names:
             sheet, ref = names[name].split("!")
-            if sheet in values.sheetnames:
+            if sheet in values.sheetnames and not (name in BLANK_DEFAULT and values[sheet][ref].value is None):
                 problems += _check(f"{sheet}!{ref}", label, STEP[name], values[sheet][ref].value)
     for name, label, *_ in deadline_block.INPUTS:  # the Deadline and budget block: days and USD, > 0
         if name in names:

@@ -35,7 +35,13 @@ CASES = (  # edits of the Budget's, the layout block's and the step block's inpu
     {"Ranges_from": "step"},  # neither choice: the published runs, and the sheet says why
     {"Step_cp": 2, "Step_flash": False},  # no unfused backend runs CP
     {"Step_flash": False},  # taken: unfused attention without CP
+    {"Step_cp": 2, "Step_flash": None},  # taken: a blank flash attention is calc's default, TRUE
 )
+
+
+def _flash(value: object) -> dict:
+    """calc's flash_attention argument for the cell's value: a blank cell leaves calc's default."""
+    return {} if value is None else {"flash_attention": value}
 
 
 def _calc_step(edits: dict) -> calc.Budget | None:
@@ -50,7 +56,7 @@ def _calc_step(edits: dict) -> calc.Budget | None:
                                     utilization="step", price=V["usd_per_device_hour"], seq_len=s["Step_seq_len"],
                                     global_batch_tokens=s["Step_batch"] * s["Step_seq_len"],
                                     micro_batch=s["Step_micro_batch"], vpp=s["Step_vpp"], cp=s["Step_cp"],
-                                    recompute=s["Step_recompute"], flash_attention=s["Step_flash"],
+                                    recompute=s["Step_recompute"], **_flash(s["Step_flash"]),
                                     tp=lay["Tensor_parallel"],
                                     pp=lay["Pipeline_parallel"], ep=lay["Expert_parallel"]))
     except calc.TrainingBudgetError:
@@ -90,6 +96,30 @@ def test_the_summary_words_the_steps_mfu_as_calc_does(books, k):
     line = next(c.value for c in books[k]["Summary"]["A"] if str(c.value).startswith(range_basis.STEP_MODEL + ":"))
     assert f", {float(want.step.mfu_16bit):.0%} MFU of the 16-bit peak" in line, (CASES[k], line)
     assert "MFU of the 16-bit peak (6N + attention FLOPs" in want.utilization_basis
+
+
+def _taken(edits: dict) -> bool:
+    """calc's step model takes the edited layout (whatever the ranges' choice)."""
+    return _calc_step({k: v for k, v in edits.items() if k != "Ranges_from"}) is not None
+
+
+@pytest.mark.parametrize("k", range(len(CASES)))
+def test_the_step_block_gives_no_step_time_where_calc_refuses_the_layout(books, k):
+    """The step's seconds (and the results that follow from them) are #N/A where calc refuses the layout,
+    with the reason beside them, and a number where it takes it; the block's deadline is #N/A where no
+    device count can take it (the split, CP, VPP without a pipeline), and searches where one can."""
+    edits, wb = CASES[k], books[k]
+    seconds, taken = named_value(wb, "Step_seconds"), _taken(edits)
+    assert isinstance(seconds, float) is taken and (seconds == "#N/A") is not taken, (edits, seconds)
+    assert (named_value(wb, "Step_run_hours") == "#N/A") is not taken, edits
+    ref = wb.defined_names["Step_seconds"].attr_text.split("!")[-1].replace("$", "")
+    note = wb["Budget"]["C" + ref[1:]].value
+    assert (note or "").startswith("calc's step model refuses this layout") is not taken, (edits, note)
+    lay = {**LAYOUT, **{k: v for k, v in edits.items() if k in LAYOUT}}
+    one = lay["Tensor_parallel"] * lay["Pipeline_parallel"] * edits.get("Step_cp", 1) * lay["Expert_parallel"]
+    some_count = _taken({**edits, "Devices_count": one})  # k = 1: the deadline's first count
+    devices = named_value(wb, "Step_deadline_devices")
+    assert (devices == "#N/A") is not some_count, (edits, devices)
 
 
 def test_a_choice_that_is_neither_says_so(books):

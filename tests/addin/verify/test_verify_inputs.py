@@ -102,6 +102,17 @@ def test_one_bad_input_is_one_error_at_its_cell(copy, case):
     assert proc.returncode == 1 and f"{sheet}!{ref}: " in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_a_blank_flash_attention_is_calcs_default_not_a_problem(copy):
+    """The step block reads a blank flash attention as TRUE, as TRAIN_STEP reads an omitted one; a blank
+    sequence length beside it is still one."""
+    path = copy()
+    edit_cell(path, *_named("Step_flash"), _constant(None))
+    assert verify.errors(verify.verify(path, recalc=False)) == []
+    edit_cell(path, *_named("Step_seq_len"), _constant(None))
+    problems = verify.errors(verify.verify(path, recalc=False))
+    assert [p.where for p in problems] == ["!".join(_named("Step_seq_len"))], problems
+
+
 def test_the_template_inputs_are_clean(built):
     values = __import__("openpyxl").load_workbook(built.path, data_only=True)
     from trainbudget.addin.verify import inputs
