@@ -6,8 +6,9 @@ Run: .venv/bin/python bench/bench_runs.py. Layouts (as published; batch at its f
   s.3.3.2 and Table 4); 15.6T tokens; 3.084e7 GPU-hours (calc/data/runs.csv).
 - BLOOM 176B: 384 A100 80GB, TP4 x PP12 x DP8, ZeRO-1, 2,048 sequences of 2,048 (arXiv:2211.05100
   s.3.4-3.5); 366B tokens; 1,082,990 GPU-hours.
-- DeepSeek-V3: 2,048 H800, PP16 x EP64 (ZeRO-1), 15,360 sequences of 4,096 (arXiv:2412.19437
-  s.3.2, s.4.2); 14.8T tokens; 2.664e6 GPU-hours.
+- DeepSeek-V3: 2,048 H800, PP16 x EP64 (ZeRO-1), 15,360 sequences of 4,096, its GEMMs in FP8
+  (arXiv:2412.19437 s.3.2, s.3.3, s.4.2; DualPipe's overlap of the all-to-all is not modelled);
+  14.8T tokens; 2.664e6 GPU-hours.
 Then the published whole runs whose device count is known and whose shape was read from a config.json
 or paper (bench/data/whole_runs.csv, each with its sources): the layout, where not published, is the one
 `fit` ranks fastest (calc.fit_layouts + calc.layout_steps) at the published batch, else the step model's
@@ -38,7 +39,7 @@ RUNS = [
     ("DeepSeek-V3", calc.StepShape(params_active=3.7e10, params_total=6.71e11, n_layers=61, d_model=7168,
                                    attn_dim=20480, kv_dim=576, vocab=129280, top_k=8, params_expert=6.539e11),
      calc.StepLayout(devices=2048, seq_len=4096, global_batch_tokens=15360 * 4096, pp=16, ep=64, zero_stage=1),
-     "H800 SXM, BF16 tensor core, dense", 1.48e13, 2.664e6),
+     "H800 SXM, FP8 tensor core, dense", 1.48e13, 2.664e6),
 ]
 
 

@@ -3,6 +3,7 @@ device for the same job, and a bar chart of its hours. Cached values come from c
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from openpyxl.chart import BarChart, Reference, Series
@@ -101,7 +102,15 @@ ASSUMPTIONS = ("Assumptions: 6 FLOPs per active parameter-token (LoRA 4, inferen
                " cost = device-hours x price; energy = watts x device-hours x PUE. Sources: Devices, About.")
 # The Results' cost: at the utilization typed above, not the cost to budget (the ranges' expected cost)
 TYPED_COST = "Cost at typed utilization"
-CHART_ROWS = 50  # rows the chart covers below the comparison
+# The device chart: 25 cm tall at least, taller where its bars need it: each bar's 7-pt name in a box 1.2 times
+# its size, the plot about 0.8 of the chart (title and hours axis the rest); rows of 15 pt below the comparison
+CHART_CM, LABEL_PT, PLOT_SHARE, ROW_CM = 25.0, 7, 0.8, 15 * 2.54 / 72
+
+
+def chart_cm(bars: int) -> float:
+    """The chart's height in cm for `bars` devices (spare rows included)."""
+    return max(CHART_CM, bars * LABEL_PT * 1.2 * 2.54 / 72 / PLOT_SHARE)
+
 
 
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
@@ -351,7 +360,7 @@ def _compare(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable, v: dic
     chart_top = max(last, results_end) + 3
     ws.row_breaks.append(Break(id=chart_top - 1))  # the chart prints whole, on a page of its own
     _chart(ws, cached, top + 2, last, f"A{chart_top}")
-    return chart_top + CHART_ROWS
+    return chart_top + math.ceil(chart_cm(last - top - 1) / ROW_CM) + 3  # the rows it covers, three to spare
 
 
 def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int, anchor: str) -> None:
@@ -382,9 +391,10 @@ def _chart(ws: Worksheet, cached: CachedCells, first: int, last: int, anchor: st
     # every device's name, at 7 pt so one fits each bar: Excel and LibreOffice otherwise skip labels that overlap
     chart.x_axis.tickLblSkip = 1
     chart.x_axis.txPr = RichText(bodyPr=RichTextProperties(), p=[Paragraph(
-        pPr=ParagraphProperties(defRPr=CharacterProperties(sz=700)), r=[], endParaRPr=CharacterProperties(sz=700))])
+        pPr=ParagraphProperties(defRPr=CharacterProperties(sz=LABEL_PT * 100)), r=[],
+        endParaRPr=CharacterProperties(sz=LABEL_PT * 100))])
     chart.y_axis.crosses = "max"  # the hours scale at the bottom, below the last (reversed) category
     chart.y_axis.axPos = "b"  # as Excel writes a horizontal bar chart: values along the bottom
     chart.series.append(series)
-    chart.width, chart.height = 34, 25
+    chart.width, chart.height = 34, chart_cm(last - first + 1)
     ws.add_chart(chart, anchor)
