@@ -40,5 +40,6 @@ def step_layout_taken(split: str, cp_ok: str, dp: str, cp: str, ep: str, batch: 
 
 def step_count_free_taken(split: str, cp_ok: str, pp: str, vpp: str) -> str:
     """TRUE where calc's step model takes the layout at some device count: the rules of step_layout_taken
-    that no count changes (the split, CP, VPP only with PP), as a deadline's search of counts needs them."""
-    return f"IFERROR(AND({split},{cp_ok},OR({pp}>1,{vpp}=1)),FALSE)"
+    that no count changes (the split, CP, VPP only with PP), as a deadline's search of counts needs them;
+    `split` and `cp_ok` the TRUE / FALSE rows of step_split_taken and step_cp_taken."""
+    return f"IF({split},IF({cp_ok},OR({pp}>1,{vpp}=1),FALSE),FALSE)"

@@ -112,7 +112,6 @@ def chart_cm(bars: int) -> float:
     return max(CHART_CM, bars * LABEL_PT * 1.2 * 2.54 / 72 / PLOT_SHARE)
 
 
-
 def write(ws: Worksheet, cached: CachedCells, table: calc.DeviceTable) -> None:
     """Inputs, results, comparison and chart; the print area (the e-mail PDF) holds all of them,
     landscape, one page wide, with the date it was printed in the footer."""

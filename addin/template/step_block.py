@@ -224,6 +224,10 @@ def _run_rows() -> list[Row]:
         ("Step_run_high", "Whole run, hours, high", f"{base}*{{slow}}/{{goodput_low}}", styles.HOURS),
         ("Step_run_days", "Whole run, days (expected)", "Step_run_hours/24", "#,##0.0"),
         ("Step_run_device_hours", "Device-hours (expected)", "Step_run_hours*Devices_count", styles.HOURS),
+        # the deadline's search needs a layout some count takes (its split, CP, VPP with PP)
+        (step_deadline.COUNT_OK, "Layout taken at some device count (TRUE / FALSE)",
+         layout_pieces.step_count_free_taken(layout_pieces.SPLIT_OK, layout_pieces.CP_OK, "Pipeline_parallel",
+                                             "Step_vpp"), "General"),
     ]
 
 

@@ -22,12 +22,13 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import calc
-from ..functions import layout_pieces
 from . import styles
 from .cached_cells import CachedCells, text
 from .row_formulas import evaluate
 
 NONE = f"none of the {calc.DEADLINE_COUNTS} counts tried"
+REFUSED = "none: calc's step model refuses this layout at any count"
+COUNT_OK = "Step_count_ok"  # the step block's row: the layout is taken at some count (layout_pieces)
 R = "Tensor_parallel*Pipeline_parallel*Step_cp*Expert_parallel"
 Z3, Z1 = "ZeRO_stage>=3", "ZeRO_stage>=1"
 # (column, header, formula over {column} placeholders for this row's cells and the step block's names)
@@ -94,11 +95,9 @@ def result(case: str) -> str:
 
 
 def taken(formula: str) -> str:
-    """`formula`, or #N/A where calc's step model refuses the block's layout at every count (it does not
-    split the architecture, its CP is not taken, or it has VPP without a pipeline)."""
-    ok = layout_pieces.step_count_free_taken(layout_pieces.SPLIT_OK, layout_pieces.CP_OK, "Pipeline_parallel",
-                                             "Step_vpp")
-    return f"IF({ok},{formula},NA())"
+    """`formula`, or the words REFUSED where calc's step model refuses the block's layout at every count (it
+    does not split the architecture, its CP is not taken, or it has VPP without a pipeline: COUNT_OK)."""
+    return f'IF({COUNT_OK},{formula},"{REFUSED}")'
 
 
 def at_least(case: str, floor: str) -> str:

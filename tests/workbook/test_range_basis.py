@@ -16,7 +16,7 @@ import pytest
 
 from tests.sheet_cases import named_value, recalculated_copies, set_named
 from trainbudget import calc
-from trainbudget.addin.template import budget_sheet, model_block, range_basis, ranges_block, step_block
+from trainbudget.addin.template import budget_sheet, model_block, range_basis, ranges_block, step_block, step_deadline
 
 V = {name: default for name, _, default, *_ in budget_sheet.INPUTS}
 LAYOUT = {n: d for n, _, _, d, _ in model_block.LAYOUT_INPUTS}
@@ -106,7 +106,7 @@ def _taken(edits: dict) -> bool:
 @pytest.mark.parametrize("k", range(len(CASES)))
 def test_the_step_block_gives_no_step_time_where_calc_refuses_the_layout(books, k):
     """The step's seconds (and the results that follow from them) are #N/A where calc refuses the layout,
-    with the reason beside them, and a number where it takes it; the block's deadline is #N/A where no
+    with the reason beside them, and a number where it takes it; the block's deadline says so where no
     device count can take it (the split, CP, VPP without a pipeline), and searches where one can."""
     edits, wb = CASES[k], books[k]
     seconds, taken = named_value(wb, "Step_seconds"), _taken(edits)
@@ -119,7 +119,8 @@ def test_the_step_block_gives_no_step_time_where_calc_refuses_the_layout(books, 
     one = lay["Tensor_parallel"] * lay["Pipeline_parallel"] * edits.get("Step_cp", 1) * lay["Expert_parallel"]
     some_count = _taken({**edits, "Devices_count": one})  # k = 1: the deadline's first count
     devices = named_value(wb, "Step_deadline_devices")
-    assert (devices == "#N/A") is not some_count, (edits, devices)
+    assert (devices == step_deadline.REFUSED) is not some_count, (edits, devices)
+    assert devices != "#N/A", edits
 
 
 def test_a_choice_that_is_neither_says_so(books):
