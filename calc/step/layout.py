@@ -132,9 +132,10 @@ class Layout:
             ((self.cp > 1) & ~np.asarray(self.flash_attention, dtype=bool), "cp",
              lambda i: f"cp must be 1 with flash_attention False (got cp={_at(self.cp, i)}): {UNFUSED_CP}"),
             (sequences < dp * self.micro_batch, "global_batch_tokens",
-             lambda i: f"global_batch_tokens={_at(self.global_batch_tokens, i)} gives each of the "
-                       f"{_at(dp, i)} data-parallel ranks fewer than micro_batch={_at(self.micro_batch, i)} "
-                       f"sequence(s) of {_at(self.seq_len, i)} tokens"),
+             lambda i: f"global_batch={_at(sequences, i)} sequences (global_batch_tokens="
+                       f"{_at(self.global_batch_tokens, i)}) gives each of the {_at(dp, i)} data-parallel ranks "
+                       f"fewer than micro_batch={_at(self.micro_batch, i)} sequence(s) of {_at(self.seq_len, i)} "
+                       "tokens"),
         )
         for bad, field, words in rules:
             hit = np.asarray(bad)

@@ -86,7 +86,9 @@ def test_the_text_names_the_step_and_its_parts() -> None:
     (["--step", "--utilization", "0.4", "--model", "Llama 3.1 8B"], "give --step or --utilization"),
     (["--step", "--params", "7B"], "needs the model's shape"),
     (["--step", "--model", "Llama 3.1 8B", "--method", "qlora"], "method 'qlora' is not modelled"),
-    (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16"], "fewer than --micro-batch"),
+    (["--step", "--model", "Llama 3.1 8B", "--devices", "64", "--global-batch", "16", "--seq-len", "4096"],
+     "--global-batch 16 sequences (global_batch_tokens=65536) gives each of the 64 data-parallel ranks fewer than "
+     "--micro-batch 1"),
     (["--step", "--model", "Llama 3.1 8B", "--recompute", "some"], "--recompute"),
     (["--model", "Llama 3.1 8B", "--no-flash-attention"], "--no-flash-attention applies to --step"),
     (["--step", "--params", "8B", "--no-flash-attention"], "needs the model's shape"),
