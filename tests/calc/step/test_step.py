@@ -352,3 +352,28 @@ def test_context_parallel_needs_fused_attention():
     assert fused.cp.max() > 1 and unfused.cp.size and unfused.cp.max() == 1
     with pytest.raises(TrainingBudgetError, match="context_parallel must be 1 with flash_attention False"):
         calc.fit_layouts(preset, "H100 SXM, BF16 tensor core, dense", 64, context_parallel=2, flash_attention=False)
+
+
+def _limits(sh: S.Shape, **layout) -> tuple[str, ...]:
+    return S.step_time(sh, S.Layout(**layout), S.hardware("H100 SXM, BF16 tensor core, dense")).limits
+
+
+def test_limits_say_what_bounds_the_layout():
+    """The step's words for its layout: TP past the 8-GPU NVLink domain, EP over the network, unfused
+    attention, a batch that is not whole micro-batches per data-parallel rank (Megatron's
+    num_microbatches calculator asserts that it is), a communication-bound rank of one sequence; and
+    none of them on a plain layout that has none."""
+    llama8 = S.Shape(params_active=8.03e9, n_layers=32, d_model=4096, kv_dim=1024, vocab=128256, n_heads=32)
+    moe = S.Shape(params_active=1.29e10, params_total=4.67e10, n_layers=32, d_model=4096, kv_dim=1024,
+                  vocab=32000, top_k=2, params_expert=4.51e10)
+    plain = dict(devices=64, seq_len=8192, global_batch_tokens=512 * 8192, tp=2)
+    assert _limits(llama8, **plain) == ()
+    assert "TP 16 spans 2 scale-up domains of 8" in _limits(llama8, **{**plain, "tp": 16})
+    assert "EP 16 crosses the scale-out network (scale-up domain 8)" in _limits(moe, **{**plain, "tp": 1, "ep": 16})
+    assert "attention unfused: its scores through memory" in _limits(llama8, **plain, flash_attention=False)
+    uneven = _limits(llama8, **{**plain, "global_batch_tokens": 100 * 8192})  # 100 sequences over 32 ranks
+    assert "the batch is 3.12 micro-batches of 1 per data-parallel rank, not a whole number" in " ".join(uneven)
+    assert not any("micro-batches" in w for w in _limits(llama8, **{**plain, "global_batch_tokens": 96 * 8192}))
+    lone = _limits(S.Shape(params_active=7e10, n_layers=80, d_model=8192, kv_dim=1024, vocab=128256),
+                   devices=1024, seq_len=2048, global_batch_tokens=1024 * 2048, zero_stage=3)
+    assert any(w.startswith("the batch gives each data-parallel rank 1 sequence: communication-bound") for w in lone)
