@@ -21,6 +21,7 @@ from openpyxl.utils import range_boundaries
 from openpyxl.utils.cell import get_column_letter
 
 from ... import calc
+from ..functions import layout_pieces
 from ..template import budget_sheet, deadline_block, prices_sheet, scenarios, step_block
 from .problems import Problem
 
@@ -95,6 +96,21 @@ def _check(where: str, label: str, rule: Rule, value: Any) -> list[Problem]:
 FIX = "type a value of the kind the label and its note say (trainbudget verify --json names each)"
 
 
+def _step_layout(values: Any, names: dict[str, str]) -> list[Problem]:
+    """The step block's layout where calc's step model refuses it (its check, Step layout taken, FALSE):
+    the step's results are #N/A there, and this says why, at the check."""
+    if layout_pieces.LAYOUT_OK not in names:
+        return []
+    sheet, ref = names[layout_pieces.LAYOUT_OK].split("!")
+    value = values[sheet][ref].value if sheet in values.sheetnames else None
+    if value is None or value not in (False, 0):
+        return []
+    return [Problem(f"{sheet}!{ref}", "calc's step model refuses the step block's layout (Step layout taken is "
+                    "FALSE): the step's seconds, MFU and whole run are #N/A, and the ranges use the published runs",
+                    kind=KIND, fix="change TP, PP, EP (the layout block) or CP, VPP, the batch, the micro-batch (the "
+                    "step block) until it is TRUE; the checks above it say which rule fails")]
+
+
 def budget(values: Any, names: dict[str, str]) -> list[Problem]:
     """The Budget's inputs (budget_sheet.INPUTS) and the currency inputs (their defined names);
     `values` is the workbook of cached values, `names` the template's name -> 'Sheet!A1'."""
@@ -117,6 +133,7 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
             sheet, ref = names[name].split("!")
             if sheet in values.sheetnames:
                 problems += _check(f"{sheet}!{ref}", label, calc.check_positive, values[sheet][ref].value)
+    problems += _step_layout(values, names)
     providers = _providers(values)
     for name in CURRENCY_NAMES:
         sheet, ref = names[name].split("!")

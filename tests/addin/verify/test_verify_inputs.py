@@ -52,6 +52,15 @@ def _formula(text: str, cached):
     return change
 
 
+def _cached(value):
+    """The cell's formula kept, its cached result `value` (as Excel would have saved it)."""
+    def change(s, cell):
+        f = cell.find(s.q("f"))
+        s.set_constant(cell, value, cell.get("s"))
+        cell.insert(0, f)
+    return change
+
+
 CASES = {  # id: (where, change, words the one error says)
     "currency rate 0": (_named("USD_rate"), _constant(0.0), ("USD_rate must be > 0", "got 0")),
     "currency rate -1": (_named("USD_rate"), _constant(-1.0), ("USD_rate must be > 0", "got -1")),
@@ -80,6 +89,8 @@ CASES = {  # id: (where, change, words the one error says)
                                                                            "'no'")),
     "step recompute typo": (_named("Step_recompute"), _constant("fulll"), ("Recompute must be one of", "'fulll'")),
     "step batch 2.5": (_named("Step_batch"), _constant(2.5), ("Global batch (sequences)", "2.5")),
+    "step layout refused": (_named("Range_layout_ok"), _cached(False), ("refuses the step block's layout",
+                                                                       "Step layout taken is FALSE")),
     "Prices price -2.5": (_price_cell(), _constant(-2.5), ("must be >= 0", "got -2.5")),
     "Devices name as =HYPERLINK": (("Devices", "A5"), _formula('HYPERLINK("http://evil.example","H100")', "H100"),
                                    ("live formula", "HYPERLINK")),
