@@ -48,9 +48,13 @@ CONFIG = ("model_type", "hidden_size", "intermediate_size", "num_hidden_layers",
           "num_key_value_heads", "head_dim", "vocab_size")
 
 
+Result = tuple[float, float, bool, float]  # |error|, band width, inside, implied goodput
+
+
 def back_test(name: str, shape: calc.StepShape, lay: calc.StepLayout, dev: str, tokens: float,
-              measured: float, words: str) -> tuple[float, float, bool]:
-    """Print one run's expected device-hours against the published; (|error|, band width, inside)."""
+              measured: float, words: str) -> Result:
+    """Print one run's expected device-hours against the published; (|error|, band width, inside, the
+    run's implied goodput: the step model's device-hours at goodput 1 over the published)."""
     g = calc.fit_goodput(leave_out=name)
     hw = calc.step_hardware(dev)
     r = calc.run_hours(shape, lay, hw, tokens, goodput=g)
@@ -60,7 +64,7 @@ def back_test(name: str, shape: calc.StepShape, lay: calc.StepLayout, dev: str, 
     print(f"{name:16} measured {measured:10.4g} GPU-h; expected {mid:10.4g} ({mid / measured - 1:+.0%}), "
           f"band x{hi / lo:.2f} {'inside' if inside else 'OUTSIDE'}; step {float(r.step_seconds):.2f} s, "
           f"{100 * float(r.mfu):.0f}% MFU, goodput {g.expected:.2f}; {words}")
-    return abs(mid / measured - 1), hi / lo, inside
+    return abs(mid / measured - 1), hi / lo, inside, mid * g.expected / measured
 
 
 def preset_of(row: dict[str, str], folder: Path) -> calc.ModelPreset:
@@ -98,7 +102,7 @@ def fastest_layout(row: dict[str, str], preset: calc.ModelPreset, dev: str,
                            micro_batch=float(found.micro_batch[i]), recompute=rec), words
 
 
-def shaped_runs() -> list[tuple[float, float, bool]]:
+def shaped_runs() -> list[Result]:
     """The back-test of bench/data/whole_runs.csv's runs (module doc)."""
     runs = {r.run: r for r in calc.load_runs()}
     out = []
@@ -112,10 +116,27 @@ def shaped_runs() -> list[tuple[float, float, bool]]:
     return out
 
 
-def summary(label: str, rows: list[tuple[float, float, bool]]) -> None:
-    errs, widths, inside = zip(*rows, strict=True)
+def summary(label: str, rows: list[Result]) -> None:
+    errs, widths, inside, _ = zip(*rows, strict=True)
     print(f"{label}: {len(rows)} runs: median error {np.median(errs):.1%}, median band x{np.median(widths):.2f}, "
           f"inside {sum(inside)} of {len(rows)} (goals: <= 15%, <= x2.2, 9 of 10)\n")
+
+
+def goodput_on_the_runs(rows: list[Result]) -> None:
+    """Goodput fitted on these runs themselves, leave-one-out: each run's expected hours at the geometric
+    mean of the others' implied goodput, its band their p10-p90 (goodput's spread alone); and the spread
+    of the implied goodput, against the log spread a x2.2 band holding 9 of 10 allows (ln 2.2 / 2 / 1.645)."""
+    g = np.array([r[3] for r in rows])
+    errs, widths, inside = [], [], []
+    for i, own in enumerate(g):
+        others = np.delete(g, i)
+        mid, p10, p90 = np.exp(np.log(others).mean()), np.percentile(others, 10), np.percentile(others, 90)
+        errs.append(abs(own / mid - 1))  # expected hours / published = own implied goodput / the one used
+        widths.append(p90 / p10)
+        inside.append(p10 <= own <= p90)
+    print(f"implied goodput {g.min():.2f}-{g.max():.2f}, log sd {np.log(g).std(ddof=1):.3f} (x2.2 holding 9 of 10 "
+          f"needs {np.log(2.2) / 2 / 1.645:.3f}); goodput fitted on these runs, leave-one-out: median error "
+          f"{np.median(errs):.1%}, band x{np.median(widths):.2f}, inside {sum(inside)} of {len(g)}")
 
 
 def main() -> None:
@@ -125,6 +146,7 @@ def main() -> None:
     shaped = shaped_runs()
     summary("fit's fastest layout where none is published", shaped)
     summary("all", published + shaped)
+    goodput_on_the_runs(published + shaped)
 
 
 if __name__ == "__main__":
