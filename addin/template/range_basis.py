@@ -74,10 +74,10 @@ def write(ws: Worksheet, cached: CachedCells, b: calc.Budget, v: dict[str, Any],
     taken = layout_pieces.step_layout_taken(SPLIT_OK, CP_OK, "Step_dp", "Step_cp", "Expert_parallel", "Step_batch",
                                      "Step_micro_batch", "Pipeline_parallel", "Step_vpp")
     split_ok, cp_ok, layout_ok = layout_taken(v["devices"])
-    rows = [(SPLIT_OK, "Step layout splits the architecture (TRUE / FALSE)", split, split_ok, None),
-            (CP_OK, "Step CP taken (TRUE / FALSE)", cp, cp_ok, None),
-            (LAYOUT_OK, "Step layout taken (TRUE / FALSE)", taken, layout_ok, None),
-            (STEP_CHOSEN, "Step model used (TRUE / FALSE)", applies, step, None),
+    rows = [(SPLIT_OK, "Step layout splits the architecture (TRUE / FALSE)", split, split_ok, styles.BOOLEAN),
+            (CP_OK, "Step CP taken (TRUE / FALSE)", cp, cp_ok, styles.BOOLEAN),
+            (LAYOUT_OK, "Step layout taken (TRUE / FALSE)", taken, layout_ok, styles.BOOLEAN),
+            (STEP_CHOSEN, "Step model used (TRUE / FALSE)", applies, step, styles.BOOLEAN),
             ("Range_goodput", "Goodput the ranges use", goodput, float(b.goodput), "0.0%")]
     rows += [(f"Range_u_{case}", f"Utilization the ranges use, {case}",
               pieces.either(STEP_CHOSEN, pieces.share_of_run("Hours_at_100", STEP_RUN[case], "Step_goodput"),

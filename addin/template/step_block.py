@@ -43,7 +43,7 @@ STEP_INPUTS = (
     ("Step_vpp", "Virtual pipeline stages (VPP)", 1, styles.COUNT, "interleaved stages per device; 1 without PP"),
     ("Step_cp", "Context parallel (CP)", 1, styles.COUNT, "--context-parallel-size; must divide the sequence"),
     ("Step_recompute", "Recompute", "selective", None, " | ".join(calc.RECOMPUTE)),
-    ("Step_flash", "Flash attention (TRUE / FALSE)", True, None, "FALSE: unfused, its scores through memory "
+    ("Step_flash", "Flash attention (TRUE / FALSE)", True, styles.BOOLEAN, "FALSE: unfused, its scores through memory "
      "(Megatron's unfused backend, Hugging Face's eager); blank: TRUE"),
 )
 _HOPPER = 1  # calc.step's FAMILIES index of the family borrowed by a hardware without one
@@ -227,7 +227,7 @@ def _run_rows() -> list[Row]:
         # the deadline's search needs a layout some count takes (its split, CP, VPP with PP)
         (step_deadline.COUNT_OK, "Layout taken at some device count (TRUE / FALSE)",
          layout_pieces.step_count_free_taken(layout_pieces.SPLIT_OK, layout_pieces.CP_OK, "Pipeline_parallel",
-                                             "Step_vpp"), "General"),
+                                             "Step_vpp"), styles.BOOLEAN),
     ]
 
 
