@@ -27,6 +27,13 @@ def named_value(wb: openpyxl.Workbook, name: str) -> object:
     return wb[sheet][cell].value
 
 
+def flag(value: object) -> bool:
+    """A TRUE / FALSE cell as read back: a boolean, or 1 / 0 where LibreOffice saved a formula's boolean under
+    a number format that words it (styles.BOOLEAN) as a number; anything else (an error, a text) fails."""
+    assert type(value) in (bool, int, float) and value in (0, 1), value
+    return bool(value)
+
+
 def recalculated_copies(template: Path, tmp: Path, edits: Iterable[Callable[[openpyxl.Workbook], None]],
                         stem: str = "case") -> list[openpyxl.Workbook]:
     """A copy of `template` per edit (each applied to a freshly loaded workbook, macros kept), all

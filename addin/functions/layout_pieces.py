@@ -38,8 +38,9 @@ def step_layout_taken(split: str, cp_ok: str, dp: str, cp: str, ep: str, batch: 
     return f"IFERROR(AND({','.join(rules)}),FALSE)"
 
 
-def step_count_free_taken(split: str, cp_ok: str, pp: str, vpp: str) -> str:
-    """TRUE where calc's step model takes the layout at some device count: the rules of step_layout_taken
-    that no count changes (the split, CP, VPP only with PP), as a deadline's search of counts needs them;
-    `split` and `cp_ok` the TRUE / FALSE rows of step_split_taken and step_cp_taken."""
-    return f"IF({split},IF({cp_ok},OR({pp}>1,{vpp}=1),FALSE),FALSE)"
+def step_count_free_taken(split: str, cp_ok: str, pp: str, vpp: str, batch: str, ep: str, micro: str) -> str:
+    """TRUE where calc's step model takes the layout at some device count, as a deadline's search of counts
+    (k x TP x PP x CP x EP devices, data parallel k x EP) needs: the rules of step_layout_taken that no count
+    changes (the split, CP, VPP only with PP) and a micro-batch per replica at the fewest (`batch` sequences
+    >= EP x `micro`); `split` and `cp_ok` the TRUE / FALSE rows of step_split_taken and step_cp_taken."""
+    return f"IF({split},IF({cp_ok},AND(OR({pp}>1,{vpp}=1),{batch}>={ep}*{micro}),FALSE),FALSE)"

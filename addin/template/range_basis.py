@@ -119,7 +119,7 @@ def step_applies(v: dict[str, Any]) -> bool:
     active = v.get("active_params") or v["params"]
     pairs = ((float(arch.total), v["params"]), (float(arch.active_with_embedding), active))
     return (RANGES_FROM[0] == STEP_MODEL and v["method"] == "full" and all(abs(a - p) <= 0.005 * p for a, p in pairs)
-            and layout_taken(v["devices"])[1])
+            and layout_taken(v["devices"])[2])
 
 
 def layout_taken(devices: float) -> tuple[bool, bool, bool]:

@@ -1,5 +1,5 @@
 """The formula language of the Budget sheet's step block, evaluated in Python: names, numbers,
-+ - * /, comparisons, text in quotes, TRUE and FALSE, and IF, OR, MAX, MIN, INT, ROUNDUP (to whole
++ - * /, comparisons, text in quotes, TRUE and FALSE, and IF, AND, OR, MAX, MIN, INT, ROUNDUP (to whole
 numbers), NA, POWER, ISBLANK (a name whose value is None). The block's cached values are worked out
 with it and checked against calc, so a row's native formula and its cached value are one expression."""
 
@@ -9,8 +9,8 @@ import math
 import re
 from typing import Any
 
-_FUNCTIONS = {"IF": "_if", "OR": "_or", "MAX": "max", "MIN": "min", "INT": "math.floor", "ROUNDUP": "_roundup",
-              "NA": "_na", "POWER": "pow", "ISBLANK": "_isblank",
+_FUNCTIONS = {"IF": "_if", "AND": "_and", "OR": "_or", "MAX": "max", "MIN": "min", "INT": "math.floor",
+              "ROUNDUP": "_roundup", "NA": "_na", "POWER": "pow", "ISBLANK": "_isblank",
               "TRUE": "True", "FALSE": "False"}
 
 
@@ -32,6 +32,7 @@ def evaluate(formula: str, values: dict[str, Any]) -> Any:
     py = re.sub(r'"[^"]*"|(?<![0-9.])[A-Za-z_][A-Za-z0-9_]*', word, formula)
     py = re.sub(r"(?<![<>])=", "==", py)
     return eval(py, {"__builtins__": {}, "_if": lambda c, a, b: a if c else b,
-                     "_or": lambda *tests: any(tests), "_roundup": _roundup, "_isblank": lambda v: v is None,
+                     "_and": lambda *tests: all(tests), "_or": lambda *tests: any(tests), "_roundup": _roundup,
+                     "_isblank": lambda v: v is None,
                      "max": max, "min": min, "pow": pow,
                      "math": math, "_na": lambda: math.nan, "_v": values})

@@ -43,7 +43,7 @@ STEP_INPUTS = (
     ("Step_vpp", "Virtual pipeline stages (VPP)", 1, styles.COUNT, "interleaved stages per device; 1 without PP"),
     ("Step_cp", "Context parallel (CP)", 1, styles.COUNT, "--context-parallel-size; must divide the sequence"),
     ("Step_recompute", "Recompute", "selective", None, " | ".join(calc.RECOMPUTE)),
-    ("Step_flash", "Flash attention (TRUE / FALSE)", True, styles.BOOLEAN, "FALSE: unfused, its scores through memory "
+    ("Step_flash", "Flash attention (TRUE / FALSE)", True, None, "FALSE: unfused, its scores through memory "
      "(Megatron's unfused backend, Hugging Face's eager); blank: TRUE"),
 )
 _HOPPER = 1  # calc.step's FAMILIES index of the family borrowed by a hardware without one
@@ -224,10 +224,11 @@ def _run_rows() -> list[Row]:
         ("Step_run_high", "Whole run, hours, high", f"{base}*{{slow}}/{{goodput_low}}", styles.HOURS),
         ("Step_run_days", "Whole run, days (expected)", "Step_run_hours/24", "#,##0.0"),
         ("Step_run_device_hours", "Device-hours (expected)", "Step_run_hours*Devices_count", styles.HOURS),
-        # the deadline's search needs a layout some count takes (its split, CP, VPP with PP)
+        # the deadline's search needs a layout some count takes (its split, CP, VPP with PP, the batch)
         (step_deadline.COUNT_OK, "Layout taken at some device count (TRUE / FALSE)",
          layout_pieces.step_count_free_taken(layout_pieces.SPLIT_OK, layout_pieces.CP_OK, "Pipeline_parallel",
-                                             "Step_vpp"), styles.BOOLEAN),
+                                             "Step_vpp", "Step_batch", "Expert_parallel", "Step_micro_batch"),
+         styles.BOOLEAN),
     ]
 
 

@@ -32,7 +32,9 @@ BOTTOM = Alignment(vertical="bottom")  # a label level with the line written on 
 # Number formats; GB is 1e9 bytes (a job's memory); a device's memory is a capacity in GiB.
 COUNT = "#,##0"
 # TRUE / FALSE as every engine shows them: Excel shows a boolean as TRUE or FALSE whatever its format, while
-# LibreOffice shows one read from an .xlsx as 1 or 0 unless a format words it (its PDF of the Budget did)
+# LibreOffice shows one read from an .xlsx as 1 or 0 unless a format words it (its PDF of the Budget did).
+# For formula cells only: LibreOffice saves a boolean under this format as the number 1 or 0, which an
+# input read back as TRUE / FALSE (Flash attention) must not become
 BOOLEAN = '"TRUE";"TRUE";"FALSE"'
 BILLIONS = '#,##0.0,,,"B"'     # 6.74e9 -> 6.7B (each trailing comma divides by 1,000)
 TRILLIONS = '#,##0.00,,,,"T"'  # 1.56e13 -> 15.60T

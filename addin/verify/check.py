@@ -32,7 +32,7 @@ from .. import libreoffice as engine
 from ..functions import native, portable, rewrite
 from ..functions.registry import FUNCTIONS
 from ..ooxml import package, sheetrefs, xmlcells
-from ..template import budget_sheet, devices_table, scenarios, sheets, summary_sheet
+from ..template import budget_sheet, devices_table, scenarios, sheets, step_block, summary_sheet
 from ..template.cached_cells import CachedCells
 from . import formula_text, inputs, macros, quick
 from .problems import Problem, errors, grouped
@@ -72,7 +72,17 @@ def verify(path: Path, recalc: bool | None = None) -> list[Problem]:
     problems += _devices(wb["Devices"]) + _formulas(wb) + (_conf(wb) if macro_enabled else [])
     problems += inputs.budget(values, template_names()) + inputs.plans(values) + inputs.prices(values, wb) + found
     use_engine = engine.soffice() is not None if recalc is None else recalc
-    return problems + _results(path, parts, by_sheet, use_engine)
+    return _by_design(problems + _results(path, parts, by_sheet, use_engine), values)
+
+
+def _by_design(problems: list[Problem], values: Any) -> list[Problem]:
+    """The problems less the step block's #N/A where calc's step model refuses its layout: those results say
+    so by design, beside the reason, and inputs.step_refused's warning names the check."""
+    names = template_names()
+    if inputs.step_refused(values, names) is None:
+        return problems
+    cells = {names[n] for n in (*step_block.RESULTS, *step_block.RUN_RESULTS) if n in names}
+    return [p for p in problems if not (p.kind == ERRORS and p.where in cells and p.message.endswith("#N/A"))]
 
 
 def _sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:

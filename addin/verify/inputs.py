@@ -96,19 +96,30 @@ def _check(where: str, label: str, rule: Rule, value: Any) -> list[Problem]:
 FIX = "type a value of the kind the label and its note say (trainbudget verify --json names each)"
 
 
-def _step_layout(values: Any, names: dict[str, str]) -> list[Problem]:
-    """The step block's layout where calc's step model refuses it (its check, Step layout taken, FALSE):
-    the step's results are #N/A there, and this says why, at the check."""
+def step_refused(values: Any, names: dict[str, str]) -> str | None:
+    """The step block's layout check ('Sheet!A1') where its cached value says calc's step model refuses the
+    layout (Step layout taken FALSE), else None."""
     if layout_pieces.LAYOUT_OK not in names:
-        return []
+        return None
     sheet, ref = names[layout_pieces.LAYOUT_OK].split("!")
     value = values[sheet][ref].value if sheet in values.sheetnames else None
-    if value is None or value not in (False, 0):
+    return f"{sheet}!{ref}" if value is not None and value in (False, 0) else None
+
+
+def _step_layout(values: Any, names: dict[str, str]) -> list[Problem]:
+    """A warning where calc's step model refuses the step block's layout: its results are #N/A by design
+    (check.verify does not count those as errors), and the ranges use the published runs; a budget on
+    devices the layout block's layout does not fit (one device under its default TP 2) is still valid."""
+    where = step_refused(values, names)
+    if where is None:
         return []
-    return [Problem(f"{sheet}!{ref}", "calc's step model refuses the step block's layout (Step layout taken is "
-                    "FALSE): the step's seconds, MFU and whole run are #N/A, and the ranges use the published runs",
-                    kind=KIND, fix="change TP, PP, EP (the layout block) or CP, VPP, the batch, the micro-batch (the "
-                    "step block) until it is TRUE; the checks above it say which rule fails")]
+    return [Problem(where, "calc's step model refuses the step block's layout (Step layout taken is FALSE): the "
+                    "step's seconds, MFU and whole run are #N/A, and the ranges use the published runs",
+                    severity="warning",
+                    fix="to time the step, make the Budget's Devices whole replicas of TP x PP x CP (the layout "
+                    "block's TP, PP, EP and the step block's CP), EP dividing data x context parallel, the global "
+                    "batch at least a micro-batch per replica, VPP 1 without a pipeline, CP dividing the sequence "
+                    "(and 1 without flash attention), TP dividing the heads")]
 
 
 def budget(values: Any, names: dict[str, str]) -> list[Problem]:

@@ -149,7 +149,7 @@ def _limits(lay: Layout, hw: Hardware, parts: dict[str, Any], step: float) -> tu
         words.append(f"the batch gives each data-parallel rank {seqs:g} sequence: communication-bound")
     micro = seqs / float(lay.micro_batch)
     if micro != np.floor(micro):  # Megatron asserts it divides (its num_microbatches calculator); timed as the mean
-        words.append(f"the batch is {micro:.3g} micro-batches of {float(lay.micro_batch):g} per data-parallel rank, "
+        words.append(f"the batch is {micro:g} micro-batches of {float(lay.micro_batch):g} per data-parallel rank, "
                      "not a whole number: timed as that mean (Megatron needs it whole)")
     if lay.tp > dom:
         words.append(f"TP {lay.tp:g} spans {int(np.ceil(lay.tp / dom))} scale-up domains of {dom}")

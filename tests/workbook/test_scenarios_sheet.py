@@ -20,7 +20,7 @@ import numpy as np
 import openpyxl
 import pytest
 
-from tests.sheet_cases import name_ref, set_named
+from tests.sheet_cases import flag, name_ref, set_named
 from trainbudget import calc
 from trainbudget.addin import libreoffice as engine
 from trainbudget.addin.functions import fold, input_pieces, pieces
@@ -201,8 +201,8 @@ def test_budget_ranges_equal_calc(lo):
                             pue=v["pue"])
     _check_ranges(ws, rows, want)
     chosen = name_ref(lo["formulas"], range_basis.STEP_CHOSEN)[1]
-    assert ws[chosen].value is False and ws["C" + chosen[1:]].value == "published runs"
-    assert lo["template"]["Budget"][chosen].value is True
+    assert flag(ws[chosen].value) is False and ws["C" + chosen[1:]].value == "published runs"
+    assert flag(lo["template"]["Budget"][chosen].value) is True
     said = {book: [c.value for c in lo[book]["Summary"]["A"] if str(c.value).startswith("Utilization from")]
             for book in ("template", "random")}
     assert said == {"template": ["Utilization from the step model, each case"],

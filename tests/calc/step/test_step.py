@@ -372,7 +372,7 @@ def test_limits_say_what_bounds_the_layout():
     assert "EP 16 crosses the scale-out network (scale-up domain 8)" in _limits(moe, **{**plain, "tp": 1, "ep": 16})
     assert "attention unfused: its scores through memory" in _limits(llama8, **plain, flash_attention=False)
     uneven = _limits(llama8, **{**plain, "global_batch_tokens": 100 * 8192})  # 100 sequences over 32 ranks
-    assert "the batch is 3.12 micro-batches of 1 per data-parallel rank, not a whole number" in " ".join(uneven)
+    assert "the batch is 3.125 micro-batches of 1 per data-parallel rank, not a whole number" in " ".join(uneven)
     assert not any("micro-batches" in w for w in _limits(llama8, **{**plain, "global_batch_tokens": 96 * 8192}))
     lone = _limits(S.Shape(params_active=7e10, n_layers=80, d_model=8192, kv_dim=1024, vocab=128256),
                    devices=1024, seq_len=2048, global_batch_tokens=1024 * 2048, zero_stage=3)
