@@ -33,9 +33,19 @@ def step_layout_taken(split: str, cp_ok: str, dp: str, cp: str, ep: str, batch: 
     calc.step.Layout checks its products, the devices are whole replicas of TP x PP x CP (`dp` = devices
     / (TP x PP x CP) whole), EP divides data x context parallel, the global batch (`batch` sequences)
     gives each replica a micro-batch, and VPP is 1 without a pipeline."""
-    rules = (split, cp_ok, f"{dp}=INT({dp})", f"MOD({dp}*{cp},{ep})=0", f"{batch}>={dp}*{micro}",
-             f"OR({pp}>1,{vpp}=1)")
+    rules = (split, cp_ok, f"{dp}=INT({dp})", f"MOD({dp}*{cp},{ep})=0", _micro_each(batch, dp, micro),
+             _vpp_with_pp(pp, vpp))
     return f"IFERROR(AND({','.join(rules)}),FALSE)"
+
+
+def _micro_each(batch: str, replicas: str, micro: str) -> str:
+    """The global batch (`batch` sequences) gives each of `replicas` data-parallel replicas a micro-batch."""
+    return f"{batch}>={replicas}*{micro}"
+
+
+def _vpp_with_pp(pp: str, vpp: str) -> str:
+    """Virtual pipeline stages only with a pipeline."""
+    return f"OR({pp}>1,{vpp}=1)"
 
 
 def step_count_free_taken(split: str, cp_ok: str, pp: str, vpp: str, batch: str, ep: str, micro: str) -> str:
@@ -43,4 +53,4 @@ def step_count_free_taken(split: str, cp_ok: str, pp: str, vpp: str, batch: str,
     (k x TP x PP x CP x EP devices, data parallel k x EP) needs: the rules of step_layout_taken that no count
     changes (the split, CP, VPP only with PP) and a micro-batch per replica at the fewest (`batch` sequences
     >= EP x `micro`); `split` and `cp_ok` the TRUE / FALSE rows of step_split_taken and step_cp_taken."""
-    return f"IF({split},IF({cp_ok},AND(OR({pp}>1,{vpp}=1),{batch}>={ep}*{micro}),FALSE),FALSE)"
+    return f"IF({split},IF({cp_ok},AND({_vpp_with_pp(pp, vpp)},{_micro_each(batch, ep, micro)}),FALSE),FALSE)"

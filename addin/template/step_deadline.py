@@ -96,7 +96,8 @@ def result(case: str) -> str:
 
 def taken(formula: str) -> str:
     """`formula`, or the words REFUSED where calc's step model refuses the block's layout at every count (it
-    does not split the architecture, its CP is not taken, or it has VPP without a pipeline: COUNT_OK)."""
+    does not split the architecture, its CP is not taken, it has VPP without a pipeline, or the batch is short
+    of a micro-batch per replica at the fewest devices: COUNT_OK)."""
     return f'IF({COUNT_OK},{formula},"{REFUSED}")'
 
 

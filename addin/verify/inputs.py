@@ -96,14 +96,20 @@ def _check(where: str, label: str, rule: Rule, value: Any) -> list[Problem]:
 FIX = "type a value of the kind the label and its note say (trainbudget verify --json names each)"
 
 
+def _named(values: Any, names: dict[str, str], name: str) -> tuple[str, Any] | None:
+    """('Sheet!A1', its cached value) of the template's defined name `name`; None where the template has no
+    such name or the workbook no such sheet."""
+    if name not in names:
+        return None
+    sheet, ref = names[name].split("!")
+    return (f"{sheet}!{ref}", values[sheet][ref].value) if sheet in values.sheetnames else None
+
+
 def step_refused(values: Any, names: dict[str, str]) -> str | None:
     """The step block's layout check ('Sheet!A1') where its cached value says calc's step model refuses the
     layout (Step layout taken FALSE), else None."""
-    if layout_pieces.LAYOUT_OK not in names:
-        return None
-    sheet, ref = names[layout_pieces.LAYOUT_OK].split("!")
-    value = values[sheet][ref].value if sheet in values.sheetnames else None
-    return f"{sheet}!{ref}" if value is not None and value in (False, 0) else None
+    found = _named(values, names, layout_pieces.LAYOUT_OK)
+    return found[0] if found and found[1] is not None and found[1] in (False, 0) else None
 
 
 def _step_layout(values: Any, names: dict[str, str]) -> list[Problem]:
@@ -135,28 +141,26 @@ def budget(values: Any, names: dict[str, str]) -> list[Problem]:
             continue
         problems += _check(f"Budget!{ref}", label, BUDGET[name], ws[ref].value)
     for name, label, *_ in step_block.STEP_INPUTS:
-        if name in names:
-            sheet, ref = names[name].split("!")
-            if sheet in values.sheetnames and not (name in BLANK_DEFAULT and values[sheet][ref].value is None):
-                problems += _check(f"{sheet}!{ref}", label, STEP[name], values[sheet][ref].value)
+        found = _named(values, names, name)
+        if found and not (name in BLANK_DEFAULT and found[1] is None):
+            problems += _check(found[0], label, STEP[name], found[1])
     for name, label, *_ in deadline_block.INPUTS:  # the Deadline and budget block: days and USD, > 0
-        if name in names:
-            sheet, ref = names[name].split("!")
-            if sheet in values.sheetnames:
-                problems += _check(f"{sheet}!{ref}", label, calc.check_positive, values[sheet][ref].value)
+        found = _named(values, names, name)
+        if found:
+            problems += _check(found[0], label, calc.check_positive, found[1])
     problems += _step_layout(values, names)
     providers = _providers(values)
     for name in CURRENCY_NAMES:
-        sheet, ref = names[name].split("!")
-        if sheet not in values.sheetnames:
+        found = _named(values, names, name)
+        if not found:
             continue
-        value = values[sheet][ref].value
+        where, value = found
         if name == "Provider":
             if value not in (None, "") and str(value).strip().casefold() not in providers:
-                problems.append(Problem(f"{sheet}!{ref}", f"Provider {calc.show_value(value)} is not in the Prices "
+                problems.append(Problem(where, f"Provider {calc.show_value(value)} is not in the Prices "
                                         "sheet: the results show calc's refusal of it", kind=KIND, fix=FIX))
             continue
-        problems += _check(f"{sheet}!{ref}", name, CURRENCY[name], value)
+        problems += _check(where, name, CURRENCY[name], value)
     return problems
 
 
